@@ -35,6 +35,7 @@ class Settings(BaseSettings):
         max_entry_tokens: cap on one digest entry's text, in tokens, so one long document
             cannot take the whole budget.
         max_file_bytes: documents larger than this are skipped at ingest (reason ``too-large``).
+        max_digest_entries: at most this many relevant records are considered for one digest.
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -45,6 +46,7 @@ class Settings(BaseSettings):
     default_token_budget: int = Field(default=8000, ge=1)
     max_entry_tokens: int = Field(default=450, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
+    max_digest_entries: int = Field(default=14, ge=1)
 
     @field_validator("data_dir")
     @classmethod

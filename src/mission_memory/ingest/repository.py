@@ -1,0 +1,442 @@
+"""Ingesting a repository: commits, ADRs, principles and documents into the memory layers.
+
+Incremental and idempotent. Files are read once per run and turned into records whose ids derive
+from their content; only records whose id is not stored yet are embedded and written, so a re-run
+on an unchanged repository adds nothing and embeds nothing. Commits are read from the last
+ingested HEAD on. Files that cannot be read as text (binary, too large, not UTF-8) are skipped and
+reported with a reason. A folder that is not a git work tree is ingested as documents only.
+
+Records are written in batches, each batch one transaction: a process killed mid-ingest leaves a
+sound store holding the batches already committed, and a re-run completes the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time
+from pathlib import Path
+from typing import Any
+
+from mission_memory.decisions import Decision, DecisionStatus, Principle
+from mission_memory.embeddings import Embedder
+from mission_memory.errors import InputError
+from mission_memory.ingest.adr import find_adr_paths, parse_adr
+from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
+from mission_memory.ingest.git_history import Commit, GitRepository
+from mission_memory.ingest.principles import find_principle_paths, link_principles, parse_principles
+from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from mission_memory.stores.sqlite import SqliteStore
+
+__all__ = ["IngestReport", "ProgressFn", "ingest_repository"]
+
+ProgressFn = Callable[[str, int, int], None]
+"""``progress(phase, done, total)``: called as work advances (phases: read, embed)."""
+
+_BATCH = 64
+_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "dist", "build"})
+_CRITICALITY = {
+    DecisionStatus.ACCEPTED: 0.7,
+    DecisionStatus.PROPOSED: 0.6,
+    DecisionStatus.REJECTED: 0.4,
+    DecisionStatus.DEPRECATED: 0.3,
+    DecisionStatus.SUPERSEDED: 0.3,
+}
+
+
+@dataclass
+class IngestReport:
+    """What one ingest run did.
+
+    Attributes:
+        mission: the mission name records were filed under.
+        path: the repository root.
+        head: the commit ingested up to, or None.
+        added, updated, unchanged, removed: counts by record kind.
+        skipped: files not ingested, with the reason (``binary``, ``too-large``, ``undecodable``,
+            ``unreadable``).
+        embedded: vectors computed in this run.
+    """
+
+    mission: str
+    path: str
+    head: str | None = None
+    added: Counter[str] = field(default_factory=Counter)
+    updated: Counter[str] = field(default_factory=Counter)
+    unchanged: Counter[str] = field(default_factory=Counter)
+    removed: Counter[str] = field(default_factory=Counter)
+    skipped: list[dict[str, str]] = field(default_factory=list)
+    embedded: int = 0
+
+    def by_layer(self) -> dict[str, dict[str, int]]:
+        """Counts per layer: ``{layer: {"added": n, "updated": n, "unchanged": n, "removed": n}}``."""
+        from mission_memory.records import LAYER_OF_KIND
+
+        out: dict[str, dict[str, int]] = {}
+        for label, counter in (("added", self.added), ("updated", self.updated),
+                               ("unchanged", self.unchanged), ("removed", self.removed)):
+            for kind, n in counter.items():
+                layer = LAYER_OF_KIND[RecordKind(kind)].value
+                out.setdefault(layer, {"added": 0, "updated": 0, "unchanged": 0, "removed": 0})[label] += n
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as ``mission-memory ingest --json`` prints it."""
+        reasons = Counter(s["reason"] for s in self.skipped)
+        return {
+            "mission": self.mission,
+            "path": self.path,
+            "head": self.head,
+            "added": sum(self.added.values()),
+            "updated": sum(self.updated.values()),
+            "unchanged": sum(self.unchanged.values()),
+            "removed": sum(self.removed.values()),
+            "embedded": self.embedded,
+            "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
+            "by_kind": {
+                label: dict(counter)
+                for label, counter in (("added", self.added), ("updated", self.updated),
+                                       ("unchanged", self.unchanged), ("removed", self.removed))
+            },
+            "by_layer": self.by_layer(),
+        }
+
+
+class _Source:
+    """Where files come from: a git work tree (tracked files, commit info) or a plain folder."""
+
+    def __init__(self, root: Path) -> None:
+        self.git: GitRepository | None = GitRepository(root) if GitRepository.is_git_work_tree(root) else None
+        self.root = self.git.root if self.git else root
+        self.last_changes: dict[str, tuple[str, datetime]] = self.git.last_changes() if self.git else {}
+
+    def files(self) -> list[str]:
+        if self.git:
+            return self.git.tracked_files()
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+            for name in sorted(filenames):
+                out.append(Path(dirpath, name).relative_to(self.root).as_posix())
+        return out
+
+    def changed(self, path: str) -> tuple[str | None, datetime]:
+        if path in self.last_changes:
+            sha, moment = self.last_changes[path]
+            return sha, moment
+        try:
+            return None, datetime.fromtimestamp((self.root / path).stat().st_mtime, tz=UTC)
+        except OSError:
+            return None, datetime.now(UTC)
+
+    def uri(self, path: str, anchor: str = "", commit: str | None = None) -> str:
+        if self.git:
+            return self.git.file_uri(path, anchor, commit)
+        return (self.root / path).as_uri() + (f"#{anchor}" if anchor else "")
+
+
+def _read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
+    """``(text, None)`` or ``(None, reason)``."""
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return None, "too-large"
+        data = path.read_bytes()
+    except OSError:
+        return None, "unreadable"
+    if b"\0" in data[:8192]:
+        return None, "binary"
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return None, "undecodable"
+
+
+def _component_of(path: str) -> str | None:
+    return path.split("/", 1)[0] if "/" in path else None
+
+
+def _decision_time(decision: Decision, fallback: datetime) -> datetime:
+    if isinstance(decision.decided_at, date):
+        return datetime.combine(decision.decided_at, time(12, 0), tzinfo=UTC)
+    return fallback
+
+
+def _decision_records(
+    source: _Source, mission: str, adrs: Sequence[tuple[str, Decision]], principles: Sequence[Principle],
+    mission_type: str | None,
+) -> list[Record]:
+    # Links are written on either side; make them symmetric before building records.
+    by_number = {f"{d.number:04d}": path for path, d in adrs if d.number is not None}
+    superseded_by: dict[str, set[str]] = defaultdict(set)
+    for path, d in adrs:
+        me = f"{d.number:04d}" if d.number is not None else path
+        for target in d.supersedes:
+            superseded_by[by_number.get(target, target)].add(me)
+    records = []
+    for path, d in adrs:
+        sha, changed = source.changed(path)
+        later = sorted(set(d.superseded_by) | superseded_by.get(path, set()))
+        status = d.status.value if d.status else None
+        if later and status in (None, "accepted"):
+            status = "superseded"
+        label = f"ADR-{d.number:04d}: {d.title}" if d.number is not None else d.title
+        attributes: dict[str, Any] = {
+            "number": d.number,
+            "status": status,
+            "status_text": d.status_text,
+            "decided_at": d.decided_at.isoformat() if d.decided_at else None,
+            "context": d.context,
+            "decision": d.decision,
+            "rationale": d.rationale,
+            "consequences": d.consequences,
+            "considered_options": list(d.considered_options),
+            "chosen_option": d.chosen_option,
+            "rejected_alternatives": [{"option": a.option, "reason": a.reason} for a in d.rejected_alternatives],
+            "supersedes": list(d.supersedes),
+            "superseded_by": later,
+            "related": list(d.related),
+            "deciders": list(d.deciders),
+            "principle_ids": sorted(set(d.principle_ids) | set(link_principles(d, principles))),
+            "task_ids": list(d.task_ids),
+            "tags": list(d.tags),
+            "format": d.format.value,
+            "path": path,
+        }
+        if mission_type:
+            attributes["mission_type"] = mission_type
+        records.append(
+            Record.build(
+                kind=RecordKind.DECISION,
+                title=label,
+                text=d.text.strip(),
+                provenance=Provenance(
+                    kind=SourceKind.ADR, ref=path, uri=source.uri(path, commit=sha), mission=mission,
+                    time=_decision_time(d, changed), commit=sha,
+                ),
+                criticality=_CRITICALITY.get(DecisionStatus(status), 0.6) if status else 0.6,
+                component=d.component or None,
+                attributes=attributes,
+            )
+        )
+    return records
+
+
+def _commit_record(source: _Source, mission: str, commit: Commit, mission_type: str | None) -> Record:
+    assert source.git is not None
+    files = list(commit.files)
+    shown = ", ".join(files[:12]) + (f" (+{len(files) - 12} more)" if len(files) > 12 else "")
+    lines = [commit.subject]
+    if commit.body:
+        lines += ["", commit.body]
+    lines += ["", f"Files: {shown or '(none)'}", f"Diffstat: {len(files)} files, +{commit.insertions} -{commit.deletions}"]
+    attributes: dict[str, Any] = {
+        "sha": commit.sha,
+        "parents": list(commit.parents),
+        "merge": commit.is_merge,
+        "author": commit.author,
+        "committed_at": commit.committed_at.isoformat(),
+        "files": files[:500],
+        "files_count": len(files),
+        "insertions": commit.insertions,
+        "deletions": commit.deletions,
+        "tracker_keys": commit.tracker_keys,
+    }
+    if mission_type:
+        attributes["mission_type"] = mission_type
+    return Record.build(
+        kind=RecordKind.COMMIT,
+        title=commit.subject or commit.sha[:12],
+        text="\n".join(lines),
+        provenance=Provenance(
+            kind=SourceKind.COMMIT, ref=commit.sha, uri=source.git.commit_uri(commit.sha), mission=mission,
+            time=commit.authored_at.astimezone(UTC), commit=commit.sha,
+        ),
+        criticality=0.4 if commit.is_merge else 0.3,
+        component=commit.component,
+        attributes=attributes,
+    )
+
+
+def _document_records(
+    source: _Source, mission: str, path: str, text: str, mission_type: str | None
+) -> list[Record]:
+    sha, changed = source.changed(path)
+    records = []
+    seen: Counter[str] = Counter()
+    for chunk in split_document(text, path):
+        if not chunk.text.strip():
+            continue
+        ref = f"{path}#{chunk.anchor}" if chunk.anchor else path
+        seen[ref] += 1
+        slot = ref if seen[ref] == 1 else f"{ref}~{seen[ref]}"
+        title = f"{path} › {' › '.join(chunk.heading_path)}" if chunk.heading_path else path
+        attributes: dict[str, Any] = {"path": path, "anchor": chunk.anchor, "line": chunk.start_line, "slot": slot}
+        if mission_type:
+            attributes["mission_type"] = mission_type
+        records.append(
+            Record.build(
+                kind=RecordKind.DOC_CHUNK,
+                title=title,
+                text=chunk.text.strip(),
+                provenance=Provenance(
+                    kind=SourceKind.DOC, ref=ref, uri=source.uri(path, chunk.anchor, sha), mission=mission,
+                    time=changed, commit=sha,
+                ),
+                criticality=0.5 if path.lower() == "readme.md" else 0.4,
+                component=_component_of(path),
+                attributes=attributes,
+                slot=slot,
+            )
+        )
+    return records
+
+
+def _principle_records(
+    source: _Source, mission: str, path: str, principles: Iterable[Principle], mission_type: str | None
+) -> list[Record]:
+    sha, changed = source.changed(path)
+    out = []
+    for p in principles:
+        attributes: dict[str, Any] = {"principle_id": p.id, "version": p.version, "status": p.status, "path": path,
+                                      "rationale": p.rationale}
+        if mission_type:
+            attributes["mission_type"] = mission_type
+        anchor = p.id.lower()
+        out.append(
+            Record.build(
+                kind=RecordKind.PRINCIPLE,
+                title=f"{p.id}: {p.title}",
+                text=p.text.strip() or p.statement,
+                provenance=Provenance(
+                    kind=SourceKind.PRINCIPLE, ref=f"{path}#{anchor}", uri=source.uri(path, anchor, sha),
+                    mission=mission, time=changed, commit=sha,
+                ),
+                criticality=0.8,
+                attributes=attributes,
+            )
+        )
+    return out
+
+
+def ingest_repository(
+    store: SqliteStore,
+    embedder: Embedder,
+    path: Path,
+    mission: str | None = None,
+    mission_type: str | None = None,
+    max_file_bytes: int = 1_000_000,
+    progress: ProgressFn | None = None,
+) -> IngestReport:
+    """Ingest a repository (or a plain folder of documents) into the store.
+
+    Args:
+        store: the store to write to.
+        embedder: makes the vectors of new records.
+        path: the repository (any folder inside its work tree) or a plain folder.
+        mission: mission name; defaults to the repository folder's name.
+        mission_type: optional mission type recorded on every record (for the ``mission_type`` filter).
+        max_file_bytes: larger files are skipped (reason ``too-large``).
+        progress: see :data:`ProgressFn`.
+
+    Returns:
+        What was added, updated, left unchanged, removed and skipped.
+
+    Raises:
+        InputError: ``path`` does not exist or is not a folder.
+        BackendUnavailable: git or the store failed.
+    """
+    path = path.expanduser()
+    if not path.exists():
+        raise InputError(f"ingest path {path} does not exist")
+    if not path.is_dir():
+        raise InputError(f"ingest path {path} is a file; give the repository's folder")
+    source = _Source(path.resolve())
+    mission = mission or source.root.name
+    report = IngestReport(mission=mission, path=str(source.root))
+
+    files = source.files()
+    adr_paths = set(find_adr_paths(files))
+    principle_paths = set(find_principle_paths(files)) - adr_paths
+    doc_paths = [
+        f for f in files
+        if f.lower().endswith(DOCUMENT_SUFFIXES) and f not in adr_paths and f not in principle_paths
+    ]
+    texts: dict[str, str] = {}
+    candidates = sorted(adr_paths | principle_paths) + doc_paths
+    for i, rel in enumerate(candidates, start=1):
+        text, reason = _read_text(source.root / rel, max_file_bytes)
+        if text is None:
+            report.skipped.append({"path": rel, "reason": reason or "unreadable"})
+        else:
+            texts[rel] = text
+        if progress:
+            progress("read", i, len(candidates))
+
+    principles: list[Principle] = []
+    principle_records: list[Record] = []
+    for rel in sorted(principle_paths & texts.keys()):
+        parsed = parse_principles(texts[rel], rel)
+        principles.extend(parsed)
+        principle_records.extend(_principle_records(source, mission, rel, parsed, mission_type))
+    adrs = [(rel, parse_adr(texts[rel], rel)) for rel in sorted(adr_paths & texts.keys())]
+    records: list[Record] = principle_records + _decision_records(source, mission, adrs, principles, mission_type)
+    for rel in doc_paths:
+        if rel in texts:
+            records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+    file_kinds = [RecordKind.DOC_CHUNK.value, RecordKind.DECISION.value, RecordKind.PRINCIPLE.value]
+    file_keys = [r.source_key for r in records]
+
+    if source.git is not None:
+        report.head = source.git.head()
+        since = store.get_state(mission, f"git_head:{source.root}")
+        if since and report.head and not source.git.is_ancestor(since, report.head):
+            since = None
+        records.extend(_commit_record(source, mission, c, mission_type) for c in source.git.commits(since))
+
+    _store_new(store, embedder, records, report, progress)
+    # Replaced records were deleted by upsert; files that disappeared leave records behind: drop them.
+    for kind, n in _delete_missing(store, mission, file_kinds, file_keys).items():
+        report.removed[kind] += n
+    if report.head:
+        store.set_state(mission, f"git_head:{source.root}", report.head)
+    return report
+
+
+def _store_new(
+    store: SqliteStore, embedder: Embedder, records: list[Record], report: IngestReport,
+    progress: ProgressFn | None,
+) -> None:
+    unique = list({r.id: r for r in records}.values())
+    known = store.known_ids(r.id for r in unique)
+    for r in unique:
+        if r.id in known:
+            report.unchanged[r.kind.value] += 1
+    fresh = [r for r in unique if r.id not in known]
+    done = 0
+    if progress:
+        progress("embed", 0, len(fresh))
+    for start in range(0, len(fresh), _BATCH):
+        batch = fresh[start : start + _BATCH]
+        vectors = embedder.embed_passages([f"{r.title}\n{r.text}" for r in batch])
+        report.embedded += len(batch)
+        outcome = store.upsert(batch, vectors, embedder.model_id)
+        kinds = {r.id: r.kind.value for r in batch}
+        for rid in outcome.added:
+            report.added[kinds[rid]] += 1
+        for rid in outcome.replaced:
+            report.updated[kinds[rid]] += 1
+        for rid in outcome.unchanged:
+            report.unchanged[kinds[rid]] += 1
+        done += len(batch)
+        if progress:
+            progress("embed", done, len(fresh))
+
+
+def _delete_missing(store: SqliteStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
+    removed: Counter[str] = Counter()
+    for kind in kinds:
+        removed[kind] += store.delete_missing(mission, [kind], keep)
+    return +removed

@@ -1,0 +1,1 @@
+"""The MCP shell: one server, one tool (``workflow_memory_query``)."""

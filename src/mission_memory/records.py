@@ -1,0 +1,208 @@
+"""Records: the unit of memory, its layer, kind, provenance and content-derived id.
+
+Domain types only, no I/O. A :class:`Record` is what every layer stores (DESIGN.md §3): domain
+chunks, decisions, commits, principles, practitioner patterns and push-refresh artifacts. Its id is
+derived from its content and its source reference, so re-ingesting the same source is idempotent;
+its ``source_key`` names the place it came from, so a changed source replaces its old record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AccessLevel",
+    "Layer",
+    "Provenance",
+    "Record",
+    "RecordKind",
+    "SourceKind",
+    "record_id_for",
+]
+
+
+class Layer(StrEnum):
+    """The three memory layers of DESIGN.md §3."""
+
+    DOMAIN = "domain"
+    WORKFLOW = "workflow"
+    PRACTITIONER = "practitioner"
+
+
+class RecordKind(StrEnum):
+    """What a record is; each kind lives in one layer (see :data:`LAYER_OF_KIND`)."""
+
+    DOC_CHUNK = "doc_chunk"
+    DOMAIN_EVENT = "domain_event"
+    DECISION = "decision"
+    COMMIT = "commit"
+    PRINCIPLE = "principle"
+    ISSUE = "issue"
+    COMMENT = "comment"
+    REFRESH_ARTIFACT = "refresh_artifact"
+    CORRECTION_PATTERN = "correction_pattern"
+
+
+LAYER_OF_KIND: dict[RecordKind, Layer] = {
+    RecordKind.DOC_CHUNK: Layer.DOMAIN,
+    RecordKind.DOMAIN_EVENT: Layer.DOMAIN,
+    RecordKind.DECISION: Layer.WORKFLOW,
+    RecordKind.COMMIT: Layer.WORKFLOW,
+    RecordKind.PRINCIPLE: Layer.WORKFLOW,
+    RecordKind.ISSUE: Layer.WORKFLOW,
+    RecordKind.COMMENT: Layer.WORKFLOW,
+    RecordKind.REFRESH_ARTIFACT: Layer.WORKFLOW,
+    RecordKind.CORRECTION_PATTERN: Layer.PRACTITIONER,
+}
+
+
+class SourceKind(StrEnum):
+    """Where a record's content came from (DESIGN.md §3, provenance)."""
+
+    COMMIT = "commit"
+    ADR = "adr"
+    ISSUE = "issue"
+    COMMENT = "comment"
+    DOC = "doc"
+    EVENT = "event"
+    DECISION = "decision"
+    PRINCIPLE = "principle"
+    PROMPT = "prompt"
+    PUSH_REFRESH = "push-refresh"
+    CORRECTION = "correction"
+
+
+class AccessLevel(StrEnum):
+    """Who may be shown a record."""
+
+    PUBLIC = "public"
+    INTERNAL = "internal"
+    RESTRICTED = "restricted"
+
+
+class Provenance(BaseModel):
+    """Where a record came from, precisely enough to open the source again.
+
+    Attributes:
+        kind: the source kind.
+        ref: a reference that resolves inside the mission: a commit sha, a repository-relative path
+            with an optional ``#anchor``, a tracker key.
+        uri: an absolute URI for the same source (``file://…``, a web URL of the commit or issue).
+        mission: the mission the record belongs to.
+        time: when the source was made (commit date, ADR date, document's last change), UTC.
+        commit: for files, the commit that last changed them.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: SourceKind
+    ref: str
+    uri: str
+    mission: str
+    time: datetime
+    commit: str | None = None
+
+
+class Record(BaseModel):
+    """One unit of memory in one layer.
+
+    Attributes:
+        id: content-derived id (see :func:`record_id_for`), 32 hex characters.
+        source_key: names the source slot (``mission:kind:ref``); a changed source replaces the
+            record holding the same key.
+        layer, kind: see :class:`Layer`, :class:`RecordKind`.
+        title: one line.
+        text: the full text that is embedded, indexed for BM25 and excerpted in digests.
+        provenance: see :class:`Provenance`.
+        criticality: in [0, 1]; triage weight in degraded mode (DESIGN.md §7).
+        access_level: see :class:`AccessLevel`.
+        component: the part of the mission the record concerns (a top-level folder, a service), or None.
+        operator: the human the record is about, where relevant (practitioner layer).
+        attributes: kind-specific structured fields (decision status, supersedes, files, tracker keys…),
+            JSON-serialisable.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    source_key: str
+    layer: Layer
+    kind: RecordKind
+    title: str
+    text: str
+    provenance: Provenance
+    criticality: float = Field(default=0.5, ge=0.0, le=1.0)
+    access_level: AccessLevel = AccessLevel.INTERNAL
+    component: str | None = None
+    operator: str | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        kind: RecordKind,
+        title: str,
+        text: str,
+        provenance: Provenance,
+        criticality: float = 0.5,
+        access_level: AccessLevel = AccessLevel.INTERNAL,
+        component: str | None = None,
+        operator: str | None = None,
+        attributes: dict[str, Any] | None = None,
+        slot: str | None = None,
+    ) -> Record:
+        """Make a record whose id and source key are derived from its content and provenance.
+
+        ``slot`` distinguishes several records sharing one reference (the parts of a long section);
+        it defaults to the provenance reference.
+        """
+        source_key = f"{provenance.mission}:{kind.value}:{slot or provenance.ref}"
+        attrs = attributes or {}
+        return cls(
+            id=record_id_for(source_key, title, text, attrs, criticality, component),
+            source_key=source_key,
+            layer=LAYER_OF_KIND[kind],
+            kind=kind,
+            title=title,
+            text=text,
+            provenance=provenance,
+            criticality=criticality,
+            access_level=access_level,
+            component=component,
+            operator=operator,
+            attributes=attrs,
+        )
+
+
+def record_id_for(
+    source_key: str,
+    title: str,
+    text: str,
+    attributes: dict[str, Any] | None = None,
+    criticality: float | None = None,
+    component: str | None = None,
+) -> str:
+    """Stable content-derived id: the first 32 hex digits of SHA-256 over key, title, text and fields.
+
+    The same source with the same content always gets the same id, so re-ingesting adds nothing.
+    """
+    import json
+
+    digest = hashlib.sha256()
+    for part in (
+        source_key,
+        title,
+        text,
+        json.dumps(attributes or {}, sort_keys=True, ensure_ascii=False, default=str),
+        repr(criticality),
+        component or "",
+    ):
+        digest.update(part.encode("utf-8"))
+        digest.update(b"\x1f")
+    return digest.hexdigest()[:32]

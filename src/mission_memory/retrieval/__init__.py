@@ -1,0 +1,1 @@
+"""Pull retrieval: filters, hybrid search with RRF fusion, near-duplicate suppression, digest packing."""

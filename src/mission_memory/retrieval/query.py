@@ -1,0 +1,145 @@
+"""The pull query (DESIGN.md §4): task description in, token-budgeted digest out.
+
+1. Embed the task description once.
+2. Search the layers in scope in parallel: one exact dense pass over all vectors (split by layer
+   with masks) and one BM25 query per layer, all under the same structured filters.
+3. Per layer, cut each list to the plausibly relevant and fuse with reciprocal rank fusion.
+4. Attach the records, demote superseded decisions, drop near-duplicates.
+5. Pack by relevance until the token budget; count what was omitted.
+6. Log the query as a retrieval event.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+from mission_memory.embeddings import Embedder
+from mission_memory.errors import InputError
+from mission_memory.records import Layer
+from mission_memory.retrieval.digest import Digest, pack_digest
+from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
+from mission_memory.retrieval.query_terms import query_terms
+from mission_memory.retrieval.ranking import (
+    Candidate,
+    RankingParams,
+    demote_superseded,
+    fuse,
+    suppress_near_duplicates,
+)
+from mission_memory.stores.base import Hit, SearchFilter
+from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.tokens import Tokenizer
+
+__all__ = ["MAX_TASK_CHARS", "run_query"]
+
+MAX_TASK_CHARS = 20_000
+_PER_LIST = 60
+
+_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-pull")
+
+
+def run_query(
+    *,
+    store: SqliteStore,
+    embedder: Embedder,
+    tokenizer: Tokenizer,
+    task_description: str,
+    scope: Scope,
+    token_budget: int,
+    filters: QueryFilters,
+    max_entry_tokens: int,
+    max_entries: int,
+    params: RankingParams | None = None,
+    log_event: bool = True,
+) -> Digest:
+    """Answer one pull query; see the module docstring for the steps.
+
+    Args:
+        task_description: the task or situation, any language, at most :data:`MAX_TASK_CHARS`.
+        scope: the layers to search.
+        token_budget: the digest's bound, in tokens.
+        filters: structured restrictions.
+        max_entry_tokens: cap on one entry's excerpt, in tokens.
+        max_entries: at most this many relevant candidates are considered.
+
+    Raises:
+        InputError: empty or oversized task description, budget < 1.
+        BudgetError: the budget cannot hold the digest header.
+    """
+    started = time.perf_counter()
+    task = task_description.strip()
+    if not task:
+        raise InputError("task_description is empty: describe the task or situation in a sentence")
+    if len(task) > MAX_TASK_CHARS:
+        raise InputError(f"task_description has {len(task)} characters; at most {MAX_TASK_CHARS} are accepted")
+    if token_budget < 1:
+        raise InputError(f"token_budget must be a positive number of tokens, got {token_budget}")
+    params = params or RankingParams()
+    layers = layers_in_scope(scope)
+    where = SearchFilter(
+        layers=layers,
+        mission=filters.mission,
+        component=filters.component,
+        min_criticality=filters.min_criticality,
+        since=filters.since,
+        until=filters.until,
+        mission_type=filters.mission_type,
+        outcome=filters.outcome,
+    )
+    terms = query_terms(task)
+    query_vector = embedder.embed_query(task)
+
+    dense_future = _pool.submit(store.dense_search_by_layer, query_vector, embedder.model_id, where, _PER_LIST)
+    bm25_futures = {
+        layer: _pool.submit(store.bm25_search, terms, replace(where, layers=(layer,)), _PER_LIST) for layer in layers
+    }
+    dense_hits: dict[Layer, list[Hit]] = dense_future.result()
+    candidates: list[Candidate] = []
+    for layer in layers:
+        candidates.extend(fuse(dense_hits.get(layer, []), bm25_futures[layer].result(), params))
+    candidates.sort(key=lambda c: (-c.score, c.rowid))
+    candidates = candidates[: max_entries * 2]
+
+    records = store.get_records([c.rowid for c in candidates])
+    candidates = [replace(c, record=records[c.rowid]) for c in candidates if c.rowid in records]
+    candidates = demote_superseded(candidates, params)
+    vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
+    candidates, duplicates = suppress_near_duplicates(candidates, vectors, params.duplicate_cosine)
+    candidates = candidates[:max_entries]
+
+    text, entries, tokens_used, omitted = pack_digest(
+        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers
+    )
+    duration_ms = (time.perf_counter() - started) * 1000
+    event_id = ""
+    if log_event:
+        event_id = store.log_retrieval_event(
+            {
+                "query": task,
+                "scope": scope.value,
+                "filters": filters.as_dict(),
+                "token_budget": token_budget,
+                "tokens_used": tokens_used,
+                "record_ids": [e.record.id for e in entries],
+                "scores": [round(e.score, 4) for e in entries],
+                "omitted": omitted,
+                "duration_ms": duration_ms,
+                "model_id": embedder.model_id,
+            }
+        )
+    return Digest(
+        query=task,
+        scope=scope.value,
+        token_budget=token_budget,
+        filters=filters.as_dict(),
+        entries=tuple(entries),
+        omitted=omitted,
+        duplicates_suppressed=duplicates,
+        tokens_used=tokens_used,
+        text=text,
+        retrieval_event_id=event_id,
+        duration_ms=duration_ms,
+        model_id=embedder.model_id,
+    )

@@ -1,0 +1,166 @@
+"""Ranking pull candidates: relevance cut-offs, reciprocal rank fusion, demotion, near-duplicates.
+
+Dense (embedding) and BM25 results are fused with reciprocal rank fusion (Cormack, Clarke and
+Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and individual rank learning methods",
+SIGIR 2009): ``rrf(d) = Σ_lists 1 / (k + rank(d))`` with ``k = 60``. The displayed score is RRF
+divided by its maximum ``2 / (k + 1)``, so a record ranked first by both retrievers scores 1.0.
+
+Before fusion each list is cut to what is plausibly relevant, so that a digest stops when the
+relevant records are used up instead of filling its budget with noise: dense hits must lie within
+``dense_window`` of the best cosine similarity, BM25 hits must reach ``bm25_ratio`` of the best
+BM25 score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import numpy.typing as npt
+
+from mission_memory.records import Record, RecordKind
+from mission_memory.stores.base import Hit
+
+__all__ = ["Candidate", "RankingParams", "fuse", "is_superseded", "suppress_near_duplicates"]
+
+
+@dataclass(frozen=True)
+class RankingParams:
+    """Knobs of :func:`fuse`.
+
+    Attributes:
+        rrf_k: the RRF constant.
+        dense_window: keep dense hits with cosine ≥ best − this.
+        bm25_ratio: keep BM25 hits scoring ≥ this × the best BM25 score.
+        superseded_factor: a superseded decision's score is multiplied by this.
+        duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
+    """
+
+    rrf_k: int = 60
+    dense_window: float = 0.045
+    bm25_ratio: float = 0.35
+    superseded_factor: float = 0.5
+    duplicate_cosine: float = 0.97
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A record in the running for the digest, with how each retriever ranked it.
+
+    Attributes:
+        rowid: the store's row id.
+        score: fused relevance in [0, 1] (after demotion).
+        dense_rank, bm25_rank: 1-based ranks, or None when that retriever did not keep it.
+        cosine: cosine similarity to the query, or None.
+        superseded: a decision that a later decision supersedes.
+        record: the record, attached after fusion.
+    """
+
+    rowid: int
+    score: float
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+    cosine: float | None = None
+    superseded: bool = False
+    record: Record | None = None
+
+
+def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:
+    if not hits:
+        return []
+    best = hits[0].score
+    return [h for h in hits if h.score >= best - window]
+
+
+def _cut_bm25(hits: Sequence[Hit], ratio: float) -> list[Hit]:
+    if not hits:
+        return []
+    best = hits[0].score
+    if best <= 0:
+        return list(hits[:5])
+    return [h for h in hits if h.score >= ratio * best]
+
+
+def fuse(dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams) -> list[Candidate]:
+    """Fuse one layer's dense and BM25 hits (each best first) into candidates, best first."""
+    dense_kept = _cut_dense(dense, params.dense_window)
+    bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
+    top = 2.0 / (params.rrf_k + 1)
+    acc: dict[int, dict[str, float | int]] = {}
+    for rank, hit in enumerate(dense_kept, start=1):
+        slot = acc.setdefault(hit.rowid, {})
+        slot["dense_rank"] = rank
+        slot["cosine"] = hit.score
+        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+    for rank, hit in enumerate(bm25_kept, start=1):
+        slot = acc.setdefault(hit.rowid, {})
+        slot["bm25_rank"] = rank
+        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+    out = [
+        Candidate(
+            rowid=rowid,
+            score=float(slot["rrf"]) / top,
+            dense_rank=int(slot["dense_rank"]) if "dense_rank" in slot else None,
+            bm25_rank=int(slot["bm25_rank"]) if "bm25_rank" in slot else None,
+            cosine=float(slot["cosine"]) if "cosine" in slot else None,
+        )
+        for rowid, slot in acc.items()
+    ]
+    out.sort(key=lambda c: (-c.score, c.rowid))
+    return out
+
+
+def is_superseded(record: Record) -> bool:
+    """True for a decision whose status is superseded or that a later decision supersedes."""
+    if record.kind is not RecordKind.DECISION:
+        return False
+    return record.attributes.get("status") == "superseded" or bool(record.attributes.get("superseded_by"))
+
+
+def demote_superseded(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
+    """Mark superseded decisions and multiply their score by ``superseded_factor``; re-sort."""
+    out = []
+    for cand in candidates:
+        if cand.record is not None and is_superseded(cand.record):
+            cand = replace(cand, superseded=True, score=cand.score * params.superseded_factor)
+        out.append(cand)
+    out.sort(key=lambda c: (-c.score, c.rowid))
+    return out
+
+
+def suppress_near_duplicates(
+    candidates: Sequence[Candidate],
+    vectors: Mapping[int, npt.NDArray[np.float32]],
+    threshold: float,
+) -> tuple[list[Candidate], int]:
+    """Drop candidates that repeat a better one: same normalised text, or cosine ≥ ``threshold``.
+
+    Args:
+        candidates: best first.
+        vectors: unit vectors by row id (candidates without one are compared by text only).
+
+    Returns:
+        The kept candidates (order kept) and how many were dropped.
+    """
+    kept: list[Candidate] = []
+    kept_vectors: list[npt.NDArray[np.float32]] = []
+    seen_texts: set[str] = set()
+    dropped = 0
+    for cand in candidates:
+        text_key = " ".join((cand.record.text if cand.record else "").split()).lower()
+        if text_key and text_key in seen_texts:
+            dropped += 1
+            continue
+        vec = vectors.get(cand.rowid)
+        if vec is not None and kept_vectors:
+            sims = np.stack(kept_vectors) @ vec
+            if float(sims.max()) >= threshold:
+                dropped += 1
+                continue
+        kept.append(cand)
+        if text_key:
+            seen_texts.add(text_key)
+        if vec is not None:
+            kept_vectors.append(vec)
+    return kept, dropped

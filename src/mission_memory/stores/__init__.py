@@ -1,0 +1,1 @@
+"""Storage backends behind small protocols (:mod:`mission_memory.stores.base`)."""

@@ -1,0 +1,113 @@
+"""The SQLite store: idempotent upserts, replacement by source key, BM25 and dense search under filters."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mission_memory.errors import BackendUnavailable
+from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.stores.base import SearchFilter
+from mission_memory.stores.sqlite import SqliteStore
+
+ALL = SearchFilter(layers=tuple(Layer))
+
+
+def _record(ref: str, text: str, kind: RecordKind = RecordKind.DOC_CHUNK, *, component: str | None = None,
+            criticality: float = 0.5, when: datetime | None = None, mission: str = "m") -> Record:
+    return Record.build(
+        kind=kind,
+        title=ref,
+        text=text,
+        provenance=Provenance(kind=SourceKind.DOC, ref=ref, uri=f"file:///{ref}", mission=mission,
+                              time=when or datetime(2025, 1, 1, tzinfo=UTC)),
+        component=component,
+        criticality=criticality,
+    )
+
+
+def _unit(rows: int, dim: int = 8, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(rows, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_upserting_the_same_records_twice_changes_nothing(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    records = [_record(f"a.md#{i}", f"text {i}") for i in range(3)]
+    first = store.upsert(records, _unit(3), "model-a")
+    second = store.upsert(records, _unit(3), "model-a")
+    assert len(first.added) == 3 and not first.unchanged
+    assert second.unchanged == [r.id for r in records] and not second.added
+    assert store.counts()["domain"] == {"doc_chunk": 3}
+
+
+def test_a_changed_source_replaces_its_old_record_and_vector(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    store.upsert([_record("a.md#x", "old text")], _unit(1), "model-a")
+    outcome = store.upsert([_record("a.md#x", "new text")], _unit(1, seed=1), "model-a")
+    assert len(outcome.replaced) == 1
+    assert store.counts()["domain"] == {"doc_chunk": 1}
+    assert store.vector_models() == {"model-a": 1}
+    assert store.bm25_search(["old"], ALL, 10) == []
+    assert len(store.bm25_search(["new"], ALL, 10)) == 1
+
+
+def test_bm25_and_dense_search_honour_component_criticality_and_time_filters(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    records = [
+        _record("a.md", "upload proxy retries", component="api", criticality=0.9, when=datetime(2024, 5, 1, tzinfo=UTC)),
+        _record("b.md", "upload proxy retries", component="web", criticality=0.2, when=datetime(2025, 5, 1, tzinfo=UTC)),
+    ]
+    vectors = _unit(2)
+    store.upsert(records, vectors, "model-a")
+    only_api = SearchFilter(layers=(Layer.DOMAIN,), component="api")
+    critical = SearchFilter(layers=(Layer.DOMAIN,), min_criticality=0.5)
+    recent = SearchFilter(layers=(Layer.DOMAIN,), since=datetime(2025, 1, 1, tzinfo=UTC))
+    rows = store.get_records([h.rowid for h in store.bm25_search(["proxy"], only_api, 10)])
+    assert [r.component for r in rows.values()] == ["api"]
+    assert [store.get_records([h.rowid])[h.rowid].component for h in store.dense_search(vectors[1], "model-a", critical, 10)] == ["api"]
+    assert [store.get_records([h.rowid])[h.rowid].component for h in store.dense_search(vectors[0], "model-a", recent, 10)] == ["web"]
+    assert store.bm25_search(["proxy"], SearchFilter(layers=(Layer.WORKFLOW,)), 10) == []
+
+
+def test_dense_search_ranks_the_identical_vector_first_and_ignores_other_models(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    vectors = _unit(20)
+    store.upsert([_record(f"d{i}.md", f"doc {i}") for i in range(20)], vectors, "model-a")
+    hits = store.dense_search(vectors[7], "model-a", ALL, 5)
+    assert hits[0].score == pytest.approx(1.0, abs=1e-5)
+    assert store.get_records([hits[0].rowid])[hits[0].rowid].title == "d7.md"
+    assert store.dense_search(vectors[7], "model-b", ALL, 5) == []
+
+
+def test_a_second_process_sees_vectors_written_after_its_cache_was_filled(tmp_path: Path) -> None:
+    reader = SqliteStore(tmp_path / "m.db")
+    writer = SqliteStore(tmp_path / "m.db")
+    vectors = _unit(4)
+    writer.upsert([_record("one.md", "one")], vectors[:1], "model-a")
+    assert len(reader.dense_search(vectors[0], "model-a", ALL, 10)) == 1
+    writer.upsert([_record(f"more{i}.md", "more") for i in range(3)], vectors[1:], "model-a")
+    assert len(reader.dense_search(vectors[0], "model-a", ALL, 10)) == 4
+    writer.upsert([_record("one.md", "one, edited")], vectors[:1], "model-a")
+    assert len(reader.dense_search(vectors[0], "model-a", ALL, 10)) == 4
+    assert reader.integrity_check() == "ok"
+
+
+def test_a_file_that_is_not_a_database_is_reported_by_name(tmp_path: Path) -> None:
+    bogus = tmp_path / "memory.db"
+    bogus.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(BackendUnavailable, match="memory.db"):
+        SqliteStore(bogus)
+
+
+def test_retrieval_events_are_stored_and_listed_newest_first(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    for q in ("first", "second"):
+        store.log_retrieval_event({
+            "query": q, "scope": "all", "filters": {}, "token_budget": 100, "tokens_used": 10,
+            "record_ids": ["x"], "scores": [0.5], "omitted": 0, "duration_ms": 1.0, "model_id": "m",
+        })
+    assert [e["query"] for e in store.retrieval_events()] == ["second", "first"]
