@@ -64,3 +64,123 @@ def make_git_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
         return GitRepo(tmp_path / name)
 
     return factory
+
+
+NYGARD_ADR = """# 1. Use PostgreSQL for the upload ledger
+
+Date: 2024-02-01
+
+## Status
+
+Accepted
+
+## Context
+
+Uploads must be recorded so that a failed transfer can be resumed. We need a transactional store.
+
+## Decision
+
+We will use PostgreSQL for the upload ledger, run as a managed service.
+
+## Consequences
+
+Operators need database credentials; local development needs a container.
+"""
+
+MADR_ADR = """---
+status: accepted
+date: 2024-09-15
+deciders: platform team
+---
+
+# Use SQLite in WAL mode for the embedded ledger
+
+Supersedes [ADR-0001](0001-use-postgresql-for-the-upload-ledger.md).
+
+## Context and Problem Statement
+
+Field teams run the uploader on laptops without network access. A managed PostgreSQL is not reachable there.
+
+## Considered Options
+
+* SQLite in WAL mode
+* Keep PostgreSQL
+
+## Decision Outcome
+
+Chosen option: "SQLite in WAL mode", because it is a single file that needs no server and survives power loss.
+
+## Pros and Cons of the Options
+
+### Keep PostgreSQL
+
+* Bad, because it needs a network connection the field teams do not have.
+"""
+
+UKRAINIAN_ADR = """# 3. Черга повторних спроб для перевірки файлів
+
+Дата: 2024-10-01
+
+## Статус
+
+Прийнято
+
+## Контекст
+
+Перевірка антивірусом іноді падає через тайм-аут, і файл залишається неперевіреним.
+
+## Рішення
+
+Ми додаємо чергу повторних спроб з експоненційною затримкою для перевірки файлів антивірусом.
+
+## Наслідки
+
+Перевірка стає повільнішою, але жоден файл не пропускається.
+"""
+
+GUIDE = """# Operations guide
+
+How to run the uploader.
+
+## Rotating the API keys
+
+Keys are rotated every 90 days by the on-call operator with the `rotate-keys` script.
+
+## Backups
+
+The ledger file is copied to cold storage every night at 02:00 UTC.
+"""
+
+PRINCIPLES = """# Principles
+
+## P1: Offline first
+
+Every feature must work without a network connection.
+
+## P2: Nothing is lost
+
+No upload may be silently dropped; failures are retried or reported.
+"""
+
+
+@pytest.fixture
+def mission_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
+    """A small real mission repository: three ADRs (one superseding another, one Ukrainian), a guide,
+    a principle registry, files that must be skipped, and commits naming tracker keys, all with fixed dates."""
+    repo = make_git_repo("uploader")
+    repo.commit("Initial README", "2024-01-10T09:00:00+00:00", {"README.md": "# Uploader\n\nMoves records to the archive.\n"})
+    repo.commit("OPS-12: record the ledger decision", "2024-02-01T10:00:00+00:00", {
+        "docs/adr/0001-use-postgresql-for-the-upload-ledger.md": NYGARD_ADR,
+        "PRINCIPLES.md": PRINCIPLES,
+    })
+    repo.commit("Add operations guide (#7)", "2024-03-05T11:00:00+00:00", {"docs/guide.md": GUIDE})
+    repo.commit("OPS-31: move the ledger to SQLite for offline field use", "2024-09-15T12:00:00+00:00", {
+        "docs/adr/0002-use-sqlite-in-wal-mode.md": MADR_ADR,
+        "src/ledger.py": "LEDGER = 'sqlite'\n",
+    })
+    repo.commit("OPS-40: retry antivirus checks", "2024-10-01T08:30:00+00:00", {
+        "docs/adr/0003-cherha-povtornykh-sprob.md": UKRAINIAN_ADR,
+        "docs/logo.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary",
+        "docs/legacy.txt": "caf\xe9 latin-1 text".encode("latin-1"),
+    })
+    return repo
