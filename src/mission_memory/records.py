@@ -142,6 +142,16 @@ class Record(BaseModel):
     operator: str | None = None
     attributes: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def embedding_text(self) -> str:
+        """The text an embedder sees: the title and the text, without a commit's file list and diffstat."""
+        text = self.text
+        if self.kind is RecordKind.COMMIT:
+            text = "\n".join(
+                line for line in text.splitlines() if not line.startswith(("Files: ", "Diffstat: "))
+            ).strip()
+        return f"{self.title}\n{text}"
+
     @classmethod
     def build(
         cls,

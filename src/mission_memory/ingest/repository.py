@@ -236,6 +236,7 @@ def _commit_record(source: _Source, mission: str, commit: Commit, mission_type: 
         "sha": commit.sha,
         "parents": list(commit.parents),
         "merge": commit.is_merge,
+        "has_body": bool(commit.body),
         "author": commit.author,
         "committed_at": commit.committed_at.isoformat(),
         "files": files[:500],
@@ -420,7 +421,7 @@ def _store_new(
         progress("embed", 0, len(fresh))
     for start in range(0, len(fresh), _BATCH):
         batch = fresh[start : start + _BATCH]
-        vectors = embedder.embed_passages([f"{r.title}\n{r.text}" for r in batch])
+        vectors = embedder.embed_passages([r.embedding_text for r in batch])
         report.embedded += len(batch)
         outcome = store.upsert(batch, vectors, embedder.model_id)
         kinds = {r.id: r.kind.value for r in batch}

@@ -34,6 +34,8 @@ class RankingParams:
         dense_window: keep dense hits with cosine ≥ best − this.
         bm25_ratio: keep BM25 hits scoring ≥ this × the best BM25 score.
         superseded_factor: a superseded decision's score is multiplied by this.
+        bare_merge_factor: a merge commit with no message body ("Merge branch 'x'") is multiplied
+            by this: its subject says nothing the merged commits do not say better.
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
     """
 
@@ -41,6 +43,7 @@ class RankingParams:
     dense_window: float = 0.045
     bm25_ratio: float = 0.35
     superseded_factor: float = 0.5
+    bare_merge_factor: float = 0.6
     duplicate_cosine: float = 0.97
 
 
@@ -118,12 +121,23 @@ def is_superseded(record: Record) -> bool:
     return record.attributes.get("status") == "superseded" or bool(record.attributes.get("superseded_by"))
 
 
+def is_bare_merge(record: Record) -> bool:
+    """True for a merge commit whose message is its subject line only."""
+    return (
+        record.kind is RecordKind.COMMIT
+        and bool(record.attributes.get("merge"))
+        and not record.attributes.get("has_body", True)
+    )
+
+
 def demote_superseded(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
-    """Mark superseded decisions and multiply their score by ``superseded_factor``; re-sort."""
+    """Mark superseded decisions and demote them (``superseded_factor``) and bare merges; re-sort."""
     out = []
     for cand in candidates:
         if cand.record is not None and is_superseded(cand.record):
             cand = replace(cand, superseded=True, score=cand.score * params.superseded_factor)
+        elif cand.record is not None and is_bare_merge(cand.record):
+            cand = replace(cand, score=cand.score * params.bare_merge_factor)
         out.append(cand)
     out.sort(key=lambda c: (-c.score, c.rowid))
     return out

