@@ -1,0 +1,58 @@
+"""The shared corpus (a real documentation repository with 39 ADRs) ingests cleanly and answers by topic."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mission_memory.api import Memory
+from mission_memory.config import load_settings
+
+BUNDLE = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "tdr-docs.bundle"
+
+pytestmark = pytest.mark.skipif(not BUNDLE.exists(), reason=f"shared corpus not found at {BUNDLE}")
+
+
+@pytest.fixture(scope="module")
+def tdr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict]]:
+    root = tmp_path_factory.mktemp("tdr")
+    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(root / "tdr-docs")], check=True)
+    memory = Memory.open(load_settings(data_dir=root / "data"))
+    report = memory.ingest_repository(root / "tdr-docs", mission="tdr")
+    yield memory, report.to_json()
+    memory.close()
+
+
+def test_the_corpus_ingests_cleanly_with_every_adr_and_commit(tdr: tuple[Memory, dict]) -> None:
+    memory, report = tdr
+    assert report["by_kind"]["added"]["decision"] == 39
+    assert report["by_kind"]["added"]["commit"] == 669
+    assert report["by_kind"]["added"]["doc_chunk"] > 300
+    assert report["skipped"]["count"] == 0
+    assert memory.store.integrity_check() == "ok"
+
+
+@pytest.mark.parametrize(
+    ("task", "adr"),
+    [
+        ("Which frontend framework should the web application use?", "0003"),
+        ("How do users log in and which identity provider do we run?", "0005"),
+        ("Pick a library to generate Excel spreadsheets for metadata", "0031"),
+        ("Increase the SQS message visibility timeout for the file check lambdas", "0020"),
+        ("Disable Keycloak users who have been inactive for a long time", "0037"),
+        ("Which software identifies the file format of uploaded records?", "0010"),
+        ("Як користувачі входять у систему і який провайдер ідентичності ми використовуємо?", "0005"),
+        ("Яку бібліотеку обрати для генерації таблиць Excel?", "0031"),
+        ("Вимкнути неактивних користувачів Keycloak", "0037"),
+        ("Який сервіс безперервної інтеграції ми використовуємо?", "0024"),
+    ],
+)
+def test_a_task_on_an_adr_topic_finds_that_adr_near_the_top(tdr: tuple[Memory, dict], task: str, adr: str) -> None:
+    memory, _ = tdr
+    digest = memory.query(task, token_budget=6000)
+    decisions = [e.record.provenance.ref.rsplit("/", 1)[-1][:4] for e in digest.entries if e.record.kind.value == "decision"]
+    assert adr in decisions[:3], decisions
+    assert digest.tokens_used <= 6000
