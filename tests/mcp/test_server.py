@@ -101,3 +101,34 @@ def test_the_stdio_server_answers_a_real_client_in_a_subprocess(ingested: GitRep
     assert [t.name for t in tools.tools] == ["workflow_memory_query"]
     assert not result.is_error
     assert "ADR-0003" in result.content[0].text
+
+
+def test_the_http_server_answers_a_real_client_over_streamable_http(ingested: GitRepo, data_dir: Path) -> None:
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir))
+    with subprocess.Popen(
+        [sys.executable, "-m", "mission_memory", "serve", "--transport", "http", "--port", str(port)],
+        env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+    ) as server:
+        try:
+            assert server.stderr is not None
+            for line in server.stderr:  # wait for the server to say it listens; no sleeps
+                if "Uvicorn running on" in line:
+                    break
+
+            async def go() -> Any:
+                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                    return await client.call_tool("workflow_memory_query",
+                                                  {"task_description": "upload ledger database", "token_budget": 1200})
+
+            result = anyio.run(go)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert not result.is_error
+    assert "ADR-0002" in result.content[0].text

@@ -136,6 +136,11 @@ def format_age(moment: datetime, now: datetime) -> str:
     return f"{days // 365} years"
 
 
+def _ago(moment: datetime, now: datetime) -> str:
+    age = format_age(moment, now)
+    return age if age == "today" else f"{age} ago"
+
+
 def render_excerpt(record: Record) -> str:
     """The text shown for a record: structured fields first for decisions and commits, then its text."""
     a = record.attributes
@@ -179,7 +184,7 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime) -> st
     at = f" @ {p.commit[:12]}" if p.commit and p.kind.value != "commit" else ""
     heading = f"### {index}. {r.title}{mark}"
     meta = (
-        f"score {cand.score:.2f} · {r.kind.value} · {format_age(p.time, now)} old ({p.time.date().isoformat()})"
+        f"score {cand.score:.2f} · {r.kind.value} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
         f" · source: {p.kind.value} `{ref}`{at} · {p.uri}"
     )
     return f"{heading}\n{meta}\n\n{excerpt}"
