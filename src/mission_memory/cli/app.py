@@ -25,6 +25,13 @@ app = typer.Typer(
 from mission_memory.cli import core_commands  # noqa: E402
 
 core_commands.register(app)
+from mission_memory.cli import metrics_commands  # noqa: E402
+
+app.add_typer(metrics_commands.app, name="metrics")
+from mission_memory.cli import hook_commands, prompt_commands  # noqa: E402
+
+app.add_typer(hook_commands.app, name="hook")
+app.add_typer(prompt_commands.app, name="prompts")
 # --- end of command groups --------------------------------------------------------------------
 
 

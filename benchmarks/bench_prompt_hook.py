@@ -1,0 +1,128 @@
+"""Whole-process latency of the prompt-capture hook, run exactly as ``mission-memory hook install`` registers it.
+
+Prints p50/p95/mean in milliseconds (variants interleaved round by round) for the installed hook command (a typical prompt, a prompt full
+of secrets, a 10 KB prompt) next to ``python -S -c pass`` run with the same interpreter in the same
+run, both executed directly and through ``/bin/sh -c`` (Claude Code runs hook commands through a
+shell). Targets (issue #3): hook p50 <= 10 ms and p95 <= 15 ms.
+
+Usage::
+
+    python benchmarks/bench_prompt_hook.py [--runs 200] [--tmp-parent DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from mission_memory.hook import installer
+
+TYPICAL = "Please fix the failing test in tests/hook and explain the retry logic. Дякую, це терміново!"
+SECRETS = (
+    "Deploy with AKIAQ3EGRTUVWXYZ2345 and ghp_R4nd0mT0k3nV4lu3F0rT3st1ng0123456789, "
+    "password=Tr0ub4dor&3horse, postgres://admin:hunter2hunter2@db/app <private>мій секрет</private>"
+)
+LARGE = ("Довгий опис задачі with English mixed in, line after line. " * 200)[:10_000]
+
+
+def payload(prompt: str, cwd: str) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "bench-session",
+            "transcript_path": "/tmp/transcript.jsonl",
+            "cwd": cwd,
+            "permission_mode": "default",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        },
+        ensure_ascii=False,
+    ).encode()
+
+
+def measure(variants: dict[str, tuple[list[str], bytes, bool]], runs: int) -> dict[str, list[float]]:
+    """Wall-clock milliseconds per variant ``name -> (argv, stdin, through_shell)``, ``runs`` each.
+
+    Variants run interleaved (one of each per round, after 5 warm-up rounds), so background load
+    hits all of them alike.
+    """
+    timings: dict[str, list[float]] = {name: [] for name in variants}
+    for i in range(runs + 5):
+        for name, (argv, stdin, shell) in variants.items():
+            command: list[str] | str = shlex.join(argv) if shell else argv
+            start = time.perf_counter()
+            subprocess.run(command, input=stdin, shell=shell, check=True, stdout=subprocess.DEVNULL)
+            if i >= 5:
+                timings[name].append((time.perf_counter() - start) * 1000)
+    return timings
+
+
+def in_process(data_dir: Path, stdin: bytes, runs: int) -> list[float]:
+    """Milliseconds of :func:`prompt_commit.capture` alone (parse, redact, four file writes): the hook's own work."""
+    from mission_memory.hook import prompt_commit
+
+    timings = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        prompt_commit.capture(stdin, str(data_dir))
+        timings.append((time.perf_counter() - start) * 1000)
+    return timings
+
+
+def summary(name: str, timings: list[float]) -> str:
+    ordered = sorted(timings)
+    p50 = statistics.median(ordered)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"{name:<44} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   mean {statistics.fmean(ordered):6.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument(
+        "--tmp-parent",
+        type=Path,
+        default=installer.default_data_dir().parent,
+        help="where the throw-away data dir is made (default: next to the real data dir, since file creation "
+        "speed differs between file systems; /tmp on some machines is several times slower)",
+    )
+    args = parser.parse_args()
+    args.tmp_parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="mission-memory-bench-", dir=args.tmp_parent) as tmp:
+        data_dir = Path(tmp) / "data"
+        hook = shlex.split(installer.prompt_hook_command(data_dir))
+        baseline = [str(installer.hook_interpreter()), "-S", "-c", "pass"]
+        cwd = str(Path.cwd())
+        print(f"interpreter: {hook[0]}")
+        print(f"hook command: {shlex.join(hook)}")
+        print(f"runs per row: {args.runs}, cpus: {os.cpu_count()}")
+        variants: dict[str, tuple[list[str], bytes, bool]] = {}
+        for shell in (False, True):
+            how = "sh -c" if shell else "exec"
+            variants[f"python -S -c pass [{how}]"] = (baseline, b"", shell)
+            for name, prompt in (("typical", TYPICAL), ("secrets", SECRETS), ("10 KB", LARGE)):
+                variants[f"hook, {name} prompt [{how}]"] = (hook, payload(prompt, cwd), shell)
+        print("-- whole process (exec: run directly; sh -c: through a shell, as Claude Code runs hooks)")
+        for name, timings in measure(variants, args.runs).items():
+            print(summary(name, timings))
+        work_dir = Path(tmp) / "in-process"
+        print("-- in process (no interpreter start-up): where the hook's own time goes")
+        print(summary("capture(), typical prompt", in_process(work_dir, payload(TYPICAL, cwd), args.runs)))
+        print(f"{'':<44} (file creation speed of {args.tmp_parent} dominates this row)")
+        refs = subprocess.run(
+            ["git", "--git-dir", str(data_dir / "prompts.git"), "for-each-ref", "refs/prompts"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.count("\n")
+        print(f"prompts stored: {refs} (expected {2 * 3 * (args.runs + 5)})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,320 @@
+"""One operator prompt -> one orphan commit in the prompt repository (stdlib only, fail open).
+
+This is the body of the ``UserPromptSubmit`` hook; :mod:`prompt_capture` is the tiny entry script
+Claude Code runs by path, kept small because a script run by path is compiled on every run while
+this module is loaded from its cached bytecode (docs/adr/0011).
+
+:func:`capture` parses the hook JSON (``session_id``, ``transcript_path``, ``cwd``,
+``permission_mode``, ``hook_event_name``, ``prompt``), redacts secrets (:mod:`redaction`), and writes
+one commit whose tree holds ``prompt.json`` into ``<data dir>/prompts.git`` under
+``refs/prompts/<session>/<time_ns>-<pid>`` (DESIGN.md §8, issue #3; docs/adr/0010, 0012). The
+document's fields are listed in :func:`build_document`. :func:`main` never prints, always returns 0
+and logs problems to ``<data dir>/logs/prompt-hook.log``.
+
+Only builtin modules plus ``_json`` and ``_sha1`` are imported (``zlib`` only for objects over
+4 KB, ``math`` only for long candidate tokens): :mod:`os`, :mod:`json` and :mod:`re` would cost more
+start-up time than the capture itself.
+
+Data dir: ``--data-dir`` > ``MISSION_MEMORY_DATA_DIR`` > the platformdirs default for
+``user_data_dir("mission-memory", appauthor=False)``, computed here without platformdirs.
+"""
+
+import sys
+import time
+
+try:
+    import posix as _os
+except ImportError:  # pragma: no cover - Windows
+    import nt as _os  # type: ignore[import-not-found, no-redef, unused-ignore]
+
+_IMPORT_ERROR: BaseException | None = None
+try:
+    if __package__:
+        from mission_memory.hook import redaction
+        from mission_memory.hook.loose_objects import BareRepository, make_dirs
+    else:  # run by path: sys.path[0] is this folder
+        import redaction  # type: ignore[import-not-found, no-redef]
+        from loose_objects import BareRepository, make_dirs  # type: ignore[import-not-found, no-redef]
+    from _json import encode_basestring as _encode_string
+except BaseException as _exc:  # noqa: BLE001 - fail open: main() logs it and exits 0
+    _IMPORT_ERROR = _exc
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "build_document",
+    "capture",
+    "default_data_dir",
+    "main",
+    "resolve_checkout",
+    "session_slug",
+]
+
+SCHEMA_VERSION = 1
+REPO_NAME = "prompts.git"
+LOG_NAME = "logs/prompt-hook.log"
+FILE_NAME = "prompt.json"
+SUBJECT_CHARS = 72
+
+
+# -- data dir ------------------------------------------------------------------------------------
+def _env(name: str) -> str | None:
+    """An environment variable read from ``posix.environ`` (bytes keys on POSIX, str on Windows)."""
+    if sys.platform == "win32":  # pragma: no cover
+        raw = _os.environ.get(name)  # type: ignore[call-overload]
+        return raw if isinstance(raw, str) else None
+    value = _os.environ.get(name.encode())
+    return None if value is None else value.decode("utf-8", "surrogateescape")
+
+
+def _expand_home(path: str) -> str:
+    if path == "~" or path.startswith("~/"):
+        home = _env("HOME") or _env("USERPROFILE") or ""
+        return home + path[1:]
+    return path
+
+
+def default_data_dir() -> str:
+    """The data dir ``mission_memory.config`` would use, computed with the standard library only.
+
+    ``MISSION_MEMORY_DATA_DIR`` (``~`` expanded) wins; otherwise the platformdirs default for
+    ``user_data_dir("mission-memory", appauthor=False)``: ``$XDG_DATA_HOME/mission-memory`` or
+    ``~/.local/share/mission-memory`` on Linux, ``~/Library/Application Support/mission-memory`` on
+    macOS, ``%LOCALAPPDATA%\\mission-memory`` on Windows.
+    """
+    explicit = _env("MISSION_MEMORY_DATA_DIR")
+    if explicit:
+        return _expand_home(explicit)
+    if sys.platform == "darwin":
+        return _expand_home("~/Library/Application Support/mission-memory")
+    if sys.platform == "win32":
+        base = _env("LOCALAPPDATA") or _expand_home("~/AppData/Local")
+        return base + "\\mission-memory"
+    xdg = (_env("XDG_DATA_HOME") or "").strip()
+    return (xdg or _expand_home("~/.local/share")) + "/mission-memory"
+
+
+# -- the checkout the prompt was typed in -----------------------------------------------------------
+def _read_text(path: str, limit: int = 4096) -> str | None:
+    try:
+        fd = _os.open(path, _os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        return _os.read(fd, limit).decode("utf-8", "replace")
+    finally:
+        _os.close(fd)
+
+
+def _is_dir(path: str) -> bool | None:
+    """True for a folder, False for another file, None when ``path`` does not exist."""
+    try:
+        mode = _os.stat(path).st_mode
+    except OSError:
+        return None
+    return (mode & 0o170000) == 0o040000
+
+
+def resolve_checkout(cwd: str) -> tuple[str, str | None, str | None]:
+    """Find the git top-level of ``cwd`` and its current branch without spawning git.
+
+    Walks up from ``cwd`` to the first folder holding ``.git``. A ``.git`` *file* (worktrees,
+    submodules) holds ``gitdir: <path>``; its HEAD is the worktree's own HEAD.
+
+    Returns:
+        ``(repository, branch, head)``: the top-level folder (``cwd`` itself when it is not inside a
+        repository), the branch name (``None`` when detached or unknown) and, when detached, the
+        commit id HEAD points at.
+    """
+    path = cwd.rstrip("/") or "/"
+    while True:
+        dot_git = path.rstrip("/") + "/.git"
+        kind = _is_dir(dot_git)
+        if kind is not None:
+            gitdir: str | None = dot_git
+            if kind is False:
+                text = _read_text(dot_git) or ""
+                gitdir = None
+                if text.startswith("gitdir:"):
+                    target = text[7:].strip()
+                    gitdir = target if target.startswith("/") else path.rstrip("/") + "/" + target
+            head = _read_text(gitdir + "/HEAD", 512) if gitdir else None
+            if head is None:
+                return path, None, None
+            head = head.strip()
+            if head.startswith("ref:"):
+                ref = head[4:].strip()
+                return path, (ref.removeprefix("refs/heads/")), None
+            return path, None, head or None
+        parent = path.rpartition("/")[0] or "/"
+        if parent == path:
+            return cwd, None, None
+        path = parent
+
+
+# -- the document --------------------------------------------------------------------------------
+def _as_text(value: object) -> str | None:
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def build_document(payload: dict[str, object], now_ns: int) -> tuple[dict[str, object], str]:
+    """Turn the hook payload into the stored document and its commit subject.
+
+    Document fields (``schema`` 1): ``schema``, ``prompt_id`` (``<session>/<time_ns>-<pid>``),
+    ``prompt`` (redacted), ``redactions`` (kind -> count), ``timestamp`` (UTC, ISO 8601 with
+    microseconds and ``Z``), ``time_ns``, ``session_id``, ``repository``, ``branch``, ``head``
+    (detached HEAD only), ``cwd``, ``permission_mode``, ``hook_event_name``, ``transcript_path``,
+    ``operator`` (``$USER``).
+    """
+    raw_prompt = payload.get("prompt")
+    prompt = raw_prompt if isinstance(raw_prompt, str) else ("" if raw_prompt is None else str(raw_prompt))
+    prompt, counts = redaction.redact(prompt)
+    cwd = _as_text(payload.get("cwd")) or _os.getcwd()
+    repository, branch, head = resolve_checkout(cwd)
+    session = _as_text(payload.get("session_id"))
+    prompt_id = session_slug(session) + "/" + str(now_ns) + "-" + str(_os.getpid())
+    seconds, nanos = divmod(now_ns, 1_000_000_000)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanos // 1000:06d}Z"
+    document: dict[str, object] = {
+        "schema": SCHEMA_VERSION,
+        "prompt_id": prompt_id,
+        "timestamp": stamp,
+        "time_ns": now_ns,
+        "session_id": session,
+        "repository": repository,
+        "branch": branch,
+        "head": head,
+        "cwd": cwd,
+        "permission_mode": _as_text(payload.get("permission_mode")),
+        "hook_event_name": _as_text(payload.get("hook_event_name")),
+        "transcript_path": _as_text(payload.get("transcript_path")),
+        "operator": _env("USER") or _env("LOGNAME") or _env("USERNAME"),
+        "redactions": counts,
+        "prompt": prompt,
+    }
+    first_line = prompt.strip().split("\n", 1)[0].strip()
+    if len(first_line) > SUBJECT_CHARS:
+        cut = first_line.rfind(" ", 0, SUBJECT_CHARS)
+        first_line = first_line[: cut if cut > SUBJECT_CHARS // 2 else SUBJECT_CHARS] + " …"
+    subject = "".join(ch if ch >= " " else " " for ch in first_line).strip() or "(empty prompt)"
+    return document, subject
+
+
+def session_slug(session: str | None) -> str:
+    """A ref-name-safe form of the session id: ``[A-Za-z0-9_-]``, at most 100 characters."""
+    if not session:
+        return "unknown-session"
+    slug = "".join(ch if (ch.isascii() and (ch.isalnum() or ch in "_-")) else "-" for ch in session[:100])
+    return slug.strip("-") or "unknown-session"
+
+
+def _encode_json(value: object) -> str:
+    """JSON for the flat document (str, int, None, dict[str, int]); non-ASCII kept as UTF-8."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, dict):
+        return (
+            "{" + ", ".join(_encode_string(str(k)) + ": " + _encode_json(v) for k, v in value.items()) + "}"
+        )
+    return _encode_string(str(value))
+
+
+def _parse_json(text: str) -> object:
+    try:
+        from _json import make_scanner
+    except ImportError:  # pragma: no cover
+        import json
+
+        return json.loads(text)
+
+    class _Context:
+        strict = False
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        parse_constant = float
+
+    text = text.strip()
+    scanner = make_scanner(_Context())  # type: ignore[arg-type]  # the C scanner only reads these attributes
+    value, end = scanner(text, 0)
+    if end != len(text):
+        raise ValueError("trailing data after the hook JSON")
+    return value
+
+
+# -- entry point ---------------------------------------------------------------------------------
+def capture(raw: bytes, data_dir: str, now_ns: int | None = None) -> str:
+    """Store one prompt from the raw hook input; return the ref written.
+
+    Raises:
+        ValueError: ``raw`` is not JSON.
+        TypeError: ``raw`` is JSON but not an object.
+        OSError: the data dir or the repository cannot be written.
+    """
+    payload = _parse_json(raw.decode("utf-8", "replace"))
+    if not isinstance(payload, dict):
+        raise TypeError("hook input is not a JSON object")
+    now = time.time_ns() if now_ns is None else now_ns
+    document, subject = build_document(payload, now)
+    body = "{\n" + ",\n".join("  " + _encode_string(k) + ": " + _encode_json(v) for k, v in document.items())
+    blob_bytes = (body + "\n}\n").encode("utf-8", "replace")
+    repo = BareRepository(data_dir.rstrip("/") + "/" + REPO_NAME)
+    repo.ensure()
+    blob = repo.write_blob(blob_bytes)
+    tree = repo.write_tree([(FILE_NAME, blob)])
+    operator = "".join(ch for ch in str(document["operator"] or "") if ch not in "<>\n").strip() or "operator"
+    message = subject + "\n\nprompt-id: " + str(document["prompt_id"])
+    commit = repo.write_commit(
+        tree, operator + " <prompt-hook@mission-memory.invalid>", now // 10**9, message
+    )
+    return repo.create_ref("refs/prompts/" + str(document["prompt_id"]), commit)
+
+
+def _log(data_dir: str | None, message: str) -> None:
+    """Append one line to the hook log; never raises."""
+    try:
+        base = (data_dir or default_data_dir()).rstrip("/")
+        make_dirs(base + "/logs")
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = (stamp + " pid=" + str(_os.getpid()) + " " + message.replace("\n", " | ") + "\n").encode(
+            "utf-8", "replace"
+        )
+        fd = _os.open(base + "/" + LOG_NAME, _os.O_WRONLY | _os.O_CREAT | _os.O_APPEND, 0o600)
+        try:
+            _os.write(fd, line[:4096])
+        finally:
+            _os.close(fd)
+    except BaseException:  # noqa: BLE001, S110 - the log is best effort; the hook must exit 0
+        pass
+
+
+def _data_dir_from_argv(argv: list[str]) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg == "--data-dir" and i + 1 < len(argv):
+            return _expand_home(argv[i + 1])
+        if arg.startswith("--data-dir="):
+            return _expand_home(arg[len("--data-dir=") :])
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the hook: read stdin, capture, log any problem. Always returns 0 and prints nothing."""
+    data_dir: str | None = None
+    try:
+        data_dir = _data_dir_from_argv(sys.argv[1:] if argv is None else argv) or default_data_dir()
+        if _IMPORT_ERROR is not None:
+            raise _IMPORT_ERROR
+        raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+        if not raw.strip():
+            _log(data_dir, "empty hook input; nothing captured")
+            return 0
+        capture(raw, data_dir)
+    except BaseException as exc:  # noqa: BLE001 - fail open: log and exit 0 whatever happened
+        _log(data_dir, "capture failed: " + type(exc).__name__ + ": " + str(exc)[:500])
+    return 0

@@ -1,0 +1,80 @@
+"""The SessionStart hook, run as installed: a bounded digest for the session's repository, or nothing."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+from mission_memory.api import Memory
+from mission_memory.hook import installer, session_start
+
+
+def run_session_start(data_dir: Path, stdin: bytes, *extra: str) -> subprocess.CompletedProcess[bytes]:
+    command = installer.session_start_command(data_dir) + "".join(" " + shlex.quote(a) for a in extra)
+    return subprocess.run(command, shell=True, input=stdin, capture_output=True, timeout=120, check=False)
+
+
+def start_payload(cwd: Path | str) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "s-1",
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": str(cwd),
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }
+    ).encode()
+
+
+def test_broken_input_prints_nothing_and_exits_zero(data_dir):
+    for stdin in (b"{broken", b"", b"[]"):
+        done = run_session_start(data_dir, stdin)
+        assert (done.returncode, done.stdout) == (0, b"")
+
+
+def test_without_a_store_it_prints_nothing_and_creates_nothing(data_dir, tmp_path):
+    done = run_session_start(data_dir, start_payload(tmp_path))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not (data_dir / "memory.db").exists()
+
+
+def test_time_limit_ends_the_hook_with_nothing_printed(data_dir, tmp_path):
+    with Memory.open():
+        pass  # an (empty) store exists, so the hook gets as far as importing the core
+    done = run_session_start(data_dir, start_payload(tmp_path), "--time-limit", "0.001")
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "time limit" in (data_dir / "logs" / "session-start-hook.log").read_text(encoding="utf-8")
+
+
+def test_digest_for_the_sessions_repository_is_injected_within_the_size_limit(data_dir, make_git_repo):
+    repo = make_git_repo("upload-proxy")
+    repo.commit(
+        "Add retries with exponential backoff to the upload proxy",
+        "2025-02-01T10:00:00+00:00",
+        {
+            "docs/adr/0001-retries.md": "# 1. Retry uploads\n\nStatus: accepted\n\n## Context\n\nUploads fail "
+            "on flaky links.\n\n## Decision\n\nRetry three times with exponential backoff.\n\n## Consequences\n\n"
+            "Slower failures.\n",
+            "README.md": "# upload-proxy\n\nA proxy that uploads telemetry with retries.\n",
+        },
+    )
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+    sub = repo.root / "docs"
+
+    done = run_session_start(data_dir, start_payload(sub), "--time-limit", "100")
+
+    assert done.returncode == 0
+    text = done.stdout.decode("utf-8")
+    assert text.startswith("# mission-memory: pull digest for upload-proxy")
+    assert "Retry" in text or "retries" in text
+    assert len(text) <= 10_000
+
+
+def test_long_digests_are_cut_at_a_line_boundary():
+    text = "\n".join(f"line {i} " + "x" * 90 for i in range(500))
+    cut = session_start.truncate(text)
+    assert len(cut) <= session_start.MAX_OUTPUT_CHARS
+    assert cut.endswith("[digest truncated]\n")
