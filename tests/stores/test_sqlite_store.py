@@ -111,3 +111,34 @@ def test_retrieval_events_are_stored_and_listed_newest_first(tmp_path: Path) -> 
             "record_ids": ["x"], "scores": [0.5], "omitted": 0, "duration_ms": 1.0, "model_id": "m",
         })
     assert [e["query"] for e in store.retrieval_events()] == ["second", "first"]
+
+
+def test_a_new_process_loads_vectors_from_the_snapshot_and_appends_rows_written_since(tmp_path: Path) -> None:
+    writer = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+    vectors = _unit(6)
+    writer.upsert([_record(f"d{i}.md", f"doc {i}", component="api") for i in range(3)], vectors[:3], "model-a")
+    first = writer.dense_search(vectors[0], "model-a", ALL, 10)
+    snapshots = list((tmp_path / "m.vectors").glob("*.mmvec"))
+    assert len(snapshots) == 1
+
+    writer.upsert([_record(f"e{i}.md", f"doc {i}", component="web") for i in range(3)], vectors[3:], "model-a")
+    reader = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+    hits = reader.dense_search(vectors[4], "model-a", ALL, 10)
+    assert len(hits) == 6 and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    web = reader.dense_search(vectors[0], "model-a", SearchFilter(layers=(Layer.DOMAIN,), component="web"), 10)
+    assert {reader.get_records([h.rowid])[h.rowid].component for h in web} == {"web"}
+    assert reader.dense_search(vectors[0], "model-a", ALL, 1)[0].rowid == first[0].rowid
+
+
+def test_a_deletion_or_a_corrupt_snapshot_makes_a_process_reread_the_database(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+    vectors = _unit(3)
+    store.upsert([_record(f"d{i}.md", f"doc {i}") for i in range(3)], vectors, "model-a")
+    store.dense_search(vectors[0], "model-a", ALL, 10)
+    snapshot = next((tmp_path / "m.vectors").glob("*.mmvec"))
+    store.upsert([_record("d0.md", "doc 0, edited")], vectors[:1], "model-a")
+    fresh = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+    assert len(fresh.dense_search(vectors[0], "model-a", ALL, 10)) == 3
+    snapshot.write_bytes(b"garbage")
+    again = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+    assert len(again.dense_search(vectors[0], "model-a", ALL, 10)) == 3

@@ -1,8 +1,9 @@
 """The pull query (DESIGN.md §4): task description in, token-budgeted digest out.
 
 1. Embed the task description once.
-2. Search the layers in scope in parallel: one exact dense pass over all vectors (split by layer
-   with masks) and one BM25 query per layer, all under the same structured filters.
+2. Search the layers in scope with both retrievers in parallel: one exact dense pass over all
+   vectors (split by layer with masks) and one BM25 query (split by layer), both under the same
+   structured filters.
 3. Per layer, cut each list to the plausibly relevant and fuse with reciprocal rank fusion.
 4. Attach the records, demote superseded decisions, drop near-duplicates.
 5. Pack by relevance until the token budget; count what was omitted.
@@ -91,14 +92,13 @@ def run_query(
     terms = query_terms(task)
     query_vector = embedder.embed_query(task)
 
-    dense_future = _pool.submit(store.dense_search_by_layer, query_vector, embedder.model_id, where, _PER_LIST)
-    bm25_futures = {
-        layer: _pool.submit(store.bm25_search, terms, replace(where, layers=(layer,)), _PER_LIST) for layer in layers
-    }
-    dense_hits: dict[Layer, list[Hit]] = dense_future.result()
+    # The two retrievers run at once; each covers every layer in scope in one pass.
+    bm25_future = _pool.submit(store.bm25_search_by_layer, terms, where, _PER_LIST)
+    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
+    bm25_hits = bm25_future.result()
     candidates: list[Candidate] = []
     for layer in layers:
-        candidates.extend(fuse(dense_hits.get(layer, []), bm25_futures[layer].result(), params))
+        candidates.extend(fuse(dense_hits.get(layer, []), bm25_hits.get(layer, []), params))
     candidates.sort(key=lambda c: (-c.score, c.rowid))
     candidates = candidates[: max_entries * 2]
 

@@ -21,6 +21,7 @@ the last committed state.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -28,7 +29,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,6 +40,7 @@ import numpy.typing as npt
 from mission_memory.errors import BackendUnavailable
 from mission_memory.records import Layer, Provenance, Record
 from mission_memory.stores.base import Hit, SearchFilter, UpsertOutcome
+from mission_memory.stores.vector_table import VectorTable
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -131,23 +133,9 @@ _RECORD_COLUMNS = (
 )
 
 
-@dataclass
-class _VectorCache:
-    model_id: str
-    deletions: int
-    max_rowid: int
-    rowids: npt.NDArray[np.int64]
-    matrix: npt.NDArray[np.float32]
-    layer: npt.NDArray[np.int8]
-    mission: npt.NDArray[np.object_]
-    component: npt.NDArray[np.object_]
-    criticality: npt.NDArray[np.float32]
-    time: npt.NDArray[np.float64]
-    mission_type: npt.NDArray[np.object_]
-    outcome: npt.NDArray[np.object_]
-
-
 _LAYER_CODES = {layer: i for i, layer in enumerate(Layer)}
+_LAYER_NAMES = {layer.value: i for i, layer in enumerate(Layer)}
+_SNAPSHOT_MIN_ROWS = 2000
 
 
 def _ts(moment: datetime) -> float:
@@ -165,18 +153,21 @@ class SqliteStore:
 
     Args:
         path: the database file; its folder is created if missing.
+        snapshot_min_rows: vector tables of at least this many rows are also kept as a snapshot
+            file (``<stem>.vectors/``) so that a new process does not read them row by row.
 
     Raises:
         BackendUnavailable: the file cannot be opened or is not a mission-memory database.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, snapshot_min_rows: int = _SNAPSHOT_MIN_ROWS) -> None:
         self.path = path
+        self.snapshot_min_rows = snapshot_min_rows
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
         self._cache_lock = threading.Lock()
-        self._cache: _VectorCache | None = None
+        self._cache: VectorTable | None = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -392,17 +383,58 @@ class SqliteStore:
 
         Returns hits best first with ``score = -bm25`` (higher is better).
         """
+        merged = [h for hits in self.bm25_search_by_layer(terms, where, limit).values() for h in hits]
+        return sorted(merged, key=lambda h: -h.score)[:limit]
+
+    def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
+        """The best ``limit`` BM25 hits of each layer in ``where.layers``, best first.
+
+        With no restriction but the layers, one FTS5 query ranks all records without touching the
+        records table, and the best ``limit × layers`` hits are split by layer (most of the cost
+        of a join is paid per matching row, which is most rows for common words). With structured
+        filters, the query joins the records table so that a selective filter still finds its
+        rows.
+        """
+        out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if not terms:
-            return []
+            return out
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        conn = self._conn()
+        unrestricted = replace(where, layers=tuple(Layer)) == SearchFilter(layers=tuple(Layer))
+        if unrestricted:
+            rows = conn.execute(
+                "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
+                " ORDER BY s LIMIT ?",
+                (match, limit * len(Layer)),
+            ).fetchall()
+            layers = self._layers_of([r[0] for r in rows])
+            for rowid, score in rows:
+                layer = layers.get(rowid)
+                if layer in out and len(out[layer]) < limit:
+                    out[layer].append(Hit(rowid=rowid, score=-float(score)))
+            return out
         clauses, params = _filter_sql(where, alias="r")
-        sql = (
-            "SELECT r.rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts "
+        rows = conn.execute(
+            "SELECT r.rowid, bm25(records_fts, 2.0, 1.0) AS s, r.layer FROM records_fts "
             "JOIN records r ON r.rowid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} ORDER BY s LIMIT ?"
-        )
-        rows = self._conn().execute(sql, (match, *params, limit)).fetchall()
-        return [Hit(rowid=r[0], score=-float(r[1])) for r in rows]
+            f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} ORDER BY s LIMIT ?",
+            (match, *params, limit * len(where.layers)),
+        ).fetchall()
+        for rowid, score, layer_name in rows:
+            layer = Layer(layer_name)
+            if len(out[layer]) < limit:
+                out[layer].append(Hit(rowid=rowid, score=-float(score)))
+        return out
+
+    def _layers_of(self, rowids: Sequence[int]) -> dict[int, Layer]:
+        out: dict[int, Layer] = {}
+        conn = self._conn()
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for rowid, layer in conn.execute(f"SELECT rowid, layer FROM records WHERE rowid IN ({marks})", chunk):
+                out[rowid] = Layer(layer)
+        return out
 
     def dense_search(
         self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
@@ -453,74 +485,58 @@ class SqliteStore:
                 out[rid] = cache.matrix[p]
         return out
 
-    def _vector_cache(self, model_id: str) -> _VectorCache:
+    def _vector_cache(self, model_id: str) -> VectorTable:
+        """The vector table of ``model_id``, current with the database.
+
+        Order of preference: this process's table (when nothing changed), the table plus rows
+        written since, the snapshot file plus rows written since, a full read from SQLite (which
+        then refreshes the snapshot).
+        """
         conn = self._conn()
         deletions = int(conn.execute("SELECT value FROM meta WHERE key = 'vector_deletions'").fetchone()[0])
         max_row = conn.execute("SELECT max(record_rowid) FROM vectors WHERE model_id = ?", (model_id,)).fetchone()[0]
         max_rowid = int(max_row or 0)
         with self._cache_lock:
             cache = self._cache
-            if (
-                cache is not None
-                and cache.model_id == model_id
-                and cache.deletions == deletions
-                and cache.max_rowid == max_rowid
-            ):
-                return cache
             if cache is None or cache.model_id != model_id or cache.deletions != deletions:
-                cache = self._load_vectors(model_id, deletions, after=0, base=None)
-            else:
-                cache = self._load_vectors(model_id, deletions, after=cache.max_rowid, base=cache)
+                cache = VectorTable.load(self._snapshot_path(model_id))
+            if (
+                cache is None
+                or cache.model_id != model_id
+                or cache.deletions != deletions
+                or cache.max_rowid > max_rowid
+            ):
+                cache = self._read_vectors(model_id, deletions, after=0)
+                if cache.size >= self.snapshot_min_rows:
+                    self._save_snapshot(cache)
+            elif cache.max_rowid < max_rowid:
+                more = self._read_vectors(model_id, deletions, after=cache.max_rowid)
+                cache = cache.extended(more)
+                if more.size >= max(self.snapshot_min_rows, cache.size // 10):
+                    self._save_snapshot(cache)
             self._cache = cache
             return cache
 
-    def _load_vectors(self, model_id: str, deletions: int, after: int, base: _VectorCache | None) -> _VectorCache:
+    def _snapshot_path(self, model_id: str) -> Path:
+        return VectorTable.snapshot_path(self.path.parent / f"{self.path.stem}.vectors", model_id)
+
+    def _save_snapshot(self, table: VectorTable) -> None:
+        # The snapshot only saves time; a read-only data dir still answers queries.
+        with contextlib.suppress(OSError):
+            table.save(self._snapshot_path(table.model_id))
+
+    def _read_vectors(self, model_id: str, deletions: int, after: int) -> VectorTable:
         rows = self._conn().execute(
-            "SELECT v.record_rowid, v.vector, r.layer, r.mission, r.component, r.criticality, r.time,"
+            "SELECT v.record_rowid, v.vector, r.layer, r.criticality, r.time, r.mission, r.component,"
             " r.mission_type, r.outcome, v.dim FROM vectors v JOIN records r ON r.rowid = v.record_rowid"
             " WHERE v.model_id = ? AND v.record_rowid > ? ORDER BY v.record_rowid",
             (model_id, after),
         ).fetchall()
         dims = {row[9] for row in rows}
-        dim = dims.pop() if len(dims) == 1 else (base.matrix.shape[1] if base is not None else 0)
-        if dims:
+        if len(dims) > 1:
             raise BackendUnavailable(f"store {self.path} mixes vector sizes for model {model_id}; run reindex")
-        n = len(rows)
-        matrix = (
-            np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(n, dim)
-            if n
-            else np.zeros((0, dim), dtype=np.float32)
-        )
-        fresh = _VectorCache(
-            model_id=model_id,
-            deletions=deletions,
-            max_rowid=int(rows[-1][0]) if rows else after,
-            rowids=np.fromiter((row[0] for row in rows), dtype=np.int64, count=n),
-            matrix=matrix,
-            layer=np.fromiter((_LAYER_CODES[Layer(row[2])] for row in rows), dtype=np.int8, count=n),
-            mission=np.array([row[3] for row in rows], dtype=object),
-            component=np.array([row[4] for row in rows], dtype=object),
-            criticality=np.fromiter((row[5] for row in rows), dtype=np.float32, count=n),
-            time=np.fromiter((row[6] for row in rows), dtype=np.float64, count=n),
-            mission_type=np.array([row[7] for row in rows], dtype=object),
-            outcome=np.array([row[8] for row in rows], dtype=object),
-        )
-        if base is None:
-            return fresh
-        return _VectorCache(
-            model_id=model_id,
-            deletions=deletions,
-            max_rowid=fresh.max_rowid,
-            rowids=np.concatenate([base.rowids, fresh.rowids]),
-            matrix=np.concatenate([base.matrix, fresh.matrix]) if n else base.matrix,
-            layer=np.concatenate([base.layer, fresh.layer]),
-            mission=np.concatenate([base.mission, fresh.mission]),
-            component=np.concatenate([base.component, fresh.component]),
-            criticality=np.concatenate([base.criticality, fresh.criticality]),
-            time=np.concatenate([base.time, fresh.time]),
-            mission_type=np.concatenate([base.mission_type, fresh.mission_type]),
-            outcome=np.concatenate([base.outcome, fresh.outcome]),
-        )
+        dim = dims.pop() if dims else (self._cache.matrix.shape[1] if self._cache is not None else 0)
+        return VectorTable.from_rows(model_id, deletions, after, dim, rows, _LAYER_NAMES)
 
     # -- vectors maintenance --------------------------------------------------------------------
 
@@ -541,6 +557,8 @@ class SqliteStore:
     def put_vectors(self, rowids: Sequence[int], vectors: npt.NDArray[np.float32], model_id: str) -> None:
         """Store vectors of ``model_id`` for existing records (records deleted meanwhile are skipped)."""
         with self._write() as tx:
+            # Rows below the highest vector row id change: make every cached table reload.
+            tx.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_deletions'")
             for rowid, vec in zip(rowids, vectors, strict=True):
                 if tx.execute("SELECT 1 FROM records WHERE rowid = ?", (rowid,)).fetchone() is None:
                     continue
@@ -659,19 +677,16 @@ def _filter_sql(where: SearchFilter, alias: str) -> tuple[list[str], list[Any]]:
     return clauses, params
 
 
-def _filter_mask(cache: _VectorCache, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
-    codes = [_LAYER_CODES[layer] for layer in where.layers]
+def _filter_mask(cache: VectorTable, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
     mask: npt.NDArray[np.bool_] | None = None
 
     def both(extra: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
         return extra if mask is None else mask & extra
 
-    if len(codes) < len(_LAYER_CODES):
-        mask = both(np.isin(cache.layer, codes))
     if where.mission is not None:
-        mask = both(cache.mission == where.mission)
+        mask = both(cache.codes["mission"] == cache.code_of("mission", where.mission))
     if where.component is not None:
-        mask = both(cache.component == where.component)
+        mask = both(cache.codes["component"] == cache.code_of("component", where.component))
     if where.min_criticality is not None:
         mask = both(cache.criticality >= where.min_criticality)
     if where.since is not None:
@@ -679,9 +694,11 @@ def _filter_mask(cache: _VectorCache, where: SearchFilter) -> npt.NDArray[np.boo
     if where.until is not None:
         mask = both(cache.time <= _ts(where.until))
     if where.mission_type is not None:
-        mask = both((cache.mission_type == None) | (cache.mission_type == where.mission_type))  # noqa: E711
+        code = cache.code_of("mission_type", where.mission_type)
+        mask = both((cache.codes["mission_type"] == -1) | (cache.codes["mission_type"] == code))
     if where.outcome is not None:
-        mask = both((cache.layer != _LAYER_CODES[Layer.PRACTITIONER]) | (cache.outcome == where.outcome))
+        code = cache.code_of("outcome", where.outcome)
+        mask = both((cache.layer != _LAYER_CODES[Layer.PRACTITIONER]) | (cache.codes["outcome"] == code))
     return mask
 
 

@@ -1,0 +1,215 @@
+"""The in-memory vector table behind exact dense search, and its snapshot file.
+
+A :class:`VectorTable` holds, for one embedding model, every stored vector as one float32 matrix
+plus the per-row fields dense search filters on (layer, criticality, time, and mission, component,
+mission type and outcome as integer codes into small vocabularies). Filtering is then a few
+vectorised comparisons and scoring one matrix-vector product.
+
+Loading 100k vectors row by row from SQLite takes about a second, which a cold CLI query cannot
+afford, so the table is also kept as a snapshot file next to the database: a JSON header followed
+by the raw arrays, memory-mapped on load. The snapshot is derived state: it names the database
+state it reflects (the vector-deletion counter and the highest vector row id), is used only when
+that state is still current (rows added since are read from SQLite and appended), and is replaced
+atomically, so a reader never sees a half-written file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["CODED_COLUMNS", "VectorTable"]
+
+_MAGIC = b"MMVEC1\n"
+_ALIGN = 64
+CODED_COLUMNS = ("mission", "component", "mission_type", "outcome")
+_NUMERIC = {"rowids": np.int64, "layer": np.int8, "criticality": np.float32, "time": np.float64}
+
+
+@dataclass
+class VectorTable:
+    """All vectors of one model with their filter fields, row-aligned and sorted by row id.
+
+    Attributes:
+        model_id: the embedding model the vectors belong to.
+        deletions, max_rowid: the database state the table reflects.
+        rowids: shape ``(n,)`` int64, ascending.
+        matrix: shape ``(n, dim)`` float32, unit rows.
+        layer: shape ``(n,)`` int8 layer codes.
+        criticality: shape ``(n,)`` float32.
+        time: shape ``(n,)`` float64, seconds since the epoch.
+        codes: per coded column, shape ``(n,)`` int32 indexes into ``vocab[column]`` (-1 for None).
+        vocab: per coded column, the distinct values.
+    """
+
+    model_id: str
+    deletions: int
+    max_rowid: int
+    rowids: npt.NDArray[np.int64]
+    matrix: npt.NDArray[np.float32]
+    layer: npt.NDArray[np.int8]
+    criticality: npt.NDArray[np.float32]
+    time: npt.NDArray[np.float64]
+    codes: dict[str, npt.NDArray[np.int32]]
+    vocab: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        """Number of rows."""
+        return int(self.rowids.shape[0])
+
+    def code_of(self, column: str, value: str | None) -> int:
+        """The code of ``value`` in ``column`` (-1 for None, -2 when the value never occurs)."""
+        if value is None:
+            return -1
+        try:
+            return self.vocab[column].index(value)
+        except ValueError:
+            return -2
+
+    @classmethod
+    def from_rows(
+        cls, model_id: str, deletions: int, after: int, dim: int, rows: Sequence[Sequence[Any]], layer_codes: dict[str, int]
+    ) -> VectorTable:
+        """Build a table from SQLite rows ``(rowid, blob, layer, criticality, time, mission, component,
+        mission_type, outcome)``, ordered by rowid; ``after`` is the max row id when there are no rows."""
+        n = len(rows)
+        vocab: dict[str, list[str]] = {c: [] for c in CODED_COLUMNS}
+        index: dict[str, dict[str, int]] = {c: {} for c in CODED_COLUMNS}
+        codes = {c: np.empty(n, dtype=np.int32) for c in CODED_COLUMNS}
+        for i, row in enumerate(rows):
+            for j, column in enumerate(CODED_COLUMNS):
+                value = row[5 + j]
+                if value is None:
+                    codes[column][i] = -1
+                    continue
+                slot = index[column].get(value)
+                if slot is None:
+                    slot = index[column][value] = len(vocab[column])
+                    vocab[column].append(value)
+                codes[column][i] = slot
+        matrix = (
+            np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(n, dim)
+            if n
+            else np.zeros((0, dim), dtype=np.float32)
+        )
+        return cls(
+            model_id=model_id,
+            deletions=deletions,
+            max_rowid=int(rows[-1][0]) if rows else after,
+            rowids=np.fromiter((row[0] for row in rows), dtype=np.int64, count=n),
+            matrix=matrix,
+            layer=np.fromiter((layer_codes[row[2]] for row in rows), dtype=np.int8, count=n),
+            criticality=np.fromiter((row[3] for row in rows), dtype=np.float32, count=n),
+            time=np.fromiter((row[4] for row in rows), dtype=np.float64, count=n),
+            codes=codes,
+            vocab=vocab,
+        )
+
+    def extended(self, more: VectorTable) -> VectorTable:
+        """A new table: this one followed by ``more`` (whose row ids are all larger)."""
+        if more.size == 0:
+            return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), self.rowids,
+                               self.matrix, self.layer, self.criticality, self.time, self.codes, self.vocab)
+        vocab = {c: list(self.vocab[c]) for c in CODED_COLUMNS}
+        codes = {}
+        for column in CODED_COLUMNS:
+            remap = np.empty(len(more.vocab[column]) + 1, dtype=np.int32)
+            remap[-1] = -1  # index -1 keeps None as None
+            for i, value in enumerate(more.vocab[column]):
+                if value not in vocab[column]:
+                    vocab[column].append(value)
+                remap[i] = vocab[column].index(value)
+            codes[column] = np.concatenate([self.codes[column], remap[more.codes[column]]])
+        return VectorTable(
+            model_id=self.model_id,
+            deletions=more.deletions,
+            max_rowid=more.max_rowid,
+            rowids=np.concatenate([self.rowids, more.rowids]),
+            matrix=np.concatenate([self.matrix, more.matrix]),
+            layer=np.concatenate([self.layer, more.layer]),
+            criticality=np.concatenate([self.criticality, more.criticality]),
+            time=np.concatenate([self.time, more.time]),
+            codes=codes,
+            vocab=vocab,
+        )
+
+    # -- snapshot file ---------------------------------------------------------------------------
+
+    @staticmethod
+    def snapshot_path(folder: Path, model_id: str) -> Path:
+        """Where the snapshot of ``model_id`` lives inside ``folder``."""
+        return folder / f"{hashlib.sha256(model_id.encode()).hexdigest()[:16]}.mmvec"
+
+    def save(self, path: Path) -> None:
+        """Write the table to ``path`` atomically (temp file, then rename)."""
+        arrays: dict[str, np.ndarray[Any, Any]] = {
+            "rowids": self.rowids, "matrix": self.matrix, "layer": self.layer,
+            "criticality": self.criticality, "time": self.time,
+            **{f"code:{c}": self.codes[c] for c in CODED_COLUMNS},
+        }
+        layout: dict[str, dict[str, Any]] = {}
+        offset = 0
+        for name, array in arrays.items():
+            layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
+            offset += -(-array.nbytes // _ALIGN) * _ALIGN
+        header = json.dumps({
+            "model_id": self.model_id, "deletions": self.deletions, "max_rowid": self.max_rowid,
+            "vocab": self.vocab, "arrays": layout,
+        }, ensure_ascii=False).encode("utf-8")
+        start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".snapshot-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+                out.write(b"\0" * (start - out.tell()))
+                for name, array in arrays.items():
+                    out.seek(start + layout[name]["offset"])
+                    out.write(np.ascontiguousarray(array).tobytes())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+    @classmethod
+    def load(cls, path: Path) -> VectorTable | None:
+        """Memory-map a snapshot; None when it is missing or unreadable (it is rebuilt then)."""
+        try:
+            with path.open("rb") as f:
+                if f.read(len(_MAGIC)) != _MAGIC:
+                    return None
+                size = int.from_bytes(f.read(8), "little")
+                header = json.loads(f.read(size).decode("utf-8"))
+            start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+            arrays = {}
+            for name, spec in header["arrays"].items():
+                shape = tuple(spec["shape"])
+                if 0 in shape:
+                    arrays[name] = np.zeros(shape, dtype=np.dtype(spec["dtype"]))
+                else:
+                    arrays[name] = np.memmap(path, dtype=np.dtype(spec["dtype"]), mode="r",
+                                             offset=start + spec["offset"], shape=shape)
+            return cls(
+                model_id=header["model_id"],
+                deletions=int(header["deletions"]),
+                max_rowid=int(header["max_rowid"]),
+                rowids=arrays["rowids"],
+                matrix=arrays["matrix"],
+                layer=arrays["layer"],
+                criticality=arrays["criticality"],
+                time=arrays["time"],
+                codes={c: arrays[f"code:{c}"] for c in CODED_COLUMNS},
+                vocab={c: list(header["vocab"][c]) for c in CODED_COLUMNS},
+            )
+        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            return None
