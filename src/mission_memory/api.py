@@ -15,16 +15,18 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, make_embedder
-from mission_memory.ingest.repository import IngestReport, ProgressFn, ingest_repository
 from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
 from mission_memory.stores.sqlite import SCHEMA_VERSION, SqliteStore
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
+
+if TYPE_CHECKING:
+    from mission_memory.ingest.repository import IngestReport, ProgressFn
 
 __all__ = ["Memory"]
 
@@ -99,6 +101,8 @@ class Memory:
 
         See :func:`mission_memory.ingest.repository.ingest_repository`.
         """
+        from mission_memory.ingest.repository import ingest_repository  # parsers load only to ingest
+
         return ingest_repository(
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
             max_file_bytes=self.settings.max_file_bytes, progress=progress,
