@@ -1,0 +1,1 @@
+"""Ingestion: turn canonical sources (git history, ADRs, documents, principle registries) into records."""

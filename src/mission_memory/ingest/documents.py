@@ -1,0 +1,422 @@
+"""Documentation files (Markdown, reStructuredText, plain text) split into heading-scoped chunks for the
+domain layer (DESIGN.md §3; issue 2 item 5, "documentation ... split on headings with a size cap; provenance
+= path#heading"). The module owns the document structure: front matter, ATX and setext headings outside
+fenced code, reStructuredText section titles, GitHub-style heading anchors, and the size cap. It is pure:
+text in, frozen dataclasses out; reading files and making records is the caller's job.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+__all__ = [
+    "DOCUMENT_SUFFIXES",
+    "DocumentChunk",
+    "MarkdownHeading",
+    "find_markdown_headings",
+    "github_anchor",
+    "split_document",
+    "split_front_matter",
+]
+
+DOCUMENT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
+"""File suffixes `split_document` understands (lower case, with the dot)."""
+
+_MIN_MAX_CHARS = 40
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]++(.*+))?$")
+_SETEXT_H1 = re.compile(r"^ {0,3}=+[ \t]*$")
+_SETEXT_H2 = re.compile(r"^ {0,3}-+[ \t]*$")
+_NOT_SETEXT_TEXT = re.compile(r"^\s*(?:[-*+>|]|\d+[.)]\s|<!--|```|~~~)|^ {4,}")
+_RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
+_BLANK = re.compile(r"^\s*$")
+
+
+@dataclass(frozen=True)
+class DocumentChunk:
+    """One retrievable piece of a document: a section (or part of one) with its heading context.
+
+    Attributes:
+        title: the section heading as written, or the file stem for the preamble; parts after the first
+            of an oversized section carry a " (part N)" suffix.
+        heading_path: the headings from the outermost down to this one (H1 > H2 > ...); empty for the
+            preamble and for plain text.
+        anchor: the GitHub-style anchor of the heading ("" for the preamble and plain text), unique in
+            the file (-1, -2 suffixes for repeats), so ``path#anchor`` resolves on GitHub.
+        text: the chunk text, starting with its heading line so it stands alone; at most ``max_chars``.
+        start_line: 1-based line in the original file where the chunk's own content starts.
+    """
+
+    title: str
+    heading_path: tuple[str, ...]
+    anchor: str
+    text: str
+    start_line: int
+
+
+@dataclass(frozen=True)
+class MarkdownHeading:
+    """A Markdown heading found outside code fences.
+
+    Attributes:
+        level: 1-6.
+        text: the heading text without markers or closing hashes.
+        line: 0-based index of the first line of the heading (the text line for setext headings).
+        end_line: 0-based index of the line after the heading (2 lines for setext headings).
+    """
+
+    level: int
+    text: str
+    line: int
+    end_line: int
+
+
+def split_front_matter(text: str) -> tuple[str | None, int]:
+    """Find a YAML (``---``) or TOML (``+++``) front matter block at the very start of ``text``.
+
+    Args:
+        text: the whole document.
+
+    Returns:
+        ``(front_matter_body, lines_consumed)``: the block's inner text (None when absent) and how many
+        lines (delimiters included) it occupies, so callers can keep 1-based line numbers right.
+    """
+    lines = text.split("\n")
+    if not lines or lines[0].strip() not in ("---", "+++"):
+        return None, 0
+    fence = lines[0].strip()
+    for index in range(1, min(len(lines), 400)):
+        if lines[index].strip() in (fence, "..." if fence == "---" else fence):
+            return "\n".join(lines[1:index]), index + 1
+    return None, 0
+
+
+def _atx_text(raw: str) -> str:
+    """Heading text without an optional closing sequence of ``#`` (which must follow a space)."""
+    text = raw.strip()
+    bare = text.rstrip("#")
+    if bare != text and (not bare or bare[-1] in " \t"):
+        text = bare.strip()
+    return text
+
+
+def find_markdown_headings(lines: Sequence[str], start: int = 0) -> list[MarkdownHeading]:
+    """List the ATX (``## Title``) and setext (``Title`` over ``===`` / ``---``) headings of Markdown lines.
+
+    Lines inside fenced code blocks (```` ``` ```` or ``~~~``) are never headings, so shell comments in
+    code do not split a document.
+
+    Args:
+        lines: the document's lines (no line terminators).
+        start: index of the first line to look at (e.g. after front matter).
+
+    Returns:
+        Headings in document order.
+    """
+    headings: list[MarkdownHeading] = []
+    fence: str | None = None
+    previous_is_text = False
+    for index in range(start, len(lines)):
+        line = lines[index]
+        fence_match = _FENCE.match(line)
+        if fence is not None:
+            if (
+                fence_match
+                and fence_match.group(1)[0] == fence[0]
+                and len(fence_match.group(1)) >= len(fence)
+                and not line.strip()[len(fence_match.group(1)) :].strip()
+            ):
+                fence = None
+            previous_is_text = False
+            continue
+        if fence_match:
+            fence = fence_match.group(1)
+            previous_is_text = False
+            continue
+        atx = _ATX.match(line)
+        if atx:
+            headings.append(
+                MarkdownHeading(len(atx.group(1)), _atx_text(atx.group(2) or ""), index, index + 1)
+            )
+            previous_is_text = False
+            continue
+        if (
+            previous_is_text
+            and (_SETEXT_H1.match(line) or _SETEXT_H2.match(line))
+            and (not headings or headings[-1].line != index - 1)
+        ):
+            level = 1 if "=" in line else 2
+            headings.append(MarkdownHeading(level, lines[index - 1].strip(), index - 1, index + 1))
+            previous_is_text = False
+            continue
+        previous_is_text = bool(line.strip()) and not _NOT_SETEXT_TEXT.match(line)
+    return headings
+
+
+_INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]")
+_INLINE_CODE = re.compile(r"`+([^`]*)`+")
+_STRONG = re.compile(r"(\*\*|__)(.+?)\1")
+_EMPHASIS = re.compile(r"(?<![\w*])[*_](?=\S)(.+?)(?<=\S)[*_](?![\w*])")
+_HTML_TAG = re.compile(r"<[^>]{1,200}>")
+
+
+def _plain_heading(text: str) -> str:
+    text = _INLINE_LINK.sub(lambda m: m.group(1) if m.group(1) is not None else m.group(2) or "", text)
+    text = _INLINE_CODE.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    text = _EMPHASIS.sub(r"\1", text)
+    return _HTML_TAG.sub("", text)
+
+
+def github_anchor(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, punctuation dropped, spaces to hyphens.
+
+    Letters, marks and digits of any script are kept (a Cyrillic heading keeps its Cyrillic), as are
+    ``_`` and ``-``; emoji and other punctuation are dropped. Repeats are not numbered here (see
+    `split_document`).
+
+    Args:
+        heading: the heading text as written (inline Markdown is rendered to plain text first).
+
+    Returns:
+        The anchor without ``#``; may be "" for a heading of punctuation only.
+    """
+    kept = []
+    for char in _plain_heading(heading).strip().lower():
+        category = unicodedata.category(char)
+        if category[0] in "LMN" or category == "Pc" or char == "-":
+            kept.append(char)
+        elif char == " ":
+            kept.append("-")
+    return "".join(kept)
+
+
+@dataclass(frozen=True)
+class _Section:
+    level: int
+    title: str | None
+    heading_lines: list[str]
+    body: list[str]
+    body_start: int  # 0-based index of the first body line
+    start: int  # 0-based index of the heading (or body for the preamble)
+
+
+def _markdown_sections(text: str) -> list[_Section]:
+    lines = text.split("\n")
+    _, consumed = split_front_matter(text)
+    headings = find_markdown_headings(lines, consumed)
+    sections: list[_Section] = []
+    first = headings[0].line if headings else len(lines)
+    sections.append(_Section(0, None, [], lines[consumed:first], consumed, consumed))
+    for index, heading in enumerate(headings):
+        end = headings[index + 1].line if index + 1 < len(headings) else len(lines)
+        sections.append(
+            _Section(
+                heading.level,
+                heading.text,
+                lines[heading.line : heading.end_line],
+                lines[heading.end_line : end],
+                heading.end_line,
+                heading.line,
+            )
+        )
+    return sections
+
+
+def _rst_sections(text: str) -> list[_Section]:
+    lines = text.split("\n")
+    styles: list[tuple[str, bool]] = []
+    found: list[tuple[int, int, int, str]] = []  # (start, end, level, title)
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        over = _RST_ADORNMENT.match(line)
+        if (
+            over
+            and index + 2 < len(lines)
+            and lines[index + 1].strip()
+            and _RST_ADORNMENT.match(lines[index + 2])
+            and lines[index + 2].strip()[0] == over.group(1)
+        ):
+            style = (over.group(1), True)
+            if style not in styles:
+                styles.append(style)
+            found.append((index, index + 3, styles.index(style) + 1, lines[index + 1].strip()))
+            index += 3
+            continue
+        if (
+            line.strip()
+            and not line[0].isspace()
+            and not _RST_ADORNMENT.match(line)
+            and index + 1 < len(lines)
+            and (under := _RST_ADORNMENT.match(lines[index + 1]))
+            and len(lines[index + 1].rstrip()) >= min(len(line.rstrip()), 3)
+            and (index == 0 or not lines[index - 1].strip() or (found and found[-1][1] == index))
+        ):
+            style = (under.group(1), False)
+            if style not in styles:
+                styles.append(style)
+            found.append((index, index + 2, styles.index(style) + 1, line.strip()))
+            index += 2
+            continue
+        index += 1
+    first = found[0][0] if found else len(lines)
+    sections = [_Section(0, None, [], lines[:first], 0, 0)]
+    for position, (start, end, level, title) in enumerate(found):
+        stop = found[position + 1][0] if position + 1 < len(found) else len(lines)
+        sections.append(_Section(min(level, 6), title, lines[start:end], lines[end:stop], end, start))
+    return sections
+
+
+def _blocks(lines: Sequence[str], first_line: int) -> list[tuple[int, str]]:
+    """Group lines into blank-line separated blocks, keeping fenced code together; (1-based line, text)."""
+    blocks: list[tuple[int, str]] = []
+    current: list[str] = []
+    current_start = first_line
+    fence: str | None = None
+    for offset, line in enumerate(lines):
+        fence_match = _FENCE.match(line)
+        if fence_match:
+            fence = (
+                None
+                if fence is not None and fence_match.group(1)[0] == fence[0]
+                else (fence if fence is not None else fence_match.group(1))
+            )
+        if not line.strip() and fence is None:
+            if current:
+                blocks.append((current_start, "\n".join(current)))
+                current = []
+            continue
+        if not current:
+            current_start = first_line + offset
+        current.append(line)
+    if current:
+        blocks.append((current_start, "\n".join(current)))
+    return blocks
+
+
+def _hard_split(block: str, limit: int) -> list[str]:
+    pieces: list[str] = []
+    rest = block
+    while len(rest) > limit:
+        cut = rest.rfind("\n", 0, limit + 1)
+        if cut <= limit // 2:
+            cut = rest.rfind(" ", 0, limit + 1)
+        if cut <= limit // 2:
+            cut = limit
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        pieces.append(rest)
+    return [piece for piece in pieces if piece]
+
+
+def _pack(
+    blocks: list[tuple[int, str]], lead: str, repeat: str, max_chars: int, first_line: int
+) -> list[tuple[int, str]]:
+    """Pack blocks into parts of at most ``max_chars``: part 1 starts with ``lead`` (the heading lines),
+    later parts with ``repeat`` (the section's own heading line, "" when too long). Returns
+    (1-based start line, text) per part."""
+    pieces: list[tuple[int, str]] = []
+    prefix = lead if len(lead) <= max_chars // 2 else ""
+    if len(repeat) > max_chars // 3:
+        repeat = ""
+    room = max_chars - max(len(repeat), len(prefix)) - 2
+    if not prefix:
+        pieces.extend((first_line, piece) for piece in _hard_split(lead, room))
+    for start, block in blocks:
+        pieces.extend((start, piece) for piece in _hard_split(block, room))
+    parts: list[tuple[int, str]] = []
+    current, current_start, has_body = prefix, first_line, False
+    for start, piece in pieces:
+        joined = f"{current}\n\n{piece}" if current else piece
+        if len(joined) <= max_chars:
+            current, has_body = joined, True
+            continue
+        parts.append((current_start, current))
+        current = f"{repeat}\n\n{piece}" if repeat else piece
+        current_start = start
+    if current and (has_body or not parts):
+        parts.append((current_start, current))
+    return parts
+
+
+def split_document(text: str, path: str, max_chars: int = 2400) -> list[DocumentChunk]:
+    """Split a document into heading-scoped chunks of at most ``max_chars`` characters.
+
+    Markdown (``.md``, ``.markdown``): ATX and setext headings outside fenced code and front matter;
+    reStructuredText (``.rst``): underlined or over-and-underlined section titles, levels in order of
+    first appearance; anything else: plain text, blank-line paragraphs grouped up to the cap. A section
+    with no body is not emitted alone: its heading line leads the next chunk (and, being an ancestor,
+    stays in its heading path). An oversized section is split on paragraph boundaries (then lines, then
+    characters) into parts sharing heading path and anchor, titled "Heading (part 2)" and so on; every
+    part repeats the heading line when it fits in a third of the cap.
+
+    Args:
+        text: the document's text (already decoded).
+        path: the repository-relative path; its suffix picks the syntax and its stem titles the preamble.
+        max_chars: the size cap per chunk, in characters (not tokens); at least 40.
+
+    Returns:
+        Chunks in document order; empty for a blank document.
+
+    Raises:
+        ValueError: ``max_chars`` is below 40.
+    """
+    if max_chars < _MIN_MAX_CHARS:
+        raise ValueError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars} for {path!r}")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    pure = PurePosixPath(path)
+    suffix = pure.suffix.lower()
+    stem = pure.stem or pure.name or path
+    if suffix in (".md", ".markdown", ".mdx"):
+        sections = _markdown_sections(text)
+    elif suffix == ".rst":
+        sections = _rst_sections(text)
+    else:
+        sections = [_Section(0, None, [], text.split("\n"), 0, 0)]
+    chunks: list[DocumentChunk] = []
+    stack: list[tuple[int, str]] = []
+    seen_anchors: dict[str, int] = {}
+    pending: list[tuple[int, str]] = []  # heading lines of empty sections waiting for the next body
+    for section in sections:
+        path_titles: tuple[str, ...] = ()
+        if section.title is None:
+            base_title, anchor = stem, ""
+        else:
+            while stack and stack[-1][0] >= section.level:
+                stack.pop()
+            stack.append((section.level, section.title))
+            base = github_anchor(section.title)
+            count = seen_anchors.get(base, 0)
+            seen_anchors[base] = count + 1
+            anchor = base if count == 0 else f"{base}-{count}"
+            base_title, path_titles = section.title, tuple(title for _, title in stack)
+        body_blocks = _blocks(section.body, section.body_start + 1)
+        head_text = "\n".join(section.heading_lines).strip()
+        if not body_blocks:
+            if head_text:
+                pending.append((section.start + 1, head_text))
+            continue
+        lead = "\n\n".join([line for _, line in pending] + ([head_text] if head_text else []))
+        first_line = pending[0][0] if pending else section.start + 1
+        pending = []
+        parts = _pack(body_blocks, lead, head_text, max_chars, first_line)
+        for number, (start, part_text) in enumerate(parts, start=1):
+            title = base_title if number == 1 else f"{base_title} (part {number})"
+            chunks.append(
+                DocumentChunk(title, path_titles, anchor, part_text, first_line if number == 1 else start)
+            )
+    if pending:
+        # trailing headings with no body anywhere after them: keep them rather than lose the text
+        title = stack[-1][1] if stack else stem
+        anchor_base = github_anchor(title)
+        count = seen_anchors.get(anchor_base, 1) - 1
+        anchor = anchor_base if count <= 0 else f"{anchor_base}-{count}"
+        head = "\n\n".join(line for _, line in pending)[:max_chars]
+        chunks.append(DocumentChunk(title, tuple(t for _, t in stack), anchor, head, pending[0][0]))
+    return chunks
