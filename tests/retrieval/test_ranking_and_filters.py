@@ -14,7 +14,7 @@ from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
-    demote_superseded,
+    apply_priors,
     fuse,
     suppress_near_duplicates,
 )
@@ -45,7 +45,7 @@ def test_hits_far_below_the_best_are_cut_before_fusion() -> None:
 def test_superseded_decisions_are_marked_and_demoted_below_their_successor() -> None:
     old = Candidate(rowid=1, score=0.9, record=_decision("0001.md", status="superseded", superseded_by=["0002"]))
     new = Candidate(rowid=2, score=0.6, record=_decision("0002.md", status="accepted"))
-    ranked = demote_superseded([old, new], RankingParams())
+    ranked = apply_priors([old, new], RankingParams())
     assert [c.rowid for c in ranked] == [2, 1]
     assert ranked[1].superseded and not ranked[0].superseded
 
@@ -82,3 +82,14 @@ def test_query_terms_drop_stop_words_in_english_and_ukrainian() -> None:
     assert query_terms("Як ми налаштуємо резервне копіювання для бази даних") == [
         "налаштуємо", "резервне", "копіювання", "бази", "даних"
     ]
+
+
+def test_at_equal_relevance_a_more_critical_record_ranks_first() -> None:
+    commit = Candidate(rowid=1, score=0.8, record=Record.build(
+        kind=RecordKind.COMMIT, title="c", text="c", criticality=0.3,
+        provenance=Provenance(kind=SourceKind.COMMIT, ref="abc", uri="file:///x", mission="m",
+                              time=datetime(2024, 1, 1, tzinfo=UTC))))
+    decision = Candidate(rowid=2, score=0.8, record=_decision("0002.md", status="accepted"))
+    ranked = apply_priors([commit, decision], RankingParams())
+    assert [c.rowid for c in ranked] == [2, 1]
+    assert all(0.0 <= c.score <= 1.0 for c in ranked)

@@ -4,8 +4,9 @@
 2. Search the layers in scope with both retrievers in parallel: one exact dense pass over all
    vectors (split by layer with masks) and one BM25 query (split by layer), both under the same
    structured filters.
-3. Per layer, cut each list to the plausibly relevant and fuse with reciprocal rank fusion.
-4. Attach the records, demote superseded decisions, drop near-duplicates.
+3. Attach the records; drop bare merge commits; per layer, cut each list to the plausibly
+   relevant and fuse with reciprocal rank fusion.
+4. Apply the record priors (criticality; superseded decisions demoted), drop near-duplicates.
 5. Pack by relevance until the token budget; count what was omitted.
 6. Log the query as a retrieval event.
 """
@@ -25,8 +26,9 @@ from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
-    demote_superseded,
+    apply_priors,
     fuse,
+    is_bare_merge,
     suppress_near_duplicates,
 )
 from mission_memory.stores.base import Hit, SearchFilter
@@ -96,15 +98,21 @@ def run_query(
     bm25_future = _pool.submit(store.bm25_search_by_layer, terms, where, _PER_LIST)
     dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
     bm25_hits = bm25_future.result()
+
+    # Attach records first: bare merge commits ("Merge branch 'x'") say nothing of their own and
+    # would crowd the rank lists, so they leave the lists before ranks are fused.
+    records = store.get_records(
+        [h.rowid for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits]
+    )
+
+    def informative(hits: list[Hit]) -> list[Hit]:
+        return [h for h in hits if h.rowid in records and not is_bare_merge(records[h.rowid])]
+
     candidates: list[Candidate] = []
     for layer in layers:
-        candidates.extend(fuse(dense_hits.get(layer, []), bm25_hits.get(layer, []), params))
-    candidates.sort(key=lambda c: (-c.score, c.rowid))
-    candidates = candidates[: max_entries * 2]
-
-    records = store.get_records([c.rowid for c in candidates])
-    candidates = [replace(c, record=records[c.rowid]) for c in candidates if c.rowid in records]
-    candidates = demote_superseded(candidates, params)
+        fused = fuse(informative(dense_hits.get(layer, [])), informative(bm25_hits.get(layer, [])), params)
+        candidates.extend(replace(c, record=records[c.rowid]) for c in fused)
+    candidates = apply_priors(candidates, params)
     vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
     candidates, duplicates = suppress_near_duplicates(candidates, vectors, params.duplicate_cosine)
     candidates = candidates[:max_entries]

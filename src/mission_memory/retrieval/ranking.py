@@ -34,8 +34,10 @@ class RankingParams:
         dense_window: keep dense hits with cosine ≥ best − this.
         bm25_ratio: keep BM25 hits scoring ≥ this × the best BM25 score.
         superseded_factor: a superseded decision's score is multiplied by this.
-        bare_merge_factor: a merge commit with no message body ("Merge branch 'x'") is multiplied
-            by this: its subject says nothing the merged commits do not say better.
+        criticality_weight: a record's score is multiplied by ``1 + w × (criticality − 0.5)``,
+            so at equal relevance an accepted decision (0.7) ranks above a commit (0.3). This is
+            the normal-mode end of DESIGN.md §7's ``a × criticality + (1 − a) × sim``, with a
+            small fixed weight; degraded mode raises it.
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
     """
 
@@ -43,7 +45,7 @@ class RankingParams:
     dense_window: float = 0.045
     bm25_ratio: float = 0.35
     superseded_factor: float = 0.5
-    bare_merge_factor: float = 0.6
+    criticality_weight: float = 0.3
     duplicate_cosine: float = 0.97
 
 
@@ -130,15 +132,19 @@ def is_bare_merge(record: Record) -> bool:
     )
 
 
-def demote_superseded(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
-    """Mark superseded decisions and demote them (``superseded_factor``) and bare merges; re-sort."""
+def apply_priors(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
+    """Weight fused scores by record criticality, demote and mark superseded decisions; sort best first.
+
+    Every candidate must have its ``record`` attached. Scores stay in [0, 1].
+    """
     out = []
     for cand in candidates:
-        if cand.record is not None and is_superseded(cand.record):
-            cand = replace(cand, superseded=True, score=cand.score * params.superseded_factor)
-        elif cand.record is not None and is_bare_merge(cand.record):
-            cand = replace(cand, score=cand.score * params.bare_merge_factor)
-        out.append(cand)
+        assert cand.record is not None
+        factor = 1.0 + params.criticality_weight * (cand.record.criticality - 0.5)
+        superseded = is_superseded(cand.record)
+        if superseded:
+            factor *= params.superseded_factor
+        out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor)))
     out.sort(key=lambda c: (-c.score, c.rowid))
     return out
 
