@@ -48,6 +48,11 @@ def test_the_corpus_ingests_cleanly_with_every_adr_and_commit(tdr: tuple[Memory,
         ("Яку бібліотеку обрати для генерації таблиць Excel?", "0031"),
         ("Вимкнути неактивних користувачів Keycloak", "0037"),
         ("Який сервіс безперервної інтеграції ми використовуємо?", "0024"),
+        ("Як ми перевіряємо метадані CSV файлів?", "0035"),
+        ("Чому ми використовуємо AWS Step Functions для перевірок файлів?", "0027"),
+        ("Як налаштувати GOV.UK Notify для різних середовищ?", "0014"),
+        ("Should we monitor requests with AWS X-Ray?", "0029"),
+        ("How are judgment transfer URLs structured?", "0023"),
     ],
 )
 def test_a_task_on_an_adr_topic_finds_that_adr_near_the_top(tdr: tuple[Memory, dict], task: str, adr: str) -> None:
