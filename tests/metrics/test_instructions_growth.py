@@ -73,7 +73,7 @@ def test_a_repository_without_instructions_file_is_an_input_error(
 ) -> None:
     repo = make_git_repo("bare-project")
     repo.commit("a", date="2025-02-01T00:00:00+00:00", files={"README.md": "x"})
-    with pytest.raises(InputError, match="CLAUDE.md or AGENTS.md"):
+    with pytest.raises(InputError, match=r"CLAUDE\.md or AGENTS\.md"):
         measure_instructions_growth(repo.root)
 
 

@@ -40,14 +40,14 @@ def test_k_counts_read_calls_before_the_first_file_modifying_call(scenario_2x: S
 
 def test_w_is_the_share_of_distinct_init_files_never_edited_or_written(scenario_2x: Scenario) -> None:
     # distinct init files: README.md, client.py, notes.md; client.py is edited later -> 2 of 3 unused
-    assert measure_one(scenario_2x.root).W == pytest.approx(2 / 3)
+    assert pytest.approx(2 / 3) == measure_one(scenario_2x.root).W
 
 
 def test_subagent_reads_count_when_asked(scenario_2x: Scenario) -> None:
     # + subagent's retry.py and README.md (both before A4): K = 6; distinct 4, unused README, notes, retry
     metrics = measure_one(scenario_2x.root, MetricsOptions(include_subagents=True))
     assert metrics.K == 6
-    assert metrics.W == pytest.approx(3 / 4)
+    assert pytest.approx(3 / 4) == metrics.W
 
 
 def test_session_counts_include_subagent_calls_once_each(scenario_2x: Scenario) -> None:
