@@ -1,0 +1,1 @@
+"""Task trackers behind the :class:`~mission_memory.ingest.trackers.base.Tracker` protocol."""

@@ -1,0 +1,90 @@
+"""The ``Tracker`` protocol and the task types every tracker returns (DESIGN.md §5).
+
+A tracker lists tasks carrying a label (``LONG-TERM`` by default) and the comments on one task.
+Implementations: ``PlaneTracker`` (Plane REST v1), ``GitHubTracker`` (GitHub issues REST) and
+``LocalFolderTracker`` (one Markdown file per task, for the embedded default). Each translates its
+transport's failures at its own boundary into :class:`~mission_memory.errors.BackendUnavailable`
+(unreachable, 5xx, rate limit not lifting) or :class:`~mission_memory.errors.ConfigError`
+(401/403, missing key, bad URL).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+__all__ = ["DEFAULT_LABEL", "Task", "TaskComment", "Tracker"]
+
+DEFAULT_LABEL = "LONG-TERM"
+
+
+@dataclass(frozen=True)
+class TaskComment:
+    """One comment on a task.
+
+    Attributes:
+        id: the tracker's id of the comment.
+        author: display name or login, or None.
+        created_at: timezone-aware UTC datetime.
+        text: the comment as plain text (HTML stripped).
+        url: a URL that opens the comment, or None.
+    """
+
+    id: str
+    author: str | None
+    created_at: datetime
+    text: str
+    url: str | None = None
+
+
+@dataclass(frozen=True)
+class Task:
+    """One tracker task (issue, work item).
+
+    Attributes:
+        key: the human key used in commit messages: ``OPS-7`` (Plane identifier + sequence id),
+            ``#45`` (GitHub issue number), or the local file's key.
+        title: the task title.
+        description: plain text (HTML stripped), may be empty.
+        labels: label names (not ids).
+        state: the tracker's state name ("open", "In Progress", ...), or None.
+        url: a URL that opens the task.
+        created_at, updated_at: timezone-aware UTC datetimes.
+        linked_files: repository-relative paths linked to the task (local tracker; empty elsewhere).
+        tracker: the tracker kind that produced it ("plane", "github", "local").
+    """
+
+    key: str
+    title: str
+    description: str
+    labels: tuple[str, ...]
+    state: str | None
+    url: str
+    created_at: datetime
+    updated_at: datetime
+    linked_files: tuple[str, ...] = field(default_factory=tuple)
+    tracker: str = ""
+
+
+class Tracker(Protocol):
+    """Reads tasks and their comments from one project of one tracker."""
+
+    kind: str
+
+    def list_tasks(self, label: str = DEFAULT_LABEL) -> list[Task]:
+        """All tasks carrying ``label`` (case-insensitive), following pagination to the end.
+
+        Raises:
+            BackendUnavailable: the tracker cannot be reached or keeps failing.
+            ConfigError: credentials or settings are wrong (401/403/404 on the project).
+        """
+        ...
+
+    def list_comments(self, task: Task) -> list[TaskComment]:
+        """All comments on ``task``, oldest first, following pagination to the end.
+
+        Raises:
+            BackendUnavailable, ConfigError: as for :meth:`list_tasks`.
+        """
+        ...

@@ -1,0 +1,63 @@
+"""make_tracker: kind -> configured tracker, and its refusals."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mission_memory.errors import ConfigError
+from mission_memory.ingest.trackers.base import Tracker
+from mission_memory.ingest.trackers.github import GitHubTracker
+from mission_memory.ingest.trackers.local_files import LocalFolderTracker
+from mission_memory.ingest.trackers.plane import PlaneTracker
+from mission_memory.ingest.trackers.registry import TRACKER_KINDS, make_tracker
+
+
+def test_each_kind_builds_its_tracker(tmp_path: Path) -> None:
+    plane = make_tracker(
+        "plane", base_url="https://api.plane.so", workspace="ops", project_id="p-1", api_key="k"
+    )
+    github = make_tracker("GitHub", repo="owner/name", token=None)
+    local = make_tracker("local", folder=tmp_path)
+
+    assert isinstance(plane, PlaneTracker) and plane.kind == "plane"
+    assert isinstance(github, GitHubTracker) and github.kind == "github"
+    assert isinstance(local, LocalFolderTracker) and local.kind == "local"
+    assert TRACKER_KINDS == ("plane", "github", "local")
+
+
+def test_an_unknown_kind_is_a_config_error_listing_the_kinds() -> None:
+    with pytest.raises(ConfigError, match="plane, github, local"):
+        make_tracker("jira")
+
+
+def test_missing_or_unexpected_options_are_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="'plane'"):
+        make_tracker("plane", base_url="https://api.plane.so", workspace="ops")
+    with pytest.raises(ConfigError, match="'local'"):
+        make_tracker("local", folder=tmp_path, label="LONG-TERM")
+
+
+def test_choosing_the_local_tracker_imports_neither_httpx_nor_the_http_trackers(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from mission_memory.ingest.trackers.registry import make_tracker\n"
+        f"make_tracker('local', folder={str(tmp_path)!r})\n"
+        "print(sorted(m for m in ('httpx', 'mission_memory.ingest.trackers.plane',"
+        " 'mission_memory.ingest.trackers.github') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+
+    assert done.stdout.strip() == "[]"
+
+
+def test_every_tracker_satisfies_the_tracker_protocol(tmp_path: Path) -> None:
+    trackers: list[Tracker] = [
+        PlaneTracker("https://api.plane.so", "ops", "p-1", "k"),
+        GitHubTracker("owner/name", None),
+        LocalFolderTracker(tmp_path),
+    ]
+    assert [tracker.kind for tracker in trackers] == ["plane", "github", "local"]
