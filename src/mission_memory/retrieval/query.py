@@ -4,8 +4,8 @@
 2. Search the layers in scope with both retrievers in parallel: one exact dense pass over all
    vectors (split by layer with masks) and one BM25 query (split by layer), both under the same
    structured filters.
-3. Attach the records; drop bare merge commits; per layer, cut each list to the plausibly
-   relevant and fuse with reciprocal rank fusion.
+3. Attach the records; drop bare merge commits; per layer and record kind, cut each list to the
+   plausibly relevant and fuse with reciprocal rank fusion.
 4. Apply the record priors (criticality; superseded decisions demoted), drop near-duplicates.
 5. Pack by relevance until the token budget; count what was omitted.
 6. Log the query as a retrieval event.
@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.records import Layer
+from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.digest import Digest, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.query_terms import query_terms
@@ -105,13 +105,21 @@ def run_query(
         [h.rowid for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits]
     )
 
-    def informative(hits: list[Hit]) -> list[Hit]:
-        return [h for h in hits if h.rowid in records and not is_bare_merge(records[h.rowid])]
+    def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
+        out: dict[RecordKind, list[Hit]] = {}
+        for h in hits:
+            if h.rowid in records and not is_bare_merge(records[h.rowid]):
+                out.setdefault(records[h.rowid].kind, []).append(h)
+        return out
 
+    # Ranks are fused per record kind: similarity scores of short commit subjects, long ADRs and
+    # document sections are not comparable, but their ranks within their own kind are.
     candidates: list[Candidate] = []
     for layer in layers:
-        fused = fuse(informative(dense_hits.get(layer, [])), informative(bm25_hits.get(layer, [])), params)
-        candidates.extend(replace(c, record=records[c.rowid]) for c in fused)
+        dense_kinds, bm25_kinds = by_kind(dense_hits.get(layer, [])), by_kind(bm25_hits.get(layer, []))
+        for kind in dense_kinds.keys() | bm25_kinds.keys():
+            fused = fuse(dense_kinds.get(kind, []), bm25_kinds.get(kind, []), params)
+            candidates.extend(replace(c, record=records[c.rowid]) for c in fused)
     candidates = apply_priors(candidates, params)
     vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
     candidates, duplicates = suppress_near_duplicates(candidates, vectors, params.duplicate_cosine)
