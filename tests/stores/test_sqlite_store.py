@@ -142,3 +142,39 @@ def test_a_deletion_or_a_corrupt_snapshot_makes_a_process_reread_the_database(tm
     snapshot.write_bytes(b"garbage")
     again = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
     assert len(again.dense_search(vectors[0], "model-a", ALL, 10)) == 3
+
+
+def test_a_damaged_store_is_reported_with_a_recovery_hint_and_refuses_ingest(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    store = SqliteStore(path)
+    store.upsert([_record(f"d{i}.md", "x" * 3000) for i in range(200)], _unit(200), "model-a")
+    store.close()
+    data = bytearray(path.read_bytes())
+    for offset in range(8192, len(data) - 4096, 4096):  # keep the header page, damage the rest
+        data[offset : offset + 512] = b"\xff" * 512
+    path.write_bytes(bytes(data))
+    with pytest.raises(BackendUnavailable, match="damaged.*re-ingest"):
+        damaged = SqliteStore(path)
+        damaged.ensure_sound()
+        damaged.counts()
+
+
+def test_a_read_only_data_dir_can_still_be_read(tmp_path: Path) -> None:
+    import os
+
+    folder = tmp_path / "ro"
+    store = SqliteStore(folder / "m.db")
+    store.upsert([_record("a.md", "alpha")], _unit(1), "model-a")
+    store.close()
+    for name in os.listdir(folder):
+        os.chmod(folder / name, 0o444)
+    os.chmod(folder, 0o555)
+    try:
+        if os.access(folder / "m.db", os.W_OK):
+            pytest.skip("running as a user who can write anyway (root)")
+        reader = SqliteStore(folder / "m.db")
+        assert reader.counts()["domain"] == {"doc_chunk": 1}
+        with pytest.raises(BackendUnavailable, match="not writable"):
+            reader.upsert([_record("b.md", "beta")], _unit(1), "model-a")
+    finally:
+        os.chmod(folder, 0o755)

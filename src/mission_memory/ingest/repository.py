@@ -354,6 +354,7 @@ def ingest_repository(
         raise InputError(f"ingest path {path} does not exist")
     if not path.is_dir():
         raise InputError(f"ingest path {path} is a file; give the repository's folder")
+    store.ensure_sound()
     source = _Source(path.resolve())
     mission = mission or source.root.name
     report = IngestReport(mission=mission, path=str(source.root))

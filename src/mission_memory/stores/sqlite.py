@@ -22,6 +22,8 @@ the last committed state.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import json
 import sqlite3
 import threading
@@ -144,6 +146,29 @@ def _ts(moment: datetime) -> float:
     return moment.timestamp()
 
 
+def _translating(cls: type[SqliteStore]) -> type[SqliteStore]:
+    """Wrap the public methods of ``cls`` so that SQLite errors leave as :class:`BackendUnavailable`."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") or not callable(member):
+            continue
+
+        def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(method)
+            def translated(self: SqliteStore, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return method(self, *args, **kwargs)
+                except sqlite3.Error as exc:
+                    raise self._translate(exc) from exc
+
+            return translated
+
+        if inspect.isgeneratorfunction(member):
+            continue  # iter_records translates inside
+        setattr(cls, name, wrap(member))
+    return cls
+
+
+@_translating
 class SqliteStore:
     """Records, FTS5 BM25, exact NumPy vector search and retrieval events in one SQLite file.
 
@@ -187,7 +212,7 @@ class SqliteStore:
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.DatabaseError as exc:
-                raise BackendUnavailable(f"cannot open store {self.path}: {exc}") from exc
+                raise self._translate(exc) from exc
             self._local.conn = conn
             with self._conn_lock:
                 self._connections.append(conn)
@@ -201,10 +226,25 @@ class SqliteStore:
                 return action()
             except sqlite3.OperationalError as exc:
                 message = str(exc).lower()
-                if ("locked" not in message and "busy" not in message) or time.monotonic() > deadline:
-                    raise BackendUnavailable(f"store {self.path} is busy: {exc}") from exc
+                if "locked" not in message and "busy" not in message:
+                    raise self._translate(exc) from exc
+                if time.monotonic() > deadline:
+                    raise BackendUnavailable(f"store {self.path} stayed busy for {_WRITE_RETRY_SECONDS:.0f} s: {exc}") from exc
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
+
+    def _translate(self, exc: sqlite3.Error) -> BackendUnavailable:
+        """The package error for a SQLite failure, with what the user can do about it."""
+        message = str(exc).lower()
+        if "readonly" in message or "read-only" in message:
+            return BackendUnavailable(f"data dir {self.path.parent} is not writable ({exc})")
+        if "malformed" in message or "not a database" in message or "corrupt" in message:
+            return BackendUnavailable(
+                f"store {self.path} is damaged ({exc}); it is derived data: move it aside and re-ingest"
+            )
+        if "unable to open" in message:
+            return BackendUnavailable(f"cannot open store {self.path} ({exc}); is {self.path.parent} writable?")
+        return BackendUnavailable(f"store {self.path} failed: {exc}")
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
@@ -222,6 +262,9 @@ class SqliteStore:
     def _migrate(self) -> None:
         try:
             conn = self._conn()
+            applied = _applied_migrations(conn)
+            if applied is not None and all(name in applied for name, _ in _MIGRATIONS):
+                return  # nothing to write: a read-only data dir can still be read
             with self._write() as tx:
                 tx.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)")
                 done = {row[0] for row in tx.execute("SELECT name FROM migrations")}
@@ -232,6 +275,8 @@ class SqliteStore:
                         tx.execute(statement)
                     tx.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
             conn.execute("SELECT count(*) FROM records").fetchone()
+        except BackendUnavailable:
+            raise
         except sqlite3.DatabaseError as exc:
             raise BackendUnavailable(f"{self.path} is not a usable mission-memory store: {exc}") from exc
 
@@ -353,9 +398,12 @@ class SqliteStore:
         conn = self._conn()
         last = 0
         while True:
-            rows = conn.execute(
-                f"SELECT {_RECORD_COLUMNS} FROM records WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
-            ).fetchall()
+            try:
+                rows = conn.execute(
+                    f"SELECT {_RECORD_COLUMNS} FROM records WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from exc
             if not rows:
                 return
             last = rows[-1][0]
@@ -631,6 +679,25 @@ class SqliteStore:
     def integrity_check(self) -> str:
         """Result of ``PRAGMA integrity_check`` (``ok`` when sound)."""
         return str(self._conn().execute("PRAGMA integrity_check").fetchone()[0])
+
+    def ensure_sound(self) -> None:
+        """Run ``PRAGMA quick_check``; raise :class:`BackendUnavailable` when the file is damaged.
+
+        Ingest calls it first, so that writing into a damaged file is refused, not reported as success.
+        """
+        result = str(self._conn().execute("PRAGMA quick_check").fetchone()[0])
+        if result != "ok":
+            raise BackendUnavailable(
+                f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
+            )
+
+
+def _applied_migrations(conn: sqlite3.Connection) -> set[str] | None:
+    """Names of the applied migrations, or None when the table does not exist yet."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone()
+    if exists is None:
+        return None
+    return {row[0] for row in conn.execute("SELECT name FROM migrations")}
 
 
 def _split_sql(script: str) -> list[str]:
