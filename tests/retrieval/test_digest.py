@@ -76,3 +76,11 @@ def test_ages_read_as_days_weeks_months_and_years() -> None:
     assert format_age(datetime(2025, 11, 20, tzinfo=UTC), now) == "6 weeks"
     assert format_age(datetime(2025, 3, 1, tzinfo=UTC), now) == "10 months"
     assert format_age(datetime(2020, 1, 1, tzinfo=UTC), now) == "6 years"
+
+
+def test_the_best_entry_is_shortened_to_fit_a_small_budget_rather_than_dropped() -> None:
+    tokenizer = TiktokenTokenizer()
+    candidates = _candidates(ENGLISH * 3, 4)[1:]
+    _, entries, used, _ = pack_digest("q", "all", candidates, 300, tokenizer, 450, LAYERS)
+    assert entries and entries[0].record.id == candidates[0].record.id
+    assert entries[0].text.endswith("…") and used <= 300

@@ -27,6 +27,7 @@ _SECTION_TITLES = {
     Layer.PRACTITIONER: "Practitioner patterns",
 }
 _SEPARATOR = "\n\n"
+_MIN_EXCERPT_TOKENS = 48
 
 
 @dataclass(frozen=True)
@@ -229,8 +230,8 @@ def pack_digest(
 ) -> tuple[str, list[DigestEntry], int, int]:
     """Pack ranked candidates into a Markdown digest of at most ``token_budget`` tokens.
 
-    Candidates are taken best first; one that does not fit is skipped and smaller ones after it
-    may still go in. The whole text is counted again at the end and entries are dropped from the
+    Candidates are taken best first; one that does not fit whole is shortened to the room left
+    (when at least 48 tokens of excerpt fit), else skipped, and smaller ones after it may still go in. The whole text is counted again at the end and entries are dropped from the
     bottom until it fits, so the bound holds for the exact text returned.
 
     Args:
@@ -268,7 +269,16 @@ def pack_digest(
         layer = cand.record.layer
         extra = 0 if layer in opened else section_cost.get(layer, 0)
         if used + cost + extra > token_budget:
-            continue
+            # Shorten rather than drop: a relevant entry cut to what fits beats a weaker one whole.
+            frame = tokenizer.count(_entry_block(len(chosen) + 1, cand, "", now)) + sep
+            room = token_budget - used - extra - frame - 2
+            if room < _MIN_EXCERPT_TOKENS:
+                continue
+            excerpt = tokenizer.truncate(excerpt, room)
+            block = _entry_block(len(chosen) + 1, cand, excerpt, now)
+            cost = tokenizer.count(block) + sep
+            if used + cost + extra > token_budget:
+                continue
         used += cost + extra
         opened.add(layer)
         chosen.append((cand, excerpt, block, cost))
