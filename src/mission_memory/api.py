@@ -13,12 +13,14 @@ Example::
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, make_embedder
+from mission_memory.errors import InputError
 from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
@@ -27,6 +29,9 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 
 if TYPE_CHECKING:
     from mission_memory.ingest.repository import IngestReport, ProgressFn
+    from mission_memory.ingest.trackers.base import Tracker
+    from mission_memory.refresh.orchestrator import RefreshReport
+    from mission_memory.refresh.summarizers import Summarizer
 
 __all__ = ["Memory"]
 
@@ -130,6 +135,12 @@ class Memory:
             InputError: bad scope, filters, budget or task description.
             BudgetError: the budget cannot hold the digest header.
         """
+        checked = parse_filters(filters)
+        if checked.mission is not None:
+            known = self.store.missions()
+            if checked.mission not in known:
+                names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
+                raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
         return run_query(
             store=self.store,
             embedder=self.embedder,
@@ -137,7 +148,7 @@ class Memory:
             task_description=task_description,
             scope=scope if isinstance(scope, Scope) else parse_scope(scope),
             token_budget=self.settings.default_token_budget if token_budget is None else token_budget,
-            filters=parse_filters(filters),
+            filters=checked,
             max_entry_tokens=self.settings.max_entry_tokens,
             max_entries=self.settings.max_digest_entries,
         )
@@ -145,6 +156,35 @@ class Memory:
     def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
         """The latest retrieval events, newest first."""
         return self.store.retrieval_events(limit)
+
+    # -- push ---------------------------------------------------------------------------------
+
+    def refresh_once(
+        self,
+        tracker: Tracker,
+        repo_path: str | Path | None = None,
+        now: datetime | None = None,
+        summarizer: Summarizer | None = None,
+    ) -> RefreshReport:
+        """Push: one refresh pass over the tracker's ``LONG-TERM`` tasks, as of ``now`` (default: now).
+
+        See :func:`mission_memory.refresh.orchestrator.refresh_once`.
+        """
+        from mission_memory.refresh.orchestrator import refresh_once  # the refresher loads only to refresh
+
+        return refresh_once(
+            self, tracker, Path(repo_path) if repo_path is not None else None,
+            now if now is not None else datetime.now(UTC), summarizer,
+        )
+
+    def refresh_status(self) -> dict[str, Any]:
+        """The refresh queue (next due per task), the latest refreshes and LLM spend today vs the cap.
+
+        See :func:`mission_memory.refresh.orchestrator.refresh_status`.
+        """
+        from mission_memory.refresh.orchestrator import refresh_status
+
+        return refresh_status(self)
 
     # -- maintenance ----------------------------------------------------------------------------
 
@@ -159,6 +199,7 @@ class Memory:
             "records": sum(sum(kinds.values()) for kinds in counts.values()),
             "layers": counts,
             "missions": self.store.missions(),
+            "components": self.store.components(),
             "vectors_by_model": self.store.vector_models(),
             "retrieval_events": self.store.count_retrieval_events(),
         }

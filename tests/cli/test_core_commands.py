@@ -102,3 +102,18 @@ def test_the_installed_console_script_runs_query_on_real_input(mission_repo: Git
                           capture_output=True, text=True, check=True)
     assert done.stdout.startswith("# Mission memory digest")
     assert "ADR-0003" in done.stdout
+
+
+def test_an_unknown_mission_and_a_bad_date_are_named_in_the_error(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    result = runner.invoke(app, ["query", "ledger", "--mission", "nope"])
+    assert result.exit_code == 1 and "'nope'" in result.stderr and "uploader" in result.stderr
+    result = runner.invoke(app, ["query", "ledger", "--since", "yesterday"])
+    assert result.exit_code == 1 and "'yesterday'" in result.stderr and "2024-05-01" in result.stderr
+
+
+def test_reingest_counts_commits_already_stored_as_unchanged(mission_repo: GitRepo) -> None:
+    first = _json(["ingest", str(mission_repo.root), "--json"])
+    second = _json(["ingest", str(mission_repo.root), "--json"])
+    assert second["unchanged"] == first["added"]
+    assert _json(["status", "--json"])["components"]["docs"] >= 1

@@ -141,6 +141,9 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
         console.print(f"Vectors of {model}: {n}{marker}")
     for name, n in data["missions"].items():
         console.print(f"Mission {name}: {n} records")
+    if data["components"]:
+        shown = ", ".join(f"{name} ({n})" for name, n in data["components"].items())
+        console.print(f"Components (for --component): {shown}")
 
 
 def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False) -> None:

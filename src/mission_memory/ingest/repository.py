@@ -399,6 +399,10 @@ def ingest_repository(
         records.extend(_commit_record(source, mission, c, mission_type) for c in source.git.commits(since))
 
     _store_new(store, embedder, records, report, progress)
+    if source.git is not None:
+        # Commits before the last ingested HEAD were not read again; count them as unchanged.
+        known_commits = store.count_kind(mission, RecordKind.COMMIT.value)
+        report.unchanged[RecordKind.COMMIT.value] = known_commits - report.added[RecordKind.COMMIT.value]
     # Replaced records were deleted by upsert; files that disappeared leave records behind: drop them.
     for kind, n in _delete_missing(store, mission, file_kinds, file_keys).items():
         report.removed[kind] += n

@@ -20,6 +20,7 @@ from pydantic import Field
 from mission_memory import __version__
 from mission_memory.api import Memory
 from mission_memory.errors import MissionMemoryError
+from mission_memory.retrieval.filters import QueryFilters
 
 __all__ = ["TOOL_DESCRIPTION", "build_server", "run_server"]
 
@@ -32,10 +33,11 @@ TOOL_DESCRIPTION = (
 )
 
 FiltersArg = Annotated[
-    dict[str, Any] | None,
+    QueryFilters | None,
     Field(
         description=(
-            "Optional restrictions: component (string), criticality (minimum, 0..1), since / until "
+            "Optional restrictions: component (a top-level folder such as 'docs'), criticality "
+            "(minimum, 0..1; decisions are 0.6-0.7, commits 0.3-0.4, documents 0.4-0.5), since / until "
             "(ISO 8601 date or time), mission, mission_type, outcome (accepted|rejected|modified)."
         )
     ),

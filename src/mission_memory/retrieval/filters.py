@@ -56,7 +56,12 @@ class QueryFilters(BaseModel):
         outcome: only practitioner records with this outcome (accepted, rejected, modified).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        populate_by_name=True,
+        json_schema_extra={"description": "Restrictions of a memory query; every field is optional."},
+    )
 
     component: str | None = None
     min_criticality: float | None = Field(default=None, ge=0.0, le=1.0, alias="criticality")
@@ -105,10 +110,13 @@ def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
     try:
         filters = QueryFilters.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'filters'}: {err['msg']}" for err in exc.errors()
-        )
-        raise InputError(f"invalid filters ({problems})") from None
+        problems = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "filters"
+            hint = " (use a date like 2024-05-01 or a time like 2024-05-01T09:30:00Z)" if field in ("since", "until") else ""
+            shown = f" {err['input']!r}" if field in ("since", "until", "criticality", "min_criticality") else ""
+            problems.append(f"{field}{shown}: {err['msg']}{hint}")
+        raise InputError(f"invalid filters ({'; '.join(problems)})") from None
     if filters.since and filters.until and filters.since > filters.until:
         raise InputError(f"filters: since ({filters.since.date()}) is after until ({filters.until.date()})")
     return filters

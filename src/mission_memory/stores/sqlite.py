@@ -420,6 +420,20 @@ class SqliteStore:
         """Stored vector counts by model id."""
         return dict(self._conn().execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id").fetchall())
 
+    def components(self, limit: int = 30) -> dict[str, int]:
+        """Record counts of the most common components (the values ``--component`` filters on)."""
+        rows = self._conn().execute(
+            "SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL"
+            " GROUP BY component ORDER BY n DESC, component LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return dict(rows)
+
+    def count_kind(self, mission: str, kind: str) -> int:
+        """How many records of ``kind`` ``mission`` holds."""
+        row = self._conn().execute("SELECT count(*) FROM records WHERE mission = ? AND kind = ?", (mission, kind)).fetchone()
+        return int(row[0])
+
     def missions(self) -> dict[str, int]:
         """Record counts by mission."""
         return dict(self._conn().execute("SELECT mission, count(*) FROM records GROUP BY mission").fetchall())
