@@ -108,3 +108,13 @@ def test_mission_defaults_to_the_repository_folder_name(memory: Memory, mission_
     memory.ingest_repository(mission_repo.root)
     assert set(memory.status()["missions"]) == {"uploader"}
     assert load_settings().data_dir.exists()
+
+
+def test_a_task_naming_an_adr_or_a_tracker_key_gets_those_records_first(memory: Memory, mission_repo: GitRepo) -> None:
+    memory.ingest_repository(mission_repo.root)
+    digest = memory.query("Revisit ADR-1 before the audit", token_budget=3000)
+    assert digest.entries[0].record.title.startswith("ADR-0001")
+    assert digest.entries[0].superseded
+    digest = memory.query("finish OPS-31 on the field laptops", token_budget=3000)
+    assert digest.entries[0].record.kind is RecordKind.COMMIT
+    assert digest.entries[0].record.attributes["tracker_keys"] == ["OPS-31"]

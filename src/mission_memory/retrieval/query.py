@@ -13,12 +13,14 @@
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.ingest.git_history import extract_tracker_keys
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.digest import Digest, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
@@ -29,13 +31,14 @@ from mission_memory.retrieval.ranking import (
     apply_priors,
     fuse,
     is_bare_merge,
+    is_superseded,
     suppress_near_duplicates,
 )
 from mission_memory.stores.base import Hit, SearchFilter
 from mission_memory.stores.sqlite import SqliteStore
 from mission_memory.tokens import Tokenizer
 
-__all__ = ["MAX_TASK_CHARS", "run_query"]
+__all__ = ["MAX_TASK_CHARS", "named_references", "run_query"]
 
 MAX_TASK_CHARS = 20_000
 _PER_LIST = 60
@@ -120,7 +123,7 @@ def run_query(
         for kind in dense_kinds.keys() | bm25_kinds.keys():
             fused = fuse(dense_kinds.get(kind, []), bm25_kinds.get(kind, []), params)
             candidates.extend(replace(c, record=records[c.rowid]) for c in fused)
-    candidates = apply_priors(candidates, params)
+    candidates = _named_first(store, task, where, apply_priors(candidates, params))
     vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
     candidates, duplicates = suppress_near_duplicates(candidates, vectors, params.duplicate_cosine)
     candidates = candidates[:max_entries]
@@ -159,3 +162,41 @@ def run_query(
         duration_ms=duration_ms,
         model_id=embedder.model_id,
     )
+
+
+_ADR_REFERENCE = re.compile(r"\bADR[\s\-_#]*0*(\d{1,5})\b", re.IGNORECASE)
+
+
+def named_references(task: str) -> tuple[list[int], list[str]]:
+    """ADR numbers (``ADR-5``, ``ADR 0005``) and tracker keys (``TDR-1234``, ``#45``) a task names."""
+    numbers = list(dict.fromkeys(int(m.group(1)) for m in _ADR_REFERENCE.finditer(task)))
+    keys = [k for k in extract_tracker_keys(task) if not k.startswith("#")]
+    return numbers, keys
+
+
+def _named_first(store: SqliteStore, task: str, where: SearchFilter, candidates: list[Candidate]) -> list[Candidate]:
+    """Put the decisions and commits a task names outright at the top of the candidates.
+
+    A task that says "update ADR-0005" or "fix TDR-1234" means those records, whatever their
+    similarity; they get score 1.0, superseded or not (a superseded one is still marked).
+    """
+    numbers, keys = named_references(task)
+    if not numbers and not keys:
+        return candidates
+    rowids = store.phrase_search([f"adr {n:04d}" for n in numbers], where, 10, title_only=True)
+    rowids += store.phrase_search(keys, where, 10)
+    found = store.get_records(rowids)
+    named = {
+        rowid: record for rowid, record in found.items()
+        if (record.kind is RecordKind.DECISION and record.attributes.get("number") in numbers)
+        or (record.kind is RecordKind.DECISION and set(record.attributes.get("task_ids", [])) & set(keys))
+        or (record.kind is RecordKind.COMMIT and set(record.attributes.get("tracker_keys", [])) & set(keys))
+    }
+    if not named:
+        return candidates
+    rest = [c for c in candidates if c.rowid not in named]
+    first = [
+        Candidate(rowid=rowid, score=1.0, record=record, superseded=is_superseded(record))
+        for rowid, record in named.items()
+    ]
+    return first + rest

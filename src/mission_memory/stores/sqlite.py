@@ -488,6 +488,25 @@ class SqliteStore:
                 out[layer].append(Hit(rowid=rowid, score=-float(score)))
         return out
 
+    def phrase_search(self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False) -> list[int]:
+        """Row ids of records containing any of ``phrases`` as an exact token sequence, best first.
+
+        Used to find records a task names outright (``ADR-0005``, ``TDR-1234``); cheap because
+        an FTS5 phrase query reads only the postings of its tokens.
+        """
+        if not phrases:
+            return []
+        column = "title : " if title_only else ""
+        match = " OR ".join(column + '"' + p.replace('"', '""') + '"' for p in phrases)
+        clauses, params = _filter_sql(where, alias="r")
+        rows = self._conn().execute(
+            "SELECT r.rowid FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+            f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} "
+            "ORDER BY bm25(records_fts, 2.0, 1.0) LIMIT ?",
+            (match, *params, limit),
+        ).fetchall()
+        return [row[0] for row in rows]
+
     def _layers_of(self, rowids: Sequence[int]) -> dict[int, Layer]:
         out: dict[int, Layer] = {}
         conn = self._conn()
