@@ -32,6 +32,9 @@ from mission_memory.cli import hook_commands, prompt_commands  # noqa: E402
 
 app.add_typer(hook_commands.app, name="hook")
 app.add_typer(prompt_commands.app, name="prompts")
+from mission_memory.cli import refresh_commands  # noqa: E402
+
+app.add_typer(refresh_commands.app, name="refresh")
 # --- end of command groups --------------------------------------------------------------------
 
 

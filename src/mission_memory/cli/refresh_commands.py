@@ -1,0 +1,222 @@
+"""Push-refresh commands: ``refresh once``, ``refresh run --schedule CRON``, ``refresh status``.
+
+Thin shell over :meth:`Memory.refresh_once` and :meth:`Memory.refresh_status` (DESIGN.md §5):
+flags choose the tracker and the repository, the core does the pass. ``run`` is the long-running
+refresher process (its own container in ``compose.yaml``): one pass per cron firing, a failing pass
+logged and the loop going on, SIGTERM stopping it between passes.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.table import Table
+
+from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.errors import ConfigError, InputError
+
+if TYPE_CHECKING:
+    from mission_memory.ingest.trackers.base import Tracker
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    help="Push mode: keep idle LONG-TERM tasks fresh (summary, tool-lineage delta, open questions).",
+    no_args_is_help=True,
+)
+
+
+class TrackerKind(StrEnum):
+    local = "local"
+    plane = "plane"
+    github = "github"
+
+
+TrackerOption = Annotated[TrackerKind, typer.Option("--tracker", help="Where the tasks live.")]
+TasksDirOption = Annotated[
+    Path | None, typer.Option("--tasks-dir", help="Local tracker: folder of <KEY>.md task files.")
+]
+PlaneUrlOption = Annotated[
+    str | None, typer.Option("--plane-url", help="Plane: base URL (key from MISSION_MEMORY_PLANE_API_KEY).")
+]
+PlaneWorkspaceOption = Annotated[str | None, typer.Option("--plane-workspace", help="Plane: workspace slug.")]
+PlaneProjectOption = Annotated[str | None, typer.Option("--plane-project", help="Plane: project id.")]
+GithubRepoOption = Annotated[
+    str | None, typer.Option("--github-repo", help="GitHub: owner/name (token from MISSION_MEMORY_GITHUB_TOKEN).")
+]
+RepoOption = Annotated[Path | None, typer.Option("--repo", help="The mission's git repository.")]
+LabelOption = Annotated[str | None, typer.Option("--label", help="Refresh label (default LONG-TERM).")]
+
+
+def _parse_now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise InputError(f"--now {value!r} is not an ISO 8601 time (e.g. 2025-03-01T09:00:00+00:00)") from exc
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+
+
+def _make_tracker(
+    kind: TrackerKind,
+    tasks_dir: Path | None,
+    plane_url: str | None,
+    plane_workspace: str | None,
+    plane_project: str | None,
+    github_repo: str | None,
+) -> Tracker:
+    from mission_memory.ingest.trackers.registry import make_tracker
+    from mission_memory.refresh.settings import load_refresh_settings
+
+    settings = load_refresh_settings()
+    match kind:
+        case TrackerKind.local:
+            if tasks_dir is None:
+                raise ConfigError("--tracker local needs --tasks-dir (a folder of <KEY>.md task files)")
+            return make_tracker("local", folder=tasks_dir)
+        case TrackerKind.plane:
+            missing = [flag for flag, value in (("--plane-url", plane_url), ("--plane-workspace", plane_workspace),
+                                                ("--plane-project", plane_project)) if not value]
+            if missing:
+                raise ConfigError(f"--tracker plane needs {', '.join(missing)}")
+            if not settings.plane_api_key:
+                raise ConfigError("--tracker plane needs MISSION_MEMORY_PLANE_API_KEY")
+            return make_tracker("plane", base_url=plane_url, workspace=plane_workspace, project_id=plane_project,
+                                api_key=settings.plane_api_key)
+        case TrackerKind.github:
+            if not github_repo:
+                raise ConfigError("--tracker github needs --github-repo owner/name")
+            return make_tracker("github", repo=github_repo, token=settings.github_token)
+
+
+def _open_memory() -> Any:
+    from mission_memory.api import Memory
+
+    return Memory.open()
+
+
+def _print_report(data: dict[str, Any]) -> None:
+    console.print(f"Refresh pass at {data['now']} ({data['tracker']} tracker)")
+    for item in data["refreshed"]:
+        how = item["summarizer"] + (f" (fallback: {item['fallback_reason']})" if item["fallback_reason"] else "")
+        console.print(f"  refreshed {item['task']}: {len(item['artifacts'])} artifacts, "
+                      f"{item['commits']} commits, {item['comments']} comments, summary by {how}")
+    for item in data["skipped"]:
+        console.print(f"  skipped   {item['task']}: {item['reason']}, next due {item['next_due']}")
+    for item in data["failed"]:
+        console.print(f"  FAILED    {item['task']}: {item['error']}")
+    if not (data["refreshed"] or data["skipped"] or data["failed"]):
+        console.print("  no task carries the refresh label")
+
+
+@app.command()
+def once(
+    tracker: TrackerOption = TrackerKind.local,
+    tasks_dir: TasksDirOption = None,
+    plane_url: PlaneUrlOption = None,
+    plane_workspace: PlaneWorkspaceOption = None,
+    plane_project: PlaneProjectOption = None,
+    github_repo: GithubRepoOption = None,
+    repo: RepoOption = None,
+    now: Annotated[str | None, typer.Option("--now", help="Run the pass as if at this ISO 8601 time.")] = None,
+    label: LabelOption = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Run one refresh pass: refresh the due LONG-TERM tasks, skip the others, report failures."""
+    from mission_memory.refresh.orchestrator import refresh_once
+
+    with reported_errors():
+        moment = _parse_now(now) or datetime.now(UTC)
+        source = _make_tracker(tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        with _open_memory() as memory:
+            report = refresh_once(memory, source, repo, moment, label=label)
+    data = report.to_json()
+    if json_output:
+        print_json(data)
+    else:
+        _print_report(data)
+
+
+@app.command()
+def run(
+    schedule: Annotated[str, typer.Option("--schedule", help="Cron expression in UTC, e.g. '*/30 * * * *'.")],
+    tracker: TrackerOption = TrackerKind.local,
+    tasks_dir: TasksDirOption = None,
+    plane_url: PlaneUrlOption = None,
+    plane_workspace: PlaneWorkspaceOption = None,
+    plane_project: PlaneProjectOption = None,
+    github_repo: GithubRepoOption = None,
+    repo: RepoOption = None,
+    label: LabelOption = None,
+    max_passes: Annotated[int | None, typer.Option("--max-passes", help="Stop after this many passes.")] = None,
+) -> None:
+    """Run the refresher: one pass at every firing of the schedule, until SIGTERM or Ctrl-C."""
+    from mission_memory.refresh.orchestrator import refresh_once, run_schedule
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        err_console.print(f"Received signal {signum}: stopping after the current pass.")
+        stop.set()
+
+    def wait(seconds: float) -> bool:
+        if seconds > 0:
+            err_console.print(f"Next refresh pass in {seconds:.0f} s.")
+        return stop.wait(seconds)
+
+    with reported_errors():
+        source = _make_tracker(tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            with _open_memory() as memory:
+
+                def one_pass(fire: datetime) -> None:
+                    report = refresh_once(memory, source, repo, datetime.now(UTC), label=label)
+                    _print_report(report.to_json())
+
+                passes = run_schedule(schedule, one_pass, clock=lambda: datetime.now(UTC), wait=wait,
+                                      max_passes=max_passes)
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+    err_console.print(f"Refresher stopped after {passes} passes.")
+
+
+@app.command()
+def status(
+    now: Annotated[str | None, typer.Option("--now", help="Show the queue as of this ISO 8601 time.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show the refresh queue (next due per task), the latest refreshes and LLM spend today vs the cap."""
+    from mission_memory.refresh.orchestrator import refresh_status
+
+    with reported_errors():
+        moment = _parse_now(now)
+        with _open_memory() as memory:
+            data = refresh_status(memory, now=moment)
+    if json_output:
+        print_json(data)
+        return
+    table = Table("task", "next due", "last refresh", "refreshes", "summary by", "last error",
+                  title=f"Refresh queue at {data['now']}", title_justify="left")
+    for item in data["queue"]:
+        due = f"{item['next_due'][:16]}{' (due)' if item['due'] else ''}"
+        table.add_row(item["task"], due, (item["last_refresh"] or "never")[:16], str(item["refreshes"]),
+                      item["summarizer"] or "-", item["last_error"] or "")
+    console.print(table)
+    for item in data["recent_refreshes"][:10]:
+        note = f" (fallback: {item['fallback_reason']})" if item["fallback_reason"] else ""
+        console.print(f"Refreshed {item['task']} at {item['time'][:16]} by {item['summarizer']}{note}")
+    llm = data["llm"]
+    model = llm["model"] if llm["configured"] else "not configured (extractive summaries)"
+    console.print(f"LLM: {model} · spent {llm['spent_today']} of {llm['daily_cap']} tokens on {llm['day']}")

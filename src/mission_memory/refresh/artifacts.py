@@ -1,0 +1,254 @@
+"""The three refresh artifacts of a task (DESIGN.md §5, step 3), built from what a pass has read.
+
+* the executive summary of what changed since the last refresh (a :class:`Summarizer`: an LLM when
+  configured, else extractive), with a line naming the commits and comments it covers;
+* the tool-lineage delta: the agent tools the repository defines, compared between the commit of
+  the last refresh (or of the task's creation) and the pass's commit;
+* the open questions: proposed decisions matching the task, unanswered questions in its comments,
+  TODO/FIXME lines added in the period to the files it touched (plus LLM-extracted questions).
+
+Each artifact is a workflow-layer :class:`Record` with ``source: push-refresh``, provenance to the
+commits and comments covered (``attributes["commits"]``, ``attributes["comments"]``), the task
+(``attributes["task"]``) and its kind (``attributes["artifact"]``). The refresh time is in the source
+key, so every refresh adds new records and a replayed refresh adds none. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mission_memory.ingest.git_history import Commit, GitRepository
+from mission_memory.ingest.trackers.base import Task, TaskComment
+from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.refresh.open_questions import (
+    OpenQuestion,
+    added_todos,
+    find_open_questions,
+    render_open_questions,
+)
+from mission_memory.refresh.signals import TaskActivity
+from mission_memory.refresh.summarizers import QuestionsResult, Summarizer, SummaryMaterial
+from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, tools_at_commit
+from mission_memory.retrieval.query_terms import query_terms
+from mission_memory.stores.base import SearchFilter
+from mission_memory.stores.sqlite import SqliteStore
+
+__all__ = ["ARTIFACT_KINDS", "BuiltArtifacts", "RepositoryAsOf", "build_artifacts"]
+
+ARTIFACT_KINDS = ("summary", "tool_lineage", "open_questions")
+_ARTIFACT_CRITICALITY = 0.6
+_PROPOSED_DECISIONS_SEARCHED = 20
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class BuiltArtifacts:
+    """The three records of one refresh of one task, built but not stored.
+
+    Attributes:
+        records: summary, tool-lineage delta and open questions, in :data:`ARTIFACT_KINDS` order.
+        summarizer: who wrote the summary (``extractive``, ``chat-completions:<model>``).
+        fallback_reason: why the configured LLM was not used, or None.
+    """
+
+    records: list[Record]
+    summarizer: str
+    fallback_reason: str | None
+
+
+class RepositoryAsOf:
+    """A git repository as of a clock: its target is the newest commit reachable from HEAD committed
+    at or before ``now``, so a pass replayed with ``--now`` sees the history it would have seen.
+
+    Commit lists are read with one ``git log`` per distinct starting commit and cached.
+
+    Args:
+        path: any folder inside the work tree.
+        now: the clock (timezone-aware).
+
+    Raises:
+        InputError: ``path`` is not inside a git work tree.
+        BackendUnavailable: git is missing or fails.
+    """
+
+    def __init__(self, path: Path, now: datetime) -> None:
+        self.git = GitRepository(path)
+        self.now = now
+        self.target = self._commit_before(now)
+        self._commits: dict[str | None, list[Commit]] = {}
+
+    def _commit_before(self, moment: datetime) -> str | None:
+        if self.git.head() is None:
+            return None
+        out = self.git.git("rev-list", "-1", f"--before={_utc(moment).isoformat()}", "HEAD", check=False)
+        return out.strip() or None if out else None
+
+    def baseline(self, last_commit: str | None, task: Task) -> str | None:
+        """The commit the tool lineage is compared against: the last refresh's when the repository
+        still has it, else the newest commit at the task's creation (None: the task predates them all)."""
+        if last_commit and self.git.git("cat-file", "-e", f"{last_commit}^{{commit}}", check=False) is not None:
+            return last_commit
+        return self._commit_before(task.created_at)
+
+    def commits_after(self, since: str | None) -> list[Commit]:
+        """Commits after ``since`` (all when None or unknown), committed at or before the clock."""
+        if since is not None and (self.target is None or not self.git.is_ancestor(since, self.target)):
+            since = None
+        if since not in self._commits:
+            self._commits[since] = [c for c in self.git.commits(since) if c.committed_at <= self.now]
+        return self._commits[since]
+
+
+def build_artifacts(
+    store: SqliteStore,
+    task: Task,
+    *,
+    last_refresh: datetime | None,
+    last_commit: str | None,
+    activity: TaskActivity,
+    comments: Sequence[TaskComment],
+    repo: RepositoryAsOf | None,
+    summarizer: Summarizer,
+    mission: str,
+    now: datetime,
+) -> BuiltArtifacts:
+    """Build (not store) the summary, tool-lineage delta and open-questions records of one task.
+
+    Args:
+        store: read for the proposed decisions that match the task (nothing is written).
+        task: the task.
+        last_refresh, last_commit: the task's previous refresh time and commit, or None.
+        activity: the commits and new comments since then.
+        comments: all the task's comments up to ``now`` (older answers settle newer questions).
+        repo: the repository as of ``now``, or None.
+        summarizer: writes the executive summary (and, for an LLM, extracts questions).
+        mission: the mission of the records.
+        now: the refresh time; it is in each record's source key, so each refresh adds records.
+
+    Returns:
+        The three records in :data:`ARTIFACT_KINDS` order, and who wrote the summary.
+    """
+    material = SummaryMaterial(task=task, commits=activity.commits, comments=activity.comments, since=last_refresh)
+    summary = summarizer.summarize(material)
+    baseline = repo.baseline(last_commit, task) if repo is not None else None
+    lineage_text = _tool_lineage_text(repo, baseline)
+    questions, questions_note = _open_questions(store, task, activity, comments, repo, baseline, summarizer,
+                                                material, mission)
+    questions_text = render_open_questions(questions)
+    if questions_note:
+        questions_text = f"{questions_note}\n\n{questions_text}"
+
+    since = last_refresh.isoformat() if last_refresh else None
+    covered = _covered_footer(activity)
+    attributes: dict[str, Any] = {
+        "task": task.key,
+        "task_url": task.url,
+        "tracker": task.tracker,
+        "refreshed_at": now.isoformat(),
+        "since": since,
+        "commits": [c.sha for c in activity.commits],
+        "comments": [c.url or c.id for c in activity.comments],
+        "commit_range": [baseline, repo.target if repo is not None else None],
+    }
+    heading = f"{task.key} {task.title}".strip()
+    day = now.strftime("%Y-%m-%d")
+    texts = {
+        "summary": (f"{heading}: what changed (refresh {day})", f"{summary.text.strip()}\n\n{covered}"),
+        "tool_lineage": (f"{heading}: tool-lineage delta (refresh {day})", lineage_text),
+        "open_questions": (f"{heading}: open questions (refresh {day})", questions_text),
+    }
+    records: list[Record] = []
+    for artifact in ARTIFACT_KINDS:
+        title, text = texts[artifact]
+        extra: dict[str, Any] = {"artifact": artifact}
+        if artifact == "summary":
+            extra |= {"summarizer": summary.summarizer, "fallback_reason": summary.fallback_reason,
+                      "tokens_spent": summary.tokens_spent}
+        records.append(Record.build(
+            kind=RecordKind.REFRESH_ARTIFACT,
+            title=title,
+            text=text,
+            provenance=Provenance(
+                kind=SourceKind.PUSH_REFRESH, ref=task.key, uri=task.url or f"task:{task.key}", mission=mission,
+                time=now, commit=repo.target if repo is not None else None,
+            ),
+            criticality=_ARTIFACT_CRITICALITY,
+            attributes=attributes | extra,
+            slot=f"{task.key}:{artifact}:{now.isoformat()}",
+        ))
+    return BuiltArtifacts(records=records, summarizer=summary.summarizer, fallback_reason=summary.fallback_reason)
+
+
+def _covered_footer(activity: TaskActivity) -> str:
+    shas = ", ".join(c.sha[:12] for c in activity.commits) or "none"
+    return f"Covered: {len(activity.commits)} commits ({shas}); {len(activity.comments)} new comments."
+
+
+def _tool_lineage_text(repo: RepositoryAsOf | None, baseline: str | None) -> str:
+    if repo is None:
+        return "No repository given to this refresh: the tool lineage was not computed."
+    if repo.target is None:
+        return f"The repository {repo.git.root.name} has no commit as of {repo.now.isoformat()}: no tools yet."
+    before = tools_at_commit(repo.git.root, baseline) if baseline else {}
+    after = tools_at_commit(repo.git.root, repo.target)
+    delta = diff_tools(before, after)
+    span = f"between {baseline[:12] if baseline else 'the start of the history'} and {repo.target[:12]}"
+    if delta.is_empty:
+        return f"Agent tools {span}: no tool was added, modified or retired ({len(after)} tools defined)."
+    return f"Agent tools {span}:\n\n{render_tool_delta(delta)}"
+
+
+def _open_questions(
+    store: SqliteStore,
+    task: Task,
+    activity: TaskActivity,
+    comments: Sequence[TaskComment],
+    repo: RepositoryAsOf | None,
+    baseline: str | None,
+    summarizer: Summarizer,
+    material: SummaryMaterial,
+    mission: str,
+) -> tuple[list[OpenQuestion], str | None]:
+    """Open questions: proposed decisions, unanswered comment questions, TODOs added (+ LLM-extracted)."""
+    todos: list[OpenQuestion] = []
+    if repo is not None and repo.target is not None:
+        files = {f for c in activity.commits for f in c.files}
+        linked = [p.strip("/") for p in task.linked_files if p.strip("/")]
+        todos = [
+            q for q in added_todos(repo.git.root, baseline, repo.target)
+            if (path := q.ref.rsplit(":", 1)[0]) in files or any(path == p or path.startswith(p + "/") for p in linked)
+        ]
+    questions = list(find_open_questions(
+        proposed_decisions=_proposed_decisions(store, task, mission), comments=comments, todos=todos,
+    ))
+    note: str | None = None
+    extract = getattr(summarizer, "extract_open_questions", None)  # LLM summarizers extract questions too
+    if extract is not None:
+        extracted: QuestionsResult = extract(material)
+        if extracted.fallback_reason:
+            note = f"LLM question extraction not used: {extracted.fallback_reason}."
+        seen = {q.text.strip().lower() for q in questions}
+        questions.extend(q for q in extracted.questions if q.text.strip().lower() not in seen)
+    return questions, note
+
+
+def _proposed_decisions(store: SqliteStore, task: Task, mission: str) -> list[Record]:
+    """Stored decisions still ``proposed`` that match the task's words (BM25 in the workflow layer)."""
+    terms = query_terms(f"{task.key} {task.title} {task.description}")
+    if not terms:
+        return []
+    hits = store.bm25_search(
+        terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission), _PROPOSED_DECISIONS_SEARCHED
+    )
+    records = store.get_records([h.rowid for h in hits])
+    return [
+        r for r in (records[h.rowid] for h in hits if h.rowid in records)
+        if r.kind is RecordKind.DECISION and r.attributes.get("status") == "proposed"
+    ]
