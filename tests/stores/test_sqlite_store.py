@@ -178,3 +178,13 @@ def test_a_read_only_data_dir_can_still_be_read(tmp_path: Path) -> None:
             reader.upsert([_record("b.md", "beta")], _unit(1), "model-a")
     finally:
         os.chmod(folder, 0o755)
+
+
+def test_a_selective_filter_still_finds_its_rows_among_many_matches(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "m.db")
+    many = [_record(f"web{i}.md", "upload proxy retries", component="web") for i in range(900)]
+    store.upsert([*many, _record("api.md", "the upload proxy of the api", component="api")], _unit(901), "model-a")
+    hits = store.bm25_search(["proxy"], SearchFilter(layers=tuple(Layer), component="api"), 10)
+    assert [store.get_records([h.rowid])[h.rowid].component for h in hits] == ["api"]
+    broad = store.bm25_search(["proxy"], SearchFilter(layers=(Layer.DOMAIN,), mission="m"), 10)
+    assert len(broad) == 10

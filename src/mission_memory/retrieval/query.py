@@ -30,7 +30,6 @@ from mission_memory.retrieval.ranking import (
     RankingParams,
     apply_priors,
     fuse,
-    is_bare_merge,
     is_superseded,
     suppress_near_duplicates,
 )
@@ -42,6 +41,7 @@ __all__ = ["MAX_TASK_CHARS", "named_references", "run_query"]
 
 MAX_TASK_CHARS = 20_000
 _PER_LIST = 60
+_PRIOR_HEADROOM = 4
 
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-pull")
 
@@ -102,31 +102,35 @@ def run_query(
     dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
     bm25_hits = bm25_future.result()
 
-    # Attach records first: bare merge commits ("Merge branch 'x'") say nothing of their own and
-    # would crowd the rank lists, so they leave the lists before ranks are fused.
-    records = store.get_records(
-        [h.rowid for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits]
-    )
+    # Bare merge commits ("Merge branch 'x'") say nothing of their own and would crowd the rank
+    # lists, so they leave the lists before ranks are fused.
+    kinds = store.kinds_of([h.rowid for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits])
 
     def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
         out: dict[RecordKind, list[Hit]] = {}
         for h in hits:
-            if h.rowid in records and not is_bare_merge(records[h.rowid]):
-                out.setdefault(records[h.rowid].kind, []).append(h)
+            if h.rowid in kinds and not kinds[h.rowid][1]:
+                out.setdefault(kinds[h.rowid][0], []).append(h)
         return out
 
     # Ranks are fused per record kind: similarity scores of short commit subjects, long ADRs and
     # document sections are not comparable, but their ranks within their own kind are.
-    candidates: list[Candidate] = []
+    fused: list[Candidate] = []
     for layer in layers:
         dense_kinds, bm25_kinds = by_kind(dense_hits.get(layer, [])), by_kind(bm25_hits.get(layer, []))
         for kind in dense_kinds.keys() | bm25_kinds.keys():
-            fused = fuse(dense_kinds.get(kind, []), bm25_kinds.get(kind, []), params)
-            candidates.extend(replace(c, record=records[c.rowid]) for c in fused)
+            fused.extend(fuse(dense_kinds.get(kind, []), bm25_kinds.get(kind, []), params))
+    # Priors move scores by a few percent (superseded: halved), so the best few times max_entries
+    # by fused score are the only ones that can reach the digest; only they are read in full.
+    fused.sort(key=lambda c: (-c.score, c.rowid))
+    fused = fused[: max_entries * _PRIOR_HEADROOM]
+    records = store.get_records([c.rowid for c in fused])
+    candidates = [replace(c, record=records[c.rowid]) for c in fused if c.rowid in records]
     candidates = _named_first(store, task, where, apply_priors(candidates, params))
     vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
-    candidates, duplicates = suppress_near_duplicates(candidates, vectors, params.duplicate_cosine)
-    candidates = candidates[:max_entries]
+    candidates, duplicates = suppress_near_duplicates(
+        candidates, vectors, params.duplicate_cosine, keep=max_entries
+    )
 
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers

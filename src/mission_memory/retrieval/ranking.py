@@ -153,34 +153,41 @@ def suppress_near_duplicates(
     candidates: Sequence[Candidate],
     vectors: Mapping[int, npt.NDArray[np.float32]],
     threshold: float,
+    keep: int | None = None,
 ) -> tuple[list[Candidate], int]:
     """Drop candidates that repeat a better one: same normalised text, or cosine ≥ ``threshold``.
 
     Args:
         candidates: best first.
         vectors: unit vectors by row id (candidates without one are compared by text only).
+        threshold: cosine similarity at or above which two candidates are near-duplicates.
+        keep: stop once this many candidates are kept (the rest are not examined).
 
     Returns:
         The kept candidates (order kept) and how many were dropped.
     """
+    limit = len(candidates) if keep is None else keep
+    dim = next((v.shape[0] for v in vectors.values()), 0)
+    kept_matrix = np.empty((limit, dim), dtype=np.float32)
+    n_vectors = 0
     kept: list[Candidate] = []
-    kept_vectors: list[npt.NDArray[np.float32]] = []
     seen_texts: set[str] = set()
     dropped = 0
     for cand in candidates:
+        if len(kept) >= limit:
+            break
         text_key = " ".join((cand.record.text if cand.record else "").split()).lower()
         if text_key and text_key in seen_texts:
             dropped += 1
             continue
         vec = vectors.get(cand.rowid)
-        if vec is not None and kept_vectors:
-            sims = np.stack(kept_vectors) @ vec
-            if float(sims.max()) >= threshold:
-                dropped += 1
-                continue
+        if vec is not None and n_vectors and float((kept_matrix[:n_vectors] @ vec).max()) >= threshold:
+            dropped += 1
+            continue
         kept.append(cand)
         if text_key:
             seen_texts.add(text_key)
         if vec is not None:
-            kept_vectors.append(vec)
+            kept_matrix[n_vectors] = vec
+            n_vectors += 1
     return kept, dropped

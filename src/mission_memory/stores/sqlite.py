@@ -40,7 +40,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable
-from mission_memory.records import Layer, Provenance, Record
+from mission_memory.records import Layer, Provenance, Record, RecordKind
 from mission_memory.stores.base import Hit, SearchFilter, UpsertOutcome
 from mission_memory.stores.vector_table import VectorTable
 
@@ -382,6 +382,25 @@ class SqliteStore:
                 out[row[0]] = _row_to_record(row)
         return out
 
+    def kinds_of(self, rowids: Sequence[int]) -> dict[int, tuple[RecordKind, bool]]:
+        """``(kind, bare_merge)`` by row id, read without building the records.
+
+        ``bare_merge`` is true for a merge commit whose message has no body.
+        """
+        out: dict[int, tuple[RecordKind, bool]] = {}
+        conn = self._conn()
+        ids = list(dict.fromkeys(rowids))
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for rowid, kind, merge, has_body in conn.execute(
+                "SELECT rowid, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body')"
+                f" FROM records WHERE rowid IN ({marks})",
+                chunk,
+            ):
+                out[rowid] = (RecordKind(kind), bool(merge) and has_body == 0)
+        return out
+
     def records_by_source_keys(self, keys: Sequence[str]) -> dict[str, int]:
         """Row ids by source key, for the keys that are stored."""
         conn = self._conn()
@@ -475,6 +494,22 @@ class SqliteStore:
                 if layer in out and len(out[layer]) < limit:
                     out[layer].append(Hit(rowid=rowid, score=-float(score)))
             return out
+        # Filtered: rank without the join, then filter the best rows in Python; only when the
+        # filter is so selective that too few of them pass, pay the join on every matching row.
+        cap = max(limit * len(where.layers) * 4, 800)
+        ranked = conn.execute(
+            "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
+            " ORDER BY s LIMIT ?",
+            (match, cap),
+        ).fetchall()
+        passing = self._passing(where, [r[0] for r in ranked])
+        for rowid, score in ranked:
+            layer = passing.get(rowid)
+            if layer is not None and len(out[layer]) < limit:
+                out[layer].append(Hit(rowid=rowid, score=-float(score)))
+        if len(ranked) < cap or sum(len(hits) for hits in out.values()) >= limit:
+            return out
+        out = {layer: [] for layer in where.layers}
         clauses, params = _filter_sql(where, alias="r")
         rows = conn.execute(
             "SELECT r.rowid, bm25(records_fts, 2.0, 1.0) AS s, r.layer FROM records_fts "
@@ -506,6 +541,34 @@ class SqliteStore:
             (match, *params, limit),
         ).fetchall()
         return [row[0] for row in rows]
+
+    def _passing(self, where: SearchFilter, rowids: Sequence[int]) -> dict[int, Layer]:
+        """Layer by row id, for the rows among ``rowids`` that pass ``where`` (same rules as the SQL)."""
+        out: dict[int, Layer] = {}
+        conn = self._conn()
+        since = _ts(where.since) if where.since is not None else None
+        until = _ts(where.until) if where.until is not None else None
+        layers = {layer.value for layer in where.layers}
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for rowid, layer, mission, component, criticality, moment, mission_type, outcome in conn.execute(
+                "SELECT rowid, layer, mission, component, criticality, time, mission_type, outcome"
+                f" FROM records WHERE rowid IN ({marks})",
+                chunk,
+            ):
+                if (
+                    layer in layers
+                    and (where.mission is None or mission == where.mission)
+                    and (where.component is None or component == where.component)
+                    and (where.min_criticality is None or criticality >= where.min_criticality)
+                    and (since is None or moment >= since)
+                    and (until is None or moment <= until)
+                    and (where.mission_type is None or mission_type in (None, where.mission_type))
+                    and (where.outcome is None or layer != Layer.PRACTITIONER.value or outcome == where.outcome)
+                ):
+                    out[rowid] = Layer(layer)
+        return out
 
     def _layers_of(self, rowids: Sequence[int]) -> dict[int, Layer]:
         out: dict[int, Layer] = {}
