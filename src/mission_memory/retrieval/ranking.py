@@ -123,15 +123,6 @@ def is_superseded(record: Record) -> bool:
     return record.attributes.get("status") == "superseded" or bool(record.attributes.get("superseded_by"))
 
 
-def is_bare_merge(record: Record) -> bool:
-    """True for a merge commit whose message is its subject line only."""
-    return (
-        record.kind is RecordKind.COMMIT
-        and bool(record.attributes.get("merge"))
-        and not record.attributes.get("has_body", True)
-    )
-
-
 def apply_priors(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
     """Weight fused scores by record criticality, demote and mark superseded decisions; sort best first.
 
