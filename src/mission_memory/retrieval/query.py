@@ -94,10 +94,11 @@ def run_query(
         mission_type=filters.mission_type,
         outcome=filters.outcome,
     )
-    # The two retrievers run at once, BM25 from the start (it needs no embedding); each covers
-    # every layer in scope in one pass.
-    bm25_future = _pool.submit(store.bm25_search_by_layer, query_terms(task), where, _PER_LIST)
+    terms = query_terms(task)
     query_vector = embedder.embed_query(task)
+
+    # The two retrievers run at once; each covers every layer in scope in one pass.
+    bm25_future = _pool.submit(store.bm25_search_by_layer, terms, where, _PER_LIST)
     dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
     bm25_hits = bm25_future.result()
 
