@@ -78,3 +78,18 @@ def test_long_digests_are_cut_at_a_line_boundary():
     cut = session_start.truncate(text)
     assert len(cut) <= session_start.MAX_OUTPUT_CHARS
     assert cut.endswith("[digest truncated]\n")
+
+
+def test_a_repository_that_was_never_ingested_gets_no_other_missions_memory(data_dir, make_git_repo):
+    ingested = make_git_repo("upload-proxy")
+    ingested.commit("Add retries to the upload proxy", "2025-02-01T10:00:00+00:00",
+                    {"README.md": "# upload-proxy\n\nRetries uploads.\n"})
+    with Memory.open() as memory:
+        memory.ingest_repository(ingested.root)
+    other = make_git_repo("billing")
+    other.commit("Start billing", "2025-02-02T10:00:00+00:00", {"README.md": "# billing\n"})
+
+    done = run_session_start(data_dir, start_payload(other.root), "--time-limit", "100")
+
+    assert done.returncode == 0
+    assert done.stdout == b""

@@ -89,17 +89,15 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET) ->
     repository, branch, _ = resolve_checkout(cwd)
     mission = Path(repository).name or repository
     task = f"Resume work on the {mission} repository" + (f", branch {branch}" if branch else "")
-    task += ": recent decisions and their rationale, corrections, open questions, conventions."
+    task += ": the decisions in force and their rationale, recent changes, open questions."
 
     from mission_memory.api import Memory
-    from mission_memory.errors import InputError
 
     with Memory.open(data_dir=data_dir) as memory:
-        try:
-            digest = memory.query(task, scope="all", token_budget=token_budget, filters={"mission": mission})
-        except InputError:  # a store without mission filtering: ask with the task text alone
-            digest = memory.query(task, scope="all", token_budget=token_budget)
-    if not digest.text.strip() or getattr(digest, "entries", True) == ():
+        if mission not in memory.store.missions():
+            return ""  # this repository was never ingested: other missions' memory does not belong here
+        digest = memory.query(task, scope="all", token_budget=token_budget, filters={"mission": mission})
+    if not digest.entries:
         return ""
     header = f"# mission-memory: pull digest for {mission}\n\n"
     return truncate(header + digest.text.strip() + "\n")
