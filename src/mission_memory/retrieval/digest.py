@@ -147,7 +147,7 @@ def render_excerpt(record: Record) -> str:
     a = record.attributes
     if record.kind is RecordKind.DECISION:
         lines = []
-        status = a.get("status") or "unknown"
+        status = a.get("status") or "not stated"
         lines.append(f"Status: {status}" + (f" (decided {a['decided_at']})" if a.get("decided_at") else ""))
         if a.get("superseded_by"):
             lines.append("Superseded by: " + ", ".join(a["superseded_by"]))
