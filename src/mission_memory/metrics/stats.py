@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from statistics import NormalDist
 from typing import Any
 
@@ -77,16 +77,7 @@ class Distribution:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "n": self.n,
-            "median": self.median,
-            "mean": self.mean,
-            "sd": self.sd,
-            "p10": self.p10,
-            "p90": self.p90,
-            "min": self.min,
-            "max": self.max,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -108,13 +99,7 @@ class Interval:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "confidence": self.confidence,
-            "method": self.method,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -139,15 +124,7 @@ class EffectSize:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {
-            "g": self.g,
-            "d": self.d,
-            "low": self.low,
-            "high": self.high,
-            "confidence": self.confidence,
-            "n_a": self.n_a,
-            "n_b": self.n_b,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -169,7 +146,7 @@ class Correlation:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"r": self.r, "low": self.low, "high": self.high, "confidence": self.confidence, "n": self.n}
+        return asdict(self)
 
 
 def describe(values: Sequence[float]) -> Distribution:
