@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.records import Layer, Record
+from mission_memory.records import Layer, Record, RecordKind
 
 __all__ = ["Hit", "RecordStore", "SearchFilter", "UpsertOutcome", "VectorIndex"]
 
@@ -63,7 +63,7 @@ class UpsertOutcome:
 
 
 class RecordStore(Protocol):
-    """Records, BM25, retrieval events and ingest state of one memory."""
+    """Records, BM25, retrieval events and ingest state of one memory: what pull and ingest call."""
 
     def known_ids(self, ids: Iterable[str]) -> set[str]:
         """Which of ``ids`` are stored already."""
@@ -73,8 +73,16 @@ class RecordStore(Protocol):
         """Store ``records`` (and their vectors, row-aligned) in one transaction."""
         ...
 
-    def bm25_search(self, terms: Sequence[str], where: SearchFilter, limit: int) -> list[Hit]:
-        """BM25 over title and text; ``terms`` are OR-ed."""
+    def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
+        """The best ``limit`` BM25 hits of each layer in scope; ``terms`` are OR-ed."""
+        ...
+
+    def phrase_search(self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False) -> list[int]:
+        """Row ids of records containing any of ``phrases`` as an exact token sequence."""
+        ...
+
+    def kinds_of(self, rowids: Sequence[int]) -> dict[int, tuple[RecordKind, bool]]:
+        """``(kind, bare_merge)`` by row id."""
         ...
 
     def get_records(self, rowids: Sequence[int]) -> dict[int, Record]:
@@ -89,10 +97,10 @@ class RecordStore(Protocol):
 class VectorIndex(Protocol):
     """Exact nearest-neighbour search over one embedding model's vectors."""
 
-    def dense_search(
+    def dense_search_by_layer(
         self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
-    ) -> list[Hit]:
-        """Cosine similarity of ``query`` (unit length) with stored unit vectors, best first."""
+    ) -> dict[Layer, list[Hit]]:
+        """Cosine similarity of ``query`` (unit length) with stored unit vectors: best ``limit`` per layer."""
         ...
 
     def vectors_for(self, rowids: Sequence[int], model_id: str) -> dict[int, npt.NDArray[np.float32]]:

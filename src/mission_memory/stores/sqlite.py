@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable
 from mission_memory.records import Layer, Provenance, Record, RecordKind
-from mission_memory.stores.base import Hit, SearchFilter, UpsertOutcome
+from mission_memory.stores.base import Hit, RecordStore, SearchFilter, UpsertOutcome, VectorIndex
 from mission_memory.stores.vector_table import VectorTable
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
@@ -885,3 +885,8 @@ def _row_to_record(row: Sequence[Any]) -> Record:
         operator=operator,
         attributes=json.loads(attributes),
     )
+
+
+def _conforms(store: SqliteStore) -> tuple[RecordStore, VectorIndex]:
+    """Never called: lets the type checker prove that SqliteStore satisfies both protocols."""
+    return store, store
