@@ -20,6 +20,7 @@ from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
 
 if TYPE_CHECKING:
+    from mission_memory.metrics.session_comparison import GroupComparison
     from mission_memory.metrics.session_metrics import MetricsOptions, SessionMetrics, SessionsSummary
     from mission_memory.metrics.stats import Distribution
     from mission_memory.metrics.transcript_sessions import ReadReport
@@ -180,34 +181,65 @@ def compare_command(
         if json_output:
             print_json(comparison.to_dict())
             return
-        table = Table(title=f"{label_a} (N={comparison.n_a}) vs {label_b} (N={comparison.n_b})")
-        for column in (
-            "metric",
-            f"median {label_a}",
-            f"median {label_b}",
-            "Δ median",
-            "Δ mean",
-            "Hedges' g [CI]",
-            "median diff [bootstrap CI]",
-        ):
-            table.add_column(column, justify="left" if column == "metric" else "right")
-        for m in comparison.metrics:
-            g = (
-                f"{m.hedges_g.g:+.2f} [{m.hedges_g.low:+.2f}, {m.hedges_g.high:+.2f}]"
-                if m.hedges_g
-                else "n/a"
-            )
-            diff = m.median_difference
-            table.add_row(
-                m.metric,
-                _number(m.a.median),
-                _number(m.b.median),
-                _percent(m.median_change, signed=True),
-                _percent(m.mean_change, signed=True),
-                g,
-                f"{diff.estimate:+.4g} [{diff.low:+.4g}, {diff.high:+.4g}]" if diff else "n/a",
-            )
-        console.print(table)
+        _print_comparison(comparison)
+
+
+@app.command("rotation")
+def rotation_command(
+    paths: PathsArgument,
+    operators: Annotated[
+        Path | None,
+        typer.Option(
+            "--operators",
+            help="Session -> operator mapping: a JSON object or CSV/TSV lines 'session_id,operator'. "
+            "Without it, operators are read from the prompt corpus in the data dir.",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of intervals.")] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 9999,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    init_boundary: InitOption = "first-edit",
+    include_subagents: SubagentsOption = False,
+) -> None:
+    """Sessions right after an operator change vs the others, per mission (working directory)."""
+    with reported_errors():
+        from mission_memory.metrics.rotation import (
+            compare_rotation,
+            load_operator_mapping,
+            operators_from_prompts,
+            split_by_rotation,
+        )
+        from mission_memory.metrics.session_metrics import measure_sessions
+        from mission_memory.metrics.transcript_sessions import read_sessions
+
+        sessions, _ = read_sessions(paths)
+        if operators is not None:
+            operator_of = load_operator_mapping(operators)
+        else:
+            from mission_memory.config import load_settings
+            from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
+
+            operator_of = operators_from_prompts(PromptCorpus(default_prompt_repo(load_settings().data_dir)).prompts())
+            if not operator_of:
+                raise InputError(
+                    "no operators known: pass --operators FILE (session_id,operator), or capture prompts "
+                    "with the prompt hook (`mission-memory hook install`)"
+                )
+        mission_of = {s.session_id: s.main.cwd or "" for s in sessions}
+        split = split_by_rotation(
+            measure_sessions(sessions, _options(init_boundary, include_subagents)), operator_of, mission_of
+        )
+        comparison = compare_rotation(split, confidence=confidence, n_resamples=resamples, seed=seed)
+        if json_output:
+            print_json({"split": split.to_dict(), "comparison": comparison.to_dict()})
+            return
+        console.print(
+            f"{len(split.rotations)} rotations; {len(split.same_operator)} sessions with the same operator; "
+            f"left out: {len(split.first_of_mission)} first of their mission, "
+            f"{len(split.unknown_operator)} without an operator, {len(split.no_start)} without a time."
+        )
+        _print_comparison(comparison)
 
 
 @app.command("corrections")
@@ -239,6 +271,39 @@ def corrections_command(paths: PathsArgument, json_output: JsonOption = False) -
                 c.file or "-",
             )
         console.print(table)
+
+
+def _print_comparison(comparison: GroupComparison) -> None:
+    """Render a group comparison as a table: medians, relative changes, Hedges' g, bootstrap CI."""
+    label_a, label_b = comparison.label_a, comparison.label_b
+    table = Table(title=f"{label_a} (N={comparison.n_a}) vs {label_b} (N={comparison.n_b})")
+    for column in (
+        "metric",
+        f"median {label_a}",
+        f"median {label_b}",
+        "Δ median",
+        "Δ mean",
+        "Hedges' g [CI]",
+        "median diff [bootstrap CI]",
+    ):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for m in comparison.metrics:
+        g = (
+            f"{m.hedges_g.g:+.2f} [{m.hedges_g.low:+.2f}, {m.hedges_g.high:+.2f}]"
+            if m.hedges_g
+            else "n/a"
+        )
+        diff = m.median_difference
+        table.add_row(
+            m.metric,
+            _number(m.a.median),
+            _number(m.b.median),
+            _percent(m.median_change, signed=True),
+            _percent(m.mean_change, signed=True),
+            g,
+            f"{diff.estimate:+.4g} [{diff.low:+.4g}, {diff.high:+.4g}]" if diff else "n/a",
+        )
+    console.print(table)
 
 
 def _options(init_boundary: str, include_subagents: bool) -> MetricsOptions:
