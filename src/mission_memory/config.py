@@ -8,9 +8,10 @@ point it at a tmp dir and never touch the home directory.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mission_memory.errors import ConfigError
@@ -36,6 +37,14 @@ class Settings(BaseSettings):
             cannot take the whole budget.
         max_file_bytes: documents larger than this are skipped at ingest (reason ``too-large``).
         max_digest_entries: at most this many relevant records are considered for one digest.
+        embeddings_url: with ``embedder=openai``, the OpenAI-compatible API root
+            (``http://localhost:8080/v1``).
+        embeddings_model: with ``embedder=openai``, the model name sent; vectors get the id
+            ``openai:<model>``.
+        embeddings_api_key: bearer key of that endpoint (read from the environment, never stored).
+        embeddings_role_style: how that endpoint tells queries from passages: ``input_type``,
+            ``e5-prefix`` or ``none``.
+        embeddings_deadline: total seconds one embeddings request may take.
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -47,6 +56,11 @@ class Settings(BaseSettings):
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     max_digest_entries: int = Field(default=10, ge=1)
+    embeddings_url: str | None = None
+    embeddings_model: str | None = None
+    embeddings_api_key: SecretStr | None = None
+    embeddings_role_style: Literal["input_type", "e5-prefix", "none"] = "input_type"
+    embeddings_deadline: float = Field(default=60.0, gt=0)
 
     @field_validator("data_dir")
     @classmethod
