@@ -1,0 +1,207 @@
+"""Rotation replay on the shared corpus: what a session start hands the incoming operator.
+
+At each *rotation* in the corpus history — a commit whose author differs from the previous commit's
+author after a gap of at least ``--gap-days`` days — memory is built from the history before the
+boundary (one clone checked out at the boundary's parent, ingested incrementally into one store),
+and each method produces the text an incoming operator's session would start with, under the same
+token budget (cl100k_base with the store's safety margin):
+
+* ``session-start digest``: what the SessionStart hook injects today
+  (:func:`mission_memory.hook.session_start.digest_for`);
+* ``git log -20 --stat``: the plain baseline, the last 20 commits with their file lists, cut at a
+  line boundary to the budget.
+
+The score is what the incoming author then works on: the files, ADRs and top-level components that
+author's next ``--next`` commits touch. A file counts as named when its path appears in the text; an
+ADR when its path, its file name or its number (``ADR 12``, ``ADR-0012``) does; a component (the first
+path segment; ``(root)`` for top-level files) when ``<component>/`` appears, or for ``(root)`` when a
+root file is named. Shares are pooled over all rotations (named / touched).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--limit 0]
+        [--bundle ../shared/corpora/tdr-docs.bundle]
+
+Progress goes to stderr, the table to stdout, per-rotation rows to ``benchmarks/out/bench_rotation.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from mission_memory.api import Memory
+from mission_memory.config import load_settings
+from mission_memory.hook.session_start import digest_for
+from mission_memory.tokens import Tokenizer
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_BUNDLE = ROOT.parent / "shared" / "corpora" / "tdr-docs.bundle"
+OUT_DIR = ROOT / "benchmarks" / "out"
+ADR_DIR = "architecture-decision-records/"
+_US, _RS = "\x1f", "\x1e"
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "core.quotepath=off", *args], cwd=repo, capture_output=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"git {' '.join(args)} failed in {repo}: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode("utf-8", "replace")
+
+
+def history(repo: Path) -> list[dict[str, Any]]:
+    """Non-merge commits, oldest first, with author, time, first parent and touched files."""
+    out = git(repo, "log", "--reverse", "--topo-order", "--no-merges", "--no-renames", "--name-only",
+              f"--format={_RS}%H{_US}%P{_US}%ae{_US}%aI", "HEAD")
+    commits = []
+    for chunk in out.split(_RS):
+        if not chunk.strip():
+            continue
+        header, _, names = chunk.partition("\n")
+        sha, parents, author, when = header.split(_US)
+        if not parents.split():
+            continue
+        commits.append({"sha": sha, "parent": parents.split()[0], "author": author,
+                        "time": datetime.fromisoformat(when),
+                        "files": [n.strip() for n in names.splitlines() if n.strip()]})
+    return commits
+
+
+def rotations(commits: list[dict[str, Any]], gap: timedelta, following: int) -> list[dict[str, Any]]:
+    """Boundaries where the author changes after ``gap``, with the incoming author's next commits' files."""
+    found = []
+    for i in range(1, len(commits)):
+        before, now = commits[i - 1], commits[i]
+        if now["author"] == before["author"] or now["time"] - before["time"] < gap:
+            continue
+        mine = [c for c in commits[i:] if c["author"] == now["author"]][:following]
+        files = sorted({f for c in mine for f in c["files"]})
+        found.append({"index": i, "sha": now["sha"], "parent": now["parent"], "from": before["author"],
+                      "to": now["author"], "gap_days": round((now["time"] - before["time"]).days, 1),
+                      "files": files})
+    return found
+
+
+def component(path: str) -> str:
+    return path.split("/", 1)[0] if "/" in path else "(root)"
+
+
+def adr_number(path: str) -> int | None:
+    match = re.match(r"0*(\d+)", Path(path).name)
+    return int(match.group(1)) if match else None
+
+
+def named(text: str, files: list[str]) -> dict[str, tuple[int, int]]:
+    """(named, touched) counts of files, ADRs and components in ``text``."""
+    low = text.lower()
+    named_files = {f for f in files if f.lower() in low}
+    adrs = [f for f in files if f.startswith(ADR_DIR)]
+    numbers = {int(m.group(1)) for m in re.finditer(r"\badr[\s\-_#]*0*(\d{1,4})\b", low)}
+    named_adrs = {a for a in adrs if a in named_files or Path(a).name.lower() in low or adr_number(a) in numbers}
+    components = {component(f) for f in files}
+    named_components = {
+        c for c in components
+        if (c == "(root)" and any(component(f) == c for f in named_files)) or (c != "(root)" and f"{c.lower()}/" in low)
+    }
+    return {"files": (len(named_files), len(files)), "adrs": (len(named_adrs), len(adrs)),
+            "components": (len(named_components), len(components))}
+
+
+def git_log_baseline(repo: Path, parent: str, budget: int, tokenizer: Tokenizer) -> str:
+    """``git log -20 --stat`` at ``parent``, cut at a line boundary to ``budget`` tokens."""
+    text = git(repo, "log", "-20", "--stat=200", parent)
+    if tokenizer.count(text) <= budget:
+        return text
+    lines = text.splitlines(keepends=True)
+    low, high = 0, len(lines)
+    while low < high:  # the longest prefix of whole lines within the budget
+        mid = (low + high + 1) // 2
+        if tokenizer.count("".join(lines[:mid])) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    return "".join(lines[:low])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bundle", type=Path, default=DEFAULT_BUNDLE)
+    parser.add_argument("--budget", type=int, default=4000)
+    parser.add_argument("--gap-days", type=float, default=2.0)
+    parser.add_argument("--next", type=int, default=10, help="the incoming author's next N commits are scored")
+    parser.add_argument("--limit", type=int, default=0, help="replay only the first N rotations (0 = all)")
+    parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="mm-bench-rotation-"))
+    repo = work / "tdr-docs"
+    subprocess.run(["git", "clone", "-q", str(args.bundle), str(repo)], check=True)
+    data_dir = work / "data"
+    found = rotations(history(repo), timedelta(days=args.gap_days), args.next)
+    if args.limit:
+        found = found[: args.limit]
+    log(f"{len(found)} rotations (author change after >= {args.gap_days:g} days); budget {args.budget} tokens")
+
+    memory = Memory(load_settings(data_dir=data_dir))
+    methods: dict[str, Callable[[dict[str, Any]], str]] = {
+        "session-start digest": lambda r: digest_for(str(repo), data_dir, token_budget=args.budget),
+        "git log -20 --stat": lambda r: git_log_baseline(repo, r["parent"], args.budget, memory.tokenizer),
+    }
+    rows = []
+    try:
+        for i, rot in enumerate(found, start=1):
+            started = time.perf_counter()
+            git(repo, "checkout", "-q", "--detach", rot["parent"])
+            memory.ingest_repository(repo)
+            ingest_s = time.perf_counter() - started
+            row: dict[str, Any] = {**rot, "ingest_s": round(ingest_s, 1), "methods": {}}
+            for name, produce in methods.items():
+                text = produce(rot)
+                row["methods"][name] = {"tokens": memory.tokenizer.count(text), **named(text, rot["files"])}
+            rows.append(row)
+            shown = "  ".join(
+                f"{name}: files {m['files'][0]}/{m['files'][1]} comps {m['components'][0]}/{m['components'][1]}"
+                for name, m in row["methods"].items()
+            )
+            log(f"  [{i}/{len(found)}] {rot['sha'][:10]} {rot['from']} -> {rot['to']} ingest {ingest_s:.0f}s  {shown}")
+    finally:
+        memory.close()
+
+    print(f"\nRotation replay: {len(rows)} rotations, budget {args.budget} tokens, next {args.next} commits scored\n")
+    print(f"{'method':<24} {'tokens p50':>10} {'files':>8} {'ADRs':>8} {'components':>11}")
+    summary = {}
+    for name in methods:
+        pooled = {}
+        for key in ("files", "adrs", "components"):
+            hit = sum(r["methods"][name][key][0] for r in rows)
+            total = sum(r["methods"][name][key][1] for r in rows)
+            pooled[key] = hit / total if total else None
+        tokens = statistics.median(r["methods"][name]["tokens"] for r in rows) if rows else 0
+        summary[name] = {"tokens_p50": tokens, **pooled}
+
+        def pct(value: float | None) -> str:
+            return "n/a" if value is None else f"{value:.0%}"
+
+        print(f"{name:<24} {tokens:>10.0f} {pct(pooled['files']):>8} {pct(pooled['adrs']):>8} "
+              f"{pct(pooled['components']):>11}")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"budget": args.budget, "summary": summary, "rows": rows}, indent=2, default=str))
+    log(f"rows written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
