@@ -1,0 +1,322 @@
+"""Domain events: what operations missions stream into the domain layer (DESIGN.md §3, §7).
+
+An event is something that happened in a sector (or a service) at a time, with a type and a
+criticality: shelling reported in sector North, a jamming burst, a lost link with part of a swarm, a
+service's error rate above its objective. This module owns the event model, its validation and its
+readers — JSON Lines and CSV files (standard input included) and Prometheus Alertmanager webhook
+payloads — and the conversion of an event into a domain-layer record. Readers parse everything first
+and raise one :class:`~mission_memory.errors.InputError` naming the source, the line and the field
+before anything is stored, so a malformed batch stores nothing.
+
+Event text is untrusted (it comes from sensors, people and other systems): it is stored as data and
+fenced like every quoted record when a digest shows it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mission_memory.errors import InputError
+from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+
+__all__ = [
+    "MAX_EVENT_BATCH_BYTES",
+    "AlertmanagerMapping",
+    "DomainEvent",
+    "EventState",
+    "event_record",
+    "events_from_alertmanager",
+    "read_events_csv",
+    "read_events_jsonl",
+]
+
+MAX_EVENT_BATCH_BYTES = 5_000_000
+"""Largest batch (file, request body) accepted at once, in bytes."""
+
+MAX_EVENT_TEXT_CHARS = 20_000
+"""Longest event text, in characters (a log excerpt, not a log file)."""
+
+
+class EventState(StrEnum):
+    """An alert's state; plain events are ``firing`` (they happened) for their whole life."""
+
+    FIRING = "firing"
+    RESOLVED = "resolved"
+
+
+class DomainEvent(BaseModel):
+    """One domain event.
+
+    Attributes:
+        id: stable id from the source (an Alertmanager fingerprint and start, a sensor's message id);
+            the same id later replaces the stored event (a resolved alert replaces its firing one).
+        time: when it happened, timezone-aware (a naive time is read as UTC).
+        sector: the sector, area or service it concerns.
+        type: what kind of event it is (``shelling``, ``ew_jamming``, ``HighErrorRate``).
+        criticality: in [0, 1]; the triage weight in degraded mode (DESIGN.md §7).
+        source: who or what reported it (a post, a sensor, ``alertmanager``).
+        text: the report in natural language, English or Ukrainian.
+        caused_by: ids of the events that caused this one (cascades).
+        unit: the unit involved, if any.
+        operator: the operator who recorded it, if any.
+        state: ``firing`` or ``resolved``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, max_length=200)
+    time: datetime
+    sector: str = Field(min_length=1, max_length=200)
+    type: str = Field(min_length=1, max_length=200)
+    criticality: float = Field(ge=0.0, le=1.0)
+    source: str = Field(default="unknown", min_length=1, max_length=500)
+    text: str = Field(min_length=1, max_length=MAX_EVENT_TEXT_CHARS)
+    caused_by: tuple[str, ...] = ()
+    unit: str | None = None
+    operator: str | None = None
+    state: EventState = EventState.FIRING
+
+    @field_validator("time")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+    @field_validator("id", "sector", "type", "source", "text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value.strip()
+
+
+def event_record(event: DomainEvent, mission: str) -> Record:
+    """The domain-layer record of an event: one slot per event id, so an update replaces it.
+
+    The record's component is the sector (so ``--component`` filters by sector), its criticality the
+    event's, its provenance ``event:<id>`` at the event's time.
+    """
+    first_line = event.text.splitlines()[0][:120]
+    return Record.build(
+        kind=RecordKind.DOMAIN_EVENT,
+        title=f"[{event.type}] {event.sector}: {first_line}",
+        text=event.text,
+        provenance=Provenance(
+            kind=SourceKind.EVENT,
+            ref=f"event:{event.id}",
+            uri=f"urn:mission-memory:{mission}:event:{event.id}",
+            mission=mission,
+            time=event.time,
+        ),
+        criticality=event.criticality,
+        component=event.sector,
+        operator=event.operator,
+        attributes={
+            "event_id": event.id,
+            "sector": event.sector,
+            "event_type": event.type,
+            "source": event.source,
+            "caused_by": list(event.caused_by),
+            "unit": event.unit,
+            "state": event.state.value,
+        },
+        slot=f"event:{event.id}",
+    )
+
+
+def _problems(exc: ValidationError) -> str:
+    """A validation error as ``field: message`` pairs, without pydantic's help links."""
+    parts = []
+    for err in exc.errors():
+        field = ".".join(str(p) for p in err["loc"]) or "event"
+        message = err["msg"]
+        if err["type"] == "missing":
+            message = "is missing"
+        elif err["type"] == "extra_forbidden":
+            message = "is not a known field (known: " + ", ".join(DomainEvent.model_fields) + ")"
+        parts.append(f"{field} {message}" if err["type"] in ("missing", "extra_forbidden") else f"{field}: {message}")
+    return "; ".join(parts)
+
+
+def _check_size(data: str | bytes, source: str) -> str:
+    size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+    if size > MAX_EVENT_BATCH_BYTES:
+        raise InputError(
+            f"{source}: {size:,} bytes is larger than the {MAX_EVENT_BATCH_BYTES:,} bytes accepted in one batch; "
+            "split it into smaller files"
+        )
+    if isinstance(data, bytes):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{source}: not UTF-8 text ({exc})") from None
+    return data
+
+
+def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[DomainEvent]:
+    """Events from JSON Lines: one JSON object per line; blank lines are skipped.
+
+    Args:
+        data: the file's content.
+        source: the name used in error messages (a path, ``<stdin>``).
+
+    Raises:
+        InputError: too large, not UTF-8, a line that is not a JSON object, or an invalid event;
+            the message names the source, the line and every bad field.
+    """
+    text = _check_size(data, source)
+    events = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(raw, dict):
+            raise InputError(f"{source} line {number}: expected a JSON object, got {type(raw).__name__}")
+        try:
+            events.append(DomainEvent.model_validate(raw))
+        except ValidationError as exc:
+            raise InputError(f"{source} line {number}: {_problems(exc)}") from None
+    return events
+
+
+def read_events_csv(data: str | bytes, source: str = "<stdin>") -> list[DomainEvent]:
+    """Events from CSV with a header row naming :class:`DomainEvent` fields.
+
+    ``caused_by`` holds ids separated by ``;`` or ``|``; empty cells of optional fields are absent.
+
+    Raises:
+        InputError: too large, not UTF-8, no header, an unknown column, or an invalid row; the
+            message names the source, the line and every bad field.
+    """
+    text = _check_size(data, source)
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames:
+        raise InputError(f"{source}: empty CSV (a header row naming the fields is needed)")
+    unknown = [name for name in reader.fieldnames if name not in DomainEvent.model_fields]
+    if unknown:
+        raise InputError(
+            f"{source} line 1: unknown column {unknown[0]!r} (known: {', '.join(DomainEvent.model_fields)})"
+        )
+    events = []
+    for row in reader:
+        clean: dict[str, Any] = {k: v for k, v in row.items() if k is not None and v not in (None, "")}
+        if None in row:
+            raise InputError(f"{source} line {reader.line_num}: more cells than header columns")
+        if "caused_by" in clean:
+            clean["caused_by"] = [p.strip() for p in clean["caused_by"].replace("|", ";").split(";") if p.strip()]
+        try:
+            events.append(DomainEvent.model_validate(clean))
+        except ValidationError as exc:
+            raise InputError(f"{source} line {reader.line_num}: {_problems(exc)}") from None
+    return events
+
+
+class AlertmanagerMapping(BaseModel):
+    """How an Alertmanager alert becomes a domain event (configurable; these are the defaults).
+
+    Attributes:
+        severity_criticality: the ``severity`` label's value -> criticality.
+        default_criticality: criticality of an alert without a known severity.
+        sector_labels: labels tried in order for the sector; the first present wins.
+        text_annotations: annotations joined (in order) into the event text.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    severity_criticality: Mapping[str, float] = Field(
+        default_factory=lambda: {
+            "critical": 0.9, "page": 0.9, "high": 0.8, "error": 0.8, "major": 0.8,
+            "warning": 0.6, "medium": 0.5, "minor": 0.4, "low": 0.3, "info": 0.2, "none": 0.1,
+        }
+    )
+    default_criticality: float = Field(default=0.5, ge=0.0, le=1.0)
+    sector_labels: Sequence[str] = ("service", "namespace", "job", "instance")
+    text_annotations: Sequence[str] = ("summary", "description", "message")
+
+    @field_validator("severity_criticality")
+    @classmethod
+    def _in_range(cls, value: Mapping[str, float]) -> Mapping[str, float]:
+        bad = {k: v for k, v in value.items() if not 0.0 <= v <= 1.0}
+        if bad:
+            raise ValueError(f"criticality must be in [0, 1], got {bad}")
+        return {k.lower(): v for k, v in value.items()}
+
+
+_ALERT_TIME_ZERO = "0001-01-01T00:00:00Z"
+
+
+def events_from_alertmanager(
+    payload: Any, mapping: AlertmanagerMapping | None = None, source: str = "alertmanager webhook"
+) -> list[DomainEvent]:
+    """Events from one Alertmanager webhook payload (``version`` 4, as ``webhook_configs`` posts it).
+
+    Each alert becomes one event: ``alertname`` -> type, the first present of ``sector_labels``
+    (``service``, then ``namespace`` …) -> sector, ``severity`` -> criticality, ``fingerprint`` and the
+    start time -> id (so a resolved notification replaces its firing event, and a later re-fire is a
+    new event), ``status`` -> state; the time is ``startsAt`` while firing and ``endsAt`` once resolved.
+
+    Raises:
+        InputError: not an object with an ``alerts`` list, or an alert lacking what an event needs;
+            the message names the alert's index and the field.
+    """
+    mapping = mapping or AlertmanagerMapping()
+    if not isinstance(payload, dict) or not isinstance(payload.get("alerts"), list):
+        raise InputError(f"{source}: expected an Alertmanager webhook object with an 'alerts' list")
+    common_raw = payload.get("commonLabels")
+    common: dict[str, Any] = common_raw if isinstance(common_raw, dict) else {}
+    receiver = str(payload.get("receiver") or "")
+    events = []
+    for index, alert in enumerate(payload["alerts"]):
+        where = f"{source} alerts[{index}]"
+        if not isinstance(alert, dict):
+            raise InputError(f"{where}: expected an object")
+        labels = {**common, **(alert.get("labels") or {})}
+        annotations = alert.get("annotations") or {}
+        if not isinstance(labels, dict) or not isinstance(annotations, dict):
+            raise InputError(f"{where}: labels and annotations must be objects")
+        name = labels.get("alertname")
+        fingerprint = alert.get("fingerprint")
+        starts = alert.get("startsAt")
+        if not name:
+            raise InputError(f"{where}: labels.alertname is missing")
+        if not fingerprint:
+            raise InputError(f"{where}: fingerprint is missing")
+        if not starts:
+            raise InputError(f"{where}: startsAt is missing")
+        status = str(alert.get("status") or payload.get("status") or "firing").lower()
+        if status not in ("firing", "resolved"):
+            raise InputError(f"{where}: status {status!r} is neither firing nor resolved")
+        ends = alert.get("endsAt")
+        moment = ends if status == "resolved" and ends and ends != _ALERT_TIME_ZERO else starts
+        sector = next((str(labels[k]) for k in mapping.sector_labels if labels.get(k)), "unknown")
+        severity = str(labels.get("severity") or "").lower()
+        texts = [str(annotations[k]).strip() for k in mapping.text_annotations if annotations.get(k)]
+        text = "\n".join(t for t in texts if t) or f"{name} on {sector}"
+        if status == "resolved":
+            text = f"RESOLVED: {text}"
+        try:
+            events.append(
+                DomainEvent(
+                    id=f"{fingerprint}@{starts}",
+                    time=moment,
+                    sector=sector,
+                    type=str(name),
+                    criticality=mapping.severity_criticality.get(severity, mapping.default_criticality),
+                    source=f"alertmanager/{receiver}" if receiver else "alertmanager",
+                    text=text[:MAX_EVENT_TEXT_CHARS],
+                    state=EventState(status),
+                )
+            )
+        except ValidationError as exc:
+            raise InputError(f"{where}: {_problems(exc)}") from None
+    return events
