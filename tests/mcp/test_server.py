@@ -124,7 +124,7 @@ def test_the_http_server_answers_a_real_client_over_streamable_http(ingested: Gi
             async def go() -> Any:
                 async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                     return await client.call_tool("workflow_memory_query",
-                                                  {"task_description": "upload ledger database", "token_budget": 1200})
+                                                  {"task_description": "upload ledger database", "token_budget": 1600})
 
             result = anyio.run(go)
         finally:
