@@ -3,13 +3,15 @@ stored text stays inside fences it cannot close or imitate (ADR 0021)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mission_memory.errors import BudgetError
+from mission_memory.api import Memory
+from mission_memory.errors import BudgetError, InputError
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.retrieval.digest import (
     DigestSection,
@@ -22,6 +24,8 @@ from mission_memory.retrieval.digest import (
 )
 from mission_memory.retrieval.ranking import Candidate
 from mission_memory.tokens import TiktokenTokenizer
+from tests.conftest import GitRepo
+from tests.hostile_texts import assert_stored_text_is_fenced, hostile_repository
 
 ENGLISH = "The upload proxy retries failed multipart uploads with exponential backoff and a jitter. " * 12
 UKRAINIAN = "Проксі завантаження повторює невдалі завантаження частинами з експоненційною затримкою. " * 12
@@ -230,3 +234,30 @@ def test_an_empty_digest_says_why_when_told() -> None:
     text, entries, _, _ = pack_digest("q", "all", [], 500, TiktokenTokenizer(), 450, LAYERS,
                                       empty_note="Nothing is ingested yet: run `mission-memory ingest PATH`.")
     assert not entries and text.endswith("_Nothing is ingested yet: run `mission-memory ingest PATH`._")
+
+
+def test_injections_in_an_ingested_repository_reach_a_memory_query_only_inside_fences(
+    make_git_repo: Callable[[str], GitRepo],
+) -> None:
+    repo = hostile_repository(make_git_repo)
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        digest = memory.query("retry uploads on flaky links / повторні спроби завантаження", token_budget=3000)
+        assert digest.tokens_used == memory.tokenizer.count(digest.text) <= 3000
+    assert len(digest.entries) >= 3
+    assert_stored_text_is_fenced(digest.text)
+
+
+def test_memory_query_refuses_a_budget_above_the_maximum_and_an_unknown_component(
+    make_git_repo: Callable[[str], GitRepo],
+) -> None:
+    repo = hostile_repository(make_git_repo)
+    with Memory.open() as memory:
+        with pytest.raises(InputError, match="above the maximum of 200000 tokens"):
+            memory.query("retry uploads", token_budget=10**12)
+        assert "Nothing is ingested yet" in memory.query("retry uploads").text
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        with pytest.raises(InputError, match=r"no component named 'nope' is stored \(components, .*docs"):
+            memory.query("retry uploads", filters={"component": "nope"})
+        assert memory.query("retry uploads", filters={"component": "docs"}).entries

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ __all__ = [
     "DigestEntry",
     "DigestSection",
     "close_marker",
+    "explain_empty",
     "format_age",
     "layer_sections",
     "neutralise_markers",
@@ -219,6 +220,29 @@ def open_marker(index: int, nonce: str) -> str:
 def close_marker(index: int, nonce: str) -> str:
     """The line that closes excerpt ``index``'s fence: ``<<<end excerpt 3 nonce=…>>>`` (ADR 0021)."""
     return f"<<<end excerpt {index} nonce={nonce}>>>"
+
+
+def explain_empty(digest: Digest, note: str, tokenizer: Tokenizer) -> Digest:
+    """``digest`` with its closing line saying why nothing matched, when it is empty and the note fits.
+
+    The plain "No stored record matched this task." does not tell an empty store from a query
+    that found nothing; the caller that knows why passes ``note`` (e.g. nothing is ingested yet,
+    and the command that ingests). The budget still holds: when the note does not fit, the digest
+    is returned unchanged.
+
+    Args:
+        digest: a digest from :func:`pack_digest`.
+        note: one sentence, shown in italics as the closing line.
+        tokenizer: the tokenizer the digest was counted with.
+    """
+    plain = _footer(0, 0)
+    if digest.entries or digest.omitted or not digest.text.endswith(plain):
+        return digest
+    text = digest.text[: -len(plain)] + _footer(0, 0, note)
+    tokens = tokenizer.count(text)
+    if tokens > digest.token_budget:
+        return digest
+    return replace(digest, text=text, tokens_used=tokens)
 
 
 def _one_line(text: str) -> str:
