@@ -145,13 +145,14 @@ class Memory:
                 f"token_budget {budget} is above the maximum of {self.settings.max_token_budget} tokens"
                 " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
             )
-        known = self.store.missions()
-        if checked.mission is not None and checked.mission not in known:
-            names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
-            raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
-        if known and checked.component is not None:
+        if checked.mission is not None:
+            known = self.store.missions()
+            if checked.mission not in known:
+                names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
+                raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
+        if checked.component is not None:
             components = self.store.components(limit=1_000_000)
-            if checked.component not in components:
+            if components and checked.component not in components:
                 shown = ", ".join(list(components)[:30]) or "none"
                 raise InputError(
                     f"no component named {checked.component!r} is stored (components, most records first: {shown})"
@@ -167,7 +168,7 @@ class Memory:
             max_entry_tokens=self.settings.max_entry_tokens,
             max_entries=self.settings.max_digest_entries,
         )
-        if not known:
+        if not digest.entries and not digest.omitted and not self.store.missions():
             note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
             digest = explain_empty(digest, note, self.tokenizer)
         return digest
