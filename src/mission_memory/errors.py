@@ -16,6 +16,8 @@ are translated at one boundary per backend (``raise BackendUnavailable(...) from
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "BackendUnavailable",
     "BudgetError",
@@ -23,6 +25,7 @@ __all__ = [
     "InputError",
     "MissionMemoryError",
     "NotFound",
+    "user_message",
 ]
 
 
@@ -48,3 +51,16 @@ class NotFound(MissionMemoryError):
 
 class BudgetError(MissionMemoryError):
     """A token budget is too small to hold even the digest's header."""
+
+
+_PYDANTIC_HELP = re.compile(r"\n?[ \t]*For further information visit https?://errors\.pydantic\.dev/\S*")
+
+
+def user_message(exc: BaseException) -> str:
+    """The text of ``exc`` as a user or a model should see it.
+
+    Pydantic appends ``For further information visit https://errors.pydantic.dev/...`` to each
+    problem of a ``ValidationError``; that line helps a library author, not the person or the model
+    reading the error, so it is removed wherever an error is shown (the CLI, the MCP server).
+    """
+    return _PYDANTIC_HELP.sub("", str(exc)).strip()

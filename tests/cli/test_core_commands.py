@@ -6,11 +6,16 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Annotated, Any
 
 import pytest
+import typer
+from pydantic import BaseModel, ValidationError
 from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
+from mission_memory.cli.output import reported_errors
+from mission_memory.errors import InputError
 from tests.conftest import GitRepo
 
 runner = CliRunner()
@@ -117,3 +122,82 @@ def test_reingest_counts_commits_already_stored_as_unchanged(mission_repo: GitRe
     second = _json(["ingest", str(mission_repo.root), "--json"])
     assert second["unchanged"] == first["added"]
     assert _json(["status", "--json"])["components"]["docs"] >= 1
+
+
+def _stderr_json(result: Any) -> dict[str, Any]:
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    payload: dict[str, Any] = json.loads(lines[0])
+    return payload
+
+
+def test_with_json_errors_are_one_json_object_on_stderr_with_exit_code_one(mission_repo: GitRepo, tmp_path: Path) -> None:
+    missing = _stderr_json(runner.invoke(app, ["ingest", str(tmp_path / "nope"), "--json"]))
+    assert "nope" in missing["error"] and missing["kind"] == "InputError"
+    assert missing["input"]["command"].endswith("ingest")
+    assert missing["input"]["arguments"]["path"] == str(tmp_path / "nope")
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    budget = _stderr_json(runner.invoke(app, ["query", "ledger", "--budget", str(10**12), "--json"]))
+    assert "200000" in budget["error"] and budget["input"]["arguments"]["budget"] == 10**12
+    assert budget["input"]["arguments"]["scope"] == "all"
+    other_group = _stderr_json(runner.invoke(app, ["metrics", "sessions", str(tmp_path), "--json", "--csv"]))
+    assert "--json and --csv are exclusive" in other_group["error"]
+    plain = runner.invoke(app, ["query", "ledger", "--budget", str(10**12)])
+    assert plain.exit_code == 1 and plain.stderr.startswith("Error: token_budget 1000000000000 is above the maximum")
+
+
+def test_pydantic_help_urls_never_reach_the_user() -> None:
+    class Strict(BaseModel):
+        count: int
+
+    try:
+        Strict.model_validate({"count": "many"})
+    except ValidationError as exc:
+        raw = str(exc)
+    assert "errors.pydantic.dev" in raw
+    little = typer.Typer()
+
+    @little.command()
+    def fail(json_output: Annotated[bool, typer.Option("--json")] = False) -> None:
+        with reported_errors():
+            raise InputError(f"bad document ({raw})")
+
+    for args in ([], ["--json"]):
+        result = runner.invoke(little, args)
+        assert result.exit_code == 1 and "count" in result.stderr
+        assert "errors.pydantic.dev" not in result.stderr and "For further information" not in result.stderr
+
+
+def test_an_empty_store_explains_that_nothing_is_ingested_and_how_to_ingest() -> None:
+    result = runner.invoke(app, ["query", "how are uploads retried?"])
+    assert result.exit_code == 0
+    assert "Nothing is ingested yet" in result.stdout and "`mission-memory ingest PATH`" in result.stdout
+    data = _json(["query", "how are uploads retried?", "--json"])
+    assert data["entries"] == [] and "Nothing is ingested yet" in data["digest"]
+
+
+def test_an_unknown_component_is_an_error_listing_the_known_ones(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    result = runner.invoke(app, ["query", "ledger", "--component", "nope"])
+    assert result.exit_code == 1
+    assert "no component named 'nope'" in result.stderr and "docs" in result.stderr
+    assert _json(["query", "ledger", "--component", "docs", "--json"])["entries"]
+
+
+def test_since_after_until_is_an_error_not_an_empty_digest(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    result = runner.invoke(app, ["query", "ledger", "--since", "2024-09-30", "--until", "2024-09-01"])
+    assert result.exit_code == 1 and "since (2024-09-30) is after until (2024-09-01)" in result.stderr
+
+
+def test_a_token_budget_above_the_maximum_is_refused_and_the_maximum_is_a_setting(
+    mission_repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    assert _json(["query", "ledger", "--budget", "200000", "--json"])["token_budget"] == 200_000
+    result = runner.invoke(app, ["query", "ledger", "--budget", "200001"])
+    assert result.exit_code == 1 and "maximum of 200000 tokens" in result.stderr
+    monkeypatch.setenv("MISSION_MEMORY_MAX_TOKEN_BUDGET", "5000")
+    result = runner.invoke(app, ["query", "ledger", "--budget", "6000"])
+    assert result.exit_code == 1 and "maximum of 5000 tokens" in result.stderr

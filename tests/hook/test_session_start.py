@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mission_memory.api import Memory
 from mission_memory.hook import installer, session_start
+from tests.hostile_texts import assert_stored_text_is_fenced, hostile_repository
 
 
 def run_session_start(data_dir: Path, stdin: bytes, *extra: str) -> subprocess.CompletedProcess[bytes]:
@@ -93,3 +94,38 @@ def test_a_repository_that_was_never_ingested_gets_no_other_missions_memory(data
 
     assert done.returncode == 0
     assert done.stdout == b""
+
+
+def test_injections_in_the_repository_reach_the_session_only_inside_fences(data_dir, make_git_repo):
+    repo = hostile_repository(make_git_repo)
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+
+    done = run_session_start(data_dir, start_payload(repo.root), "--time-limit", "100")
+
+    assert done.returncode == 0
+    text = done.stdout.decode("utf-8")
+    assert text.startswith("# mission-memory: pull digest for upload-proxy")
+    assert_stored_text_is_fenced(text)
+
+
+def test_a_cut_never_leaves_an_excerpt_fence_open():
+    from datetime import UTC, datetime
+
+    from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+    from mission_memory.retrieval.digest import pack_digest
+    from mission_memory.retrieval.ranking import Candidate
+    from mission_memory.tokens import TiktokenTokenizer
+
+    candidates = [
+        Candidate(rowid=i, score=1.0 - i / 100, record=Record.build(
+            kind=RecordKind.DOC_CHUNK, title=f"Section {i}", text=f"line {i} of the guide\n" * 40,
+            provenance=Provenance(kind=SourceKind.DOC, ref=f"d{i}.md#h", uri=f"file:///d{i}.md#h", mission="m",
+                                  time=datetime(2025, 1, 1, tzinfo=UTC))))
+        for i in range(8)
+    ]
+    text = pack_digest("q", "all", candidates, 8000, TiktokenTokenizer(), 400, (Layer.DOMAIN,))[0]
+    for limit in range(400, len(text), 97):
+        cut = session_start.truncate(text, limit)
+        assert len(cut) <= limit and cut.endswith("[digest truncated]\n")
+        assert cut.count("<<<excerpt ") == cut.count("<<<end excerpt "), cut

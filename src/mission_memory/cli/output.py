@@ -1,4 +1,8 @@
-"""Terminal output shared by every command group: the rich consoles, JSON printing, error mapping."""
+"""Terminal output shared by every command group: the rich consoles, JSON printing, error mapping.
+
+Errors are mapped in one place, :func:`reported_errors`: ``Error: <message>`` on stderr and exit
+code 1, or, when the command was given ``--json``, one JSON object on stderr with the same exit code.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
-from mission_memory.errors import MissionMemoryError
+from mission_memory.errors import MissionMemoryError, user_message
 
 __all__ = ["console", "err_console", "print_json", "reported_errors"]
 
@@ -25,9 +30,54 @@ def print_json(payload: Any) -> None:
 
 @contextmanager
 def reported_errors() -> Iterator[None]:
-    """Turn a :class:`MissionMemoryError` into ``Error: <message>`` on stderr and exit code 1."""
+    """Turn a :class:`MissionMemoryError` into a message on stderr and exit code 1.
+
+    Without ``--json``: ``Error: <message>``. When the running command was given ``--json`` (found
+    on the click context, so every command with that flag gets it without passing anything):
+    ``{"error": <message>, "kind": <error class>, "input": {"command": ..., "arguments": {...}}}``
+    on stderr, so a script reading JSON never has to parse prose. Either way pydantic's help URL is
+    removed from the message.
+    """
     try:
         yield
     except MissionMemoryError as exc:
-        err_console.print(f"[bold red]Error:[/] {exc}", markup=True, highlight=False)
+        message = user_message(exc)
+        ctx = _current_context()
+        if ctx is not None and _json_requested(ctx):
+            payload = {
+                "error": message,
+                "kind": type(exc).__name__,
+                "input": {"command": ctx.command_path, "arguments": _arguments(ctx)},
+            }
+            typer.echo(json.dumps(payload, ensure_ascii=False, default=str), err=True)
+        else:
+            err_console.print(f"[bold red]Error:[/] {escape(message)}", markup=True, highlight=False)
         raise typer.Exit(1) from None
+
+
+def _current_context() -> Any:
+    """The running command's click context, or None (typer from 0.2x ships its own copy of click)."""
+    try:
+        from typer._click.globals import get_current_context
+    except ImportError:  # an older typer runs on the click package
+        from click import get_current_context  # type: ignore[no-redef]
+    return get_current_context(silent=True)
+
+
+def _json_params(ctx: Any) -> set[str]:
+    """Names of the command's parameters spelled ``--json`` (none, or one)."""
+    return {p.name for p in ctx.command.params if "--json" in getattr(p, "opts", ()) and p.name is not None}
+
+
+def _json_requested(ctx: Any) -> bool:
+    """Whether the command's ``--json`` flag is set (False for commands without one)."""
+    return any(bool(ctx.params.get(name)) for name in _json_params(ctx))
+
+
+def _arguments(ctx: Any) -> dict[str, Any]:
+    """The command's parameters as given, JSON-ready (enums as their values, paths as text)."""
+    out: dict[str, Any] = {}
+    for name, value in ctx.params.items():
+        if name not in _json_params(ctx):
+            out[name] = getattr(value, "value", value)
+    return out

@@ -63,12 +63,22 @@ def _log(data_dir: Path, message: str) -> None:
 
 
 def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters at a line boundary, with a note when cut."""
+    """``text`` cut to at most ``limit`` characters at a line boundary, with a note when cut.
+
+    A cut that would fall inside an excerpt's fence drops that whole entry instead, so the text
+    never ends with stored text whose fence is left open (ADR 0021).
+    """
     if len(text) <= limit:
         return text
     note = "\n\n[digest truncated]\n"
     cut = text.rfind("\n", 0, limit - len(note))
-    return text[: cut if cut > 0 else limit - len(note)] + note
+    head = text[: cut if cut > 0 else limit - len(note)]
+    # Never leave an excerpt fence open (ADR 0021): drop the entry the limit fell inside.
+    opened = head.rfind("<<<excerpt ")
+    if opened > head.rfind("<<<end excerpt "):
+        entry = head.rfind("\n### ", 0, opened)
+        head = head[: entry if entry > 0 else opened].rstrip()
+    return head + note
 
 
 def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET) -> str:

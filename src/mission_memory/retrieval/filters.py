@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -69,11 +69,13 @@ class QueryFilters(BaseModel):
     until: datetime | None = None
     mission: str | None = None
     mission_type: str | None = None
-    outcome: str | None = None
+    outcome: Literal["accepted", "rejected", "modified"] | None = None
 
     @field_validator("since", "until", mode="before")
     @classmethod
     def _dates(cls, value: Any, info: Any) -> Any:
+        if isinstance(value, int | float):  # pydantic would read a number as Unix seconds
+            raise ValueError("a number is not accepted here, only an ISO 8601 string")
         if isinstance(value, str) and len(value.strip()) == 10:
             day = date.fromisoformat(value.strip())
             moment = time.max if info.field_name == "until" else time.min
@@ -104,7 +106,7 @@ def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
     if raw is None:
         return QueryFilters()
     if isinstance(raw, QueryFilters):
-        return raw
+        return _checked_range(raw)  # validated already (the MCP tool's arguments), but not the range
     if not isinstance(raw, dict):
         raise InputError(f"filters must be an object, got {type(raw).__name__}")
     try:
@@ -117,6 +119,10 @@ def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
             shown = f" {err['input']!r}" if field in ("since", "until", "criticality", "min_criticality") else ""
             problems.append(f"{field}{shown}: {err['msg']}{hint}")
         raise InputError(f"invalid filters ({'; '.join(problems)})") from None
+    return _checked_range(filters)
+
+
+def _checked_range(filters: QueryFilters) -> QueryFilters:
     if filters.since and filters.until and filters.since > filters.until:
         raise InputError(f"filters: since ({filters.since.date()}) is after until ({filters.until.date()})")
     return filters
