@@ -304,9 +304,9 @@ def parse_input(raw: bytes) -> dict[str, object]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
+        byte = raw[exc.start : exc.start + 1].hex()
         raise InputProblem(
-            "stdin is not UTF-8: byte 0x" + raw[exc.start : exc.start + 1].hex() + " at offset " + str(exc.start)
-            + " (" + exc.reason + ")"
+            f"stdin is not UTF-8: byte 0x{byte} at offset {exc.start} ({exc.reason})"
         ) from None
     payload = _parse_json(text)
     if not isinstance(payload, dict):
