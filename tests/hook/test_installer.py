@@ -104,3 +104,12 @@ def test_user_scope_lives_under_home(tmp_path):
     )
     project = installer.settings_path(installer.SettingsScope.PROJECT, tmp_path)
     assert project == tmp_path.resolve() / ".claude" / "settings.json"
+
+
+def test_install_preallocates_the_dropped_prompt_record_where_the_hook_will_write(tmp_path, data_dir):
+    from mission_memory.hook import dropped_prompts
+
+    installer.install_hooks(tmp_path / "settings.json")  # no --data-dir: the hook reads the environment
+    assert (data_dir / dropped_prompts.RECORD_NAME).stat().st_size == dropped_prompts.RECORD_SIZE
+    record = dropped_prompts.read_record(str(data_dir))
+    assert record is not None and (record.total, record.last_reason) == (0, "")

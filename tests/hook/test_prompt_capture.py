@@ -79,23 +79,60 @@ def test_ukrainian_prompt_round_trips_and_git_shows_it(run_hook, payload, prompt
 
 
 @pytest.mark.parametrize(
-    "stdin",
+    ("stdin", "logged"),
     [
-        b"",
-        b"   \n",
-        b"{not json",
-        b"[1, 2, 3]",
-        b'"just a string"',
-        b"\xff\xfe\x00garbage",
-        b'{"prompt": 1}{',
+        (b"", "nothing captured: stdin is empty"),
+        (b"   \n", "nothing captured: stdin is blank (4 bytes of whitespace)"),
+        (
+            b"{not json",
+            "nothing captured: stdin is not JSON: Expecting property name enclosed in double quotes",
+        ),
+        (b'{"prompt": "x",\n "cwd": }', "stdin is not JSON: Expecting value at line 2 column 9"),
+        (b"[1, 2, 3]", "nothing captured: stdin JSON is a list, not an object"),
+        (b'"just a string"', "nothing captured: stdin JSON is a string, not an object"),
+        (b"null", "nothing captured: stdin JSON is null, not an object"),
+        (
+            b'{"session_id": "s1", "cwd": "/"}',
+            "nothing captured: stdin JSON has no prompt field (fields: session_id, cwd)",
+        ),
+        (b'{"prompt": "caf\xe9"}', "nothing captured: stdin is not UTF-8: byte 0xe9 at offset 15"),
+        (b"\xff\xfegarbage", "nothing captured: stdin is not UTF-8: byte 0xff at offset 0"),
+        (b'{"prompt": "a\x00b"}', "nothing captured: stdin holds a NUL byte at offset 13"),
+        (b"\x00\x00\x00", "nothing captured: stdin holds a NUL byte at offset 0"),
+        (b'{"prompt": 1}{', "nothing captured: stdin is not JSON: Extra data at line 1 column 14"),
     ],
-    ids=["empty", "blank", "broken", "array", "string", "binary", "trailing"],
+    ids=[
+        "empty",
+        "blank",
+        "broken",
+        "broken-line-2",
+        "array",
+        "string",
+        "null",
+        "no-prompt",
+        "latin-1",
+        "binary",
+        "nul-in-string",
+        "only-nul",
+        "trailing",
+    ],
 )
-def test_bad_input_exits_zero_silently_and_is_logged(run_hook, stdin, data_dir):
+def test_bad_input_exits_zero_silently_and_logs_what_is_wrong(run_hook, stdin, logged, data_dir, prompt_repo):
     run = run_hook(stdin)
     assert (run.returncode, run.stdout) == (0, b"")
-    log = (data_dir / "logs" / "prompt-hook.log").read_text(encoding="utf-8")
-    assert log.strip()
+    [line] = (data_dir / "logs" / "prompt-hook.log").read_text(encoding="utf-8").splitlines()
+    assert logged in line
+    assert "StopIteration" not in line and "SystemError" not in line
+    assert not (prompt_repo / "refs" / "prompts").exists()
+
+
+def test_payload_over_the_size_limit_is_logged_not_stored(run_hook, payload, data_dir, prompt_repo):
+    huge = payload("x" * (prompt_commit.MAX_INPUT_BYTES + 10))
+    run = run_hook(huge)
+    assert (run.returncode, run.stdout) == (0, b"")
+    [line] = (data_dir / "logs" / "prompt-hook.log").read_text(encoding="utf-8").splitlines()
+    assert f"nothing captured: stdin larger than {prompt_commit.MAX_INPUT_BYTES} bytes" in line
+    assert not (prompt_repo / "refs" / "prompts").exists()
 
 
 def test_missing_fields_still_store_the_prompt(run_hook, prompt_repo, stored_documents):

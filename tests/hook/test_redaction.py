@@ -85,3 +85,42 @@ def test_redaction_never_raises_and_removes_a_planted_token(before, after):
     token = "ghp_Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2"
     redacted, _ = redact(f"{before} {token} {after}")
     assert token not in redacted
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "GET /export?token=Zx8kQ2pLr7mN&page=2 fails",
+            "GET /export?token=[REDACTED:assignment]&page=2 fails",
+        ),
+        (
+            '{"password": "p@ss \\"quoted\\" w0rd", "user": "olena"}',
+            '{"password": "[REDACTED:assignment]", "user": "olena"}',
+        ),
+        (
+            "export DB_PASSWORD=Tr0ub4dor&3 # prod\nnext line",
+            "export DB_PASSWORD=[REDACTED:assignment]\nnext line",
+        ),
+        ("set password = Tr0ub4dor&3 now", "set password = [REDACTED:assignment] now"),
+        ("oauth: use the device flow", "oauth: use the device flow"),
+        ("mysql -u root -p mission_db", "mysql -u root -p mission_db"),
+        (
+            "the password is hashed with sha256 before storage",
+            "the password is hashed with sha256 before storage",
+        ),
+        ("токен оновлюється кожні 15 хвилин", "токен оновлюється кожні 15 хвилин"),
+    ],
+    ids=[
+        "query-ampersand",
+        "escaped-quotes",
+        "env-line",
+        "spaced-assignment",
+        "oauth",
+        "mysql-prompt",
+        "prose-sha",
+        "uk-no-secret",
+    ],
+)
+def test_value_boundaries(text, expected):
+    assert redact(text)[0] == expected

@@ -5,6 +5,7 @@ A thin shell over :mod:`mission_memory.hook.installer`; see that module for what
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,7 +14,7 @@ import typer
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.config import load_settings
 from mission_memory.errors import InputError
-from mission_memory.hook import installer
+from mission_memory.hook import dropped_prompts, installer
 from mission_memory.hook.installer import SettingsScope
 from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
 
@@ -125,6 +126,7 @@ def status(
         refs = corpus.refs()
         log = effective / "logs" / "prompt-hook.log"
         problems = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else []
+        dropped = dropped_prompts.read_record(str(effective))
     report = {
         "scopes": scopes,
         "data_dir": str(effective),
@@ -133,6 +135,7 @@ def status(
         "log": str(log),
         "logged_problems": len(problems),
         "last_problem": problems[-1] if problems else None,
+        "dropped_prompts": _dropped_dict(dropped, effective),
     }
     if json_output:
         print_json(report)
@@ -146,6 +149,41 @@ def status(
     console.print(f"Prompt repository {repo}: {len(refs)} prompts")
     console.print(
         f"Hook log {log}: {len(problems)} problems" + (f"; last: {problems[-1]}" if problems else "")
+    )
+    console.print(_dropped_line(report["dropped_prompts"]))
+
+
+def _stamp(ns: int) -> str | None:
+    return datetime.fromtimestamp(ns / 1e9, UTC).isoformat(timespec="seconds") if ns else None
+
+
+def _dropped_dict(record: dropped_prompts.DroppedPrompts | None, data_dir: Path) -> dict[str, object]:
+    """The dropped-prompt record for ``hook status`` (docs/adr/0020); counts are 0 when it is missing."""
+    record = record or dropped_prompts.DroppedPrompts()
+    return {
+        "record": str(data_dir / dropped_prompts.RECORD_NAME),
+        "preallocated": (data_dir / dropped_prompts.RECORD_NAME).is_file(),
+        "total": record.total,
+        "storage": record.storage,
+        "input": record.input,
+        "first": _stamp(record.first_ns),
+        "last": _stamp(record.last_ns),
+        "last_reason": record.last_reason or None,
+    }
+
+
+def _dropped_line(info: Any) -> str:
+    if not info["preallocated"]:
+        return (
+            f"Dropped prompts: record {info['record']} missing (created by `hook install` or the first stored "
+            "prompt); prompts lost before it exists are not counted"
+        )
+    if not info["total"]:
+        return "Dropped prompts: 0"
+    return (
+        f"[red]Dropped prompts: {info['total']}[/] ({info['storage']} not stored: data dir not writable; "
+        f"{info['input']} unreadable hook input); first {info['first']}, last {info['last']} "
+        f"({info['last_reason']})"
     )
 
 

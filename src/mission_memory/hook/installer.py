@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mission_memory.errors import ConfigError, InputError
+from mission_memory.hook import dropped_prompts, prompt_commit
 
 __all__ = [
     "HookEvent",
@@ -242,7 +243,7 @@ def install_hooks(
 
     Raises:
         InputError: ``path`` exists but is not a JSON object.
-        ConfigError: the interpreter is a version-manager shim.
+        ConfigError: the interpreter is a version-manager shim, or the data dir cannot be written.
     """
     data = _load(path)
     entries = [(HookEvent.USER_PROMPT_SUBMIT, "", prompt_hook_command(data_dir), timeout_s)]
@@ -267,6 +268,10 @@ def install_hooks(
         )
     _save(path, data)
     compileall.compile_dir(str(HOOK_DIR), quiet=2, maxlevels=0)
+    try:  # pre-allocate while there is room; the hook also creates it on its first good run
+        dropped_prompts.ensure_record(str(data_dir) if data_dir else prompt_commit.default_data_dir())
+    except OSError as exc:
+        raise ConfigError(f"cannot create the dropped-prompt record in the data dir: {exc}") from exc
     return installed_hooks(path)
 
 

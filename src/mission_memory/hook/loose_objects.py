@@ -204,14 +204,21 @@ def _exists(path: str) -> bool:
 
 
 def _write_new(path: str, data: bytes) -> None:
+    """Create ``path`` with ``data``; a partly written file (full disk) is removed before raising."""
     fd = _os.open(path, _O_CREATE, 0o644)
     try:
         view = memoryview(data)
         while view:
             written = _os.write(fd, view)
             view = view[written:]
-    finally:
+    except BaseException:
         _os.close(fd)
+        try:  # noqa: SIM105 - contextlib would cost an import in the hook
+            _os.unlink(path)
+        except OSError:
+            pass
+        raise
+    _os.close(fd)
 
 
 def make_dirs(path: str) -> None:

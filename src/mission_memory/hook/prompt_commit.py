@@ -22,6 +22,10 @@ Data dir: ``--data-dir`` > ``MISSION_MEMORY_DATA_DIR`` > the platformdirs defaul
 import sys
 import time
 
+TYPE_CHECKING = False  # mypy treats this name as True; at run time it spares importing typing
+if TYPE_CHECKING:
+    from types import ModuleType
+
 try:
     import posix as _os
 except ImportError:  # pragma: no cover - Windows
@@ -40,11 +44,14 @@ except BaseException as _exc:  # noqa: BLE001 - fail open: main() logs it and ex
     _IMPORT_ERROR = _exc
 
 __all__ = [
+    "MAX_INPUT_BYTES",
     "SCHEMA_VERSION",
+    "InputProblem",
     "build_document",
     "capture",
     "default_data_dir",
     "main",
+    "parse_input",
     "resolve_checkout",
     "session_slug",
 ]
@@ -54,6 +61,14 @@ REPO_NAME = "prompts.git"
 LOG_NAME = "logs/prompt-hook.log"
 FILE_NAME = "prompt.json"
 SUBJECT_CHARS = 72
+MAX_INPUT_BYTES = 16 * 1024 * 1024
+"""Largest stdin the hook reads (bytes); a larger payload is logged and dropped, never half-stored."""
+DROP_RECORD_NAME = "logs/prompt-hook.dropped"
+"""Same as ``dropped_prompts.RECORD_NAME``, repeated so a normal run does not import that module."""
+
+
+class InputProblem(ValueError):
+    """The hook's stdin holds no storable prompt; the message says what is wrong with it."""
 
 
 # -- data dir ------------------------------------------------------------------------------------
@@ -225,27 +240,82 @@ def _encode_json(value: object) -> str:
 
 
 def _parse_json(text: str) -> object:
+    """Parse the hook JSON with the C scanner; on any failure, say what is wrong via :mod:`json`.
+
+    Raises:
+        InputProblem: ``text`` is not one JSON value (message with line and column).
+    """
+    text = text.strip()
     try:
         from _json import make_scanner
-    except ImportError:  # pragma: no cover
-        import json
 
-        return json.loads(text)
+        class _Context:
+            strict = False
+            object_hook = None
+            object_pairs_hook = None
+            parse_float = float
+            parse_int = int
+            parse_constant = float
 
-    class _Context:
-        strict = False
-        object_hook = None
-        object_pairs_hook = None
-        parse_float = float
-        parse_int = int
-        parse_constant = float
+        scanner = make_scanner(_Context())  # type: ignore[arg-type]  # the C scanner only reads these attributes
+        value, end = scanner(text, 0)
+        if end == len(text):
+            return value
+    except (StopIteration, SystemError, ValueError, ImportError, RecursionError):
+        pass  # the C scanner's errors carry no message (StopIteration: 0, SystemError: ... NULL)
+    import json  # failure path only: the pure-Python parser explains what is wrong
 
-    text = text.strip()
-    scanner = make_scanner(_Context())  # type: ignore[arg-type]  # the C scanner only reads these attributes
-    value, end = scanner(text, 0)
-    if end != len(text):
-        raise ValueError("trailing data after the hook JSON")
-    return value
+    try:
+        return json.loads(text, strict=False)
+    except json.JSONDecodeError as exc:
+        raise InputProblem(
+            "stdin is not JSON: " + exc.msg + " at line " + str(exc.lineno) + " column " + str(exc.colno)
+        ) from None
+    except RecursionError:
+        raise InputProblem("stdin is not JSON the hook can read: nested too deeply") from None
+
+
+_JSON_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
+
+
+def parse_input(raw: bytes) -> dict[str, object]:
+    """Check and parse the hook's stdin; every way it can be unusable raises with a plain message.
+
+    Args:
+        raw: stdin as read, at most :data:`MAX_INPUT_BYTES` plus one byte.
+
+    Returns:
+        The hook payload, a JSON object with a ``prompt`` field.
+
+    Raises:
+        InputProblem: stdin is empty or blank, larger than :data:`MAX_INPUT_BYTES`, holds a NUL byte,
+            is not UTF-8, is not JSON (with line and column), is JSON but not an object, or has no
+            ``prompt`` field.
+    """
+    if not raw:
+        raise InputProblem("stdin is empty")
+    if len(raw) > MAX_INPUT_BYTES:
+        raise InputProblem("stdin larger than " + str(MAX_INPUT_BYTES) + " bytes")
+    if not raw.strip():
+        raise InputProblem("stdin is blank (" + str(len(raw)) + " bytes of whitespace)")
+    nul = raw.find(b"\0")
+    if nul >= 0:
+        raise InputProblem("stdin holds a NUL byte at offset " + str(nul) + " (JSON never does)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        byte = raw[exc.start : exc.start + 1].hex()
+        raise InputProblem(
+            f"stdin is not UTF-8: byte 0x{byte} at offset {exc.start} ({exc.reason})"
+        ) from None
+    payload = _parse_json(text)
+    if not isinstance(payload, dict):
+        kind = "null" if payload is None else _JSON_KINDS.get(type(payload), type(payload).__name__)
+        raise InputProblem("stdin JSON is " + kind + ", not an object")
+    if "prompt" not in payload:
+        keys = ", ".join(str(k)[:40] for k in list(payload)[:10])
+        raise InputProblem("stdin JSON has no prompt field (fields: " + (keys or "none") + ")")
+    return payload
 
 
 # -- entry point ---------------------------------------------------------------------------------
@@ -253,13 +323,10 @@ def capture(raw: bytes, data_dir: str, now_ns: int | None = None) -> str:
     """Store one prompt from the raw hook input; return the ref written.
 
     Raises:
-        ValueError: ``raw`` is not JSON.
-        TypeError: ``raw`` is JSON but not an object.
+        InputProblem: ``raw`` holds no storable prompt (see :func:`parse_input`).
         OSError: the data dir or the repository cannot be written.
     """
-    payload = _parse_json(raw.decode("utf-8", "replace"))
-    if not isinstance(payload, dict):
-        raise TypeError("hook input is not a JSON object")
+    payload = parse_input(raw)
     now = time.time_ns() if now_ns is None else now_ns
     document, subject = build_document(payload, now)
     body = "{\n" + ",\n".join("  " + _encode_string(k) + ": " + _encode_json(v) for k, v in document.items())
@@ -273,7 +340,29 @@ def capture(raw: bytes, data_dir: str, now_ns: int | None = None) -> str:
     commit = repo.write_commit(
         tree, operator + " <prompt-hook@mission-memory.invalid>", now // 10**9, message
     )
-    return repo.create_ref("refs/prompts/" + str(document["prompt_id"]), commit)
+    ref = repo.create_ref("refs/prompts/" + str(document["prompt_id"]), commit)
+    _ensure_drop_record(data_dir)
+    return ref
+
+
+def _ensure_drop_record(data_dir: str) -> None:
+    """Pre-allocate the dropped-prompt record on the first run that has disk space (one ``stat`` after that)."""
+    try:
+        _os.stat(data_dir.rstrip("/") + "/" + DROP_RECORD_NAME)
+    except OSError:
+        try:  # noqa: SIM105 - contextlib would cost an import in the hook
+            _dropped_prompts().ensure_record(data_dir)
+        except BaseException:  # noqa: BLE001, S110 - the prompt is stored; the record is retried next run
+            pass
+
+
+def _dropped_prompts() -> "ModuleType":
+    """The :mod:`dropped_prompts` module, imported only when it is needed (first run, failures)."""
+    if __package__:
+        from mission_memory.hook import dropped_prompts
+    else:  # run by path: sys.path[0] is this folder
+        import dropped_prompts  # type: ignore[import-not-found, no-redef]
+    return dropped_prompts
 
 
 def _log(data_dir: str | None, message: str) -> None:
@@ -303,18 +392,48 @@ def _data_dir_from_argv(argv: list[str]) -> str | None:
     return None
 
 
+def _read_stdin() -> bytes:
+    """Stdin, at most :data:`MAX_INPUT_BYTES` + 1 bytes; the rest is read and discarded."""
+    if sys.stdin is None:
+        return b""
+    stream = sys.stdin.buffer
+    raw: bytes = stream.read(MAX_INPUT_BYTES + 1)
+    if len(raw) > MAX_INPUT_BYTES:
+        while stream.read(1 << 20):  # drain, so the writer never sees a broken pipe
+            pass
+    return raw
+
+
+def _drop(data_dir: str | None, kind: str, reason: str) -> None:
+    """Count a prompt that was not stored in the pre-allocated record; never raises."""
+    try:  # noqa: SIM105 - contextlib would cost an import in the hook
+        _dropped_prompts().record_drop(data_dir or default_data_dir(), reason, kind)
+    except BaseException:  # noqa: BLE001, S110 - fail open
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the hook: read stdin, capture, log any problem. Always returns 0 and prints nothing."""
+    """Run the hook: read stdin, capture, log any problem. Always returns 0 and prints nothing.
+
+    A prompt that is not stored is counted in the dropped-prompt record (:mod:`dropped_prompts`)
+    before the log line is attempted, because on a full disk only the record's in-place update can
+    still succeed.
+    """
     data_dir: str | None = None
     try:
         data_dir = _data_dir_from_argv(sys.argv[1:] if argv is None else argv) or default_data_dir()
         if _IMPORT_ERROR is not None:
             raise _IMPORT_ERROR
-        raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
-        if not raw.strip():
-            _log(data_dir, "empty hook input; nothing captured")
-            return 0
-        capture(raw, data_dir)
+        capture(_read_stdin(), data_dir)
+    except InputProblem as exc:
+        _drop(data_dir, "input", "input")
+        _log(data_dir, "nothing captured: " + str(exc)[:500])
     except BaseException as exc:  # noqa: BLE001 - fail open: log and exit 0 whatever happened
-        _log(data_dir, "capture failed: " + type(exc).__name__ + ": " + str(exc)[:500])
+        reason = type(exc).__name__
+        if isinstance(exc, OSError) and exc.errno is not None:
+            import errno  # built into the interpreter; failure path only
+
+            reason = errno.errorcode.get(exc.errno, reason)
+        _drop(data_dir, "storage", reason)
+        _log(data_dir, "capture failed, prompt dropped: " + type(exc).__name__ + ": " + str(exc)[:500])
     return 0

@@ -10,17 +10,29 @@ What is redacted (each replaced by ``[REDACTED:<kind>]``, kinds listed in :data:
 
 * ``<private>…</private>`` spans are dropped whole (an unclosed tag drops to the end) -> ``[private]``;
 * PEM private-key blocks (``-----BEGIN … PRIVATE KEY-----`` to the matching ``-----END …-----``);
+* webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots): the
+  path after the known prefix goes (``[REDACTED:webhook]``);
 * values of credential assignments: ``password=``, ``token:``, ``"api_key": "…"``, ``SECRET_KEY=…``,
-  ``--password x``, ``Authorization: Bearer …``, ``пароль: …`` (keys listed in :data:`ASSIGNMENT_KEYS`);
+  ``"private_key_id": "…"``, ``AccountKey=…``, ``"auth": "…"``, ``--password x``,
+  ``Authorization: Bearer …`` / ``Basic …``, ``пароль: …`` (keys listed in :data:`ASSIGNMENT_KEYS`).
+  A ``.env`` line (``DB_PASSWORD=Tr0ub4dor&3 # x``) gives the whole rest of the line; quoted values
+  run to the closing quote (escaped quotes skipped); ``&`` ends a value only in a URL query;
+* passwords on command lines: ``sshpass -p``, ``mysql -pSECRET``, ``curl -u user:pass``,
+  ``redis-cli -a`` (``[REDACTED:command-password]``);
 * passwords inside URLs (``scheme://user:password@host``);
+* secrets given in prose, English or Ukrainian: the first password-like word (see
+  :func:`_looks_secret`) among the six after "password", "token", "secret", "api key", "пароль",
+  "токен", "ключ", … on the same line: "my password is hunter2Xy!", "пароль від пошти — Kv!t2024Lm"
+  (``[REDACTED:prose-secret]``);
 * tokens with well-known prefixes (AWS ``AKIA…``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``,
   Slack ``xox?-``, OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``, Google ``AIza``, Hugging Face ``hf_``,
   npm, PyPI, JWTs, …);
 * long high-entropy strings: at least 32 characters of ``[A-Za-z0-9+/=_-]`` with letters and digits and
   a Shannon entropy of at least 3.8 bits/char (3.0 for hex), whose character class (lower, upper,
   digit) changes at 35 % of positions or more, which identifiers (``CamelCase``, ``snake_case``)
-  do not. 40- and 64-digit hex strings (git and SHA-256 object ids) and UUIDs are kept, because prompts name commits far more often than they
-  paste hex secrets.
+  do not; ``=`` padding after such a token goes with it. 40- and 64-digit hex strings (git and
+  SHA-256 object ids) and UUIDs are kept, because prompts name commits far more often than they
+  paste hex secrets (a 40-digit ``private_key_id`` goes through its key instead).
 
 Redaction errs towards over-redaction; it never raises on any ``str`` input.
 """
@@ -30,7 +42,10 @@ __all__ = ["ASSIGNMENT_KEYS", "KINDS", "redact"]
 KINDS = (
     "private",
     "private-key",
+    "webhook",
     "assignment",
+    "command-password",
+    "prose-secret",
     "url-password",
     "aws-access-key",
     "token",
@@ -52,12 +67,79 @@ ASSIGNMENT_KEYS = (
     "access-key",
     "secret_key",
     "private_key",
+    "private_key_id",
     "client_secret",
     "credentials",
+    "accountkey",
+    "sharedaccesskey",
+    "authorization",
+    "auth",
     "пароль",
     "токен",
     "секрет",
 )
+
+_WEAK_KEYS = frozenset(("auth",))
+"""Keys that are common words too: only a whole key (not ``oauth``) with a value of 8+ characters and
+no space counts."""
+
+_AUTH_SCHEMES = ("bearer", "basic", "token", "digest", "negotiate", "bot", "apikey")
+"""Scheme words after ``Authorization:`` that are skipped to reach the credential."""
+
+_WEBHOOK_PATHS = (
+    "hooks.slack.com/services/",
+    "hooks.slack.com/workflows/",
+    "discord.com/api/webhooks/",
+    "discordapp.com/api/webhooks/",
+    "webhook.office.com/webhookb2/",
+    "outlook.office.com/webhook/",
+    "hooks.zapier.com/hooks/catch/",
+    "api.telegram.org/bot",
+)
+"""URL prefixes whose path is itself the credential: everything after them is redacted."""
+
+# (command, flag, how the value follows the flag): "attached" (-pSECRET), "next" (-p SECRET),
+# "after-colon" (-u user:SECRET, only the part after the first colon)
+_COMMAND_FLAGS = (
+    ("sshpass", " -p", "next"),
+    ("sshpass", " -p", "attached"),
+    ("mysql", " -p", "attached"),
+    ("mariadb", " -p", "attached"),
+    ("mysqldump", " -p", "attached"),
+    ("mysqladmin", " -p", "attached"),
+    ("redis-cli", " -a", "next"),
+    ("curl", " -u", "after-colon"),
+    ("curl", " --user", "after-colon"),
+    ("wget", " --http-password", "next"),
+    ("htpasswd", " -b", "next-but-one"),
+)
+
+_PROSE_KEYS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "парол",
+    "token",
+    "токен",
+    "secret",
+    "секрет",
+    "ключ",
+    "api key",
+    "apikey",
+    "credential",
+)
+"""Words after which prose may give a secret: "my password is …", "пароль від пошти — …"."""
+
+_PROSE_WINDOW = 6
+"""How many words after a prose key are searched for a secret-looking word (same line only)."""
+
+_PROSE_REACH = 200
+"""Characters after a prose key that are searched at most (keeps a 1 MB prompt linear)."""
+
+_QUOTED_LIMIT = 4096
+"""Longest quoted value looked for, in characters."""
+
+_SECRET_SYMBOLS = frozenset("!@#$%^&*+=?~|<>")
 
 _AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "ABIA", "ACCA")
 
@@ -99,6 +181,8 @@ _ASCII_LOWER = {code: code + 32 for code in range(ord("A"), ord("Z") + 1)}
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 _HEX_CHARS = frozenset("0123456789abcdefABCDEF")
 _VALUE_STOP = " \t\r\n,;}&)]>\"'`"
+_LINE_STOP = "\r\n"
+_IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _QUOTES = "\"'`"
 
 
@@ -115,11 +199,11 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     counts: dict[str, int] = {}
     if not text:
         return text, counts
-    text = _drop_private_spans(text, counts)
-    text = _redact_key_blocks(text, counts)
-    text = _redact_assignments(text, counts)
-    text = _redact_url_passwords(text, counts)
-    text = _redact_tokens(text, counts)
+    low = _lowered(text)
+    for rule in _RULES:
+        redacted = rule(text, low, counts)
+        if redacted is not text:  # lower-case again only after a change (1 MB: ~10 ms each time)
+            text, low = redacted, _lowered(redacted)
     return text, counts
 
 
@@ -133,11 +217,8 @@ def _lowered(text: str) -> str:
     return low if len(low) == len(text) else text.translate(_ASCII_LOWER)
 
 
-def _drop_private_spans(text: str, counts: dict[str, int]) -> str:
-    if "<" not in text:
-        return text
-    low = _lowered(text)
-    if "<private>" not in low:
+def _drop_private_spans(text: str, low: str, counts: dict[str, int]) -> str:
+    if "<" not in text or "<private>" not in low:
         return text
     out: list[str] = []
     pos = 0
@@ -156,7 +237,7 @@ def _drop_private_spans(text: str, counts: dict[str, int]) -> str:
     return "".join(out)
 
 
-def _redact_key_blocks(text: str, counts: dict[str, int]) -> str:
+def _redact_key_blocks(text: str, low: str, counts: dict[str, int]) -> str:
     if "-----BEGIN" not in text:
         return text
     out: list[str] = []
@@ -185,8 +266,12 @@ def _redact_key_blocks(text: str, counts: dict[str, int]) -> str:
     return "".join(out)
 
 
-def _value_span(text: str, pos: int) -> tuple[int, int]:
-    """Span of the value that starts at (or after spaces from) ``pos``; ``(pos, pos)`` when none."""
+def _value_span(text: str, pos: int, stop: str = _VALUE_STOP) -> tuple[int, int]:
+    """Span of the value that starts at (or after spaces from) ``pos``; ``(pos, pos)`` when none.
+
+    A quoted value runs to its closing quote on the same line (a quote after a backslash does not
+    close it); an unquoted one to the first character of ``stop``.
+    """
     n = len(text)
     while pos < n and text[pos] in " \t":
         pos += 1
@@ -194,19 +279,23 @@ def _value_span(text: str, pos: int) -> tuple[int, int]:
         return pos, pos
     quote = text[pos]
     if quote in _QUOTES:
-        close = text.find(quote, pos + 1)
-        newline = text.find("\n", pos + 1)
-        if close > pos and (newline < 0 or close < newline):
+        limit = pos + _QUOTED_LIMIT  # bounded, so many quotes in a 1 MB prompt stay linear
+        close = text.find(quote, pos + 1, limit)
+        while close > 0 and text[close - 1] == "\\":
+            close = text.find(quote, close + 1, limit)
+        if close > pos and text.find("\n", pos + 1, close) < 0:
             return pos + 1, close
         pos += 1
     end = pos
-    while end < n and text[end] not in _VALUE_STOP:
+    while end < n and text[end] not in stop:
         end += 1
+    if stop is _LINE_STOP:
+        while end > pos and text[end - 1] in " \t":
+            end -= 1
     return pos, end
 
 
-def _redact_assignments(text: str, counts: dict[str, int]) -> str:
-    low = _lowered(text)
+def _redact_assignments(text: str, low: str, counts: dict[str, int]) -> str:
     spans: list[tuple[int, int]] = []
     for key in ASSIGNMENT_KEYS:
         start = low.find(key)
@@ -228,31 +317,206 @@ def _redact_assignments(text: str, counts: dict[str, int]) -> str:
 
 
 def _assignment_value(text: str, low: str, start: int, after: int) -> tuple[int, int] | None:
-    """Value span of ``key = value`` / ``key: value`` / ``--key value`` at ``low[start:after]``."""
+    """Value span of ``key = value`` / ``key: value`` / ``--key value`` at ``low[start:after]``.
+
+    A ``.env`` line (``[export ]SOME_PASSWORD=value`` at the start of a line, no space before ``=``)
+    takes the rest of the line, so ``&``, ``#`` and spaces stay inside the value; elsewhere ``&``
+    ends the value only in a URL query (``?token=…&page=2``).
+    """
     n = len(text)
     # the key must end here: "password_hint" or "tokens" are not credential keys
     if after < n and (low[after].isalnum() or low[after] in "_-"):
         return None
+    key = low[start:after]
+    token_start = start
+    while token_start > 0 and text[token_start - 1] in _IDENT_CHARS:
+        token_start -= 1
+    before = text[token_start - 1] if token_start > 0 else "\n"
+    if key in _WEAK_KEYS and token_start < start:
+        return None  # "auth" in "oauth:" is not a credential key
     pos = after
     while pos < n and text[pos] in _QUOTES:
         pos += 1
     while pos < n and text[pos] in " \t":
         pos += 1
+    stop = _VALUE_STOP if before in "?&" else _VALUE_STOP.replace("&", "")
     if pos < n and text[pos] in "=:":
+        env_line = text[pos] == "=" and pos == after and _starts_line(text, token_start)
         pos += 1
         while pos < n and text[pos] in "=>":
             pos += 1
+        if env_line:
+            stop = _LINE_STOP
     elif start >= 2 and text[start - 2 : start] == "--":
         pass  # "--password hunter2"
     else:
         return None
-    vstart, vend = _value_span(text, pos)
+    if key == "authorization":
+        pos = _skip_auth_scheme(text, low, pos)
+    vstart, vend = _value_span(text, pos, stop)
     if vend - vstart < 3:
+        return None
+    if key in _WEAK_KEYS and not (vend - vstart >= 8 and " " not in text[vstart:vend]):
         return None
     return vstart, vend
 
 
-def _redact_url_passwords(text: str, counts: dict[str, int]) -> str:
+def _starts_line(text: str, token_start: int) -> bool:
+    """Is ``token_start`` the first word of its line (an optional ``export `` before it allowed)?"""
+    low_bound = max(0, token_start - 16)
+    newline = text.rfind("\n", low_bound, token_start)
+    if newline < 0 and low_bound > 0:
+        return False
+    head = text[newline + 1 : token_start].strip()
+    return head in ("", "export", "set", "$ export")
+
+
+def _skip_auth_scheme(text: str, low: str, pos: int) -> int:
+    """Past ``Bearer ``/``Basic ``… after ``Authorization:``, so the credential itself is the value."""
+    n = len(text)
+    while pos < n and text[pos] in " \t":
+        pos += 1
+    for scheme in _AUTH_SCHEMES:
+        end = pos + len(scheme)
+        if low.startswith(scheme, pos) and end < n and text[end] == " ":
+            return end + 1
+    return pos
+
+
+def _redact_webhooks(text: str, low: str, counts: dict[str, int]) -> str:
+    """Webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots)."""
+    if "://" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    for prefix in _WEBHOOK_PATHS:
+        start = low.find(prefix)
+        while start >= 0:
+            vstart = start + len(prefix)
+            vend = vstart
+            while vend < len(text) and text[vend] not in " \t\r\n\"'`<>)]}":
+                vend += 1
+            if vend - vstart >= 8:
+                spans.append((vstart, vend))
+            start = low.find(prefix, vend)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "webhook", counts)
+
+
+def _redact_command_passwords(text: str, low: str, counts: dict[str, int]) -> str:
+    """Passwords given on command lines: ``sshpass -p``, ``mysql -pSECRET``, ``curl -u user:pass``…"""
+    spans: list[tuple[int, int]] = []
+    for command, flag, mode in _COMMAND_FLAGS:
+        start = low.find(command)
+        while start >= 0:
+            line_end = low.find("\n", start)
+            line_end = len(low) if line_end < 0 else line_end
+            at = low.find(flag, start + len(command), line_end)
+            while at >= 0:
+                span = _flag_value(text, at + len(flag), line_end, mode)
+                if span is not None:
+                    spans.append(span)
+                at = low.find(flag, at + len(flag), line_end)
+            start = low.find(command, line_end)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "command-password", counts)
+
+
+def _flag_value(text: str, pos: int, line_end: int, mode: str) -> tuple[int, int] | None:
+    """The secret part of a command-line flag's value at ``text[pos:]``, per ``mode``."""
+    if mode == "attached":
+        if pos >= line_end or text[pos] in " \t=":
+            return None
+        vstart, vend = _value_span(text, pos)
+        return (vstart, min(vend, line_end)) if vend > vstart else None
+    if pos < line_end and text[pos] == "=":
+        pos += 1
+    elif pos >= line_end or text[pos] not in " \t":
+        return None  # "-pfoo" is not "-p foo"; "--username" is not "--user"
+    vstart, vend = _value_span(text, pos)
+    if mode == "next-but-one":  # htpasswd -b FILE USER PASSWORD
+        for _ in range(2):
+            vstart, vend = _value_span(text, vend + 1)
+    if mode == "after-colon":
+        colon = text.find(":", vstart, vend)
+        if colon < 0:
+            return None
+        vstart = colon + 1
+    vend = min(vend, line_end)
+    return (vstart, vend) if vend > vstart else None
+
+
+def _redact_prose_secrets(text: str, low: str, counts: dict[str, int]) -> str:
+    """A secret-looking word shortly after "password", "пароль", "token", "ключ"… in running text.
+
+    Covers "my password is hunter2Xy!", "the token for prod is …", "пароль від сервера — …",
+    "ключ API …": the first word among the next :data:`_PROSE_WINDOW` on the same line that
+    :func:`_looks_secret` accepts is redacted.
+    """
+    spans: list[tuple[int, int]] = []
+    for key in _PROSE_KEYS:
+        start = low.find(key)
+        while start >= 0:
+            span = _prose_value(text, start + len(key))
+            if span is not None:
+                spans.append(span)
+            start = low.find(key, start + len(key))
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "prose-secret", counts)
+
+
+def _prose_value(text: str, pos: int) -> tuple[int, int] | None:
+    """Span of the first secret-looking word among the few after a prose key ending at ``pos``."""
+    n = len(text)
+    while pos < n and not text[pos].isspace() and text[pos] not in ":=":
+        pos += 1  # the rest of the key word: "пароля", "tokens"
+    if text[pos - 1] == "]":
+        return None  # the key is inside a marker: "[REDACTED:url-password]"
+    line_end = text.find("\n", pos, pos + _PROSE_REACH)
+    segment = text[pos : min(n, pos + _PROSE_REACH) if line_end < 0 else line_end]
+    cursor = 0
+    for word in segment.split(None, _PROSE_WINDOW)[:_PROSE_WINDOW]:
+        at = segment.find(word, cursor)
+        cursor = at + len(word)
+        lead = len(word) - len(word.lstrip(":=\"'`«(“"))
+        if word.startswith("[REDACTED", lead) or word.startswith("[private", lead):
+            return None  # already redacted by an earlier rule
+        if word.isalpha() or len(word) < 6:
+            continue
+        lead += word.startswith("[", lead)
+        core = word[lead:].rstrip(".,;:\"'`»)”]")
+        if _looks_secret(core):
+            return pos + at + lead, pos + at + lead + len(core)
+    return None
+
+
+def _looks_secret(word: str) -> bool:
+    """A password-like word: 6+ characters mixing at least three of lower, upper, digit, symbol,
+    or 10+ characters mixing letters and digits; hex strings (commit ids), UUIDs, paths and URLs
+    are not."""
+    if len(word) < 6 or "://" in word or word[0] in "/~." or _HEX_CHARS.issuperset(word):
+        return False
+    lower = upper = digit = symbol = False
+    for ch in word:
+        if ch.isdigit():
+            digit = True
+        elif ch.islower():
+            lower = True
+        elif ch.isupper():
+            upper = True
+        elif ch in _SECRET_SYMBOLS:
+            symbol = True
+    if not (lower or upper):
+        return False
+    classes = lower + upper + digit + symbol
+    if classes >= 3:
+        return not _looks_like_uuid(word)
+    return len(word) >= 10 and digit and _class_changes(word) >= 0.3 * len(word)
+
+
+def _redact_url_passwords(text: str, low: str, counts: dict[str, int]) -> str:
     if "://" not in text:
         return text
     spans: list[tuple[int, int]] = []
@@ -290,7 +554,7 @@ def _apply_spans(text: str, spans: list[tuple[int, int]], kind: str, counts: dic
     return "".join(out)
 
 
-def _redact_tokens(text: str, counts: dict[str, int]) -> str:
+def _redact_tokens(text: str, low: str, counts: dict[str, int]) -> str:
     found: dict[str, str] = {}
     for chunk in text.split():
         if len(chunk) < 20:  # a chunk this short cannot hold a 20-character token
@@ -306,10 +570,12 @@ def _redact_tokens(text: str, counts: dict[str, int]) -> str:
                 found[word] = kind
     for word in sorted(found, key=len, reverse=True):
         kind = found[word]
-        n = text.count(word)
-        if n:
-            text = text.replace(word, "[REDACTED:" + kind + "]")
-            _bump(counts, kind, n)
+        marker = "[REDACTED:" + kind + "]"
+        for padded in (word + "==", word + "=", word):  # base64 padding was split off as a delimiter
+            n = text.count(padded)
+            if n:
+                text = text.replace(padded, marker)
+                _bump(counts, kind, n)
     return text
 
 
@@ -375,3 +641,16 @@ def _entropy(word: str) -> float:
         p = count / n
         total -= p * math.log2(p)
     return total
+
+
+_RULES = (
+    _drop_private_spans,
+    _redact_key_blocks,
+    _redact_webhooks,
+    _redact_assignments,
+    _redact_command_passwords,
+    _redact_url_passwords,
+    _redact_tokens,
+    _redact_prose_secrets,
+)
+"""Applied in this order; each takes ``(text, lower-cased text, counts)`` and returns the new text."""

@@ -19,7 +19,7 @@ Detection rules (per transcript stream: the main conversation, and each subagent
 * ``redirecting-prompt``: an operator prompt that directly follows an interruption or a refusal
   (no model call in between), or that follows an agent turn with at least one tool call and opens
   with a correction cue (English or Ukrainian: "no", "don't", "instead", "ні", "не треба",
-  "замість", ...). Tool and file are the agent's last tool call before the prompt.
+  "замість", ...; the vocabulary lives in :mod:`mission_memory.correction_cues`). Tool and file are the agent's last tool call before the prompt.
 
 An interruption followed by a new prompt gives two events (``interruption`` and a
 ``redirecting-prompt``): they are different acts of the operator.
@@ -28,13 +28,13 @@ An interruption followed by a new prompt gives two events (``interruption`` and 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
+from mission_memory.correction_cues import redirects
 from mission_memory.metrics.transcript_sessions import SessionTranscript
 from mission_memory.metrics.transcripts import (
     ApiCall,
@@ -106,23 +106,11 @@ class TranscriptCorrection(BaseModel):
     sidechain: bool
 
 
-_EN_OPENING = re.compile(
-    r"^(no\b(?!\s+(worries|problem|rush|need))|nope\b|nah\b|stop\b|wait\b|hold on\b|don'?t\b|do not\b|never\b|undo\b|revert\b|roll ?back\b"
-    r"|wrong\b|incorrect\b|actually\b|instead\b|not (that|this|like|what|quite)\b|that'?s (wrong|not)\b"
-    r"|that is (wrong|not)\b|this is (wrong|not)\b|why did you\b|why are you\b|you (forgot|missed|broke"
-    r"|didn'?t|shouldn'?t)\b|please (don'?t|do not|stop|revert|undo)\b|i (said|meant|asked|told you)\b)",
-    re.IGNORECASE,
-)
-_UK_OPENING = re.compile(
-    r"^(ні\b|не\s|стоп\b|зачекай|чекай|стривай|відміни|скасуй|поверни|відкоти|неправильно|невірно"
-    r"|насправді|навіщо\b|чому ти\b|ти (забув|пропустив|зламав|не)\b|я (казав|просив|мав на увазі)\b)",
-    re.IGNORECASE,
-)
-_ANYWHERE = re.compile(r"\b(instead|замість)\b", re.IGNORECASE)
-
-
 def is_correction_cue(text: str) -> bool:
     """Does a prompt open like a correction ("no, ...", "don't ...", "ні, ...", "...instead")?
+
+    The cues are the shared vocabulary of :mod:`mission_memory.correction_cues` (those marked
+    ``redirects``), the same list the intent labeller scores the ``correction`` label with.
 
     Args:
         text: the prompt (only its opening matters).
@@ -130,8 +118,7 @@ def is_correction_cue(text: str) -> bool:
     Returns:
         True when an English or Ukrainian correction cue matches.
     """
-    opening = text.strip().lstrip("*_>#`\"' ").casefold()
-    return bool(_EN_OPENING.match(opening) or _UK_OPENING.match(opening) or _ANYWHERE.search(opening))
+    return redirects(text)
 
 
 def find_corrections(sessions: Iterable[SessionTranscript]) -> list[TranscriptCorrection]:

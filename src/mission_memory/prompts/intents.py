@@ -14,7 +14,9 @@ The label set (:class:`Intent`) is what a prompt asks the agent to do with the c
                    commands, "remember that …", "update CLAUDE.md", "from now on …", "надалі …"
 =================  ==================================================================================
 
-Each label has weighted cue patterns (lower-cased, Unicode word boundaries); the label with the
+Each label has weighted cue patterns (lower-cased, Unicode word boundaries); the ``correction``
+cues are the shared vocabulary of :mod:`mission_memory.correction_cues`, which the transcript
+scanner reads too. The label with the
 highest score wins, ties broken by :data:`PRIORITY`. A prompt with no cue is a ``new-task`` when it is
 the first of its session and a ``clarification`` otherwise. Accuracy on the hand-labelled sets is
 printed by ``benchmarks/bench_intent_labels.py``. The labels feed disambiguation and the
@@ -26,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+from mission_memory.correction_cues import CORRECTION_CUES, normalise
 
 __all__ = ["PRIORITY", "Intent", "IntentLabel", "label_intent"]
 
@@ -84,25 +88,8 @@ _CUES: dict[Intent, tuple[tuple[str, float], ...]] = {
             3.0,
         ),
     ),
-    Intent.CORRECTION: (
-        (r"^(no|nope|wrong|stop|wait)\b", 3.0),
-        (r"^(hmm+|hm+|uh+|ugh|well|хм+|ну)[,.!…]*\s+(no|nope|ні)\b", 3.0),
-        (r"\b(don'?t|do not|never) [a-z]+\b", 1.5),
-        (r"\bthat'?s (wrong|not (right|what|it))\b|\bnot what i (asked|meant|wanted)\b", 3.5),
-        (r"\b(don'?t|do not|never) (touch|change|edit|modify|delete|remove|use|do)\b", 3.0),
-        (r"\byou (broke|deleted|removed|missed|forgot|ignored|changed)\b", 3.5),
-        (r"\b(revert|undo|roll ?back|put (it )?back)\b", 2.5),
-        (r"\bwrong\b|\bincorrect\b|\bshould not have\b|\bshouldn'?t have\b", 2.0),
-        (r"\binstead( of)?\b", 1.0),
-        (r"^(ні|стоп|зачекай|неправильно|не так)\b", 3.0),
-        (r"\bне те\b|\bне той\b|\bне та\b|\bне так\b|\bце не\b", 2.5),
-        (r"\bнеправильн\w*|\bпомилков\w*", 2.5),
-        (r"\bне (чіпай|змінюй|видаляй|редагуй|треба|роби|використовуй)\b", 3.0),
-        (r"\bне [а-яіїєґ']{3,}(ай|яй|уй|юй|ий|и|іть|айте|яйте)\b", 2.0),
-        (r"\bти (зламав|видалив|забув|пропустив|змінив|проігнорував)\w*", 3.5),
-        (r"\bвідкот\w*|\bповерни\w*( як було)?|\bскасуй\w*", 2.5),
-        (r"\bзамість\b", 1.0),
-    ),
+    # one vocabulary with the transcript scanner: mission_memory.correction_cues
+    Intent.CORRECTION: tuple((cue.pattern, cue.weight) for cue in CORRECTION_CUES if cue.weight > 0),
     Intent.APPROVAL: (
         (
             (
@@ -171,7 +158,6 @@ _COMPILED = {
     intent: tuple((re.compile(p, re.IGNORECASE | re.UNICODE), p, w) for p, w in cues)
     for intent, cues in _CUES.items()
 }
-_LEADING_NOISE = re.compile(r"^[\s\"'«»(\[*_>-]+")
 
 
 def label_intent(prompt: str, *, first_in_session: bool = False) -> IntentLabel:
@@ -185,7 +171,7 @@ def label_intent(prompt: str, *, first_in_session: bool = False) -> IntentLabel:
     Returns:
         The winning :class:`IntentLabel`.
     """
-    text = _LEADING_NOISE.sub("", prompt.strip().lower().replace("’", "'").replace("ʼ", "'"))
+    text = normalise(prompt)
     scores: dict[Intent, tuple[float, tuple[str, ...]]] = {}
     for intent, cues in _COMPILED.items():
         total = 0.0
