@@ -29,9 +29,9 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 
 if TYPE_CHECKING:
     from mission_memory.ingest.repository import IngestReport, ProgressFn
-    from mission_memory.ingest.trackers.base import Tracker
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
+    from mission_memory.trackers.base import Tracker
 
 __all__ = ["Memory"]
 

@@ -22,13 +22,13 @@ from werkzeug import Request, Response
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from mission_memory.errors import BackendUnavailable
-from mission_memory.ingest.trackers.base import Task, TaskComment
-from mission_memory.ingest.trackers.local_files import LocalFolderTracker
 from mission_memory.records import Layer, Record, RecordKind, SourceKind
 from mission_memory.refresh.ledger import StoreSpendLedger
 from mission_memory.refresh.orchestrator import RefreshReport, refresh_once, refresh_status
 from mission_memory.refresh.settings import RefreshSettings
 from mission_memory.refresh.summarizers import ExtractiveSummarizer, SummaryMaterial, SummaryResult
+from mission_memory.trackers.base import Task, TaskComment
+from mission_memory.trackers.local_files import LocalFolderTracker
 from tests.conftest import GitRepo
 from tests.refresh.push_mission import (
     EIGHT_DAYS_LATER,
@@ -367,7 +367,7 @@ _DRIVER = textwrap.dedent(
     from pathlib import Path
 
     from mission_memory.api import Memory
-    from mission_memory.ingest.trackers.local_files import LocalFolderTracker
+    from mission_memory.trackers.local_files import LocalFolderTracker
     from mission_memory.refresh.orchestrator import refresh_once
     from mission_memory.refresh.settings import RefreshSettings
     from mission_memory.refresh.summarizers import ExtractiveSummarizer

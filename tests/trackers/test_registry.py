@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from mission_memory.errors import ConfigError
-from mission_memory.ingest.trackers.base import Tracker
-from mission_memory.ingest.trackers.github import GitHubTracker
-from mission_memory.ingest.trackers.local_files import LocalFolderTracker
-from mission_memory.ingest.trackers.plane import PlaneTracker
-from mission_memory.ingest.trackers.registry import TRACKER_KINDS, make_tracker
+from mission_memory.trackers.base import Tracker
+from mission_memory.trackers.github import GitHubTracker
+from mission_memory.trackers.local_files import LocalFolderTracker
+from mission_memory.trackers.plane import PlaneTracker
+from mission_memory.trackers.registry import TRACKER_KINDS, make_tracker
 
 
 def test_each_kind_builds_its_tracker(tmp_path: Path) -> None:
@@ -44,10 +44,10 @@ def test_missing_or_unexpected_options_are_a_config_error(tmp_path: Path) -> Non
 def test_choosing_the_local_tracker_imports_neither_httpx_nor_the_http_trackers(tmp_path: Path) -> None:
     code = (
         "import sys\n"
-        "from mission_memory.ingest.trackers.registry import make_tracker\n"
+        "from mission_memory.trackers.registry import make_tracker\n"
         f"make_tracker('local', folder={str(tmp_path)!r})\n"
-        "print(sorted(m for m in ('httpx', 'mission_memory.ingest.trackers.plane',"
-        " 'mission_memory.ingest.trackers.github') if m in sys.modules))\n"
+        "print(sorted(m for m in ('httpx', 'mission_memory.trackers.plane',"
+        " 'mission_memory.trackers.github') if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
 

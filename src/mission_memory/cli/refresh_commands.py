@@ -24,7 +24,7 @@ from mission_memory.cli.output import console, err_console, print_json, reported
 from mission_memory.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from mission_memory.ingest.trackers.base import Tracker
+    from mission_memory.trackers.base import Tracker
 
 __all__ = ["app"]
 
@@ -74,8 +74,8 @@ def _make_tracker(
     plane_project: str | None,
     github_repo: str | None,
 ) -> Tracker:
-    from mission_memory.ingest.trackers.registry import make_tracker
     from mission_memory.refresh.settings import load_refresh_settings
+    from mission_memory.trackers.registry import make_tracker
 
     settings = load_refresh_settings()
     match kind:

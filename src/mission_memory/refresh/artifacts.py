@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
@@ -36,6 +35,7 @@ from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, t
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.stores.base import SearchFilter
 from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.trackers.base import Task, TaskComment
 
 __all__ = ["ARTIFACT_KINDS", "BuiltArtifacts", "RepositoryAsOf", "build_artifacts"]
 

@@ -37,13 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mission_memory.errors import InputError, MissionMemoryError
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment, Tracker
 from mission_memory.records import RecordKind
 from mission_memory.refresh.artifacts import BuiltArtifacts, RepositoryAsOf, build_artifacts
 from mission_memory.refresh.ledger import REFRESH_MISSION, StoreSpendLedger
 from mission_memory.refresh.schedule import ActivitySignals, due_tasks, refresh_interval
 from mission_memory.refresh.settings import RefreshSettings, load_refresh_settings
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
+from mission_memory.trackers.base import Task, TaskComment, Tracker
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory

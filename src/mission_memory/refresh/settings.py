@@ -10,7 +10,7 @@ from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mission_memory.errors import ConfigError
-from mission_memory.ingest.trackers.base import DEFAULT_LABEL
+from mission_memory.trackers.base import DEFAULT_LABEL
 
 __all__ = ["RefreshSettings", "load_refresh_settings"]
 

@@ -28,8 +28,8 @@ from typing import Any, Protocol
 import httpx
 
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.refresh.open_questions import OpenQuestion
+from mission_memory.trackers.base import Task, TaskComment
 
 __all__ = [
     "ChatCompletionsSummarizer",

@@ -9,14 +9,14 @@ import inspect
 from typing import Any
 
 from mission_memory.errors import ConfigError
-from mission_memory.ingest.trackers.base import Tracker
+from mission_memory.trackers.base import Tracker
 
 __all__ = ["TRACKER_KINDS", "make_tracker"]
 
 _IMPLEMENTATIONS: dict[str, tuple[str, str]] = {
-    "plane": ("mission_memory.ingest.trackers.plane", "PlaneTracker"),
-    "github": ("mission_memory.ingest.trackers.github", "GitHubTracker"),
-    "local": ("mission_memory.ingest.trackers.local_files", "LocalFolderTracker"),
+    "plane": ("mission_memory.trackers.plane", "PlaneTracker"),
+    "github": ("mission_memory.trackers.github", "GitHubTracker"),
+    "local": ("mission_memory.trackers.local_files", "LocalFolderTracker"),
 }
 
 TRACKER_KINDS: tuple[str, ...] = tuple(_IMPLEMENTATIONS)
@@ -34,7 +34,7 @@ def make_tracker(kind: str, **options: Any) -> Tracker:
             local: ``folder``.
 
     Returns:
-        A :class:`~mission_memory.ingest.trackers.base.Tracker`.
+        A :class:`~mission_memory.trackers.base.Tracker`.
 
     Raises:
         ConfigError: unknown kind, missing or unexpected options, or an option the tracker rejects.

@@ -31,8 +31,8 @@ from urllib.parse import quote
 import httpx
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
-from mission_memory.ingest.trackers.base import DEFAULT_LABEL, Task, TaskComment
-from mission_memory.ingest.trackers.rate_limited_http import RateLimitedHttp
+from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.trackers.rate_limited_http import RateLimitedHttp
 
 __all__ = ["GITHUB_API_URL", "GitHubTracker"]
 
