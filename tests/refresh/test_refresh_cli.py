@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.refresh.orchestrator import run_schedule
+from mission_memory.refresh.cron_loop import run_schedule
 from tests.conftest import GitRepo
 from tests.refresh.push_mission import (
     EIGHT_DAYS_LATER,
@@ -210,7 +210,7 @@ def test_a_failing_pass_is_logged_and_the_loop_goes_on(caplog: pytest.LogCapture
         if len(calls) == 1:
             raise BackendUnavailable("plane at http://127.0.0.1:9 is unreachable")
 
-    with caplog.at_level(logging.ERROR, logger="mission_memory.refresh.orchestrator"):
+    with caplog.at_level(logging.ERROR, logger="mission_memory.refresh.cron_loop"):
         passes = run_schedule("0 * * * *", flaky, clock=fake.clock, wait=fake.wait, max_passes=2)
     assert passes == 2 and len(calls) == 2
     assert "plane at http://127.0.0.1:9 is unreachable" in caplog.text
