@@ -40,7 +40,7 @@ def test_the_refresher_defaults_are_extractive_long_term_and_bounded(monkeypatch
 
     assert settings.llm_configured is False and settings.refresh_label == "LONG-TERM"
     assert (settings.llm_deadline_seconds, settings.tracker_deadline_seconds, settings.refresh_pass_budget_seconds) == (
-        120.0, 300.0, 1800.0
+        60.0, 300.0, 900.0
     )
 
 

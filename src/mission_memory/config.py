@@ -69,9 +69,9 @@ class Settings(BaseSettings):
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_daily_token_cap: int = Field(default=200_000, ge=0)
-    llm_deadline_seconds: float = Field(default=120.0, gt=0)
+    llm_deadline_seconds: float = Field(default=60.0, gt=0)
     refresh_label: str = DEFAULT_LABEL
-    refresh_pass_budget_seconds: float = Field(default=1800.0, gt=0)
+    refresh_pass_budget_seconds: float = Field(default=900.0, gt=0)
     plane_api_key: str | None = None
     github_token: str | None = None
     tracker_deadline_seconds: float = Field(default=300.0, gt=0)

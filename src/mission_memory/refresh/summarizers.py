@@ -337,7 +337,7 @@ class ChatCompletionsSummarizer:
         timeout: float = 60.0,
         clock: Callable[[], datetime] = _utc_now,
         max_tokens: int = 700,
-        deadline_seconds: float = 120.0,
+        deadline_seconds: float = 60.0,
         budget: PassBudget | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
