@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from mission_memory.config import Settings
-from mission_memory.refresh.orchestrator import refresh_once
+from mission_memory.refresh.orchestrator import refresh_once, refresh_status
 from mission_memory.refresh.summarizers import ChatCompletionsSummarizer, InMemorySpendLedger
 from mission_memory.trackers.local_files import LocalFolderTracker
 from tests.refresh.test_summarizers import MATERIAL, NOW, OK_BODY
@@ -79,6 +79,7 @@ def test_a_pass_against_a_hanging_llm_stops_calling_it_at_the_budget_and_refresh
                         refresh_pass_budget_seconds=1.0)
     with Memory.open() as memory:
         report = refresh_once(memory.store, memory.embedder, LocalFolderTracker(tasks_dir), None, PASS_AT, settings)
+        last_pass = refresh_status(memory.store, settings, now=PASS_AT)["last_pass"]
 
     assert sorted(r["task"] for r in report.refreshed) == [f"OPS-{n}" for n in range(1, TASKS + 1)]
     assert report.failed == []
@@ -88,6 +89,7 @@ def test_a_pass_against_a_hanging_llm_stops_calling_it_at_the_budget_and_refresh
     assert report.to_json()["budget"] == {"seconds": 1.0, "used_up": True, "llm_calls_skipped": 2 * TASKS - 1}
     later = [r["fallback_reason"] for r in report.refreshed[1:]]
     assert all("refresh pass budget of 1 s" in reason for reason in later)
+    assert last_pass["budget"]["used_up"] is True  # `refresh status` shows it too
 
 
 def test_refresh_once_json_reports_the_used_up_budget(

@@ -406,7 +406,7 @@ def _remember_pass(store: RefreshStore, report: RefreshReport, keys: list[str]) 
     store.set_state(REFRESH_MISSION, _TASKS_KEY, json.dumps(list(dict.fromkeys(keys))))
     summary = {
         "now": report.now.isoformat(), "tracker": report.tracker, "refreshed": len(report.refreshed),
-        "skipped": len(report.skipped), "failed": report.failed,
+        "skipped": len(report.skipped), "failed": report.failed, "budget": report.to_json()["budget"],
     }
     store.set_state(REFRESH_MISSION, _LAST_PASS_KEY, json.dumps(summary))
     if report.refreshed:
@@ -433,8 +433,8 @@ def refresh_status(store: RefreshStore, settings: Settings, now: datetime | None
         ``{"now", "queue": [{"task", "title", "next_due", "due", "last_refresh", "refreshes",
         "summarizer", "fallback_reason", "last_error", "signals"}] (soonest due first),
         "recent_refreshes": [{"task", "time", "summarizer", "fallback_reason", "artifacts"}],
-        "last_pass": {...} | None, "llm": {"configured", "model", "day", "spent_today", "daily_cap",
-        "remaining"}}``.
+        "last_pass": {"now", "tracker", "refreshed", "skipped", "failed", "budget"} | None,
+        "llm": {"configured", "model", "day", "spent_today", "daily_cap", "remaining"}}``.
     """
     now = _utc(now or datetime.now(UTC))
     queue = []
