@@ -8,8 +8,10 @@ chunks, and a caller's retries and rate-limit waits are checked against the same
 passes, :class:`DeadlineExceeded` (a :class:`~mission_memory.errors.BackendUnavailable`) names the
 URL, the deadline and the setting that sets it.
 
-Limit: while the response *headers* are still arriving, only the capped per-read timeout applies
-(httpx gives no hook between header bytes), so a server trickling its headers is bounded per byte.
+Limits: the check runs when a chunk arrives, so a call can end later than its deadline by at most one
+gap between two bytes, and that gap is itself bounded by the capped per-read timeout. While the
+response *headers* are still arriving only that per-read timeout applies (httpx gives no hook between
+header bytes), so a server trickling its headers is bounded per byte, not in total.
 """
 
 from __future__ import annotations
