@@ -29,9 +29,9 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 
 if TYPE_CHECKING:
     from mission_memory.ingest.repository import IngestReport, ProgressFn
-    from mission_memory.ingest.trackers.base import Tracker
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
+    from mission_memory.trackers.base import Tracker
 
 __all__ = ["Memory"]
 
@@ -188,26 +188,38 @@ class Memory:
         repo_path: str | Path | None = None,
         now: datetime | None = None,
         summarizer: Summarizer | None = None,
+        *,
+        label: str | None = None,
+        mission: str | None = None,
     ) -> RefreshReport:
-        """Push: one refresh pass over the tracker's ``LONG-TERM`` tasks, as of ``now`` (default: now).
+        """Push: one refresh pass over the tracker's labelled tasks, as of ``now`` (default: now).
 
-        See :func:`mission_memory.refresh.orchestrator.refresh_once`.
+        Args:
+            tracker: where the tasks come from (see :func:`mission_memory.trackers.registry.make_tracker`).
+            repo_path: the mission's git repository, or None for tasks only.
+            now: the pass's clock; a naive datetime is taken as UTC.
+            summarizer: overrides the summarizer the settings configure.
+            label: the refresh label; defaults to the settings' (``LONG-TERM``).
+            mission: the artifacts' mission; defaults to the repository folder's name.
+
+        See :func:`mission_memory.refresh.orchestrator.refresh_once` (DESIGN.md §5).
         """
         from mission_memory.refresh.orchestrator import refresh_once  # the refresher loads only to refresh
 
         return refresh_once(
-            self, tracker, Path(repo_path) if repo_path is not None else None,
-            now if now is not None else datetime.now(UTC), summarizer,
+            self.store, self.embedder, tracker, Path(repo_path) if repo_path is not None else None,
+            now if now is not None else datetime.now(UTC), self.settings, summarizer,
+            label=label, mission=mission,
         )
 
-    def refresh_status(self) -> dict[str, Any]:
-        """The refresh queue (next due per task), the latest refreshes and LLM spend today vs the cap.
+    def refresh_status(self, now: datetime | None = None) -> dict[str, Any]:
+        """The refresh queue (next due per task) as of ``now``, the latest refreshes and LLM spend vs the cap.
 
         See :func:`mission_memory.refresh.orchestrator.refresh_status`.
         """
         from mission_memory.refresh.orchestrator import refresh_status
 
-        return refresh_status(self)
+        return refresh_status(self.store, self.settings, now)
 
     # -- maintenance ----------------------------------------------------------------------------
 

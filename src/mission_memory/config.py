@@ -1,6 +1,8 @@
-"""Settings: where the data lives and how retrieval is tuned.
+"""Settings: where the data lives, how retrieval is tuned, and how the push refresher reaches the outside.
 
-Precedence is flag > environment (``MISSION_MEMORY_*``) > default. One variable,
+One loader (:func:`load_settings`) and one error translation for every ``MISSION_MEMORY_*`` variable,
+the refresher's included (its LLM endpoint and daily cap, the refresh label, tracker credentials, and
+the deadlines on outside calls). Precedence is flag > environment > default. One variable,
 ``MISSION_MEMORY_DATA_DIR``, moves all user data (the store, the prompt repository, logs), so tests
 point it at a tmp dir and never touch the home directory.
 """
@@ -15,6 +17,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mission_memory.errors import ConfigError
+from mission_memory.trackers.base import DEFAULT_LABEL
 
 __all__ = ["MAX_TOKEN_BUDGET", "Settings", "load_settings"]
 
@@ -49,7 +52,22 @@ class Settings(BaseSettings):
         embeddings_api_key: bearer key of that endpoint (read from the environment, never stored).
         embeddings_role_style: how that endpoint tells queries from passages: ``input_type``,
             ``e5-prefix`` or ``none``.
-        embeddings_deadline: total seconds one embeddings request may take.
+        embeddings_deadline_seconds: total seconds one embeddings request may take.
+        llm_base_url: push refresh: base URL of an OpenAI-compatible chat-completions endpoint
+            (``http://localhost:11434/v1`` for Ollama); None means the extractive summarizer.
+        llm_model: the model name sent to the endpoint; required with ``llm_base_url``.
+        llm_api_key: bearer key for the endpoint, or None (local servers need none).
+        llm_daily_token_cap: LLM tokens (prompt + completion, as the endpoint reports them) the
+            refresher may spend per UTC day; past it, artifacts fall back to extractive and say so.
+        llm_deadline_seconds: total wall-clock seconds one LLM call may take, connect to last byte
+            (the per-read timeout alone restarts on every byte a slow server sends).
+        refresh_label: the tracker label that marks a task for refresh (case-insensitive).
+        refresh_pass_budget_seconds: seconds one refresh pass may spend; past it, the remaining LLM
+            calls of the pass fall back to extractive at once and the pass report says so.
+        plane_api_key: Plane ``X-API-Key``.
+        github_token: GitHub token (optional for public repositories; raises the rate limit).
+        tracker_deadline_seconds: total wall-clock seconds one tracker request may take, its
+            retries and rate-limit waits included.
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -66,7 +84,17 @@ class Settings(BaseSettings):
     embeddings_model: str | None = None
     embeddings_api_key: SecretStr | None = None
     embeddings_role_style: Literal["input_type", "e5-prefix", "none"] = "input_type"
-    embeddings_deadline: float = Field(default=60.0, gt=0)
+    embeddings_deadline_seconds: float = Field(default=60.0, gt=0)
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_daily_token_cap: int = Field(default=200_000, ge=0)
+    llm_deadline_seconds: float = Field(default=60.0, gt=0)
+    refresh_label: str = DEFAULT_LABEL
+    refresh_pass_budget_seconds: float = Field(default=900.0, gt=0)
+    plane_api_key: str | None = None
+    github_token: str | None = None
+    tracker_deadline_seconds: float = Field(default=300.0, gt=0)
 
     @field_validator("data_dir")
     @classmethod
@@ -77,6 +105,11 @@ class Settings(BaseSettings):
     def database_path(self) -> Path:
         """Path of the SQLite store inside :attr:`data_dir`."""
         return self.data_dir / "memory.db"
+
+    @property
+    def llm_configured(self) -> bool:
+        """True when both an LLM endpoint and a model are set (push refresh, DESIGN.md §5)."""
+        return bool(self.llm_base_url and self.llm_model)
 
 
 def load_settings(**overrides: object) -> Settings:

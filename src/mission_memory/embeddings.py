@@ -236,7 +236,7 @@ def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
     Args:
         name: the value of ``MISSION_MEMORY_EMBEDDER``.
         settings: where ``openai`` finds its endpoint (``MISSION_MEMORY_EMBEDDINGS_URL``,
-            ``..._MODEL``, ``..._API_KEY``, ``..._ROLE_STYLE``, ``..._DEADLINE``).
+            ``..._MODEL``, ``..._API_KEY``, ``..._ROLE_STYLE``, ``..._DEADLINE_SECONDS``).
 
     Raises:
         ConfigError: the name is unknown, or ``openai`` lacks its URL or model.
@@ -256,7 +256,7 @@ def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
             key = settings.embeddings_api_key.get_secret_value() if settings.embeddings_api_key else None
             return OpenAICompatibleEmbedder(
                 settings.embeddings_url, settings.embeddings_model, api_key=key,
-                role_style=settings.embeddings_role_style, deadline=settings.embeddings_deadline,
+                role_style=settings.embeddings_role_style, deadline=settings.embeddings_deadline_seconds,
             )
         case _:
             raise ConfigError(

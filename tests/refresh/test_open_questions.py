@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from mission_memory.errors import InputError
-from mission_memory.ingest.trackers.base import TaskComment
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
@@ -18,6 +17,7 @@ from mission_memory.refresh.open_questions import (
     questions_in_comments,
     render_open_questions,
 )
+from mission_memory.trackers.base import TaskComment
 
 
 def _at(day: int, hour: int = 12) -> datetime:

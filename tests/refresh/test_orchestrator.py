@@ -21,14 +21,14 @@ from werkzeug import Request, Response
 
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
+from mission_memory.config import Settings
 from mission_memory.errors import BackendUnavailable
-from mission_memory.ingest.trackers.base import Task, TaskComment
-from mission_memory.ingest.trackers.local_files import LocalFolderTracker
 from mission_memory.records import Layer, Record, RecordKind, SourceKind
 from mission_memory.refresh.ledger import StoreSpendLedger
 from mission_memory.refresh.orchestrator import RefreshReport, refresh_once, refresh_status
-from mission_memory.refresh.settings import RefreshSettings
 from mission_memory.refresh.summarizers import ExtractiveSummarizer, SummaryMaterial, SummaryResult
+from mission_memory.trackers.base import Task, TaskComment
+from mission_memory.trackers.local_files import LocalFolderTracker
 from tests.conftest import GitRepo
 from tests.refresh.push_mission import (
     EIGHT_DAYS_LATER,
@@ -38,7 +38,7 @@ from tests.refresh.push_mission import (
     build_push_mission,
 )
 
-NO_LLM = RefreshSettings(llm_base_url=None, llm_model=None)
+NO_LLM = Settings(llm_base_url=None, llm_model=None)
 
 
 @pytest.fixture
@@ -68,7 +68,8 @@ def _by_artifact(records: list[Record], when: datetime) -> dict[str, Record]:
 
 def _pass(memory: Memory, mission: PushMission, now: datetime, **kwargs: Any) -> RefreshReport:
     tracker = kwargs.pop("tracker", None) or LocalFolderTracker(mission.tasks_dir)
-    return refresh_once(memory, tracker, mission.repo.root, now, settings=kwargs.pop("settings", NO_LLM), **kwargs)
+    settings = kwargs.pop("settings", NO_LLM)
+    return refresh_once(memory.store, memory.embedder, tracker, mission.repo.root, now, settings, **kwargs)
 
 
 def test_a_pass_stores_three_workflow_artifacts_with_provenance_that_query_finds(
@@ -186,13 +187,13 @@ def test_one_task_failing_to_read_is_recorded_and_the_other_task_is_still_refres
     assert report.failed == [{"task": "OPS-7", "error": "comments of OPS-7: tracker answered 503"}]
     assert [r["task"] for r in report.refreshed] == ["OPS-9"]
     assert _artifacts(memory, "OPS-7") == []
-    queue = {item["task"]: item for item in refresh_status(memory, now=FIRST_PASS, settings=NO_LLM)["queue"]}
+    queue = {item["task"]: item for item in refresh_status(memory.store, NO_LLM, now=FIRST_PASS)["queue"]}
     assert queue["OPS-7"]["last_error"] == "comments of OPS-7: tracker answered 503"
     assert queue["OPS-7"]["due"] is True and queue["OPS-9"]["due"] is False
 
     healed = _pass(memory, mission, FIRST_PASS + timedelta(hours=1))
     assert [r["task"] for r in healed.refreshed] == ["OPS-7"]
-    queue = {item["task"]: item for item in refresh_status(memory, now=FIRST_PASS, settings=NO_LLM)["queue"]}
+    queue = {item["task"]: item for item in refresh_status(memory.store, NO_LLM, now=FIRST_PASS)["queue"]}
     assert queue["OPS-7"]["last_error"] is None
 
 
@@ -222,9 +223,10 @@ def test_memory_refresh_once_and_refresh_status_run_the_pass_with_settings_from_
     for name in ("LLM_BASE_URL", "LLM_MODEL"):
         monkeypatch.delenv(f"MISSION_MEMORY_{name}", raising=False)
     monkeypatch.setenv("MISSION_MEMORY_LLM_DAILY_TOKEN_CAP", "5000")
-    report = memory.refresh_once(LocalFolderTracker(mission.tasks_dir), mission.repo.root, now=FIRST_PASS)
+    with Memory.open() as opened:  # settings are read when the memory opens
+        report = opened.refresh_once(LocalFolderTracker(mission.tasks_dir), mission.repo.root, now=FIRST_PASS)
+        status = opened.refresh_status(now=FIRST_PASS)
     assert report.to_json()["refreshed"][0]["summarizer"] == "extractive"
-    status = memory.refresh_status()
     assert [q["task"] for q in status["queue"]] == ["OPS-7", "OPS-9"]
     assert status["llm"]["daily_cap"] == 5000 and status["llm"]["configured"] is False
 
@@ -234,9 +236,9 @@ def test_status_shows_the_queue_the_latest_refreshes_and_llm_spend_against_the_c
 ) -> None:
     _pass(memory, mission, FIRST_PASS)
     StoreSpendLedger(memory.store).add(FIRST_PASS.date(), 1234)
-    settings = RefreshSettings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_daily_token_cap=5000)
+    settings = Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_daily_token_cap=5000)
 
-    data = refresh_status(memory, now=FIRST_PASS + timedelta(hours=1), settings=settings)
+    data = refresh_status(memory.store, settings, now=FIRST_PASS + timedelta(hours=1))
 
     assert [item["task"] for item in data["queue"]] == ["OPS-7", "OPS-9"]  # soonest due first
     assert all(not item["due"] and item["last_refresh"] == FIRST_PASS.isoformat() for item in data["queue"])
@@ -256,7 +258,7 @@ def test_a_pull_that_returns_a_task_artifact_feeds_the_time_since_last_pull_sign
 
     _pass(memory, mission, start + timedelta(days=3))
     pulled = datetime.fromisoformat(memory.retrieval_events(1)[0]["time"])
-    queue = {q["task"]: q for q in refresh_status(memory, settings=NO_LLM)["queue"]}
+    queue = {q["task"]: q for q in refresh_status(memory.store, NO_LLM)["queue"]}
     expected = (start + timedelta(days=3) - pulled).total_seconds() / 3600
     assert queue["OPS-9"]["signals"]["hours_since_last_pull"] == pytest.approx(expected)
 
@@ -282,8 +284,8 @@ def _chat_reply(content: str, tokens: int) -> dict[str, Any]:
     }
 
 
-def _llm_settings(httpserver: HTTPServer, cap: int = 200_000) -> RefreshSettings:
-    return RefreshSettings(llm_base_url=httpserver.url_for("/v1"), llm_model="ops-summarizer",
+def _llm_settings(httpserver: HTTPServer, cap: int = 200_000) -> Settings:
+    return Settings(llm_base_url=httpserver.url_for("/v1"), llm_model="ops-summarizer",
                            llm_api_key="sk-test", llm_daily_token_cap=cap)
 
 
@@ -316,7 +318,7 @@ def test_the_llm_writes_the_summary_through_the_chat_completions_endpoint_and_sp
     assert json.loads(request.get_data())["model"] == "ops-summarizer"
     spent = StoreSpendLedger(memory.store).spent_on(FIRST_PASS.date())
     assert spent == 300 * len(httpserver.log) and spent > 0
-    status = refresh_status(memory, now=FIRST_PASS, settings=_llm_settings(httpserver))
+    status = refresh_status(memory.store, _llm_settings(httpserver), now=FIRST_PASS)
     assert status["llm"]["spent_today"] == spent
 
 
@@ -351,9 +353,9 @@ def test_a_reached_daily_cap_falls_back_without_calling_the_llm_and_status_shows
     assert idle["fallback_reason"] is None  # nothing happened on OPS-9: no LLM call was due at all
     summary = _by_artifact(_artifacts(memory, "OPS-7"), FIRST_PASS)["summary"]
     assert "cap" in summary.text.splitlines()[0].lower()
-    llm = refresh_status(memory, now=FIRST_PASS, settings=settings)["llm"]
+    llm = refresh_status(memory.store, settings, now=FIRST_PASS)["llm"]
     assert (llm["spent_today"], llm["daily_cap"], llm["remaining"]) == (990, 1000, 10)
-    recent = {r["task"]: r for r in refresh_status(memory, now=FIRST_PASS, settings=settings)["recent_refreshes"]}
+    recent = {r["task"]: r for r in refresh_status(memory.store, settings, now=FIRST_PASS)["recent_refreshes"]}
     assert recent["OPS-7"]["fallback_reason"] == ops7["fallback_reason"]
 
 
@@ -367,9 +369,9 @@ _DRIVER = textwrap.dedent(
     from pathlib import Path
 
     from mission_memory.api import Memory
-    from mission_memory.ingest.trackers.local_files import LocalFolderTracker
+    from mission_memory.config import Settings
+    from mission_memory.trackers.local_files import LocalFolderTracker
     from mission_memory.refresh.orchestrator import refresh_once
-    from mission_memory.refresh.settings import RefreshSettings
     from mission_memory.refresh.summarizers import ExtractiveSummarizer
     from mission_memory.stores.sqlite import SqliteStore
 
@@ -400,9 +402,9 @@ _DRIVER = textwrap.dedent(
 
     SqliteStore._insert_record = insert_then_die
     with Memory.open() as memory:
-        refresh_once(memory, LocalFolderTracker(Path(sys.argv[1])), Path(sys.argv[2]),
-                     datetime.fromisoformat(sys.argv[3]), KillingSummarizer(),
-                     settings=RefreshSettings(llm_base_url=None, llm_model=None))
+        refresh_once(memory.store, memory.embedder, LocalFolderTracker(Path(sys.argv[1])), Path(sys.argv[2]),
+                     datetime.fromisoformat(sys.argv[3]), Settings(llm_base_url=None, llm_model=None),
+                     KillingSummarizer())
     print("finished", flush=True)
     """
 )
@@ -432,8 +434,8 @@ def test_a_refresh_killed_mid_pass_leaves_no_half_stored_artifact(
         expected = {} if where == "inside-the-transaction" else {"OPS-7": 3}
         assert per_task == expected
         # The killed task was not marked refreshed: the next pass refreshes it completely.
-        report = refresh_once(memory, LocalFolderTracker(mission.tasks_dir), mission.repo.root, FIRST_PASS,
-                              settings=NO_LLM)
+        report = refresh_once(memory.store, memory.embedder, LocalFolderTracker(mission.tasks_dir),
+                              mission.repo.root, FIRST_PASS, NO_LLM)
         assert "OPS-9" in {r["task"] for r in report.refreshed}
         assert all(n == 3 for n in _count_by_task(memory).values())
         assert memory.store.integrity_check() == "ok"

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.refresh.orchestrator import run_schedule
+from mission_memory.refresh.cron_loop import run_schedule
 from tests.conftest import GitRepo
 from tests.refresh.push_mission import (
     EIGHT_DAYS_LATER,
@@ -50,7 +50,7 @@ def mission(make_git_repo: Callable[[str], GitRepo], tmp_path: Path) -> PushMiss
 
 @pytest.fixture(autouse=True)
 def no_llm(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY", "PLANE_API_KEY", "GITHUB_TOKEN"):
+    for name in ("LLM_BASE_URL", "LLM_MODEL", "LLM_API_KEY", "PLANE_API_KEY", "GITHUB_TOKEN", "REFRESH_PASS_BUDGET_SECONDS"):
         monkeypatch.delenv(f"MISSION_MEMORY_{name}", raising=False)
 
 
@@ -85,6 +85,13 @@ def test_refresh_once_now_replays_the_day_and_the_week(mission: PushMission) -> 
     assert within["refreshed"] == [] and {s["task"] for s in within["skipped"]} == {"OPS-7", "OPS-9"}
     later = _once(mission, EIGHT_DAYS_LATER)
     assert [r["task"] for r in later["refreshed"]] == ["OPS-7", "OPS-9"] and later["skipped"] == []
+
+
+def test_refresh_once_label_reaches_the_pass_through_memory(mission: PushMission) -> None:
+    # OPS-7 carries LONG-TERM and antivirus, OPS-9 only LONG-TERM: the label picks OPS-7 alone.
+    data = _once(mission, FIRST_PASS, "--label", "ANTIVIRUS")
+    assert [r["task"] for r in data["refreshed"]] == ["OPS-7"] and data["skipped"] == []
+    assert data["budget"] == {"seconds": 900.0, "used_up": False, "llm_calls_skipped": 0}
 
 
 def test_refresh_once_prints_a_readable_report_without_json(mission: PushMission) -> None:
@@ -210,7 +217,7 @@ def test_a_failing_pass_is_logged_and_the_loop_goes_on(caplog: pytest.LogCapture
         if len(calls) == 1:
             raise BackendUnavailable("plane at http://127.0.0.1:9 is unreachable")
 
-    with caplog.at_level(logging.ERROR, logger="mission_memory.refresh.orchestrator"):
+    with caplog.at_level(logging.ERROR, logger="mission_memory.refresh.cron_loop"):
         passes = run_schedule("0 * * * *", flaky, clock=fake.clock, wait=fake.wait, max_passes=2)
     assert passes == 2 and len(calls) == 2
     assert "plane at http://127.0.0.1:9 is unreachable" in caplog.text

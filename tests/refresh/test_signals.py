@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.refresh.signals import activity_signals, commit_touches_task, hours_since_last_pull
+from mission_memory.trackers.base import Task, TaskComment
 
 NOW = datetime(2025, 1, 13, 12, 0, tzinfo=UTC)
 

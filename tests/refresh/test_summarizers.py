@@ -11,13 +11,13 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.refresh.summarizers import (
     ChatCompletionsSummarizer,
     ExtractiveSummarizer,
     InMemorySpendLedger,
     SummaryMaterial,
 )
+from mission_memory.trackers.base import Task, TaskComment
 
 NOW = datetime(2025, 1, 10, 9, 0, tzinfo=UTC)
 TODAY = date(2025, 1, 10)

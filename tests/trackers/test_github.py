@@ -9,8 +9,8 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
-from mission_memory.ingest.trackers.base import Task
-from mission_memory.ingest.trackers.github import GitHubTracker
+from mission_memory.trackers.base import Task
+from mission_memory.trackers.github import GitHubTracker
 from tests.trackers.conftest import FIXED_NOW, RecordingSleep
 
 REPO = "field-ops/uploader"

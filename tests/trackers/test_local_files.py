@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mission_memory.errors import ConfigError, InputError, NotFound
-from mission_memory.ingest.trackers.base import Task
-from mission_memory.ingest.trackers.local_files import LocalFolderTracker, parse_task_file
+from mission_memory.trackers.base import Task
+from mission_memory.trackers.local_files import LocalFolderTracker, parse_task_file
 
 OPS_7 = """---
 key: OPS-7

@@ -11,9 +11,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from mission_memory.errors import BackendUnavailable, ConfigError
-from mission_memory.ingest.trackers.base import Task
-from mission_memory.ingest.trackers.plane import PlaneTracker, html_to_text
-from mission_memory.ingest.trackers.rate_limited_http import MAX_WAIT_SECONDS
+from mission_memory.trackers.base import Task
+from mission_memory.trackers.plane import PlaneTracker, html_to_text
+from mission_memory.trackers.rate_limited_http import MAX_WAIT_SECONDS
 from tests.trackers.conftest import FIXED_NOW, RecordingSleep
 
 SLUG = "field-ops"

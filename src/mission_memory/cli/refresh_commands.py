@@ -24,7 +24,9 @@ from mission_memory.cli.output import console, err_console, print_json, reported
 from mission_memory.errors import ConfigError, InputError
 
 if TYPE_CHECKING:
-    from mission_memory.ingest.trackers.base import Tracker
+    from mission_memory.api import Memory
+    from mission_memory.config import Settings
+    from mission_memory.trackers.base import Tracker
 
 __all__ = ["app"]
 
@@ -67,6 +69,7 @@ def _parse_now(value: str | None) -> datetime | None:
 
 
 def _make_tracker(
+    settings: Settings,
     kind: TrackerKind,
     tasks_dir: Path | None,
     plane_url: str | None,
@@ -74,10 +77,9 @@ def _make_tracker(
     plane_project: str | None,
     github_repo: str | None,
 ) -> Tracker:
-    from mission_memory.ingest.trackers.registry import make_tracker
-    from mission_memory.refresh.settings import load_refresh_settings
+    """The tracker the flags name; credentials and deadlines come from ``settings`` in the registry."""
+    from mission_memory.trackers.registry import make_tracker
 
-    settings = load_refresh_settings()
     match kind:
         case TrackerKind.local:
             if tasks_dir is None:
@@ -88,20 +90,24 @@ def _make_tracker(
                                                 ("--plane-project", plane_project)) if not value]
             if missing:
                 raise ConfigError(f"--tracker plane needs {', '.join(missing)}")
-            if not settings.plane_api_key:
-                raise ConfigError("--tracker plane needs MISSION_MEMORY_PLANE_API_KEY")
-            return make_tracker("plane", base_url=plane_url, workspace=plane_workspace, project_id=plane_project,
-                                api_key=settings.plane_api_key)
+            return make_tracker("plane", settings=settings, base_url=plane_url, workspace=plane_workspace,
+                                project_id=plane_project)
         case TrackerKind.github:
             if not github_repo:
                 raise ConfigError("--tracker github needs --github-repo owner/name")
-            return make_tracker("github", repo=github_repo, token=settings.github_token)
+            return make_tracker("github", settings=settings, repo=github_repo)
 
 
-def _open_memory() -> Any:
+def _load_settings() -> Settings:
+    from mission_memory.config import load_settings
+
+    return load_settings()
+
+
+def _open_memory(settings: Settings) -> Memory:
     from mission_memory.api import Memory
 
-    return Memory.open()
+    return Memory.open(settings)
 
 
 def _print_report(data: dict[str, Any]) -> None:
@@ -116,6 +122,10 @@ def _print_report(data: dict[str, Any]) -> None:
         console.print(f"  FAILED    {item['task']}: {item['error']}")
     if not (data["refreshed"] or data["skipped"] or data["failed"]):
         console.print("  no task carries the refresh label")
+    budget = data["budget"]
+    if budget["used_up"]:
+        console.print(f"  pass budget of {budget['seconds']:g} s used up: {budget['llm_calls_skipped']} LLM calls "
+                      "fell back to extractive at once (MISSION_MEMORY_REFRESH_PASS_BUDGET_SECONDS)")
 
 
 @app.command()
@@ -132,13 +142,12 @@ def once(
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Run one refresh pass: refresh the due LONG-TERM tasks, skip the others, report failures."""
-    from mission_memory.refresh.orchestrator import refresh_once
-
     with reported_errors():
         moment = _parse_now(now) or datetime.now(UTC)
-        source = _make_tracker(tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
-        with _open_memory() as memory:
-            report = refresh_once(memory, source, repo, moment, label=label)
+        settings = _load_settings()
+        source = _make_tracker(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        with _open_memory(settings) as memory:
+            report = memory.refresh_once(source, repo, moment, label=label)
     data = report.to_json()
     if json_output:
         print_json(data)
@@ -160,7 +169,7 @@ def run(
     max_passes: Annotated[int | None, typer.Option("--max-passes", help="Stop after this many passes.")] = None,
 ) -> None:
     """Run the refresher: one pass at every firing of the schedule, until SIGTERM or Ctrl-C."""
-    from mission_memory.refresh.orchestrator import refresh_once, run_schedule
+    from mission_memory.refresh.cron_loop import run_schedule
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop = threading.Event()
@@ -175,13 +184,14 @@ def run(
         return stop.wait(seconds)
 
     with reported_errors():
-        source = _make_tracker(tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        settings = _load_settings()
+        source = _make_tracker(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
-            with _open_memory() as memory:
+            with _open_memory(settings) as memory:
 
                 def one_pass(fire: datetime) -> None:
-                    report = refresh_once(memory, source, repo, datetime.now(UTC), label=label)
+                    report = memory.refresh_once(source, repo, datetime.now(UTC), label=label)
                     _print_report(report.to_json())
 
                 passes = run_schedule(schedule, one_pass, clock=lambda: datetime.now(UTC), wait=wait,
@@ -198,12 +208,10 @@ def status(
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Show the refresh queue (next due per task), the latest refreshes and LLM spend today vs the cap."""
-    from mission_memory.refresh.orchestrator import refresh_status
-
     with reported_errors():
         moment = _parse_now(now)
-        with _open_memory() as memory:
-            data = refresh_status(memory, now=moment)
+        with _open_memory(_load_settings()) as memory:
+            data = memory.refresh_status(now=moment)
     if json_output:
         print_json(data)
         return

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
@@ -30,12 +29,13 @@ from mission_memory.refresh.open_questions import (
     find_open_questions,
     render_open_questions,
 )
+from mission_memory.refresh.refresh_store import RefreshStore
 from mission_memory.refresh.signals import TaskActivity
 from mission_memory.refresh.summarizers import QuestionsResult, Summarizer, SummaryMaterial
 from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, tools_at_commit
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.stores.base import SearchFilter
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.trackers.base import Task, TaskComment
 
 __all__ = ["ARTIFACT_KINDS", "BuiltArtifacts", "RepositoryAsOf", "build_artifacts"]
 
@@ -107,7 +107,7 @@ class RepositoryAsOf:
 
 
 def build_artifacts(
-    store: SqliteStore,
+    store: RefreshStore,
     task: Task,
     *,
     last_refresh: datetime | None,
@@ -206,7 +206,7 @@ def _tool_lineage_text(repo: RepositoryAsOf | None, baseline: str | None) -> str
 
 
 def _open_questions(
-    store: SqliteStore,
+    store: RefreshStore,
     task: Task,
     activity: TaskActivity,
     comments: Sequence[TaskComment],
@@ -239,7 +239,7 @@ def _open_questions(
     return questions, note
 
 
-def _proposed_decisions(store: SqliteStore, task: Task, mission: str) -> list[Record]:
+def _proposed_decisions(store: RefreshStore, task: Task, mission: str) -> list[Record]:
     """Stored decisions still ``proposed`` that match the task's words (BM25 in the workflow layer)."""
     terms = query_terms(f"{task.key} {task.title} {task.description}")
     if not terms:

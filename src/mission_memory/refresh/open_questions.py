@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.ingest.trackers.base import TaskComment
 from mission_memory.records import Record
+from mission_memory.trackers.base import TaskComment
 
 __all__ = [
     "OpenQuestion",

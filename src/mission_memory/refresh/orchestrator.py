@@ -7,7 +7,7 @@ One pass (DESIGN.md §5) with an injected clock ``now``:
    since its last refresh;
 3. :func:`~mission_memory.refresh.schedule.due_tasks` orders the due tasks, most active first;
 4. for each due task, build the executive summary, the tool-lineage delta and the open questions,
-   embed them, and store all three with ONE :meth:`SqliteStore.upsert` call (one transaction: a
+   embed them, and store all three with ONE :meth:`RefreshStore.upsert` call (one transaction: a
    pass killed at any point leaves either all three artifacts of a task or none); then, after the
    artifacts, write the task's state (last refresh time, commit, last comment covered).
 
@@ -19,7 +19,11 @@ JSON), next to the LLM spend ledger, so the refresher is stateless between proce
 ``mission-memory refresh status`` reads the same store. One task's failure — its comments cannot
 be read, the summarizer raises — is recorded on that task (``last_error``) and the pass goes on:
 that guard is the one place where any exception is caught (STYLE.md). Pull never depends on this
-module.
+module, and this module never imports :mod:`mission_memory.api`: ``Memory.refresh_once`` hands it the
+store (through the narrow :class:`~mission_memory.refresh.refresh_store.RefreshStore`), the embedder
+and the settings. A pass has a wall-clock budget (:class:`~mission_memory.refresh.pass_budget.PassBudget`,
+ADR 0019): once it is used up, the remaining LLM calls fall back to extractive at once and the report
+says so.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,18 +40,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mission_memory.errors import InputError, MissionMemoryError
+from mission_memory.config import Settings
+from mission_memory.embeddings import Embedder
+from mission_memory.errors import MissionMemoryError
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment, Tracker
 from mission_memory.records import RecordKind
 from mission_memory.refresh.artifacts import BuiltArtifacts, RepositoryAsOf, build_artifacts
 from mission_memory.refresh.ledger import REFRESH_MISSION, StoreSpendLedger
+from mission_memory.refresh.pass_budget import PassBudget
+from mission_memory.refresh.refresh_store import RefreshStore
 from mission_memory.refresh.schedule import ActivitySignals, due_tasks, refresh_interval
-from mission_memory.refresh.settings import RefreshSettings, load_refresh_settings
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
+from mission_memory.trackers.base import Task, TaskComment, Tracker
 
 if TYPE_CHECKING:
-    from mission_memory.api import Memory
     from mission_memory.refresh.summarizers import Summarizer
 
 __all__ = [
@@ -55,7 +62,6 @@ __all__ = [
     "make_summarizer",
     "refresh_once",
     "refresh_status",
-    "run_schedule",
 ]
 
 log = logging.getLogger(__name__)
@@ -117,6 +123,9 @@ class RefreshReport:
             refreshed (most active first).
         skipped: ``[{"task", "reason", "next_due"}]``.
         failed: ``[{"task", "error"}]``.
+        budget_seconds: the pass's wall-clock budget, in seconds.
+        budget_used_up: True when the budget ran out before the pass ended.
+        llm_calls_skipped: LLM calls that fell back to extractive at once because the budget was used up.
     """
 
     now: datetime
@@ -124,6 +133,9 @@ class RefreshReport:
     refreshed: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
+    budget_seconds: float = 0.0
+    budget_used_up: bool = False
+    llm_calls_skipped: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The report as ``mission-memory refresh once --json`` prints it."""
@@ -133,6 +145,11 @@ class RefreshReport:
             "refreshed": self.refreshed,
             "skipped": self.skipped,
             "failed": self.failed,
+            "budget": {
+                "seconds": self.budget_seconds,
+                "used_up": self.budget_used_up,
+                "llm_calls_skipped": self.llm_calls_skipped,
+            },
         }
 
 
@@ -143,19 +160,19 @@ def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _load_state(memory: Memory, key: str) -> TaskRefreshState:
-    raw = memory.store.get_state(REFRESH_MISSION, f"task:{key}")
+def _load_state(store: RefreshStore, key: str) -> TaskRefreshState:
+    raw = store.get_state(REFRESH_MISSION, f"task:{key}")
     if raw is None:
         return TaskRefreshState(key=key)
     return TaskRefreshState.model_validate_json(raw)
 
 
-def _save_state(memory: Memory, state: TaskRefreshState) -> None:
-    memory.store.set_state(REFRESH_MISSION, f"task:{state.key}", state.model_dump_json())
+def _save_state(store: RefreshStore, state: TaskRefreshState) -> None:
+    store.set_state(REFRESH_MISSION, f"task:{state.key}", state.model_dump_json())
 
 
-def _load_json_list(memory: Memory, key: str) -> list[Any]:
-    raw = memory.store.get_state(REFRESH_MISSION, key)
+def _load_json_list(store: RefreshStore, key: str) -> list[Any]:
+    raw = store.get_state(REFRESH_MISSION, key)
     value = json.loads(raw) if raw else []
     return value if isinstance(value, list) else []
 
@@ -171,8 +188,20 @@ def _signals_json(signals: ActivitySignals) -> dict[str, Any]:
 # -- the pass -----------------------------------------------------------------------------------
 
 
-def make_summarizer(settings: RefreshSettings, ledger: StoreSpendLedger, clock: Callable[[], datetime]) -> Summarizer:
-    """The configured summarizer: chat-completions with an extractive fallback, or extractive alone."""
+def make_summarizer(
+    settings: Settings,
+    ledger: StoreSpendLedger,
+    clock: Callable[[], datetime],
+    budget: PassBudget | None = None,
+) -> Summarizer:
+    """The configured summarizer: chat-completions with an extractive fallback, or extractive alone.
+
+    Args:
+        settings: the LLM endpoint, model, key, daily cap and per-call deadline.
+        ledger: where LLM spend is counted.
+        clock: the pass's clock (its UTC date keys the ledger).
+        budget: the pass budget LLM calls answer to, or None for none.
+    """
     from mission_memory.refresh.summarizers import ChatCompletionsSummarizer, ExtractiveSummarizer
 
     extractive = ExtractiveSummarizer()
@@ -181,33 +210,37 @@ def make_summarizer(settings: RefreshSettings, ledger: StoreSpendLedger, clock: 
     assert settings.llm_base_url is not None and settings.llm_model is not None
     return ChatCompletionsSummarizer(
         settings.llm_base_url, settings.llm_model, settings.llm_api_key, ledger, settings.llm_daily_token_cap,
-        fallback=extractive, clock=clock,
+        fallback=extractive, clock=clock, deadline_seconds=settings.llm_deadline_seconds, budget=budget,
     )
 
 
 def refresh_once(
-    memory: Memory,
+    store: RefreshStore,
+    embedder: Embedder,
     tracker: Tracker,
     repo_path: Path | None,
     now: datetime,
+    settings: Settings,
     summarizer: Summarizer | None = None,
     *,
     label: str | None = None,
     mission: str | None = None,
-    settings: RefreshSettings | None = None,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> RefreshReport:
     """Run one refresh pass as of ``now``.
 
     Args:
-        memory: the memory the artifacts go into (and whose retrieval events are read).
+        store: where the artifacts and the refresher's state go (and retrieval events are read).
+        embedder: embeds the artifacts (passages) before they are stored.
         tracker: where the tasks come from.
         repo_path: the mission's git repository (commits, tools, TODOs), or None for tasks only.
         now: the pass's clock; a naive datetime is taken as UTC.
-        summarizer: overrides the one the settings configure.
+        settings: the LLM endpoint, the refresh label, the pass budget and the LLM deadline.
+        summarizer: overrides the one the settings configure (then the pass budget binds no LLM call).
         label: the refresh label; defaults to ``settings.refresh_label`` (``LONG-TERM``).
         mission: mission name of the artifacts; defaults to the repository folder's name (as
             ``mission-memory ingest`` names it), else ``push-refresh``.
-        settings: refresher settings; read from the environment when None.
+        monotonic: the clock the pass budget is measured on.
 
     Returns:
         What was refreshed, skipped (not due) and failed (one entry per failing task).
@@ -217,30 +250,30 @@ def refresh_once(
             store cannot be written; per-task failures are reported, not raised.
     """
     now = _utc(now)
-    settings = settings or load_refresh_settings()
+    budget = PassBudget(settings.refresh_pass_budget_seconds, monotonic)
     repo = RepositoryAsOf(repo_path, now) if repo_path is not None else None
     mission = mission or (repo.git.root.name if repo is not None else "push-refresh")
     if summarizer is None:
-        summarizer = make_summarizer(settings, StoreSpendLedger(memory.store), lambda: now)
-    report = RefreshReport(now=now, tracker=tracker.kind)
+        summarizer = make_summarizer(settings, StoreSpendLedger(store), lambda: now, budget)
+    report = RefreshReport(now=now, tracker=tracker.kind, budget_seconds=budget.seconds)
 
     tasks = list({t.key: t for t in tracker.list_tasks(label or settings.refresh_label)}.values())
-    events = memory.store.retrieval_events(_RETRIEVAL_EVENTS_READ)
+    events = store.retrieval_events(_RETRIEVAL_EVENTS_READ)
     states: dict[str, TaskRefreshState] = {}
     measured: dict[str, tuple[TaskActivity, list[TaskComment]]] = {}
     for task in tasks:
         try:
-            states[task.key] = _load_state(memory, task.key)
-            measured[task.key] = _measure(memory, tracker, task, states[task.key], repo, events, mission, now)
+            states[task.key] = _load_state(store, task.key)
+            measured[task.key] = _measure(store, tracker, task, states[task.key], repo, events, mission, now)
         except Exception as exc:  # noqa: BLE001 - per-task isolation (STYLE.md): record it, go on
             # An unreadable state is replaced by the error: the task is refreshed afresh next time.
-            _record_failure(memory, report, states.get(task.key, TaskRefreshState(key=task.key)), exc, now)
+            _record_failure(store, report, states.get(task.key, TaskRefreshState(key=task.key)), exc, now)
 
     due = due_tasks([(key, states[key].last_refresh, a.signals) for key, (a, _) in measured.items()], now)
     due_keys = {d.task_key for d in due}
     for key, (activity, _) in measured.items():
         if key not in due_keys:
-            report.skipped.append(_skip(memory, states[key], activity, now))
+            report.skipped.append(_skip(store, states[key], activity, now))
 
     by_key = {t.key: t for t in tasks}
     for item in due:
@@ -248,24 +281,29 @@ def refresh_once(
         activity, comments = measured[item.task_key]
         try:
             built = build_artifacts(
-                memory.store, task, last_refresh=state.last_refresh, last_commit=state.last_commit,
+                store, task, last_refresh=state.last_refresh, last_commit=state.last_commit,
                 activity=activity, comments=comments, repo=repo, summarizer=summarizer, mission=mission, now=now,
             )
-            vectors = memory.embedder.embed_passages([r.embedding_text for r in built.records])
-            memory.store.upsert(built.records, vectors, memory.embedder.model_id)  # one transaction
+            vectors = embedder.embed_passages([r.embedding_text for r in built.records])
+            store.upsert(built.records, vectors, embedder.model_id)  # one transaction
         except Exception as exc:  # noqa: BLE001 - per-task isolation (STYLE.md): record it, go on
-            _record_failure(memory, report, state, exc, now)
+            _record_failure(store, report, state, exc, now)
             continue
-        report.refreshed.append(_after_store(memory, task, state, activity, built, repo, now) | {
+        report.refreshed.append(_after_store(store, task, state, activity, built, repo, now) | {
             "priority": round(item.priority, 4),
         })
 
-    _remember_pass(memory, report, [t.key for t in tasks])
+    report.budget_used_up = budget.used_up
+    report.llm_calls_skipped = budget.llm_calls_skipped
+    if report.budget_used_up:
+        log.warning("refresh pass budget of %g s used up: %d LLM calls fell back to extractive",
+                    budget.seconds, budget.llm_calls_skipped)
+    _remember_pass(store, report, [t.key for t in tasks])
     return report
 
 
 def _measure(
-    memory: Memory,
+    store: RefreshStore,
     tracker: Tracker,
     task: Task,
     state: TaskRefreshState,
@@ -280,35 +318,35 @@ def _measure(
     touching = [c for c in commits if commit_touches_task(c, task)]
     activity = activity_signals(
         task, commits=touching, comments=comments, comments_since=state.last_comment_time or state.last_refresh,
-        retrieval_events=events, task_record_ids=_task_record_ids(memory, state, touching, mission), now=now,
+        retrieval_events=events, task_record_ids=_task_record_ids(store, state, touching, mission), now=now,
     )
     return activity, comments
 
 
-def _skip(memory: Memory, state: TaskRefreshState, activity: TaskActivity, now: datetime) -> dict[str, Any]:
+def _skip(store: RefreshStore, state: TaskRefreshState, activity: TaskActivity, now: datetime) -> dict[str, Any]:
     """Record that a task is not due yet; return its ``skipped`` entry."""
     assert state.last_refresh is not None  # a never-refreshed task is always due
     next_due = state.last_refresh + refresh_interval(activity.signals)
-    _save_state(memory, state.model_copy(update={
+    _save_state(store, state.model_copy(update={
         "checked_at": now, "next_due": next_due, "signals": _signals_json(activity.signals),
     }))
     return {"task": state.key, "reason": "not due", "next_due": next_due.isoformat()}
 
 
 def _task_record_ids(
-    memory: Memory, state: TaskRefreshState, commits: Sequence[Commit], mission: str
+    store: RefreshStore, state: TaskRefreshState, commits: Sequence[Commit], mission: str
 ) -> list[str]:
     """Ids of the task's records: its recent artifacts and the ingested records of its commits."""
     ids = list(state.artifact_ids)
     keys = [f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits]
     if keys:
-        rowids = memory.store.records_by_source_keys(keys)
-        ids.extend(r.id for r in memory.store.get_records(list(rowids.values())).values())
+        rowids = store.records_by_source_keys(keys)
+        ids.extend(r.id for r in store.get_records(list(rowids.values())).values())
     return ids
 
 
 def _record_failure(
-    memory: Memory, report: RefreshReport, state: TaskRefreshState, exc: BaseException, now: datetime
+    store: RefreshStore, report: RefreshReport, state: TaskRefreshState, exc: BaseException, now: datetime
 ) -> None:
     message = str(exc) or type(exc).__name__
     if not isinstance(exc, MissionMemoryError):
@@ -316,11 +354,11 @@ def _record_failure(
     log.warning("refresh of %s failed: %s", state.key, message)
     report.failed.append({"task": state.key, "error": message})
     with contextlib.suppress(MissionMemoryError):  # the store itself may be what failed
-        _save_state(memory, state.model_copy(update={"last_error": message, "last_error_at": now, "checked_at": now}))
+        _save_state(store, state.model_copy(update={"last_error": message, "last_error_at": now, "checked_at": now}))
 
 
 def _after_store(
-    memory: Memory,
+    store: RefreshStore,
     task: Task,
     state: TaskRefreshState,
     activity: TaskActivity,
@@ -335,7 +373,7 @@ def _after_store(
         {"id": r.id, "title": r.title, "artifact": str(r.attributes["artifact"])} for r in built.records
     ]
     newest_comment = max((c.created_at for c in activity.comments), default=None)
-    _save_state(memory, state.model_copy(update={
+    _save_state(store, state.model_copy(update={
         "title": task.title,
         "last_refresh": now,
         "last_commit": (repo.target if repo is not None else None) or state.last_commit,
@@ -363,43 +401,45 @@ def _after_store(
     }
 
 
-def _remember_pass(memory: Memory, report: RefreshReport, keys: list[str]) -> None:
+def _remember_pass(store: RefreshStore, report: RefreshReport, keys: list[str]) -> None:
     # The queue is the tasks of the latest pass: a task that lost its label leaves it.
-    memory.store.set_state(REFRESH_MISSION, _TASKS_KEY, json.dumps(list(dict.fromkeys(keys))))
+    store.set_state(REFRESH_MISSION, _TASKS_KEY, json.dumps(list(dict.fromkeys(keys))))
     summary = {
         "now": report.now.isoformat(), "tracker": report.tracker, "refreshed": len(report.refreshed),
-        "skipped": len(report.skipped), "failed": report.failed,
+        "skipped": len(report.skipped), "failed": report.failed, "budget": report.to_json()["budget"],
     }
-    memory.store.set_state(REFRESH_MISSION, _LAST_PASS_KEY, json.dumps(summary))
+    store.set_state(REFRESH_MISSION, _LAST_PASS_KEY, json.dumps(summary))
     if report.refreshed:
         history = [
             {"task": e["task"], "time": report.now.isoformat(), "summarizer": e["summarizer"],
              "fallback_reason": e["fallback_reason"], "artifacts": len(e["artifacts"])}
             for e in report.refreshed
-        ] + _load_json_list(memory, _HISTORY_KEY)
-        memory.store.set_state(REFRESH_MISSION, _HISTORY_KEY, json.dumps(history[:_HISTORY_LENGTH]))
+        ] + _load_json_list(store, _HISTORY_KEY)
+        store.set_state(REFRESH_MISSION, _HISTORY_KEY, json.dumps(history[:_HISTORY_LENGTH]))
 
 
 # -- status -------------------------------------------------------------------------------------------
 
 
-def refresh_status(
-    memory: Memory, now: datetime | None = None, settings: RefreshSettings | None = None
-) -> dict[str, Any]:
+def refresh_status(store: RefreshStore, settings: Settings, now: datetime | None = None) -> dict[str, Any]:
     """The refresher as ``mission-memory refresh status`` shows it.
+
+    Args:
+        store: where the refresher keeps its state.
+        settings: the LLM model and daily cap shown.
+        now: the time the queue is shown at (default: now); a naive datetime is taken as UTC.
 
     Returns:
         ``{"now", "queue": [{"task", "title", "next_due", "due", "last_refresh", "refreshes",
         "summarizer", "fallback_reason", "last_error", "signals"}] (soonest due first),
         "recent_refreshes": [{"task", "time", "summarizer", "fallback_reason", "artifacts"}],
-        "last_pass": {...} | None, "llm": {"configured", "model", "day", "spent_today", "daily_cap",
-        "remaining"}}``.
+        "last_pass": {"now", "tracker", "refreshed", "skipped", "failed", "budget"} | None,
+        "llm": {"configured", "model", "day", "spent_today", "daily_cap", "remaining"}}``.
     """
     now = _utc(now or datetime.now(UTC))
-    settings = settings or load_refresh_settings()
     queue = []
-    for key in _load_json_list(memory, _TASKS_KEY):
-        state = _load_state(memory, str(key))
+    for key in _load_json_list(store, _TASKS_KEY):
+        state = _load_state(store, str(key))
         next_due = state.next_due or now
         queue.append({
             "task": state.key,
@@ -414,12 +454,12 @@ def refresh_status(
             "signals": state.signals,
         })
     queue.sort(key=lambda item: (item["next_due"], item["task"]))
-    last_pass_raw = memory.store.get_state(REFRESH_MISSION, _LAST_PASS_KEY)
-    spent = StoreSpendLedger(memory.store).spent_on(now.date())
+    last_pass_raw = store.get_state(REFRESH_MISSION, _LAST_PASS_KEY)
+    spent = StoreSpendLedger(store).spent_on(now.date())
     return {
         "now": now.isoformat(),
         "queue": queue,
-        "recent_refreshes": _load_json_list(memory, _HISTORY_KEY),
+        "recent_refreshes": _load_json_list(store, _HISTORY_KEY),
         "last_pass": json.loads(last_pass_raw) if last_pass_raw else None,
         "llm": {
             "configured": settings.llm_configured,
@@ -430,52 +470,3 @@ def refresh_status(
             "remaining": max(0, settings.llm_daily_token_cap - spent),
         },
     }
-
-
-# -- the long-running loop ------------------------------------------------------------------------------
-
-
-def run_schedule(
-    schedule: str,
-    run_pass: Callable[[datetime], object],
-    *,
-    clock: Callable[[], datetime],
-    wait: Callable[[float], bool],
-    max_passes: int | None = None,
-) -> int:
-    """Run ``run_pass`` at every firing of the cron expression ``schedule`` until told to stop.
-
-    The next firing is computed from the clock after each pass, so a pass longer than the period
-    skips the firings it overlapped instead of running back to back. A pass raising a
-    :class:`MissionMemoryError` (tracker unreachable, store busy) is logged and the loop goes on.
-
-    Args:
-        schedule: a 5-field cron expression (``*/30 * * * *``), in UTC.
-        run_pass: one pass, given the firing time.
-        clock: the current time (timezone-aware).
-        wait: sleeps up to the given seconds; returns True when the loop must stop (SIGTERM).
-        max_passes: stop after this many passes (None: never).
-
-    Returns:
-        How many passes ran.
-
-    Raises:
-        InputError: ``schedule`` is not a valid cron expression.
-    """
-    from croniter import croniter  # type: ignore[import-untyped]
-
-    if not croniter.is_valid(schedule):
-        raise InputError(f"--schedule {schedule!r} is not a valid cron expression (e.g. '*/30 * * * *')")
-    passes = 0
-    while max_passes is None or passes < max_passes:
-        start = _utc(clock())
-        fire: datetime = croniter(schedule, start).get_next(datetime)
-        if wait(max(0.0, (fire - start).total_seconds())):
-            break
-        try:
-            run_pass(fire)
-        except MissionMemoryError as exc:
-            log.error("refresh pass at %s failed: %s", fire.isoformat(), exc)
-        passes += 1
-    return passes
-

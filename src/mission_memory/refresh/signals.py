@@ -20,8 +20,8 @@ from datetime import datetime
 from typing import Any
 
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.refresh.schedule import ActivitySignals
+from mission_memory.trackers.base import Task, TaskComment
 
 __all__ = ["TaskActivity", "activity_signals", "commit_touches_task", "hours_since_last_pull"]
 

@@ -12,7 +12,10 @@ summarizer when no LLM is configured)". Two implementations of the :class:`Summa
   ``usage.total_tokens`` into a :class:`SpendLedger` with a daily cap. When the cap would be
   exceeded, or the endpoint fails in any way (unreachable, timeout, non-2xx, unparseable answer), it
   falls back to the extractive summarizer and says so in the first line of the text and in
-  ``fallback_reason``. Endpoint problems never raise.
+  ``fallback_reason``. Endpoint problems never raise. Each call has a total wall-clock deadline
+  (``MISSION_MEMORY_LLM_DEADLINE_SECONDS``), capped by the time left in the pass's
+  :class:`~mission_memory.refresh.pass_budget.PassBudget`; once that is used up, calls fall back at
+  once (ADR 0019).
 """
 
 from __future__ import annotations
@@ -27,9 +30,11 @@ from typing import Any, Protocol
 
 import httpx
 
+from mission_memory.http_deadline import Deadline, DeadlineExceeded, request_within
 from mission_memory.ingest.git_history import Commit
-from mission_memory.ingest.trackers.base import Task, TaskComment
 from mission_memory.refresh.open_questions import OpenQuestion
+from mission_memory.refresh.pass_budget import BUDGET_SETTING, PassBudget
+from mission_memory.trackers.base import Task, TaskComment
 
 __all__ = [
     "ChatCompletionsSummarizer",
@@ -311,9 +316,12 @@ class ChatCompletionsSummarizer:
         daily_token_cap: the most tokens (prompt + completion) to spend per UTC day.
         fallback: the summarizer used when the LLM cannot be; an :class:`ExtractiveSummarizer` if None.
         client: an httpx client to use (not closed here); by default one is opened and closed per call.
-        timeout: seconds for connect and read.
+        timeout: seconds for connect and for each read (each capped at the time the deadline leaves).
         clock: the injected clock; its UTC date keys the ledger.
         max_tokens: the completion's ``max_tokens``.
+        deadline_seconds: total wall-clock seconds of one call, connect to last byte
+            (``MISSION_MEMORY_LLM_DEADLINE_SECONDS``).
+        budget: the pass's budget: a call gets at most the time it leaves, none once it is used up.
     """
 
     def __init__(
@@ -329,6 +337,8 @@ class ChatCompletionsSummarizer:
         timeout: float = 60.0,
         clock: Callable[[], datetime] = _utc_now,
         max_tokens: int = 700,
+        deadline_seconds: float = 60.0,
+        budget: PassBudget | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -339,6 +349,8 @@ class ChatCompletionsSummarizer:
         self.timeout = timeout
         self.clock = clock
         self.max_tokens = max_tokens
+        self.deadline_seconds = deadline_seconds
+        self.budget = budget
         self.name = f"chat-completions:{model}"
         self._client = client
 
@@ -351,12 +363,21 @@ class ChatCompletionsSummarizer:
         now = self.clock()
         return (now if now.tzinfo is not None else now.replace(tzinfo=UTC)).astimezone(UTC).date()
 
+    def _deadline(self) -> Deadline:
+        """This call's deadline: the configured one, or the time left in the pass budget if sooner."""
+        if self.budget is not None and self.budget.remaining() < self.deadline_seconds:
+            return Deadline.start(self.budget.remaining(), BUDGET_SETTING)
+        return Deadline.start(self.deadline_seconds, "MISSION_MEMORY_LLM_DEADLINE_SECONDS")
+
     def _post(self, payload: dict[str, Any]) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+        deadline = self._deadline()
         if self._client is not None:
-            return self._client.post(self.url, json=payload, headers=headers, timeout=self.timeout)
+            return request_within(self._client, "POST", self.url, deadline, service="LLM endpoint",
+                                  json=payload, headers=headers)
         with httpx.Client(timeout=self.timeout) as client:
-            return client.post(self.url, json=payload, headers=headers)
+            return request_within(client, "POST", self.url, deadline, service="LLM endpoint",
+                                  json=payload, headers=headers)
 
     def _complete(self, system: str, user: str) -> _Completion:
         """One chat completion within the cap; failures come back as ``failure`` text, never raised."""
@@ -365,6 +386,9 @@ class ChatCompletionsSummarizer:
         estimate = _estimate_tokens(system + user) + self.max_tokens
         if spent + estimate > self.daily_token_cap:
             return _Completion(None, 0, f"daily LLM token cap reached ({spent} of {self.daily_token_cap})")
+        if self.budget is not None and self.budget.used_up:
+            self.budget.llm_calls_skipped += 1
+            return _Completion(None, 0, self.budget.skip_reason())
         payload = {
             "model": self.model,
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
@@ -373,6 +397,8 @@ class ChatCompletionsSummarizer:
         }
         try:
             response = self._post(payload)
+        except DeadlineExceeded as exc:
+            return _Completion(None, 0, str(exc))
         except httpx.TimeoutException:
             return _Completion(None, 0, f"LLM endpoint {self.url} timed out after {self.timeout:g} s")
         except (httpx.HTTPError, httpx.InvalidURL) as exc:

@@ -44,7 +44,7 @@ from pathlib import Path
 
 from mission_memory.errors import ConfigError, InputError, NotFound
 from mission_memory.ingest.documents import split_front_matter
-from mission_memory.ingest.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
 
 __all__ = ["LocalFolderTracker", "parse_task_file"]
 

@@ -41,8 +41,8 @@ from urllib.parse import quote
 import httpx
 
 from mission_memory.errors import BackendUnavailable, ConfigError
-from mission_memory.ingest.trackers.base import DEFAULT_LABEL, Task, TaskComment
-from mission_memory.ingest.trackers.rate_limited_http import RateLimitedHttp
+from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
 
 __all__ = ["PER_PAGE", "PlaneTracker", "html_to_text"]
 
@@ -65,6 +65,9 @@ class PlaneTracker:
         max_retries: retries after a 429 or 5xx before giving up.
         sleep: called with seconds to wait (inject a recorder in tests).
         clock: current Unix time in seconds, for ``X-RateLimit-Reset``.
+        deadline_seconds: total wall-clock seconds of one request, its retries and rate-limit waits
+            included (``MISSION_MEMORY_TRACKER_DEADLINE_SECONDS``, ADR 0019).
+        monotonic: the clock the deadline is measured on (inject one that ``sleep`` advances in tests).
 
     Raises:
         ConfigError: empty API key, workspace or project, or a base URL that is not http(s).
@@ -83,6 +86,8 @@ class PlaneTracker:
         max_retries: int = 5,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if not api_key:
             raise ConfigError("Plane API key is not set: set MISSION_MEMORY_PLANE_API_KEY")
@@ -106,6 +111,8 @@ class PlaneTracker:
             max_retries=max_retries,
             sleep=sleep,
             clock=clock,
+            deadline_seconds=deadline_seconds,
+            monotonic=monotonic,
         )
         self._work_item_ids: dict[str, str] = {}  # task key -> work item id, filled by list_tasks
 

@@ -18,6 +18,10 @@ Used by ``PlaneTracker`` and ``GitHubTracker``. Policy, per request:
   settings that locate the project; other 4xx -> ``BackendUnavailable`` with the status.
 * Connection refused, timeouts and other transport errors -> ``BackendUnavailable`` naming the URL, not
   retried here (the refresher's next pass is the retry).
+* **A total deadline per request** (``deadline_seconds``, ``MISSION_MEMORY_TRACKER_DEADLINE_SECONDS``,
+  ADR 0019): the attempts, their bodies (streamed, checked between chunks), the retries and every wait
+  share one wall-clock deadline; a wait that would pass it, or a body still arriving at it, raises
+  :class:`~mission_memory.http_deadline.DeadlineExceeded` naming the URL and the deadline.
 
 Time is injected (``sleep``, ``clock``), so tests never sleep.
 """
@@ -25,6 +29,7 @@ Time is injected (``sleep``, ``clock``), so tests never sleep.
 from __future__ import annotations
 
 import email.utils
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -32,8 +37,14 @@ from typing import Any
 import httpx
 
 from mission_memory.errors import BackendUnavailable, ConfigError
+from mission_memory.http_deadline import Deadline, DeadlineExceeded, request_within
 
-__all__ = ["MAX_WAIT_SECONDS", "RateLimitedHttp"]
+__all__ = ["DEADLINE_SETTING", "DEFAULT_DEADLINE_SECONDS", "MAX_WAIT_SECONDS", "RateLimitedHttp"]
+
+DEFAULT_DEADLINE_SECONDS = 300.0
+"""Default total wall-clock seconds of one request, retries and waits included."""
+
+DEADLINE_SETTING = "MISSION_MEMORY_TRACKER_DEADLINE_SECONDS"
 
 MAX_WAIT_SECONDS = 900.0
 """Longest single wait (seconds) for a rate limit to lift before giving up with BackendUnavailable."""
@@ -61,6 +72,12 @@ class RateLimitedHttp:
         sleep: called with seconds to wait.
         clock: current Unix time in seconds.
         is_rate_limited: says whether a non-2xx response is a rate limit; default: status 429.
+        deadline_seconds: total wall-clock seconds one :meth:`get_json` may take, retries and
+            waits included (> 0).
+        monotonic: the clock the deadline is measured on.
+
+    Raises:
+        ConfigError: ``max_retries`` < 0 or ``deadline_seconds`` <= 0.
     """
 
     def __init__(
@@ -75,9 +92,15 @@ class RateLimitedHttp:
         sleep: Callable[[float], None],
         clock: Callable[[], float],
         is_rate_limited: Callable[[httpx.Response], bool] = _is_429,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_retries < 0:
             raise ConfigError(f"{service} tracker: max_retries must be >= 0, got {max_retries}")
+        if not deadline_seconds > 0:
+            raise ConfigError(f"{service} tracker: {DEADLINE_SETTING} must be > 0, got {deadline_seconds}")
+        self.deadline_seconds = deadline_seconds
+        self._monotonic = monotonic
         self.service = service
         self._headers = dict(headers)
         self._credential_setting = credential_setting
@@ -115,11 +138,14 @@ class RateLimitedHttp:
             ConfigError: 401/403 (credentials), 404 (workspace/project/repository), invalid URL.
             BackendUnavailable: unreachable, timeout, 5xx or rate limit after the retries, a wait longer
                 than :data:`MAX_WAIT_SECONDS`, other 4xx, a body that is not JSON.
+            DeadlineExceeded: (a BackendUnavailable) the request, its retries and waits did not fit in
+                ``deadline_seconds``.
         """
+        deadline = Deadline.start(self.deadline_seconds, DEADLINE_SETTING, self._monotonic)
         attempt = 0
         while True:
-            self._wait_for_pacing(url)
-            response = self._send(client, url, params)
+            self._wait_for_pacing(url, deadline)
+            response = self._send(client, url, params, deadline)
             status = response.status_code
             if 200 <= status < 300:
                 self._note_pacing(response)
@@ -138,15 +164,20 @@ class RateLimitedHttp:
                     f"{self.service} at {response.request.url} still {what} after "
                     f"{self._max_retries} retries; try again later"
                 )
-            self._wait(delay, url, what)
+            self._wait(delay, url, what, deadline)
             attempt += 1
 
     # ------------------------------------------------------------------------------------------ sending
 
-    def _send(self, client: httpx.Client, url: str, params: Mapping[str, str | int] | None) -> httpx.Response:
+    def _send(
+        self, client: httpx.Client, url: str, params: Mapping[str, str | int] | None, deadline: Deadline
+    ) -> httpx.Response:
         try:
             # params=None keeps a query already in the URL (a Link "next" URL); {} would drop it
-            return client.get(url, params=dict(params) if params else None, headers=self._headers)
+            return request_within(
+                client, "GET", url, deadline, service=self.service,
+                params=dict(params) if params else None, headers=self._headers,
+            )
         except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
             raise ConfigError(f"{self.service} URL {url!r} is not usable: {exc}") from exc
         except httpx.TimeoutException as exc:
@@ -203,11 +234,16 @@ class RateLimitedHttp:
             return None
         return value if value >= _EPOCH_THRESHOLD else self._clock() + max(0.0, value)
 
-    def _wait(self, seconds: float, url: str, why: str) -> None:
+    def _wait(self, seconds: float, url: str, why: str, deadline: Deadline) -> None:
         if seconds > MAX_WAIT_SECONDS:
             raise BackendUnavailable(
                 f"{self.service} at {url} is {why} for another {seconds:.0f} s "
                 f"(more than {MAX_WAIT_SECONDS:.0f} s); try again later"
+            )
+        if seconds > 0 and seconds >= deadline.remaining():
+            raise DeadlineExceeded(
+                f"{self.service} at {url} is {why} for another {seconds:.0f} s, which would pass "
+                f"{deadline.describe()} of the request; try again later"
             )
         if seconds > 0:
             self._sleep(seconds)
@@ -219,11 +255,11 @@ class RateLimitedHttp:
             return
         self._resume_at = self._reset_at(response)
 
-    def _wait_for_pacing(self, url: str) -> None:
+    def _wait_for_pacing(self, url: str, deadline: Deadline) -> None:
         if self._resume_at is None:
             return
         resume_at, self._resume_at = self._resume_at, None
-        self._wait(resume_at - self._clock(), url, "out of request quota")
+        self._wait(resume_at - self._clock(), url, "out of request quota", deadline)
 
 
 def _retry_after_seconds(raw: str | None, now: float) -> float | None:

@@ -31,8 +31,8 @@ from urllib.parse import quote
 import httpx
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
-from mission_memory.ingest.trackers.base import DEFAULT_LABEL, Task, TaskComment
-from mission_memory.ingest.trackers.rate_limited_http import RateLimitedHttp
+from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
 
 __all__ = ["GITHUB_API_URL", "GitHubTracker"]
 
@@ -69,6 +69,9 @@ class GitHubTracker:
         max_retries: retries after a rate limit or 5xx before giving up.
         sleep: called with seconds to wait (inject a recorder in tests).
         clock: current Unix time in seconds, for ``X-RateLimit-Reset``.
+        deadline_seconds: total wall-clock seconds of one request, its retries and rate-limit waits
+            included (``MISSION_MEMORY_TRACKER_DEADLINE_SECONDS``, ADR 0019).
+        monotonic: the clock the deadline is measured on (inject one that ``sleep`` advances in tests).
 
     Raises:
         ConfigError: ``repo`` is not ``owner/name``, or ``base_url`` is not http(s).
@@ -86,6 +89,8 @@ class GitHubTracker:
         max_retries: int = 5,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
+        deadline_seconds: float = DEFAULT_DEADLINE_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if not _REPO.match(repo or ""):
             raise ConfigError(f"GitHub repository {repo!r} must be 'owner/name' (--github-repo)")
@@ -111,6 +116,8 @@ class GitHubTracker:
             max_retries=max_retries,
             sleep=sleep,
             clock=clock,
+            deadline_seconds=deadline_seconds,
+            monotonic=monotonic,
             is_rate_limited=_is_rate_limited,
         )
 

@@ -1,1 +1,0 @@
-"""Task trackers behind the :class:`~mission_memory.ingest.trackers.base.Tracker` protocol."""

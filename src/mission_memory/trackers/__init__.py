@@ -1,0 +1,1 @@
+"""Task trackers behind the :class:`~mission_memory.trackers.base.Tracker` protocol."""
