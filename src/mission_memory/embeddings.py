@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import os
 import threading
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
@@ -129,7 +128,8 @@ class OpenAICompatibleEmbedder:
         api_key: bearer key, or None for local servers; it is sent, never stored.
         role_style: how queries and passages are told apart (see :data:`RoleStyle`).
         batch_size: passages per request.
-        deadline: total seconds one request may take, connecting and reading included.
+        deadline: total seconds one request may take, connecting and reading included (ADR 0019's
+            :func:`~mission_memory.http_deadline.request_within`).
 
     Raises:
         BackendUnavailable: the endpoint is unreachable, slow past ``deadline``, answers an error
@@ -176,27 +176,22 @@ class OpenAICompatibleEmbedder:
     def _request(self, texts: list[str], *, query: bool) -> Vector:
         import httpx
 
+        from mission_memory.http_deadline import Deadline, request_within
+
         payload: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
         if self.role_style == "input_type":
             payload["input_type"] = "query" if query else "passage"
         elif self.role_style == "e5-prefix":
             payload["input"] = [("query: " if query else "passage: ") + t for t in texts]
-        started = time.monotonic()
+        deadline = Deadline.start(self.deadline, "MISSION_MEMORY_EMBEDDINGS_DEADLINE_SECONDS")
         try:
-            with self._lock, self._client.stream("POST", self.url, json=payload) as response:
-                chunks = []
-                for chunk in response.iter_bytes():
-                    chunks.append(chunk)
-                    if time.monotonic() - started > self.deadline:
-                        raise BackendUnavailable(
-                            f"embeddings endpoint {self.url} took longer than {self.deadline:g} s"
-                        )
-                body = b"".join(chunks)
-                status = response.status_code
-        except httpx.TimeoutException as exc:
-            raise BackendUnavailable(f"embeddings endpoint {self.url} took longer than {self.deadline:g} s") from exc
-        except httpx.HTTPError as exc:
+            with self._lock:
+                response = request_within(
+                    self._client, "POST", self.url, deadline, service="embeddings endpoint", json=payload
+                )
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
             raise BackendUnavailable(f"embeddings endpoint {self.url} is unreachable: {exc}") from exc
+        body, status = response.content, response.status_code
         if status >= 400:
             raise BackendUnavailable(
                 f"embeddings endpoint {self.url} answered HTTP {status}: "
