@@ -153,7 +153,7 @@ def test_a_damaged_store_is_reported_with_a_recovery_hint_and_refuses_ingest(tmp
     for offset in range(8192, len(data) - 4096, 4096):  # keep the header page, damage the rest
         data[offset : offset + 512] = b"\xff" * 512
     path.write_bytes(bytes(data))
-    with pytest.raises(BackendUnavailable, match="damaged.*re-ingest"):
+    with pytest.raises(BackendUnavailable, match=r"damaged.*re-ingest"):
         damaged = SqliteStore(path)
         damaged.ensure_sound()
         damaged.counts()

@@ -116,7 +116,14 @@ class VectorTable:
         )
 
     def extended(self, more: VectorTable) -> VectorTable:
-        """A new table: this one followed by ``more`` (whose row ids are all larger)."""
+        """A new table: this one followed by ``more`` (whose row ids are all larger).
+
+        An empty table has no vector size of its own (it may have been read before any vector
+        existed, with dimension 0), so extending it gives ``more`` as it is.
+        """
+        if self.size == 0:
+            return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), more.rowids,
+                               more.matrix, more.layer, more.criticality, more.time, more.codes, more.vocab)
         if more.size == 0:
             return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), self.rowids,
                                self.matrix, self.layer, self.criticality, self.time, self.codes, self.vocab)
