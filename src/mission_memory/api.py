@@ -189,7 +189,8 @@ class Memory:
     # -- maintenance ----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Data dir, counts per layer and kind, missions, vectors per model, schema version."""
+        """Data dir, counts per layer and kind, missions, vectors per model, schema version, and
+        ``read_only`` (true when the data dir is not writable: queries answer but are not logged)."""
         counts = self.store.counts()
         return {
             "data_dir": str(self.settings.data_dir),
@@ -202,6 +203,7 @@ class Memory:
             "components": self.store.components(),
             "vectors_by_model": self.store.vector_models(),
             "retrieval_events": self.store.count_retrieval_events(),
+            "read_only": self.store.read_only,
         }
 
     def reindex(self, progress: ProgressFn | None = None, batch: int = 64) -> dict[str, Any]:

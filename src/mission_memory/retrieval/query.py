@@ -137,7 +137,7 @@ def run_query(
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
-    if log_event:
+    if log_event and not store.read_only:  # a read-only store answers without logging the query
         event_id = store.log_retrieval_event(
             {
                 "query": task,

@@ -25,9 +25,11 @@ import contextlib
 import functools
 import inspect
 import json
+import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -197,6 +199,7 @@ class SqliteStore:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BackendUnavailable(f"cannot create data dir {path.parent}: {exc}") from exc
+        self.read_only = _is_read_only(path)
         self._migrate()
 
     # -- connections and transactions -------------------------------------------------------
@@ -205,11 +208,16 @@ class SqliteStore:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                       check_same_thread=False)
+                if self.read_only:
+                    conn = sqlite3.connect(_read_only_uri(self.path), uri=True, timeout=_BUSY_TIMEOUT_MS / 1000,
+                                           isolation_level=None, check_same_thread=False)
+                else:
+                    conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                           check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-                self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
-                conn.execute("PRAGMA synchronous = NORMAL")
+                if not self.read_only:
+                    self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+                    conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.DatabaseError as exc:
                 raise self._translate(exc) from exc
@@ -248,7 +256,16 @@ class SqliteStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, lock taken up front; rolled back on any error."""
+        """One write transaction, lock taken up front; rolled back on any error.
+
+        Raises:
+            BackendUnavailable: the store was opened read-only (its data dir is not writable).
+        """
+        if self.read_only:
+            raise BackendUnavailable(
+                f"data dir {self.path.parent} is not writable (the store is open read-only: it can be"
+                " queried, not changed)"
+            )
         conn = self._conn()
         self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
@@ -265,6 +282,12 @@ class SqliteStore:
             applied = _applied_migrations(conn)
             if applied is not None and all(name in applied for name, _ in _MIGRATIONS):
                 return  # nothing to write: a read-only data dir can still be read
+            if self.read_only:
+                if applied is None:
+                    raise BackendUnavailable(
+                        f"{self.path} is not a mission-memory store, and its data dir is not writable"
+                    )
+                return  # an older schema, read as it is: it cannot be migrated without writing
             with self._write() as tx:
                 tx.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)")
                 done = {row[0] for row in tx.execute("SELECT name FROM migrations")}
@@ -786,6 +809,27 @@ class SqliteStore:
             raise BackendUnavailable(
                 f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
             )
+
+
+def _is_read_only(path: Path) -> bool:
+    """True when ``path`` exists but this user cannot write it or its folder (an archived mission,
+    a mounted backup, a shared store). A WAL database then needs a read-only open mode."""
+    return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+
+
+def _read_only_uri(path: Path) -> str:
+    """The SQLite URI that reads ``path`` without writing anything next to it.
+
+    With a ``-wal`` file holding transactions (a writer crashed or is still running) and its
+    ``-shm`` index present, ``mode=ro`` reads both, so nothing committed is missed. Without them
+    (a clean close checkpoints and removes both), SQLite cannot create the ``-shm`` file in a
+    read-only folder, so the file is opened ``immutable=1``: read as it is, with no locking.
+    """
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    quoted = urllib.parse.quote(str(path.resolve()))
+    if wal.exists() and wal.stat().st_size > 0 and shm.exists():
+        return f"file:{quoted}?mode=ro"
+    return f"file:{quoted}?immutable=1"
 
 
 def _applied_migrations(conn: sqlite3.Connection) -> set[str] | None:
