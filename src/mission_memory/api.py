@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, make_embedder
 from mission_memory.errors import InputError
+from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
-from mission_memory.stores.sqlite import SCHEMA_VERSION, SqliteStore
+from mission_memory.retrieval_events import Client, RetrievalEvent
+from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.registry import open_store
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ __all__ = ["Memory"]
 
 
 class Memory:
-    """A mission memory backed by the embedded store in ``settings.data_dir``.
+    """A mission memory backed by the store ``settings.store`` names (default: SQLite in ``settings.data_dir``).
 
     The embedder and the tokenizer load on first use, so ``status`` and other bookkeeping stay
     fast. One ``Memory`` may be used from several threads.
@@ -46,16 +49,22 @@ class Memory:
         settings: where the data lives and how retrieval is tuned.
         embedder: overrides the embedder named in the settings.
         tokenizer: overrides the default ``cl100k_base`` tokenizer.
+        store: overrides the store named in the settings.
 
     Raises:
+        ConfigError: the settings name an unknown store backend.
         BackendUnavailable: the store cannot be opened.
     """
 
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, tokenizer: Tokenizer | None = None
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        store: MemoryStore | None = None,
     ) -> None:
         self.settings = settings
-        self.store = SqliteStore(settings.database_path)
+        self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir)
         self._embedder = embedder
         self._tokenizer = tokenizer
         self._lock = threading.Lock()
@@ -121,6 +130,9 @@ class Memory:
         scope: str | Scope = Scope.ALL,
         token_budget: int | None = None,
         filters: dict[str, Any] | QueryFilters | None = None,
+        *,
+        client: Client | str = Client.API,
+        session_id: str | None = None,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -129,13 +141,21 @@ class Memory:
             scope: ``all``, ``domain``, ``workflow`` or ``practitioner``.
             token_budget: bound on the digest, in tokens; defaults to the settings' budget.
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
-                ``until``, ``mission``, ``mission_type``, ``outcome``.
+                ``until``, ``mission``, ``mission_type``, ``outcome``, ``operator``, ``max_access``.
+            client: the shell asking (``cli``, ``mcp``, ``hook``; ``api`` for direct use), logged
+                with the retrieval event.
+            session_id: the agent session asking (Claude Code's ``session_id``); default: one
+                id per process. The operator is resolved by :func:`~mission_memory.query_origin.resolve_operator`.
 
         Raises:
-            InputError: bad scope, filters, budget or task description.
+            InputError: bad scope, filters, budget, client or task description.
             BudgetError: the budget cannot hold the digest header.
         """
         checked = parse_filters(filters)
+        try:
+            asking = Client(client)
+        except ValueError:
+            raise InputError(f"client {client!r} is not one of: {', '.join(c.value for c in Client)}") from None
         if checked.mission is not None:
             known = self.store.missions()
             if checked.mission not in known:
@@ -151,10 +171,13 @@ class Memory:
             filters=checked,
             max_entry_tokens=self.settings.max_entry_tokens,
             max_entries=self.settings.max_digest_entries,
+            client=asking,
+            session_id=session_id or process_session_id(),
+            operator=resolve_operator(),
         )
 
-    def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The latest retrieval events, newest first."""
+    def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
+        """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""
         return self.store.retrieval_events(limit)
 
     # -- push ---------------------------------------------------------------------------------
@@ -195,7 +218,7 @@ class Memory:
         return {
             "data_dir": str(self.settings.data_dir),
             "database": str(self.settings.database_path),
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": self.store.schema_version,
             "embedding_model": _configured_model_id(self.settings.embedder),
             "records": sum(sum(kinds.values()) for kinds in counts.values()),
             "layers": counts,
@@ -223,11 +246,11 @@ class Memory:
         )
         done = 0
         while True:
-            rowids = self.store.rowids_without_vector(embedder.model_id, batch)
-            if not rowids:
+            ids = self.store.ids_without_vector(embedder.model_id, batch)
+            if not ids:
                 break
-            records = self.store.get_records(rowids)
-            present = [r for r in rowids if r in records]
+            records = self.store.get(ids)
+            present = [r for r in ids if r in records]
             vectors = embedder.embed_passages([records[r].embedding_text for r in present])
             self.store.put_vectors(present, vectors, embedder.model_id)
             done += len(present)

@@ -36,6 +36,8 @@ class Settings(BaseSettings):
             cannot take the whole budget.
         max_file_bytes: documents larger than this are skipped at ingest (reason ``too-large``).
         max_digest_entries: at most this many relevant records are considered for one digest.
+        store: the store backend (``MISSION_MEMORY_STORE``): ``sqlite``, or a URL whose scheme
+            names a backend (see :mod:`mission_memory.stores.registry`).
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -47,6 +49,7 @@ class Settings(BaseSettings):
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     max_digest_entries: int = Field(default=10, ge=1)
+    store: str = "sqlite"
 
     @field_validator("data_dir")
     @classmethod

@@ -34,8 +34,7 @@ from mission_memory.refresh.signals import TaskActivity
 from mission_memory.refresh.summarizers import QuestionsResult, Summarizer, SummaryMaterial
 from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, tools_at_commit
 from mission_memory.retrieval.query_terms import query_terms
-from mission_memory.stores.base import SearchFilter
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.base import MemoryStore, SearchFilter
 
 __all__ = ["ARTIFACT_KINDS", "BuiltArtifacts", "RepositoryAsOf", "build_artifacts"]
 
@@ -107,7 +106,7 @@ class RepositoryAsOf:
 
 
 def build_artifacts(
-    store: SqliteStore,
+    store: MemoryStore,
     task: Task,
     *,
     last_refresh: datetime | None,
@@ -206,7 +205,7 @@ def _tool_lineage_text(repo: RepositoryAsOf | None, baseline: str | None) -> str
 
 
 def _open_questions(
-    store: SqliteStore,
+    store: MemoryStore,
     task: Task,
     activity: TaskActivity,
     comments: Sequence[TaskComment],
@@ -239,7 +238,7 @@ def _open_questions(
     return questions, note
 
 
-def _proposed_decisions(store: SqliteStore, task: Task, mission: str) -> list[Record]:
+def _proposed_decisions(store: MemoryStore, task: Task, mission: str) -> list[Record]:
     """Stored decisions still ``proposed`` that match the task's words (BM25 in the workflow layer)."""
     terms = query_terms(f"{task.key} {task.title} {task.description}")
     if not terms:
@@ -247,8 +246,8 @@ def _proposed_decisions(store: SqliteStore, task: Task, mission: str) -> list[Re
     hits = store.bm25_search(
         terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission), _PROPOSED_DECISIONS_SEARCHED
     )
-    records = store.get_records([h.rowid for h in hits])
+    records = store.get([h.record_id for h in hits])
     return [
-        r for r in (records[h.rowid] for h in hits if h.rowid in records)
+        r for r in (records[h.record_id] for h in hits if h.record_id in records)
         if r.kind is RecordKind.DECISION and r.attributes.get("status") == "proposed"
     ]

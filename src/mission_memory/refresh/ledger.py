@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.base import StateStore
 
 __all__ = ["REFRESH_MISSION", "StoreSpendLedger"]
 
@@ -23,7 +23,7 @@ class StoreSpendLedger:
         store: the store shared with pull; the refresher is its only writer of these keys.
     """
 
-    def __init__(self, store: SqliteStore) -> None:
+    def __init__(self, store: StateStore) -> None:
         self.store = store
 
     @staticmethod

@@ -7,7 +7,7 @@ One pass (DESIGN.md §5) with an injected clock ``now``:
    since its last refresh;
 3. :func:`~mission_memory.refresh.schedule.due_tasks` orders the due tasks, most active first;
 4. for each due task, build the executive summary, the tool-lineage delta and the open questions,
-   embed them, and store all three with ONE :meth:`SqliteStore.upsert` call (one transaction: a
+   embed them, and store all three with ONE :meth:`MemoryStore.upsert` call (one transaction: a
    pass killed at any point leaves either all three artifacts of a task or none); then, after the
    artifacts, write the task's state (last refresh time, commit, last comment covered).
 
@@ -44,6 +44,7 @@ from mission_memory.refresh.ledger import REFRESH_MISSION, StoreSpendLedger
 from mission_memory.refresh.schedule import ActivitySignals, due_tasks, refresh_interval
 from mission_memory.refresh.settings import RefreshSettings, load_refresh_settings
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
+from mission_memory.retrieval_events import RetrievalEvent
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory
@@ -270,7 +271,7 @@ def _measure(
     task: Task,
     state: TaskRefreshState,
     repo: RepositoryAsOf | None,
-    events: Sequence[dict[str, Any]],
+    events: Sequence[RetrievalEvent],
     mission: str,
     now: datetime,
 ) -> tuple[TaskActivity, list[TaskComment]]:
@@ -302,8 +303,7 @@ def _task_record_ids(
     ids = list(state.artifact_ids)
     keys = [f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits]
     if keys:
-        rowids = memory.store.records_by_source_keys(keys)
-        ids.extend(r.id for r in memory.store.get_records(list(rowids.values())).values())
+        ids.extend(memory.store.ids_by_source_keys(keys).values())
     return ids
 
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.ingest.git_history import extract_tracker_keys
+from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.digest import Digest, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
@@ -33,9 +33,10 @@ from mission_memory.retrieval.ranking import (
     is_superseded,
     suppress_near_duplicates,
 )
-from mission_memory.stores.base import Hit, SearchFilter
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.retrieval_events import Client, NewRetrievalEvent
+from mission_memory.stores.base import Hit, MemoryStore
 from mission_memory.tokens import Tokenizer
+from mission_memory.tracker_keys import extract_tracker_keys
 
 __all__ = ["MAX_TASK_CHARS", "named_references", "run_query"]
 
@@ -48,7 +49,7 @@ _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-pull")
 
 def run_query(
     *,
-    store: SqliteStore,
+    store: MemoryStore,
     embedder: Embedder,
     tokenizer: Tokenizer,
     task_description: str,
@@ -59,6 +60,9 @@ def run_query(
     max_entries: int,
     params: RankingParams | None = None,
     log_event: bool = True,
+    client: Client = Client.API,
+    session_id: str | None = None,
+    operator: str | None = None,
 ) -> Digest:
     """Answer one pull query; see the module docstring for the steps.
 
@@ -69,6 +73,8 @@ def run_query(
         filters: structured restrictions.
         max_entry_tokens: cap on one entry's excerpt, in tokens.
         max_entries: at most this many relevant candidates are considered.
+        log_event: log the query as a retrieval event (never on a read-only store).
+        client, session_id, operator: who asked and from where, for the retrieval event.
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -84,16 +90,7 @@ def run_query(
         raise InputError(f"token_budget must be a positive number of tokens, got {token_budget}")
     params = params or RankingParams()
     layers = layers_in_scope(scope)
-    where = SearchFilter(
-        layers=layers,
-        mission=filters.mission,
-        component=filters.component,
-        min_criticality=filters.min_criticality,
-        since=filters.since,
-        until=filters.until,
-        mission_type=filters.mission_type,
-        outcome=filters.outcome,
-    )
+    where = SearchFilter(layers, filters)
     terms = query_terms(task)
     query_vector = embedder.embed_query(task)
 
@@ -104,13 +101,13 @@ def run_query(
 
     # Bare merge commits ("Merge branch 'x'") say nothing of their own and would crowd the rank
     # lists, so they leave the lists before ranks are fused.
-    kinds = store.kinds_of([h.rowid for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits])
+    kinds = store.kinds_of([h.record_id for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits])
 
     def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
         out: dict[RecordKind, list[Hit]] = {}
         for h in hits:
-            if h.rowid in kinds and not kinds[h.rowid][1]:
-                out.setdefault(kinds[h.rowid][0], []).append(h)
+            if h.record_id in kinds and not kinds[h.record_id][1]:
+                out.setdefault(kinds[h.record_id][0], []).append(h)
         return out
 
     # Ranks are fused per record kind: similarity scores of short commit subjects, long ADRs and
@@ -122,12 +119,12 @@ def run_query(
             fused.extend(fuse(dense_kinds.get(kind, []), bm25_kinds.get(kind, []), params))
     # Priors move scores by a few percent (superseded: halved), so the best few times max_entries
     # by fused score are the only ones that can reach the digest; only they are read in full.
-    fused.sort(key=lambda c: (-c.score, c.rowid))
+    fused.sort(key=lambda c: (-c.score, c.record_id))
     fused = fused[: max_entries * _PRIOR_HEADROOM]
-    records = store.get_records([c.rowid for c in fused])
-    candidates = [replace(c, record=records[c.rowid]) for c in fused if c.rowid in records]
+    records = store.get([c.record_id for c in fused])
+    candidates = [replace(c, record=records[c.record_id]) for c in fused if c.record_id in records]
     candidates = _named_first(store, task, where, apply_priors(candidates, params))
-    vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
+    vectors = store.vectors_for([c.record_id for c in candidates], embedder.model_id)
     candidates, duplicates = suppress_near_duplicates(
         candidates, vectors, params.duplicate_cosine, keep=max_entries
     )
@@ -138,20 +135,25 @@ def run_query(
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
     if log_event and not store.read_only:  # a read-only store answers without logging the query
+        missions = sorted({e.record.provenance.mission for e in entries})
         event_id = store.log_retrieval_event(
-            {
-                "query": task,
-                "scope": scope.value,
-                "filters": filters.as_dict(),
-                "token_budget": token_budget,
-                "tokens_used": tokens_used,
-                "record_ids": [e.record.id for e in entries],
-                "scores": [round(e.score, 4) for e in entries],
-                "omitted": omitted,
-                "duration_ms": duration_ms,
-                "model_id": embedder.model_id,
-            }
-        )
+            NewRetrievalEvent(
+                query=task,
+                scope=scope.value,
+                filters=filters.as_dict(),
+                token_budget=token_budget,
+                tokens_used=tokens_used,
+                record_ids=tuple(e.record.id for e in entries),
+                scores=tuple(round(e.score, 4) for e in entries),
+                omitted=omitted,
+                duration_ms=duration_ms,
+                model_id=embedder.model_id,
+                session_id=session_id,
+                operator=operator,
+                mission=filters.mission or (",".join(missions) if missions else None),
+                client=client,
+            )
+        ).id
     return Digest(
         query=task,
         scope=scope.value,
@@ -178,7 +180,7 @@ def named_references(task: str) -> tuple[list[int], list[str]]:
     return numbers, keys
 
 
-def _named_first(store: SqliteStore, task: str, where: SearchFilter, candidates: list[Candidate]) -> list[Candidate]:
+def _named_first(store: MemoryStore, task: str, where: SearchFilter, candidates: list[Candidate]) -> list[Candidate]:
     """Put the decisions and commits a task names outright at the top of the candidates.
 
     A task that says "update ADR-0005" or "fix TDR-1234" means those records, whatever their
@@ -187,20 +189,20 @@ def _named_first(store: SqliteStore, task: str, where: SearchFilter, candidates:
     numbers, keys = named_references(task)
     if not numbers and not keys:
         return candidates
-    rowids = store.phrase_search([f"adr {n:04d}" for n in numbers], where, 10, title_only=True)
-    rowids += store.phrase_search(keys, where, 10)
-    found = store.get_records(rowids)
+    ids = store.phrase_search([f"adr {n:04d}" for n in numbers], where, 10, title_only=True)
+    ids += store.phrase_search(keys, where, 10)
+    found = store.get(ids)
     named = {
-        rowid: record for rowid, record in found.items()
+        rid: record for rid, record in found.items()
         if (record.kind is RecordKind.DECISION and record.attributes.get("number") in numbers)
         or (record.kind is RecordKind.DECISION and set(record.attributes.get("task_ids", [])) & set(keys))
         or (record.kind is RecordKind.COMMIT and set(record.attributes.get("tracker_keys", [])) & set(keys))
     }
     if not named:
         return candidates
-    rest = [c for c in candidates if c.rowid not in named]
+    rest = [c for c in candidates if c.record_id not in named]
     first = [
-        Candidate(rowid=rowid, score=1.0, record=record, superseded=is_superseded(record))
-        for rowid, record in named.items()
+        Candidate(record_id=rid, score=1.0, record=record, superseded=is_superseded(record))
+        for rid, record in named.items()
     ]
     return first + rest

@@ -54,7 +54,7 @@ class Candidate:
     """A record in the running for the digest, with how each retriever ranked it.
 
     Attributes:
-        rowid: the store's row id.
+        record_id: the record's id.
         score: fused relevance in [0, 1] (after demotion).
         dense_rank, bm25_rank: 1-based ranks, or None when that retriever did not keep it.
         cosine: cosine similarity to the query, or None.
@@ -62,7 +62,7 @@ class Candidate:
         record: the record, attached after fusion.
     """
 
-    rowid: int
+    record_id: str
     score: float
     dense_rank: int | None = None
     bm25_rank: int | None = None
@@ -92,27 +92,27 @@ def fuse(dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams) -> li
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
     top = 2.0 / (params.rrf_k + 1)
-    acc: dict[int, dict[str, float | int]] = {}
+    acc: dict[str, dict[str, float | int]] = {}
     for rank, hit in enumerate(dense_kept, start=1):
-        slot = acc.setdefault(hit.rowid, {})
+        slot = acc.setdefault(hit.record_id, {})
         slot["dense_rank"] = rank
         slot["cosine"] = hit.score
         slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
     for rank, hit in enumerate(bm25_kept, start=1):
-        slot = acc.setdefault(hit.rowid, {})
+        slot = acc.setdefault(hit.record_id, {})
         slot["bm25_rank"] = rank
         slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
     out = [
         Candidate(
-            rowid=rowid,
+            record_id=record_id,
             score=float(slot["rrf"]) / top,
             dense_rank=int(slot["dense_rank"]) if "dense_rank" in slot else None,
             bm25_rank=int(slot["bm25_rank"]) if "bm25_rank" in slot else None,
             cosine=float(slot["cosine"]) if "cosine" in slot else None,
         )
-        for rowid, slot in acc.items()
+        for record_id, slot in acc.items()
     ]
-    out.sort(key=lambda c: (-c.score, c.rowid))
+    out.sort(key=lambda c: (-c.score, c.record_id))
     return out
 
 
@@ -136,13 +136,13 @@ def apply_priors(candidates: Sequence[Candidate], params: RankingParams) -> list
         if superseded:
             factor *= params.superseded_factor
         out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor)))
-    out.sort(key=lambda c: (-c.score, c.rowid))
+    out.sort(key=lambda c: (-c.score, c.record_id))
     return out
 
 
 def suppress_near_duplicates(
     candidates: Sequence[Candidate],
-    vectors: Mapping[int, npt.NDArray[np.float32]],
+    vectors: Mapping[str, npt.NDArray[np.float32]],
     threshold: float,
     keep: int | None = None,
 ) -> tuple[list[Candidate], int]:
@@ -150,7 +150,7 @@ def suppress_near_duplicates(
 
     Args:
         candidates: best first.
-        vectors: unit vectors by row id (candidates without one are compared by text only).
+        vectors: unit vectors by record id (candidates without one are compared by text only).
         threshold: cosine similarity at or above which two candidates are near-duplicates.
         keep: stop once this many candidates are kept (the rest are not examined).
 
@@ -171,7 +171,7 @@ def suppress_near_duplicates(
         if text_key and text_key in seen_texts:
             dropped += 1
             continue
-        vec = vectors.get(cand.rowid)
+        vec = vectors.get(cand.record_id)
         if vec is not None and n_vectors and float((kept_matrix[:n_vectors] @ vec).max()) >= threshold:
             dropped += 1
             continue
