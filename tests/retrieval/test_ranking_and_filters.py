@@ -93,3 +93,34 @@ def test_at_equal_relevance_a_more_critical_record_ranks_first() -> None:
     ranked = apply_priors([commit, decision], RankingParams())
     assert [c.record_id for c in ranked] == ["2", "1"]
     assert all(0.0 <= c.score <= 1.0 for c in ranked)
+
+
+def test_priors_apply_to_every_candidate_before_any_is_cut() -> None:
+    """A critical record ranked 50th by similarity is not cut before its priors lift it into the
+    few times max_entries (10 × 4) that selection reads."""
+    from mission_memory.records import Layer
+    from mission_memory.retrieval.query import CandidateLists, rank_candidates
+    from mission_memory.stores.base import RecordPriors
+
+    dense = [Hit(f"d{i}", 0.9 - i * 0.0001) for i in range(50)]
+    priors = {h.record_id: RecordPriors(Layer.DOMAIN, RecordKind.DOC_CHUNK, False, 0.1, False) for h in dense}
+    priors["d49"] = RecordPriors(Layer.DOMAIN, RecordKind.DOC_CHUNK, False, 1.0, False)
+    lists = CandidateLists(dense={Layer.DOMAIN: {RecordKind.DOC_CHUNK: dense}}, bm25={}, critical={}, priors=priors)
+    ranked = rank_candidates(lists, (Layer.DOMAIN,), RankingParams())
+    assert len(ranked) == 50
+    assert [c.record_id for c in ranked].index("d49") < 40  # last by similarity, in the head once criticality weighs in
+
+
+def test_a_ranking_policy_can_take_candidates_by_criticality() -> None:
+    from mission_memory.records import Layer
+    from mission_memory.retrieval.query import CandidateLists, rank_candidates
+    from mission_memory.stores.base import RecordPriors
+
+    prior = RecordPriors(Layer.DOMAIN, RecordKind.DOC_CHUNK, False, 0.5, False)
+    lists = CandidateLists(
+        dense={Layer.DOMAIN: {RecordKind.DOC_CHUNK: [Hit("similar", 0.9)]}}, bm25={},
+        critical={Layer.DOMAIN: {RecordKind.DOC_CHUNK: [Hit("critical", 1.0)]}},
+        priors={"similar": prior, "critical": prior},
+    )
+    ranked = rank_candidates(lists, (Layer.DOMAIN,), RankingParams(critical_candidates=5))
+    assert {c.record_id for c in ranked} == {"similar", "critical"}

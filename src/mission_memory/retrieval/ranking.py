@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.records import Record, RecordKind
-from mission_memory.stores.base import Hit
+from mission_memory.stores.base import Hit, RecordPriors
 
 __all__ = ["Candidate", "RankingParams", "fuse", "is_superseded", "suppress_near_duplicates"]
 
@@ -39,6 +39,8 @@ class RankingParams:
             the normal-mode end of DESIGN.md §7's ``a × criticality + (1 − a) × sim``, with a
             small fixed weight; degraded mode raises it.
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
+        critical_candidates: also take this many of the most critical records matching the
+            filters as a third rank list (criticality triage, DESIGN.md §7); 0 in normal mode.
     """
 
     rrf_k: int = 60
@@ -47,6 +49,7 @@ class RankingParams:
     superseded_factor: float = 0.5
     criticality_weight: float = 0.3
     duplicate_cosine: float = 0.97
+    critical_candidates: int = 0
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,14 @@ def _cut_bm25(hits: Sequence[Hit], ratio: float) -> list[Hit]:
     return [h for h in hits if h.score >= ratio * best]
 
 
-def fuse(dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams) -> list[Candidate]:
-    """Fuse one layer's dense and BM25 hits (each best first) into candidates, best first."""
+def fuse(
+    dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = ()
+) -> list[Candidate]:
+    """Fuse one layer's dense and BM25 hits (each best first) into candidates, best first.
+
+    ``critical`` (most critical first, see :attr:`RankingParams.critical_candidates`) is a third
+    rank list, taken whole; fused scores are capped at 1.
+    """
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
     top = 2.0 / (params.rrf_k + 1)
@@ -102,10 +111,13 @@ def fuse(dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams) -> li
         slot = acc.setdefault(hit.record_id, {})
         slot["bm25_rank"] = rank
         slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+    for rank, hit in enumerate(critical, start=1):
+        slot = acc.setdefault(hit.record_id, {})
+        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
     out = [
         Candidate(
             record_id=record_id,
-            score=float(slot["rrf"]) / top,
+            score=min(1.0, float(slot["rrf"]) / top),
             dense_rank=int(slot["dense_rank"]) if "dense_rank" in slot else None,
             bm25_rank=int(slot["bm25_rank"]) if "bm25_rank" in slot else None,
             cosine=float(slot["cosine"]) if "cosine" in slot else None,
@@ -123,16 +135,22 @@ def is_superseded(record: Record) -> bool:
     return record.attributes.get("status") == "superseded" or bool(record.attributes.get("superseded_by"))
 
 
-def apply_priors(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
+def apply_priors(
+    candidates: Sequence[Candidate], params: RankingParams, priors: Mapping[str, RecordPriors] | None = None
+) -> list[Candidate]:
     """Weight fused scores by record criticality, demote and mark superseded decisions; sort best first.
 
-    Every candidate must have its ``record`` attached. Scores stay in [0, 1].
+    Each candidate needs its ``record`` attached or its entry in ``priors`` (read before the
+    records, so that priors apply to every candidate before any is cut). Scores stay in [0, 1].
     """
     out = []
     for cand in candidates:
-        assert cand.record is not None
-        factor = 1.0 + params.criticality_weight * (cand.record.criticality - 0.5)
-        superseded = is_superseded(cand.record)
+        if cand.record is not None:
+            criticality, superseded = cand.record.criticality, is_superseded(cand.record)
+        else:
+            assert priors is not None and cand.record_id in priors
+            criticality, superseded = priors[cand.record_id].criticality, priors[cand.record_id].superseded
+        factor = 1.0 + params.criticality_weight * (criticality - 0.5)
         if superseded:
             factor *= params.superseded_factor
         out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor)))

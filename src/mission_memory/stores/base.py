@@ -35,6 +35,7 @@ __all__ = [
     "Hit",
     "LexicalIndex",
     "MemoryStore",
+    "RecordPriors",
     "RecordStore",
     "RetrievalEventLog",
     "SearchFilter",
@@ -50,6 +51,24 @@ class Hit:
 
     record_id: str
     score: float
+
+
+@dataclass(frozen=True)
+class RecordPriors:
+    """What ranking needs of a record before reading it in full (DESIGN.md §7 priors).
+
+    Attributes:
+        layer, kind: see :class:`~mission_memory.records.Layer`, :class:`~mission_memory.records.RecordKind`.
+        bare_merge: a merge commit whose message has no body (it says nothing of its own).
+        criticality: in [0, 1].
+        superseded: a decision whose status is superseded or that a later decision supersedes.
+    """
+
+    layer: Layer
+    kind: RecordKind
+    bare_merge: bool
+    criticality: float
+    superseded: bool
 
 
 @dataclass
@@ -92,8 +111,14 @@ class RecordStore(Protocol):
         """Record id by source key, for the keys that are stored."""
         ...
 
-    def kinds_of(self, record_ids: Sequence[str]) -> dict[str, tuple[RecordKind, bool]]:
-        """``(kind, bare_merge)`` by record id; ``bare_merge`` is a merge commit without a body."""
+    def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
+        """:class:`RecordPriors` by record id, read without building the records."""
+        ...
+
+    def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
+        """The ``limit`` most critical records passing ``where`` (newest first among equals);
+        ``score`` is the criticality. Lets a ranking policy take candidates by criticality as well
+        as by similarity (DESIGN.md §7 triage)."""
         ...
 
     def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:

@@ -46,7 +46,7 @@ from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.record_filters import SearchFilter, matches
 from mission_memory.records import Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-from mission_memory.stores.base import Hit, MemoryStore, UpsertOutcome
+from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
     LAYER_CODES,
@@ -361,22 +361,37 @@ class SqliteStore:
                 out[row[1]] = _row_to_record(row)
         return out
 
-    def kinds_of(self, record_ids: Sequence[str]) -> dict[str, tuple[RecordKind, bool]]:
-        """``(kind, bare_merge)`` by record id, read without building the records.
-
-        ``bare_merge`` is true for a merge commit whose message has no body.
-        """
-        out: dict[str, tuple[RecordKind, bool]] = {}
+    def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
+        """:class:`RecordPriors` by record id, read without building the records."""
+        out: dict[str, RecordPriors] = {}
         conn = self._conn()
         for chunk in _chunks(list(dict.fromkeys(record_ids))):
             marks = ",".join("?" * len(chunk))
-            for rid, kind, merge, has_body in conn.execute(
-                "SELECT id, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body')"
+            for rid, layer, kind, merge, has_body, criticality, status, superseded_by in conn.execute(
+                "SELECT id, layer, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body'),"
+                " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by')"
                 f" FROM records WHERE id IN ({marks})",
                 chunk,
             ):
-                out[rid] = (RecordKind(kind), bool(merge) and has_body == 0)
+                kind = RecordKind(kind)
+                later = superseded_by
+                if isinstance(later, str) and later[:1] in ("[", "{"):
+                    later = json.loads(later)
+                out[rid] = RecordPriors(
+                    layer=Layer(layer), kind=kind, bare_merge=bool(merge) and has_body == 0, criticality=criticality,
+                    superseded=kind is RecordKind.DECISION and (status == "superseded" or bool(later)),
+                )
         return out
+
+    def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
+        """The ``limit`` most critical records passing ``where``, newest first among equals."""
+        clauses, params = filter_sql(where, alias="r")
+        rows = self._conn().execute(
+            f"SELECT r.id, r.criticality FROM records r WHERE {' AND '.join(clauses)}"
+            " ORDER BY r.criticality DESC, r.time DESC, r.id LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [Hit(record_id=rid, score=float(criticality)) for rid, criticality in rows]
 
     def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
         """Record id by source key, for the keys that are stored."""

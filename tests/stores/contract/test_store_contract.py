@@ -168,3 +168,28 @@ def test_a_fresh_store_is_sound_writable_and_at_the_current_schema(store: Memory
     assert store.schema_version >= 2
     with pytest.raises(InputError, match="one row for each"):
         store.put_vectors(["x"], _unit(2), "model-a")  # two vectors for one id: rejected, nothing written
+
+
+def test_priors_are_read_without_the_records_and_mark_superseded_decisions(store: MemoryStore) -> None:
+    old = Record.build(
+        kind=RecordKind.DECISION, title="ADR-0001", text="use postgres",
+        provenance=Provenance(kind=SourceKind.ADR, ref="0001.md", uri="file:///0001.md", mission="m",
+                              time=datetime(2024, 1, 1, tzinfo=UTC)),
+        criticality=0.7, attributes={"status": "accepted", "superseded_by": ["0002"]},
+    )
+    doc = _record("guide.md", "a guide", criticality=0.4)
+    store.upsert_records([old, doc])
+    priors = store.priors_of([old.id, doc.id, "missing"])
+    assert set(priors) == {old.id, doc.id}
+    assert (priors[old.id].layer, priors[old.id].kind, priors[old.id].superseded) == (
+        Layer.WORKFLOW, RecordKind.DECISION, True)
+    assert (priors[doc.id].criticality, priors[doc.id].superseded, priors[doc.id].bare_merge) == (0.4, False, False)
+
+
+def test_most_critical_returns_the_most_critical_records_passing_the_filter(store: MemoryStore) -> None:
+    records = [_record(f"c{i}.md", f"text {i}", criticality=c, component="api" if i < 3 else "web")
+               for i, c in enumerate([0.2, 0.9, 0.5, 1.0])]
+    store.upsert_records(records)
+    assert [h.record_id for h in store.most_critical(ALL, 2)] == [records[3].id, records[1].id]
+    api = store.most_critical(SearchFilter((Layer.DOMAIN,), component="api"), 10)
+    assert [(h.record_id, h.score) for h in api] == [(records[1].id, 0.9), (records[2].id, 0.5), (records[0].id, 0.2)]
