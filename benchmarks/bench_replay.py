@@ -330,8 +330,8 @@ def replay(bundle: Path, work: Path, embedder: Any, limit: int, budget: int) -> 
             tree = set(git(repo, "ls-tree", "-r", "--name-only", c["parent"]).splitlines())
             ingested_paths = {
                 r.provenance.ref.split("#", 1)[0]
-                for batch in memory.store.iter_records()
-                for _, r in batch
+                for batch in memory.store.iterate()
+                for r in batch
                 if r.kind is not RecordKind.COMMIT and r.provenance.mission == MISSION
             }
             touched = set(c["files"])

@@ -1,4 +1,8 @@
-"""Import rules that keep the architecture honest, checked on the source with ``ast`` (no import runs)."""
+"""Boundaries that stay true, read from the source with the ``ast`` module (STYLE.md: dependencies point inward).
+
+Each rule names the modules it constrains and what they may not import; imports inside functions
+(lazy imports) count like any other.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +10,102 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
-import mission_memory
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "mission_memory"
+STORES = PACKAGE / "stores"
+# The store boundary: the protocols and the registry; everything else in stores/ is a concrete backend.
+STORE_BOUNDARY = {"mission_memory.stores", "mission_memory.stores.base", "mission_memory.stores.registry"}
 
-PACKAGE_ROOT = Path(mission_memory.__file__).parent
-SOURCE_ROOTS = [PACKAGE_ROOT, PACKAGE_ROOT.parent.parent / "tests", PACKAGE_ROOT.parent.parent / "benchmarks"]
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
 
 
-def _imported_modules(path: Path) -> Iterator[str]:
-    """Every module ``path`` imports, at any depth (``TYPE_CHECKING`` blocks and functions included)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    for node in ast.walk(tree):
+def _modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield _module_name(path), path
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, with ``from a import b`` counted as both ``a`` and ``a.b``."""
+    out: set[str] = set()
+    package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module_name(path)
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.add(base)
+            out.update(f"{base}.{alias.name}" for alias in node.names)
+    return out
+
+
+def _concrete_backends() -> set[str]:
+    names = {_module_name(p) for p in STORES.rglob("*.py")}
+    return names - STORE_BOUNDARY
+
+
+def test_the_rules_below_see_the_whole_package() -> None:
+    names = dict(_modules())
+    assert "mission_memory.api" in names and "mission_memory.stores.sqlite" in _concrete_backends()
+    assert "mission_memory.stores.registry" in _imports(names["mission_memory.api"])
+
+
+def test_no_module_outside_stores_imports_a_concrete_backend() -> None:
+    concrete = _concrete_backends()
+    offenders = {
+        name: sorted(_imports(path) & concrete)
+        for name, path in _modules()
+        if not name.startswith("mission_memory.stores") and _imports(path) & concrete
+    }
+    assert offenders == {}, f"import the store protocols (stores.base) or the registry instead: {offenders}"
+
+
+def test_only_the_registry_names_a_backend_inside_stores_boundary_modules() -> None:
+    concrete = _concrete_backends()
+    base = _imports(STORES / "base.py") & concrete
+    assert base == set(), f"stores/base.py must not depend on a backend: {sorted(base)}"
+
+
+def test_retrieval_imports_nothing_from_ingest() -> None:
+    offenders = {
+        name: sorted(i for i in _imports(path) if i == "mission_memory.ingest" or i.startswith("mission_memory.ingest."))
+        for name, path in _modules()
+        if name.startswith("mission_memory.retrieval.") or name == "mission_memory.retrieval"
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+# -- api <-> refresh -----------------------------------------------------------------------------
 
 
 def test_the_refresher_never_imports_the_core_api_so_there_is_no_import_cycle() -> None:
-    offenders = [
-        f"{path.relative_to(PACKAGE_ROOT)} imports {module}"
-        for path in sorted((PACKAGE_ROOT / "refresh").rglob("*.py"))
-        for module in _imported_modules(path)
-        if module == "mission_memory.api" or module.startswith("mission_memory.api.")
-    ]
-    assert offenders == []
+    offenders = {
+        name: sorted(i for i in _imports(path) if i == "mission_memory.api" or i.startswith("mission_memory.api."))
+        for name, path in _modules()
+        if name.startswith("mission_memory.refresh.")
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
 
 
 def test_the_refresh_cli_reaches_the_refresher_only_through_memory() -> None:
-    cli = PACKAGE_ROOT / "cli" / "refresh_commands.py"
-    assert [m for m in _imported_modules(cli) if m.startswith("mission_memory.refresh.orchestrator")] == []
+    cli = _imports(PACKAGE / "cli" / "refresh_commands.py")
+    assert sorted(i for i in cli if i.startswith("mission_memory.refresh.orchestrator")) == []
 
 
 def test_nothing_imports_the_old_ingest_trackers_package() -> None:
+    roots = [PACKAGE, SRC.parent / "tests", SRC.parent / "benchmarks"]
     offenders = [
-        f"{path} imports {module}"
-        for root in SOURCE_ROOTS if root.is_dir()
+        f"{path.relative_to(SRC.parent)} imports {module}"
+        for root in roots
         for path in sorted(root.rglob("*.py"))
-        for module in _imported_modules(path)
+        for module in _imports(path)
         if module == "mission_memory.ingest.trackers" or module.startswith("mission_memory.ingest.trackers.")
     ]
     assert offenders == []

@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Any
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import InputError
+from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
-from mission_memory.stores.sqlite import SCHEMA_VERSION, SqliteStore
+from mission_memory.retrieval_events import Client, RetrievalEvent
+from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.registry import open_store
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ __all__ = ["Memory"]
 
 
 class Memory:
-    """A mission memory backed by the embedded store in ``settings.data_dir``.
+    """A mission memory backed by the store ``settings.store`` names (default: SQLite in ``settings.data_dir``).
 
     The embedder and the tokenizer load on first use, so ``status`` and other bookkeeping stay
     fast. One ``Memory`` may be used from several threads.
@@ -46,16 +49,22 @@ class Memory:
         settings: where the data lives and how retrieval is tuned.
         embedder: overrides the embedder named in the settings.
         tokenizer: overrides the default ``cl100k_base`` tokenizer.
+        store: overrides the store named in the settings.
 
     Raises:
+        ConfigError: the settings name an unknown store backend.
         BackendUnavailable: the store cannot be opened.
     """
 
     def __init__(
-        self, settings: Settings, embedder: Embedder | None = None, tokenizer: Tokenizer | None = None
+        self,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        store: MemoryStore | None = None,
     ) -> None:
         self.settings = settings
-        self.store = SqliteStore(settings.database_path)
+        self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir)
         self._embedder = embedder
         self._owns_embedder = embedder is None
         self._tokenizer = tokenizer
@@ -124,6 +133,9 @@ class Memory:
         scope: str | Scope = Scope.ALL,
         token_budget: int | None = None,
         filters: dict[str, Any] | QueryFilters | None = None,
+        *,
+        client: Client | str = Client.API,
+        session_id: str | None = None,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -133,15 +145,23 @@ class Memory:
             token_budget: bound on the digest, in tokens; defaults to the settings' budget, and may
                 not exceed ``settings.max_token_budget`` (200,000 by default).
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
-                ``until``, ``mission``, ``mission_type``, ``outcome``.
+                ``until``, ``mission``, ``mission_type``, ``outcome``, ``operator``, ``max_access``.
+            client: the shell asking (``cli``, ``mcp``, ``hook``; ``api`` for direct use), logged
+                with the retrieval event.
+            session_id: the agent session asking (Claude Code's ``session_id``); default: one
+                id per process. The operator is resolved by :func:`~mission_memory.query_origin.resolve_operator`.
 
         Raises:
-            InputError: bad scope, filters, budget or task description; a budget above the
-                maximum; a mission or a component the store does not hold (the message lists the
-                known ones). An empty store is not an error: the digest says nothing is ingested yet.
+            InputError: bad scope, filters, budget, client or task description; a budget above
+                the maximum; a mission or a component the store does not hold (the message lists
+                the known ones). An empty store is not an error: the digest says nothing is ingested yet.
             BudgetError: the budget cannot hold the digest header.
         """
         checked = parse_filters(filters)
+        try:
+            asking = Client(client)
+        except ValueError:
+            raise InputError(f"client {client!r} is not one of: {', '.join(c.value for c in Client)}") from None
         budget = self.settings.default_token_budget if token_budget is None else token_budget
         if budget > self.settings.max_token_budget:
             raise InputError(
@@ -170,14 +190,17 @@ class Memory:
             filters=checked,
             max_entry_tokens=self.settings.max_entry_tokens,
             max_entries=self.settings.max_digest_entries,
+            client=asking,
+            session_id=session_id or process_session_id(),
+            operator=resolve_operator(),
         )
         if not digest.entries and not digest.omitted and not self.store.missions():
             note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
             digest = explain_empty(digest, note, self.tokenizer)
         return digest
 
-    def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The latest retrieval events, newest first."""
+    def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
+        """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""
         return self.store.retrieval_events(limit)
 
     # -- push ---------------------------------------------------------------------------------
@@ -224,12 +247,13 @@ class Memory:
     # -- maintenance ----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Data dir, counts per layer and kind, missions, vectors per model, schema version."""
+        """Data dir, counts per layer and kind, missions, vectors per model, schema version, and
+        ``read_only`` (true when the data dir is not writable: queries answer but are not logged)."""
         counts = self.store.counts()
         return {
             "data_dir": str(self.settings.data_dir),
             "database": str(self.settings.database_path),
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": self.store.schema_version,
             "embedding_model": configured_model_id(self.settings),
             "records": sum(sum(kinds.values()) for kinds in counts.values()),
             "layers": counts,
@@ -237,6 +261,7 @@ class Memory:
             "components": self.store.components(),
             "vectors_by_model": self.store.vector_models(),
             "retrieval_events": self.store.count_retrieval_events(),
+            "read_only": self.store.read_only,
         }
 
     def reindex(self, progress: ProgressFn | None = None, batch: int = 64) -> dict[str, Any]:
@@ -256,11 +281,11 @@ class Memory:
         )
         done = 0
         while True:
-            rowids = self.store.rowids_without_vector(embedder.model_id, batch)
-            if not rowids:
+            ids = self.store.ids_without_vector(embedder.model_id, batch)
+            if not ids:
                 break
-            records = self.store.get_records(rowids)
-            present = [r for r in rowids if r in records]
+            records = self.store.get(ids)
+            present = [r for r in ids if r in records]
             vectors = embedder.embed_passages([records[r].embedding_text for r in present])
             self.store.put_vectors(present, vectors, embedder.model_id)
             done += len(present)

@@ -68,6 +68,8 @@ class Settings(BaseSettings):
         github_token: GitHub token (optional for public repositories; raises the rate limit).
         tracker_deadline_seconds: total wall-clock seconds one tracker request may take, its
             retries and rate-limit waits included.
+        store: the store backend (``MISSION_MEMORY_STORE``): ``sqlite``, or a URL whose scheme
+            names a backend (see :mod:`mission_memory.stores.registry`).
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -95,6 +97,7 @@ class Settings(BaseSettings):
     plane_api_key: str | None = None
     github_token: str | None = None
     tracker_deadline_seconds: float = Field(default=300.0, gt=0)
+    store: str = "sqlite"
 
     @field_validator("data_dir")
     @classmethod

@@ -78,11 +78,12 @@ class SourceKind(StrEnum):
 
 
 class AccessLevel(StrEnum):
-    """Who may be shown a record."""
+    """Who may be shown a record; ordered from least to most restricted (DESIGN.md §10)."""
 
     PUBLIC = "public"
     INTERNAL = "internal"
     RESTRICTED = "restricted"
+    SECRET = "secret"
 
 
 class Provenance(BaseModel):

@@ -20,7 +20,7 @@ def memory() -> Memory:
 
 
 def _all_records(memory: Memory) -> list:
-    return [r for batch in memory.store.iter_records() for _, r in batch]
+    return [r for batch in memory.store.iterate() for r in batch]
 
 
 def test_ingest_files_commits_adrs_principles_and_documents_with_provenance(memory: Memory, mission_repo: GitRepo) -> None:

@@ -59,7 +59,7 @@ def test_the_tool_returns_a_digest_with_provenance_within_the_budget(ingested: G
     with Memory.open() as memory:
         assert memory.tokenizer.count(text) <= 1500
         event = memory.retrieval_events(1)[0]
-    assert event["query"] == "Which database holds the upload ledger?" and event["token_budget"] == 1500
+    assert event.query == "Which database holds the upload ledger?" and event.token_budget == 1500
 
 
 def test_filters_and_scope_reach_the_query(ingested: GitRepo) -> None:

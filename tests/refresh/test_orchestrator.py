@@ -55,8 +55,8 @@ def memory() -> Iterator[Memory]:
 def _artifacts(memory: Memory, task: str | None = None) -> list[Record]:
     out = [
         record
-        for batch in memory.store.iter_records()
-        for _, record in batch
+        for batch in memory.store.iterate()
+        for record in batch
         if record.kind is RecordKind.REFRESH_ARTIFACT and (task is None or record.attributes["task"] == task)
     ]
     return sorted(out, key=lambda r: (r.provenance.time, r.attributes["artifact"]))
@@ -257,7 +257,7 @@ def test_a_pull_that_returns_a_task_artifact_feeds_the_time_since_last_pull_sign
     assert any(e.record.attributes.get("task") == "OPS-9" for e in digest.entries)
 
     _pass(memory, mission, start + timedelta(days=3))
-    pulled = datetime.fromisoformat(memory.retrieval_events(1)[0]["time"])
+    pulled = memory.retrieval_events(1)[0].time
     queue = {q["task"]: q for q in refresh_status(memory.store, NO_LLM)["queue"]}
     expected = (start + timedelta(days=3) - pulled).total_seconds() / 3600
     assert queue["OPS-9"]["signals"]["hours_since_last_pull"] == pytest.approx(expected)

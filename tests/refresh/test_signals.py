@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from mission_memory.ingest.git_history import Commit
 from mission_memory.refresh.signals import activity_signals, commit_touches_task, hours_since_last_pull
+from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.trackers.base import Task, TaskComment
 
 NOW = datetime(2025, 1, 13, 12, 0, tzinfo=UTC)
@@ -50,11 +51,15 @@ def test_signals_count_touching_commits_and_new_comments_up_to_now() -> None:
 
 
 def test_hours_since_last_pull_uses_the_newest_event_that_returned_a_record_of_the_task() -> None:
+    def event(when: datetime, record_ids: list[str]) -> RetrievalEvent:
+        return RetrievalEvent(id="e", time=when, query="q", scope="all", token_budget=1, tokens_used=0,
+                              record_ids=tuple(record_ids), model_id="m")
+
     events = [
-        {"time": (NOW - timedelta(hours=2)).isoformat(), "record_ids": ["other"]},
-        {"time": (NOW - timedelta(hours=5)).isoformat(), "record_ids": ["r1", "other"]},
-        {"time": (NOW - timedelta(hours=30)).isoformat(), "record_ids": ["r2"]},
-        {"time": (NOW + timedelta(hours=1)).isoformat(), "record_ids": ["r1"]},  # after the pass's clock
+        event(NOW - timedelta(hours=2), ["other"]),
+        event(NOW - timedelta(hours=5), ["r1", "other"]),
+        event(NOW - timedelta(hours=30), ["r2"]),
+        event(NOW + timedelta(hours=1), ["r1"]),  # after the pass's clock
     ]
     assert hours_since_last_pull(events, {"r1", "r2"}, NOW) == 5.0
     assert hours_since_last_pull(events, {"r2"}, NOW) == 30.0

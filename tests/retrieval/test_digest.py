@@ -44,7 +44,7 @@ def _candidates(text: str, n: int = 12) -> list[Candidate]:
                                   mission="m", time=datetime(2024, 1, 1, tzinfo=UTC)),
             attributes={"status": "accepted", "decision": text[:200]} if kind is RecordKind.DECISION else {},
         )
-        out.append(Candidate(rowid=i, score=1.0 - i * 0.05, record=record))
+        out.append(Candidate(record_id=str(i), score=1.0 - i * 0.05, record=record))
     return out
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from mission_memory.errors import BackendUnavailable
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.retrieval_events import NewRetrievalEvent
 from mission_memory.stores.base import SearchFilter
 from mission_memory.stores.sqlite import SqliteStore
 
@@ -66,10 +67,10 @@ def test_bm25_and_dense_search_honour_component_criticality_and_time_filters(tmp
     only_api = SearchFilter(layers=(Layer.DOMAIN,), component="api")
     critical = SearchFilter(layers=(Layer.DOMAIN,), min_criticality=0.5)
     recent = SearchFilter(layers=(Layer.DOMAIN,), since=datetime(2025, 1, 1, tzinfo=UTC))
-    rows = store.get_records([h.rowid for h in store.bm25_search(["proxy"], only_api, 10)])
+    rows = store.get([h.record_id for h in store.bm25_search(["proxy"], only_api, 10)])
     assert [r.component for r in rows.values()] == ["api"]
-    assert [store.get_records([h.rowid])[h.rowid].component for h in store.dense_search(vectors[1], "model-a", critical, 10)] == ["api"]
-    assert [store.get_records([h.rowid])[h.rowid].component for h in store.dense_search(vectors[0], "model-a", recent, 10)] == ["web"]
+    assert [store.get([h.record_id])[h.record_id].component for h in store.dense_search(vectors[1], "model-a", critical, 10)] == ["api"]
+    assert [store.get([h.record_id])[h.record_id].component for h in store.dense_search(vectors[0], "model-a", recent, 10)] == ["web"]
     assert store.bm25_search(["proxy"], SearchFilter(layers=(Layer.WORKFLOW,)), 10) == []
 
 
@@ -79,7 +80,7 @@ def test_dense_search_ranks_the_identical_vector_first_and_ignores_other_models(
     store.upsert([_record(f"d{i}.md", f"doc {i}") for i in range(20)], vectors, "model-a")
     hits = store.dense_search(vectors[7], "model-a", ALL, 5)
     assert hits[0].score == pytest.approx(1.0, abs=1e-5)
-    assert store.get_records([hits[0].rowid])[hits[0].rowid].title == "d7.md"
+    assert store.get([hits[0].record_id])[hits[0].record_id].title == "d7.md"
     assert store.dense_search(vectors[7], "model-b", ALL, 5) == []
 
 
@@ -106,11 +107,11 @@ def test_a_file_that_is_not_a_database_is_reported_by_name(tmp_path: Path) -> No
 def test_retrieval_events_are_stored_and_listed_newest_first(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "m.db")
     for q in ("first", "second"):
-        store.log_retrieval_event({
-            "query": q, "scope": "all", "filters": {}, "token_budget": 100, "tokens_used": 10,
-            "record_ids": ["x"], "scores": [0.5], "omitted": 0, "duration_ms": 1.0, "model_id": "m",
-        })
-    assert [e["query"] for e in store.retrieval_events()] == ["second", "first"]
+        store.log_retrieval_event(NewRetrievalEvent(
+            query=q, scope="all", filters={}, token_budget=100, tokens_used=10,
+            record_ids=("x",), scores=(0.5,), omitted=0, duration_ms=1.0, model_id="m",
+        ))
+    assert [e.query for e in store.retrieval_events()] == ["second", "first"]
 
 
 def test_a_new_process_loads_vectors_from_the_snapshot_and_appends_rows_written_since(tmp_path: Path) -> None:
@@ -126,8 +127,8 @@ def test_a_new_process_loads_vectors_from_the_snapshot_and_appends_rows_written_
     hits = reader.dense_search(vectors[4], "model-a", ALL, 10)
     assert len(hits) == 6 and hits[0].score == pytest.approx(1.0, abs=1e-5)
     web = reader.dense_search(vectors[0], "model-a", SearchFilter(layers=(Layer.DOMAIN,), component="web"), 10)
-    assert {reader.get_records([h.rowid])[h.rowid].component for h in web} == {"web"}
-    assert reader.dense_search(vectors[0], "model-a", ALL, 1)[0].rowid == first[0].rowid
+    assert {reader.get([h.record_id])[h.record_id].component for h in web} == {"web"}
+    assert reader.dense_search(vectors[0], "model-a", ALL, 1)[0].record_id == first[0].record_id
 
 
 def test_a_deletion_or_a_corrupt_snapshot_makes_a_process_reread_the_database(tmp_path: Path) -> None:
@@ -153,7 +154,7 @@ def test_a_damaged_store_is_reported_with_a_recovery_hint_and_refuses_ingest(tmp
     for offset in range(8192, len(data) - 4096, 4096):  # keep the header page, damage the rest
         data[offset : offset + 512] = b"\xff" * 512
     path.write_bytes(bytes(data))
-    with pytest.raises(BackendUnavailable, match="damaged.*re-ingest"):
+    with pytest.raises(BackendUnavailable, match=r"damaged.*re-ingest"):
         damaged = SqliteStore(path)
         damaged.ensure_sound()
         damaged.counts()
@@ -185,6 +186,6 @@ def test_a_selective_filter_still_finds_its_rows_among_many_matches(tmp_path: Pa
     many = [_record(f"web{i}.md", "upload proxy retries", component="web") for i in range(900)]
     store.upsert([*many, _record("api.md", "the upload proxy of the api", component="api")], _unit(901), "model-a")
     hits = store.bm25_search(["proxy"], SearchFilter(layers=tuple(Layer), component="api"), 10)
-    assert [store.get_records([h.rowid])[h.rowid].component for h in hits] == ["api"]
+    assert [store.get([h.record_id])[h.record_id].component for h in hits] == ["api"]
     broad = store.bm25_search(["proxy"], SearchFilter(layers=(Layer.DOMAIN,), mission="m"), 10)
     assert len(broad) == 10

@@ -99,6 +99,10 @@ def query(
     since: Annotated[str | None, typer.Option(help="Only records from this date/time on (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Only records up to this date/time (ISO 8601).")] = None,
     mission: Annotated[str | None, typer.Option(help="Only records of this mission.")] = None,
+    operator: Annotated[str | None, typer.Option(help="Only records about this operator.")] = None,
+    max_access: Annotated[
+        str | None, typer.Option(help="Clearance: only records at this access level or below (public < internal < restricted < secret).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the digest and its entries as JSON.")] = False,
 ) -> None:
     """Print the digest of stored decisions, history and documents relevant to TASK."""
@@ -106,12 +110,12 @@ def query(
         key: value
         for key, value in {
             "component": component, "min_criticality": min_criticality, "since": since, "until": until,
-            "mission": mission,
+            "mission": mission, "operator": operator, "max_access": max_access,
         }.items()
         if value is not None
     }
     with reported_errors(), _open_memory() as memory:
-        digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters)
+        digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli")
     if json_output:
         print_json(digest.to_json())
     else:
@@ -167,12 +171,13 @@ def events(
     with reported_errors(), _open_memory() as memory:
         rows = memory.retrieval_events(limit)
     if json_output:
-        print_json(rows)
+        print_json([row.model_dump(mode="json") for row in rows])
         return
-    table = Table("time", "scope", "tokens", "entries", "omitted", "query")
+    table = Table("time", "client", "operator", "scope", "tokens", "entries", "omitted", "query")
     for row in rows:
-        table.add_row(row["time"][:19], row["scope"], f"{row['tokens_used']}/{row['token_budget']}",
-                      str(len(row["record_ids"])), str(row["omitted"]), row["query"][:60])
+        table.add_row(row.time.isoformat()[:19], row.client or "-", row.operator or "-", row.scope,
+                      f"{row.tokens_used}/{row.token_budget}", str(len(row.record_ids)), str(row.omitted),
+                      row.query[:60])
     console.print(table)
 
 

@@ -81,13 +81,14 @@ def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return head + note
 
 
-def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET) -> str:
+def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, session_id: str | None = None) -> str:
     """The text to inject for a session started in ``cwd``; ``""`` when there is nothing to say.
 
     Args:
         cwd: the session's working directory.
         data_dir: the mission-memory data dir holding ``memory.db``.
         token_budget: digest budget in tokens (2,500 tokens stays well below 10,000 characters).
+        session_id: Claude Code's session id, logged with the retrieval event.
 
     Raises:
         MissionMemoryError: the store or the query failed (the caller logs it and prints nothing).
@@ -106,7 +107,8 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET) ->
     with Memory.open(data_dir=data_dir) as memory:
         if mission not in memory.store.missions():
             return ""  # this repository was never ingested: other missions' memory does not belong here
-        digest = memory.query(task, scope="all", token_budget=token_budget, filters={"mission": mission})
+        digest = memory.query(task, scope="all", token_budget=token_budget, filters={"mission": mission},
+                              client="hook", session_id=session_id)
     if not digest.entries:
         return ""
     header = f"# mission-memory: pull digest for {mission}\n\n"
@@ -126,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
         cwd = cwd if isinstance(cwd, str) and cwd else os.getcwd()
+        session = payload.get("session_id") if isinstance(payload, dict) else None
+        session_id = session if isinstance(session, str) and session else None
     except BaseException as exc:  # noqa: BLE001 - fail open
         _log(data_dir, f"bad hook input: {type(exc).__name__}: {exc}")
         return 0
@@ -134,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def work() -> None:
         try:
-            result.append(digest_for(cwd, data_dir))
+            result.append(digest_for(cwd, data_dir, session_id=session_id))
         except BaseException as exc:  # noqa: BLE001 - fail open: log, print nothing
             _log(data_dir, f"digest failed: {type(exc).__name__}: {exc}")
 

@@ -28,7 +28,7 @@ from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.git_history import Commit, GitRepository
 from mission_memory.ingest.principles import find_principle_paths, link_principles, parse_principles
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.base import MemoryStore
 
 __all__ = ["IngestReport", "ProgressFn", "ingest_repository"]
 
@@ -323,7 +323,7 @@ def _principle_records(
 
 
 def ingest_repository(
-    store: SqliteStore,
+    store: MemoryStore,
     embedder: Embedder,
     path: Path,
     mission: str | None = None,
@@ -412,7 +412,7 @@ def ingest_repository(
 
 
 def _store_new(
-    store: SqliteStore, embedder: Embedder, records: list[Record], report: IngestReport,
+    store: MemoryStore, embedder: Embedder, records: list[Record], report: IngestReport,
     progress: ProgressFn | None,
 ) -> None:
     unique = list({r.id: r for r in records}.values())
@@ -441,7 +441,7 @@ def _store_new(
             progress("embed", done, len(fresh))
 
 
-def _delete_missing(store: SqliteStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
+def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
     removed: Counter[str] = Counter()
     for kind in kinds:
         removed[kind] += store.delete_missing(mission, [kind], keep)

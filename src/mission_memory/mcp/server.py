@@ -27,6 +27,7 @@ from mission_memory.api import Memory
 from mission_memory.config import MAX_TOKEN_BUDGET
 from mission_memory.errors import MissionMemoryError, user_message
 from mission_memory.retrieval.filters import QueryFilters
+from mission_memory.retrieval_events import Client
 
 __all__ = ["TOOL_ARGUMENTS", "TOOL_DESCRIPTION", "TOOL_NAME", "ServedMemory", "build_server", "run_server"]
 
@@ -49,7 +50,8 @@ FiltersArg = Annotated[
         description=(
             "Optional restrictions: component (a top-level folder such as 'docs'), criticality "
             "(minimum, 0..1; decisions are 0.6-0.7, commits 0.3-0.4, documents 0.4-0.5), since / until "
-            "(ISO 8601 date or time), mission, mission_type, outcome (accepted|rejected|modified)."
+            "(ISO 8601 date or time), mission, mission_type, outcome (accepted|rejected|modified), "
+            "operator, max_access (public|internal|restricted|secret: the reader's clearance)."
         )
     ),
 ]
@@ -167,9 +169,13 @@ def build_server(memory_factory: Callable[[], Memory] | None = None) -> MCPServe
         filters: FiltersArg = None,
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
+        session_id = _session_id(ctx)
 
         def run() -> str:
-            return memory.query(task_description, scope=scope, token_budget=token_budget, filters=filters).text
+            return memory.query(
+                task_description, scope=scope, token_budget=token_budget, filters=filters,
+                client=Client.MCP, session_id=session_id,
+            ).text
 
         try:
             return await anyio.to_thread.run_sync(run)
@@ -177,6 +183,14 @@ def build_server(memory_factory: Callable[[], Memory] | None = None) -> MCPServe
             raise ToolError(user_message(exc)) from exc
 
     return server
+
+
+def _session_id(ctx: Context[Any, Any]) -> str | None:
+    """The streamable-HTTP session id of the calling connection (``Mcp-Session-Id``); None on stdio."""
+    request = getattr(ctx.request_context, "request", None)
+    headers = getattr(request, "headers", None)
+    value = headers.get("mcp-session-id") if headers is not None else None
+    return str(value) if value else None
 
 
 def run_server(transport: str, host: str = "127.0.0.1", port: int = 8765) -> None:

@@ -247,8 +247,8 @@ def _proposed_decisions(store: RefreshStore, task: Task, mission: str) -> list[R
     hits = store.bm25_search(
         terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission), _PROPOSED_DECISIONS_SEARCHED
     )
-    records = store.get_records([h.rowid for h in hits])
+    records = store.get([h.record_id for h in hits])
     return [
-        r for r in (records[h.rowid] for h in hits if h.rowid in records)
+        r for r in (records[h.record_id] for h in hits if h.record_id in records)
         if r.kind is RecordKind.DECISION and r.attributes.get("status") == "proposed"
     ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from mission_memory.refresh.refresh_store import StateStore
+from mission_memory.stores.base import StateStore
 
 __all__ = ["REFRESH_MISSION", "StoreSpendLedger"]
 

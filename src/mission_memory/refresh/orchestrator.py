@@ -51,6 +51,7 @@ from mission_memory.refresh.pass_budget import PassBudget
 from mission_memory.refresh.refresh_store import RefreshStore
 from mission_memory.refresh.schedule import ActivitySignals, due_tasks, refresh_interval
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
+from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.trackers.base import Task, TaskComment, Tracker
 
 if TYPE_CHECKING:
@@ -308,7 +309,7 @@ def _measure(
     task: Task,
     state: TaskRefreshState,
     repo: RepositoryAsOf | None,
-    events: Sequence[dict[str, Any]],
+    events: Sequence[RetrievalEvent],
     mission: str,
     now: datetime,
 ) -> tuple[TaskActivity, list[TaskComment]]:
@@ -340,8 +341,7 @@ def _task_record_ids(
     ids = list(state.artifact_ids)
     keys = [f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits]
     if keys:
-        rowids = store.records_by_source_keys(keys)
-        ids.extend(r.id for r in store.get_records(list(rowids.values())).values())
+        ids.extend(store.ids_by_source_keys(keys).values())
     return ids
 
 

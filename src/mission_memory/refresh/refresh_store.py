@@ -3,7 +3,7 @@
 The refresher keeps its per-task state and the LLM spend ledger as ``ingest_state`` entries, reads
 the latest retrieval events (to tell when a task's records were last pulled), finds the ingested
 records of the commits touching a task, searches proposed decisions by BM25, and stores each task's
-three artifacts in one upsert. These seven methods are all it calls; the embedded
+three artifacts in one upsert. These seven methods (the state pair included) are all it calls; the embedded
 :class:`~mission_memory.stores.sqlite.SqliteStore` satisfies the protocol (the type checker proves it
 where ``Memory`` hands its store to the refresher), and so must any backend that serves push mode.
 """
@@ -11,31 +11,20 @@ where ``Memory`` hands its store to the refresher), and so must any backend that
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from mission_memory.records import Record
-from mission_memory.stores.base import Hit, SearchFilter, UpsertOutcome
+from mission_memory.retrieval_events import RetrievalEvent
+from mission_memory.stores.base import Hit, SearchFilter, StateStore, UpsertOutcome
 
 __all__ = ["RefreshStore", "StateStore"]
 
 
-class StateStore(Protocol):
-    """Small string values keyed by ``(mission, key)``: the refresher's per-task state and spend ledger."""
-
-    def get_state(self, mission: str, key: str) -> str | None:
-        """The value stored under ``(mission, key)``, or None."""
-        ...
-
-    def set_state(self, mission: str, key: str, value: str) -> None:
-        """Store ``value`` under ``(mission, key)``, replacing any previous value."""
-        ...
-
-
 class RefreshStore(StateStore, Protocol):
-    """Everything a refresh pass reads from and writes to the store."""
+    """Everything a refresh pass reads from and writes to the store (a narrow view of ``MemoryStore``)."""
 
     def upsert(
         self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str
@@ -43,16 +32,16 @@ class RefreshStore(StateStore, Protocol):
         """Store ``records`` and their row-aligned unit ``vectors`` (``(n, dim)``) in one transaction."""
         ...
 
-    def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
+    def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest ``limit`` retrieval events, newest first."""
         ...
 
-    def records_by_source_keys(self, keys: Sequence[str]) -> dict[str, int]:
-        """Row ids by source key, for the keys that are stored."""
+    def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        """Record ids by source key, for the keys that are stored."""
         ...
 
-    def get_records(self, rowids: Sequence[int]) -> dict[int, Record]:
-        """Records by row id (missing ids are absent)."""
+    def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """Records by id (missing ids are absent)."""
         ...
 
     def bm25_search(self, terms: Sequence[str], where: SearchFilter, limit: int) -> list[Hit]:

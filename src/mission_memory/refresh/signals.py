@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from mission_memory.ingest.git_history import Commit
 from mission_memory.refresh.schedule import ActivitySignals
+from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.trackers.base import Task, TaskComment
 
 __all__ = ["TaskActivity", "activity_signals", "commit_touches_task", "hours_since_last_pull"]
@@ -59,13 +59,12 @@ def commit_touches_task(commit: Commit, task: Task) -> bool:
 
 
 def hours_since_last_pull(
-    events: Iterable[Mapping[str, Any]], task_record_ids: Collection[str], now: datetime
+    events: Iterable[RetrievalEvent], task_record_ids: Collection[str], now: datetime
 ) -> float | None:
     """Hours from the newest retrieval event that returned one of ``task_record_ids`` to ``now``.
 
     Args:
-        events: retrieval events as :meth:`SqliteStore.retrieval_events` returns them
-            (``time`` ISO 8601, ``record_ids`` list).
+        events: retrieval events (:meth:`Memory.retrieval_events`).
         task_record_ids: ids of the task's records (its refresh artifacts, its commits).
         now: the pass's clock (timezone-aware).
 
@@ -75,8 +74,8 @@ def hours_since_last_pull(
     wanted = set(task_record_ids)
     latest: datetime | None = None
     for event in events:
-        when = datetime.fromisoformat(str(event["time"]))
-        if when > now or not wanted.intersection(event.get("record_ids") or ()):
+        when = event.time
+        if when > now or not wanted.intersection(event.record_ids):
             continue
         if latest is None or when > latest:
             latest = when
@@ -89,7 +88,7 @@ def activity_signals(
     commits: Sequence[Commit],
     comments: Sequence[TaskComment],
     comments_since: datetime | None,
-    retrieval_events: Iterable[Mapping[str, Any]],
+    retrieval_events: Iterable[RetrievalEvent],
     task_record_ids: Collection[str],
     now: datetime,
 ) -> TaskActivity:

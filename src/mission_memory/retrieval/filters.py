@@ -1,14 +1,17 @@
-"""Query filters and scope: validated once at the boundary, from CLI flags or an MCP ``filters`` object."""
+"""Query filters and scope: validated once at the boundary, from CLI flags or an MCP ``filters`` object.
+
+:class:`QueryFilters` itself lives with the filter field table in :mod:`mission_memory.record_filters`.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from mission_memory.errors import InputError
+from mission_memory.record_filters import QueryFilters
 from mission_memory.records import Layer
 
 __all__ = ["QueryFilters", "Scope", "layers_in_scope", "parse_filters", "parse_scope"]
@@ -42,61 +45,6 @@ def parse_scope(value: str) -> Scope:
         raise InputError(f"scope {value!r} is not one of: all, domain, workflow, practitioner") from None
 
 
-class QueryFilters(BaseModel):
-    """Structured restrictions of a pull query (the MCP tool's ``filters`` object).
-
-    Attributes:
-        component: only records of this component (a top-level folder, a service).
-        min_criticality: only records with criticality ≥ this, in [0, 1]. ``criticality`` is
-            accepted as an alias.
-        since, until: only records whose source time lies in this range; a date means the whole
-            day (``until`` inclusive), naive times are UTC.
-        mission: only records of this mission.
-        mission_type: only records of missions of this type.
-        outcome: only practitioner records with this outcome (accepted, rejected, modified).
-    """
-
-    model_config = ConfigDict(
-        frozen=True,
-        extra="forbid",
-        populate_by_name=True,
-        json_schema_extra={"description": "Restrictions of a memory query; every field is optional."},
-    )
-
-    component: str | None = None
-    min_criticality: float | None = Field(default=None, ge=0.0, le=1.0, alias="criticality")
-    since: datetime | None = None
-    until: datetime | None = None
-    mission: str | None = None
-    mission_type: str | None = None
-    outcome: Literal["accepted", "rejected", "modified"] | None = None
-
-    @field_validator("since", "until", mode="before")
-    @classmethod
-    def _dates(cls, value: Any, info: Any) -> Any:
-        if isinstance(value, int | float):  # pydantic would read a number as Unix seconds
-            raise ValueError("a number is not accepted here, only an ISO 8601 string")
-        if isinstance(value, str) and len(value.strip()) == 10:
-            day = date.fromisoformat(value.strip())
-            moment = time.max if info.field_name == "until" else time.min
-            return datetime.combine(day, moment, tzinfo=UTC)
-        if isinstance(value, date) and not isinstance(value, datetime):
-            moment = time.max if info.field_name == "until" else time.min
-            return datetime.combine(value, moment, tzinfo=UTC)
-        return value
-
-    @field_validator("since", "until")
-    @classmethod
-    def _utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value
-
-    def as_dict(self) -> dict[str, Any]:
-        """The filters that are set, JSON-ready (times as ISO 8601)."""
-        return self.model_dump(mode="json", exclude_none=True)
-
-
 def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
     """Validate a ``filters`` object.
 
@@ -116,7 +64,7 @@ def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"]) or "filters"
             hint = " (use a date like 2024-05-01 or a time like 2024-05-01T09:30:00Z)" if field in ("since", "until") else ""
-            shown = f" {err['input']!r}" if field in ("since", "until", "criticality", "min_criticality") else ""
+            shown = f" {err['input']!r}" if field in ("since", "until", "criticality", "min_criticality", "max_access") else ""
             problems.append(f"{field}{shown}: {err['msg']}{hint}")
         raise InputError(f"invalid filters ({'; '.join(problems)})") from None
     return _checked_range(filters)

@@ -1,26 +1,31 @@
 """The pull query (DESIGN.md §4): task description in, token-budgeted digest out.
 
-1. Embed the task description once.
-2. Search the layers in scope with both retrievers in parallel: one exact dense pass over all
-   vectors (split by layer with masks) and one BM25 query (split by layer), both under the same
-   structured filters.
-3. Attach the records; drop bare merge commits; per layer and record kind, cut each list to the
-   plausibly relevant and fuse with reciprocal rank fusion.
-4. Apply the record priors (criticality; superseded decisions demoted), drop near-duplicates.
-5. Pack by relevance until the token budget; count what was omitted.
-6. Log the query as a retrieval event.
+Named steps, each a function:
+
+1. :func:`search_candidates` — embed the task once; search the layers in scope with both
+   retrievers in parallel (one exact dense pass over all vectors, split by layer with masks, and
+   one BM25 query, split by layer), under the same structured filters; optionally also take the
+   most critical records matching the filters; read every hit's priors; drop bare merge commits.
+2. :func:`rank_candidates` — the ranking policy: per layer and record kind, cut each list to the
+   plausibly relevant and fuse with reciprocal rank fusion; apply the record priors (criticality;
+   superseded decisions demoted) to every candidate.
+3. :func:`select_candidates` — read the best in full, put records the task names first, drop
+   near-duplicates.
+4. Rendering — pack by relevance until the token budget (:func:`~mission_memory.retrieval.digest.pack_digest`),
+   count what was omitted, and log the query as a retrieval event.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.ingest.git_history import extract_tracker_keys
+from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.digest import Digest, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
@@ -33,11 +38,20 @@ from mission_memory.retrieval.ranking import (
     is_superseded,
     suppress_near_duplicates,
 )
-from mission_memory.stores.base import Hit, SearchFilter
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.retrieval_events import Client, NewRetrievalEvent
+from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
 from mission_memory.tokens import Tokenizer
+from mission_memory.tracker_keys import extract_tracker_keys
 
-__all__ = ["MAX_TASK_CHARS", "named_references", "run_query"]
+__all__ = [
+    "MAX_TASK_CHARS",
+    "CandidateLists",
+    "named_references",
+    "rank_candidates",
+    "run_query",
+    "search_candidates",
+    "select_candidates",
+]
 
 MAX_TASK_CHARS = 20_000
 _PER_LIST = 60
@@ -48,7 +62,7 @@ _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-pull")
 
 def run_query(
     *,
-    store: SqliteStore,
+    store: MemoryStore,
     embedder: Embedder,
     tokenizer: Tokenizer,
     task_description: str,
@@ -59,6 +73,9 @@ def run_query(
     max_entries: int,
     params: RankingParams | None = None,
     log_event: bool = True,
+    client: Client = Client.API,
+    session_id: str | None = None,
+    operator: str | None = None,
 ) -> Digest:
     """Answer one pull query; see the module docstring for the steps.
 
@@ -69,6 +86,8 @@ def run_query(
         filters: structured restrictions.
         max_entry_tokens: cap on one entry's excerpt, in tokens.
         max_entries: at most this many relevant candidates are considered.
+        log_event: log the query as a retrieval event (never on a read-only store).
+        client, session_id, operator: who asked and from where, for the retrieval event.
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -84,74 +103,36 @@ def run_query(
         raise InputError(f"token_budget must be a positive number of tokens, got {token_budget}")
     params = params or RankingParams()
     layers = layers_in_scope(scope)
-    where = SearchFilter(
-        layers=layers,
-        mission=filters.mission,
-        component=filters.component,
-        min_criticality=filters.min_criticality,
-        since=filters.since,
-        until=filters.until,
-        mission_type=filters.mission_type,
-        outcome=filters.outcome,
-    )
-    terms = query_terms(task)
-    query_vector = embedder.embed_query(task)
-
-    # The two retrievers run at once; each covers every layer in scope in one pass.
-    bm25_future = _pool.submit(store.bm25_search_by_layer, terms, where, _PER_LIST)
-    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
-    bm25_hits = bm25_future.result()
-
-    # Bare merge commits ("Merge branch 'x'") say nothing of their own and would crowd the rank
-    # lists, so they leave the lists before ranks are fused.
-    kinds = store.kinds_of([h.rowid for hits in (*dense_hits.values(), *bm25_hits.values()) for h in hits])
-
-    def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
-        out: dict[RecordKind, list[Hit]] = {}
-        for h in hits:
-            if h.rowid in kinds and not kinds[h.rowid][1]:
-                out.setdefault(kinds[h.rowid][0], []).append(h)
-        return out
-
-    # Ranks are fused per record kind: similarity scores of short commit subjects, long ADRs and
-    # document sections are not comparable, but their ranks within their own kind are.
-    fused: list[Candidate] = []
-    for layer in layers:
-        dense_kinds, bm25_kinds = by_kind(dense_hits.get(layer, [])), by_kind(bm25_hits.get(layer, []))
-        for kind in dense_kinds.keys() | bm25_kinds.keys():
-            fused.extend(fuse(dense_kinds.get(kind, []), bm25_kinds.get(kind, []), params))
-    # Priors move scores by a few percent (superseded: halved), so the best few times max_entries
-    # by fused score are the only ones that can reach the digest; only they are read in full.
-    fused.sort(key=lambda c: (-c.score, c.rowid))
-    fused = fused[: max_entries * _PRIOR_HEADROOM]
-    records = store.get_records([c.rowid for c in fused])
-    candidates = [replace(c, record=records[c.rowid]) for c in fused if c.rowid in records]
-    candidates = _named_first(store, task, where, apply_priors(candidates, params))
-    vectors = store.vectors_for([c.rowid for c in candidates], embedder.model_id)
-    candidates, duplicates = suppress_near_duplicates(
-        candidates, vectors, params.duplicate_cosine, keep=max_entries
-    )
+    where = SearchFilter(layers, filters)
+    lists = search_candidates(store, embedder, task, where, params)
+    ranked = rank_candidates(lists, layers, params)
+    candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
 
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
-    if log_event:
+    if log_event and not store.read_only:  # a read-only store answers without logging the query
+        missions = sorted({e.record.provenance.mission for e in entries})
         event_id = store.log_retrieval_event(
-            {
-                "query": task,
-                "scope": scope.value,
-                "filters": filters.as_dict(),
-                "token_budget": token_budget,
-                "tokens_used": tokens_used,
-                "record_ids": [e.record.id for e in entries],
-                "scores": [round(e.score, 4) for e in entries],
-                "omitted": omitted,
-                "duration_ms": duration_ms,
-                "model_id": embedder.model_id,
-            }
-        )
+            NewRetrievalEvent(
+                query=task,
+                scope=scope.value,
+                filters=filters.as_dict(),
+                token_budget=token_budget,
+                tokens_used=tokens_used,
+                record_ids=tuple(e.record.id for e in entries),
+                scores=tuple(round(e.score, 4) for e in entries),
+                omitted=omitted,
+                duration_ms=duration_ms,
+                model_id=embedder.model_id,
+                session_id=session_id,
+                operator=operator,
+                mission=filters.mission or (",".join(missions) if missions else None),
+                client=client,
+            )
+        ).id
     return Digest(
         query=task,
         scope=scope.value,
@@ -168,6 +149,104 @@ def run_query(
     )
 
 
+@dataclass(frozen=True)
+class CandidateLists:
+    """Step 1's output: every retriever's hits, by layer and record kind, and the records' priors.
+
+    Attributes:
+        dense, bm25: hits best first, per layer, per record kind (bare merge commits removed).
+        critical: the most critical records matching the filters, per layer and kind (empty
+            unless :attr:`RankingParams.critical_candidates` asks for them).
+        priors: :class:`RecordPriors` of every record in the lists.
+    """
+
+    dense: dict[Layer, dict[RecordKind, list[Hit]]]
+    bm25: dict[Layer, dict[RecordKind, list[Hit]]]
+    critical: dict[Layer, dict[RecordKind, list[Hit]]]
+    priors: dict[str, RecordPriors]
+
+
+def search_candidates(
+    store: MemoryStore, embedder: Embedder, task: str, where: SearchFilter, params: RankingParams
+) -> CandidateLists:
+    """Step 1, candidate search: dense and BM25 hits (and, when asked, the most critical records).
+
+    Both retrievers run at once; each covers every layer in scope in one pass. Bare merge commits
+    ("Merge branch 'x'") say nothing of their own and would crowd the rank lists, so they leave
+    the lists here.
+    """
+    terms = query_terms(task)
+    query_vector = embedder.embed_query(task)
+    bm25_future = _pool.submit(store.bm25_search_by_layer, terms, where, _PER_LIST)
+    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
+    bm25_hits = bm25_future.result()
+    critical_hits = store.most_critical(where, params.critical_candidates) if params.critical_candidates else []
+    priors = store.priors_of(
+        [h.record_id for hits in (*dense_hits.values(), *bm25_hits.values(), critical_hits) for h in hits]
+    )
+
+    def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
+        out: dict[RecordKind, list[Hit]] = {}
+        for h in hits:
+            prior = priors.get(h.record_id)
+            if prior is not None and not prior.bare_merge:
+                out.setdefault(prior.kind, []).append(h)
+        return out
+
+    critical_by_layer: dict[Layer, list[Hit]] = {}
+    for h in critical_hits:
+        if h.record_id in priors:
+            critical_by_layer.setdefault(priors[h.record_id].layer, []).append(h)
+    return CandidateLists(
+        dense={layer: by_kind(hits) for layer, hits in dense_hits.items()},
+        bm25={layer: by_kind(hits) for layer, hits in bm25_hits.items()},
+        critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
+        priors=priors,
+    )
+
+
+def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: RankingParams) -> list[Candidate]:
+    """Step 2, the ranking policy: fuse ranks per layer and record kind, then apply the priors.
+
+    Ranks are fused per record kind: similarity scores of short commit subjects, long ADRs and
+    document sections are not comparable, but their ranks within their own kind are. The priors
+    (criticality, superseded decisions demoted) apply to every fused candidate before anything is
+    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet.
+    """
+    fused: list[Candidate] = []
+    for layer in layers:
+        dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
+        for kind in dense.keys() | bm25.keys() | critical.keys():
+            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, [])))
+    return apply_priors(fused, params, lists.priors)
+
+
+def select_candidates(
+    store: MemoryStore,
+    model_id: str,
+    task: str,
+    where: SearchFilter,
+    ranked: Sequence[Candidate],
+    params: RankingParams,
+    max_entries: int,
+) -> tuple[list[Candidate], int]:
+    """Step 3, selection: the records a task names first, then the best by final score, without
+    near-duplicates; at most ``max_entries``.
+
+    Only the best few times ``max_entries`` ranked candidates (by final score, priors applied) are
+    read in full; near-duplicate suppression may drop some of them, which the headroom covers.
+
+    Returns:
+        The selected candidates (records attached, best first) and how many duplicates were dropped.
+    """
+    head = list(ranked[: max_entries * _PRIOR_HEADROOM])
+    records = store.get([c.record_id for c in head])
+    candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records]
+    candidates = _named_first(store, task, where, candidates)
+    vectors = store.vectors_for([c.record_id for c in candidates], model_id)
+    return suppress_near_duplicates(candidates, vectors, params.duplicate_cosine, keep=max_entries)
+
+
 _ADR_REFERENCE = re.compile(r"\bADR[\s\-_#]*0*(\d{1,5})\b", re.IGNORECASE)
 
 
@@ -178,7 +257,7 @@ def named_references(task: str) -> tuple[list[int], list[str]]:
     return numbers, keys
 
 
-def _named_first(store: SqliteStore, task: str, where: SearchFilter, candidates: list[Candidate]) -> list[Candidate]:
+def _named_first(store: MemoryStore, task: str, where: SearchFilter, candidates: list[Candidate]) -> list[Candidate]:
     """Put the decisions and commits a task names outright at the top of the candidates.
 
     A task that says "update ADR-0005" or "fix TDR-1234" means those records, whatever their
@@ -187,20 +266,20 @@ def _named_first(store: SqliteStore, task: str, where: SearchFilter, candidates:
     numbers, keys = named_references(task)
     if not numbers and not keys:
         return candidates
-    rowids = store.phrase_search([f"adr {n:04d}" for n in numbers], where, 10, title_only=True)
-    rowids += store.phrase_search(keys, where, 10)
-    found = store.get_records(rowids)
+    ids = store.phrase_search([f"adr {n:04d}" for n in numbers], where, 10, title_only=True)
+    ids += store.phrase_search(keys, where, 10)
+    found = store.get(ids)
     named = {
-        rowid: record for rowid, record in found.items()
+        rid: record for rid, record in found.items()
         if (record.kind is RecordKind.DECISION and record.attributes.get("number") in numbers)
         or (record.kind is RecordKind.DECISION and set(record.attributes.get("task_ids", [])) & set(keys))
         or (record.kind is RecordKind.COMMIT and set(record.attributes.get("tracker_keys", [])) & set(keys))
     }
     if not named:
         return candidates
-    rest = [c for c in candidates if c.rowid not in named]
+    rest = [c for c in candidates if c.record_id not in named]
     first = [
-        Candidate(rowid=rowid, score=1.0, record=record, superseded=is_superseded(record))
-        for rowid, record in named.items()
+        Candidate(record_id=rid, score=1.0, record=record, superseded=is_superseded(record))
+        for rid, record in named.items()
     ]
     return first + rest

@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.records import Record, RecordKind
-from mission_memory.stores.base import Hit
+from mission_memory.stores.base import Hit, RecordPriors
 
 __all__ = ["Candidate", "RankingParams", "fuse", "is_superseded", "suppress_near_duplicates"]
 
@@ -39,6 +39,8 @@ class RankingParams:
             the normal-mode end of DESIGN.md §7's ``a × criticality + (1 − a) × sim``, with a
             small fixed weight; degraded mode raises it.
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
+        critical_candidates: also take this many of the most critical records matching the
+            filters as a third rank list (criticality triage, DESIGN.md §7); 0 in normal mode.
     """
 
     rrf_k: int = 60
@@ -47,6 +49,7 @@ class RankingParams:
     superseded_factor: float = 0.5
     criticality_weight: float = 0.3
     duplicate_cosine: float = 0.97
+    critical_candidates: int = 0
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ class Candidate:
     """A record in the running for the digest, with how each retriever ranked it.
 
     Attributes:
-        rowid: the store's row id.
+        record_id: the record's id.
         score: fused relevance in [0, 1] (after demotion).
         dense_rank, bm25_rank: 1-based ranks, or None when that retriever did not keep it.
         cosine: cosine similarity to the query, or None.
@@ -62,7 +65,7 @@ class Candidate:
         record: the record, attached after fusion.
     """
 
-    rowid: int
+    record_id: str
     score: float
     dense_rank: int | None = None
     bm25_rank: int | None = None
@@ -87,32 +90,41 @@ def _cut_bm25(hits: Sequence[Hit], ratio: float) -> list[Hit]:
     return [h for h in hits if h.score >= ratio * best]
 
 
-def fuse(dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams) -> list[Candidate]:
-    """Fuse one layer's dense and BM25 hits (each best first) into candidates, best first."""
+def fuse(
+    dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = ()
+) -> list[Candidate]:
+    """Fuse one layer's dense and BM25 hits (each best first) into candidates, best first.
+
+    ``critical`` (most critical first, see :attr:`RankingParams.critical_candidates`) is a third
+    rank list, taken whole; fused scores are capped at 1.
+    """
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
     top = 2.0 / (params.rrf_k + 1)
-    acc: dict[int, dict[str, float | int]] = {}
+    acc: dict[str, dict[str, float | int]] = {}
     for rank, hit in enumerate(dense_kept, start=1):
-        slot = acc.setdefault(hit.rowid, {})
+        slot = acc.setdefault(hit.record_id, {})
         slot["dense_rank"] = rank
         slot["cosine"] = hit.score
         slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
     for rank, hit in enumerate(bm25_kept, start=1):
-        slot = acc.setdefault(hit.rowid, {})
+        slot = acc.setdefault(hit.record_id, {})
         slot["bm25_rank"] = rank
+        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+    for rank, hit in enumerate(critical, start=1):
+        slot = acc.setdefault(hit.record_id, {})
         slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
     out = [
         Candidate(
-            rowid=rowid,
-            score=float(slot["rrf"]) / top,
+            record_id=record_id,
+            score=min(1.0, float(slot["rrf"]) / top),
             dense_rank=int(slot["dense_rank"]) if "dense_rank" in slot else None,
             bm25_rank=int(slot["bm25_rank"]) if "bm25_rank" in slot else None,
             cosine=float(slot["cosine"]) if "cosine" in slot else None,
         )
-        for rowid, slot in acc.items()
+        for record_id, slot in acc.items()
     ]
-    out.sort(key=lambda c: (-c.score, c.rowid))
+    out.sort(key=lambda c: (-c.score, c.record_id))
     return out
 
 
@@ -123,26 +135,32 @@ def is_superseded(record: Record) -> bool:
     return record.attributes.get("status") == "superseded" or bool(record.attributes.get("superseded_by"))
 
 
-def apply_priors(candidates: Sequence[Candidate], params: RankingParams) -> list[Candidate]:
+def apply_priors(
+    candidates: Sequence[Candidate], params: RankingParams, priors: Mapping[str, RecordPriors] | None = None
+) -> list[Candidate]:
     """Weight fused scores by record criticality, demote and mark superseded decisions; sort best first.
 
-    Every candidate must have its ``record`` attached. Scores stay in [0, 1].
+    Each candidate needs its ``record`` attached or its entry in ``priors`` (read before the
+    records, so that priors apply to every candidate before any is cut). Scores stay in [0, 1].
     """
     out = []
     for cand in candidates:
-        assert cand.record is not None
-        factor = 1.0 + params.criticality_weight * (cand.record.criticality - 0.5)
-        superseded = is_superseded(cand.record)
+        if cand.record is not None:
+            criticality, superseded = cand.record.criticality, is_superseded(cand.record)
+        else:
+            assert priors is not None and cand.record_id in priors
+            criticality, superseded = priors[cand.record_id].criticality, priors[cand.record_id].superseded
+        factor = 1.0 + params.criticality_weight * (criticality - 0.5)
         if superseded:
             factor *= params.superseded_factor
         out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor)))
-    out.sort(key=lambda c: (-c.score, c.rowid))
+    out.sort(key=lambda c: (-c.score, c.record_id))
     return out
 
 
 def suppress_near_duplicates(
     candidates: Sequence[Candidate],
-    vectors: Mapping[int, npt.NDArray[np.float32]],
+    vectors: Mapping[str, npt.NDArray[np.float32]],
     threshold: float,
     keep: int | None = None,
 ) -> tuple[list[Candidate], int]:
@@ -150,7 +168,7 @@ def suppress_near_duplicates(
 
     Args:
         candidates: best first.
-        vectors: unit vectors by row id (candidates without one are compared by text only).
+        vectors: unit vectors by record id (candidates without one are compared by text only).
         threshold: cosine similarity at or above which two candidates are near-duplicates.
         keep: stop once this many candidates are kept (the rest are not examined).
 
@@ -171,7 +189,7 @@ def suppress_near_duplicates(
         if text_key and text_key in seen_texts:
             dropped += 1
             continue
-        vec = vectors.get(cand.rowid)
+        vec = vectors.get(cand.record_id)
         if vec is not None and n_vectors and float((kept_matrix[:n_vectors] @ vec).max()) >= threshold:
             dropped += 1
             continue

@@ -1,56 +1,74 @@
-"""Storage protocols: what the core needs from a backend, named by capability.
+"""Storage protocols: what the core needs from a backend, named by capability (DESIGN.md §10).
 
-``RecordStore`` keeps records, retrieval events and ingest state and answers BM25 queries;
-``VectorIndex`` keeps one vector per record per embedding model and answers exact cosine queries.
-The embedded default (:class:`~mission_memory.stores.sqlite.SqliteStore`) implements both in one
-SQLite file; a server backend (Qdrant for vectors) can implement ``VectorIndex`` alone.
+The core (``Memory``, pull, ingest, refresh, the spend ledger) is typed against these protocols
+only; :mod:`mission_memory.stores.registry` is the one module that names a concrete backend.
+Every key that crosses this boundary is a record id (the content-derived id of
+:class:`~mission_memory.records.Record`), never a backend's own row id, so a record can live in
+one engine and its vector in another.
+
+* :class:`RecordStore` — records: upsert by record id (replacing by source key), delete, get, iterate;
+* :class:`LexicalIndex` — BM25 and exact-phrase search over record titles and texts;
+* :class:`VectorIndex` — one vector per record per embedding model, exact cosine search;
+* :class:`RetrievalEventLog` — every pull query as a :class:`~mission_memory.retrieval_events.RetrievalEvent`;
+* :class:`StateStore` — small named values per mission (ingest bookmarks, refresh state, spend);
+* :class:`MemoryStore` — all five, plus the store-wide operations the core calls (open mode, health).
+
+The embedded default (``SqliteStore``) implements :class:`MemoryStore` in one SQLite file. The
+contract suite in ``tests/stores/contract/`` runs every behaviour below against every registered
+backend. See docs/adr/0016-store-boundary-and-retrieval-events.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 
-__all__ = ["Hit", "RecordStore", "SearchFilter", "UpsertOutcome", "VectorIndex"]
-
-
-@dataclass(frozen=True)
-class SearchFilter:
-    """Structured restriction applied by both BM25 and dense search.
-
-    Attributes:
-        layers: layers in scope (never empty).
-        mission: only this mission, or all.
-        component: only records of this component.
-        min_criticality: only records with criticality ≥ this, in [0, 1].
-        since, until: only records whose provenance time is in [since, until] (UTC).
-        mission_type: only records of missions of this type (records without a type are kept).
-        outcome: only practitioner records with this outcome (other layers are not affected).
-    """
-
-    layers: tuple[Layer, ...]
-    mission: str | None = None
-    component: str | None = None
-    min_criticality: float | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    mission_type: str | None = None
-    outcome: str | None = None
+__all__ = [
+    "Hit",
+    "LexicalIndex",
+    "MemoryStore",
+    "RecordPriors",
+    "RecordStore",
+    "RetrievalEventLog",
+    "SearchFilter",
+    "StateStore",
+    "UpsertOutcome",
+    "VectorIndex",
+]
 
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: the store's row id of a record and a score (higher is better)."""
+    """One search result: a record id and a score (higher is better; the scale is the retriever's)."""
 
-    rowid: int
+    record_id: str
     score: float
+
+
+@dataclass(frozen=True)
+class RecordPriors:
+    """What ranking needs of a record before reading it in full (DESIGN.md §7 priors).
+
+    Attributes:
+        layer, kind: see :class:`~mission_memory.records.Layer`, :class:`~mission_memory.records.RecordKind`.
+        bare_merge: a merge commit whose message has no body (it says nothing of its own).
+        criticality: in [0, 1].
+        superseded: a decision whose status is superseded or that a later decision supersedes.
+    """
+
+    layer: Layer
+    kind: RecordKind
+    bare_merge: bool
+    criticality: float
+    superseded: bool
 
 
 @dataclass
@@ -63,46 +81,175 @@ class UpsertOutcome:
 
 
 class RecordStore(Protocol):
-    """Records, BM25, retrieval events and ingest state of one memory: what pull and ingest call."""
+    """Records keyed by record id, unique by source key (docs/adr/0006)."""
 
-    def known_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are stored already."""
+    def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
+        """Store ``records`` in one transaction.
+
+        A record whose id is stored is unchanged; one whose source key holds another id replaces
+        that record (and its vectors); otherwise it is added.
+        """
         ...
 
-    def upsert(self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str) -> UpsertOutcome:
-        """Store ``records`` (and their vectors, row-aligned) in one transaction."""
+    def delete(self, record_ids: Iterable[str]) -> int:
+        """Delete these records and their vectors; return how many existed."""
+        ...
+
+    def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """Records by id (ids that are not stored are absent)."""
+        ...
+
+    def iterate(self, batch: int = 256) -> Iterator[list[Record]]:
+        """Every record, in batches of at most ``batch``, in a stable order."""
+        ...
+
+    def known_ids(self, record_ids: Iterable[str]) -> set[str]:
+        """Which of ``record_ids`` are stored."""
+        ...
+
+    def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        """Record id by source key, for the keys that are stored."""
+        ...
+
+    def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
+        """:class:`RecordPriors` by record id, read without building the records."""
+        ...
+
+    def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
+        """The ``limit`` most critical records passing ``where`` (newest first among equals);
+        ``score`` is the criticality. Lets a ranking policy take candidates by criticality as well
+        as by similarity (DESIGN.md §7 triage)."""
+        ...
+
+    def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:
+        """Delete records of ``mission`` and ``kinds`` whose source key is not kept; return how many."""
+        ...
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Record counts as ``{layer: {kind: n}}`` (every layer present)."""
+        ...
+
+    def count_kind(self, mission: str, kind: str) -> int:
+        """How many records of ``kind`` ``mission`` holds."""
+        ...
+
+    def missions(self) -> dict[str, int]:
+        """Record counts by mission."""
+        ...
+
+    def components(self, limit: int = 30) -> dict[str, int]:
+        """Record counts of the ``limit`` most common components."""
+        ...
+
+
+class LexicalIndex(Protocol):
+    """BM25 over record titles (weight 2) and texts (weight 1), under a :class:`SearchFilter`."""
+
+    def bm25_search(self, terms: Sequence[str], where: SearchFilter, limit: int) -> list[Hit]:
+        """The best ``limit`` hits over the layers of ``where``; ``terms`` are OR-ed; score = −BM25."""
         ...
 
     def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
-        """The best ``limit`` BM25 hits of each layer in scope; ``terms`` are OR-ed."""
+        """The best ``limit`` hits of each layer in ``where.layers``, best first."""
         ...
 
-    def phrase_search(self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False) -> list[int]:
-        """Row ids of records containing any of ``phrases`` as an exact token sequence."""
-        ...
-
-    def kinds_of(self, rowids: Sequence[int]) -> dict[int, tuple[RecordKind, bool]]:
-        """``(kind, bare_merge)`` by row id."""
-        ...
-
-    def get_records(self, rowids: Sequence[int]) -> dict[int, Record]:
-        """Records by row id."""
-        ...
-
-    def log_retrieval_event(self, event: dict[str, Any]) -> str:
-        """Store one retrieval event; return its id."""
+    def phrase_search(
+        self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False
+    ) -> list[str]:
+        """Ids of records containing any of ``phrases`` as an exact token sequence, best first."""
         ...
 
 
 class VectorIndex(Protocol):
-    """Exact nearest-neighbour search over one embedding model's vectors."""
+    """One unit vector per record per embedding model; exact nearest-neighbour search.
+
+    Vectors of different models are never compared: every call names its ``model_id``.
+    """
+
+    def put_vectors(self, record_ids: Sequence[str], vectors: npt.NDArray[np.float32], model_id: str) -> None:
+        """Store ``vectors`` (shape ``(len(record_ids), dim)``, unit rows) for stored records,
+        replacing their vector; ids that are not stored are skipped."""
+        ...
 
     def dense_search_by_layer(
         self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
     ) -> dict[Layer, list[Hit]]:
-        """Cosine similarity of ``query`` (unit length) with stored unit vectors: best ``limit`` per layer."""
+        """Cosine similarity of ``query`` (unit, shape ``(dim,)``) with the vectors of ``model_id``:
+        the best ``limit`` per layer in ``where.layers``, best first."""
         ...
 
-    def vectors_for(self, rowids: Sequence[int], model_id: str) -> dict[int, npt.NDArray[np.float32]]:
-        """Stored vectors by row id (rows without a vector of ``model_id`` are absent)."""
+    def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by record id (records without a vector of ``model_id`` are absent)."""
+        ...
+
+    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids of records with no vector of ``model_id`` (for reindex)."""
+        ...
+
+    def delete_vectors_not_of(self, model_id: str) -> int:
+        """Delete every vector of another model; return how many."""
+        ...
+
+    def vector_models(self) -> dict[str, int]:
+        """Stored vector counts by model id."""
+        ...
+
+
+class RetrievalEventLog(Protocol):
+    """Every pull query, as a typed retrieval event (DESIGN.md §4, §6)."""
+
+    def log_retrieval_event(self, event: NewRetrievalEvent) -> RetrievalEvent:
+        """Store one event, giving it an id and a time; return it as stored."""
+        ...
+
+    def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
+        """The latest ``limit`` events, newest first."""
+        ...
+
+    def count_retrieval_events(self) -> int:
+        """How many events are stored."""
+        ...
+
+
+class StateStore(Protocol):
+    """Small named text values per mission: ingest bookmarks, refresh state, LLM spend."""
+
+    def get_state(self, mission: str, key: str) -> str | None:
+        """The value of ``key`` for ``mission``, or None."""
+        ...
+
+    def set_state(self, mission: str, key: str, value: str) -> None:
+        """Set ``key`` of ``mission`` to ``value``."""
+        ...
+
+
+class MemoryStore(RecordStore, LexicalIndex, VectorIndex, RetrievalEventLog, StateStore, Protocol):
+    """Everything the core needs from one memory's storage.
+
+    Attributes:
+        read_only: the store can be read but not written (its data dir is not writable); writes
+            raise :class:`~mission_memory.errors.BackendUnavailable`, queries are not logged.
+        schema_version: the version of the stored schema.
+    """
+
+    read_only: bool
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version the store holds."""
+        ...
+
+    def upsert(
+        self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str
+    ) -> UpsertOutcome:
+        """:meth:`RecordStore.upsert_records` and, for the records added or replaced, their
+        row-aligned ``vectors`` of ``model_id``, in one transaction where the backend has them."""
+        ...
+
+    def ensure_sound(self) -> None:
+        """Raise :class:`~mission_memory.errors.BackendUnavailable` when the store is damaged."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the object is not used afterwards."""
         ...

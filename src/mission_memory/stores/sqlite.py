@@ -5,13 +5,16 @@ Everything a memory holds lives in ``<data dir>/memory.db``:
 * ``records`` — one row per :class:`~mission_memory.records.Record`, unique by id and by source key;
 * ``records_fts`` — an FTS5 index (external content, kept in sync by triggers) for BM25;
 * ``vectors`` — one float32 vector per record, tagged with the id of the model that made it;
-* ``retrieval_events`` — every pull query: query, scope, filters, returned ids and scores, tokens;
-* ``ingest_state`` — per-mission bookmarks (the last ingested commit) for incremental ingest.
+* ``retrieval_events`` — every pull query (:class:`~mission_memory.retrieval_events.RetrievalEvent`);
+* ``ingest_state`` — per-mission named values (ingest bookmarks, refresh state).
 
-Vector search is exact cosine similarity in NumPy over a per-process matrix cache, refreshed when
-another process has written (a deletion counter and the highest vector row id tell which; new rows
-are appended, a deletion reloads). It needs no SQLite extension, so it works on Python builds that
-cannot load one.
+Its schema and migrations are in :mod:`~mission_memory.stores.sqlite_migrations`, its readings of
+a search filter in :mod:`~mission_memory.stores.sqlite_filters`, its vector cache in
+:mod:`~mission_memory.stores.sqlite_vector_cache`. SQLite row ids stay inside this package:
+everything it returns is keyed by record id.
+
+Vector search is exact cosine similarity in NumPy over a per-process matrix cache. It needs no
+SQLite extension, so it works on Python builds that cannot load one.
 
 Several processes share one file: WAL lets readers run beside one writer, writes take the lock up
 front (``BEGIN IMMEDIATE``) and wait ``busy_timeout``, and a still-busy write is retried, so
@@ -21,17 +24,17 @@ the last committed state.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
 import json
+import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -39,10 +42,26 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.errors import BackendUnavailable
+from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.record_filters import SearchFilter, matches
 from mission_memory.records import Layer, Provenance, Record, RecordKind
-from mission_memory.stores.base import Hit, RecordStore, SearchFilter, UpsertOutcome, VectorIndex
-from mission_memory.stores.vector_table import VectorTable
+from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
+from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.sqlite_filters import (
+    FILTER_COLUMNS,
+    LAYER_CODES,
+    filter_mask,
+    filter_sql,
+    row_columns,
+)
+from mission_memory.stores.sqlite_migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    applied_migrations,
+    apply_migrations,
+    pending_migrations,
+)
+from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -51,83 +70,12 @@ T = TypeVar("T")
 _BUSY_TIMEOUT_MS = 30_000
 _WRITE_RETRY_SECONDS = 120.0
 
-# Named migrations, applied in order and recorded in the ``migrations`` table.
-_MIGRATIONS: list[tuple[str, str]] = [
-    (
-        "0001_initial",
-        """
-        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS records (
-            rowid INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
-            source_key TEXT NOT NULL UNIQUE,
-            mission TEXT NOT NULL,
-            layer TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            title TEXT NOT NULL,
-            text TEXT NOT NULL,
-            source_kind TEXT NOT NULL,
-            ref TEXT NOT NULL,
-            uri TEXT NOT NULL,
-            time REAL NOT NULL,
-            source_commit TEXT,
-            criticality REAL NOT NULL,
-            access_level TEXT NOT NULL,
-            component TEXT,
-            operator TEXT,
-            mission_type TEXT,
-            outcome TEXT,
-            attributes TEXT NOT NULL,
-            ingested_at REAL NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS records_mission_kind ON records (mission, kind);
-        CREATE INDEX IF NOT EXISTS records_layer ON records (layer);
-        CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
-            title, text, content='records', content_rowid='rowid',
-            tokenize='porter unicode61 remove_diacritics 2'
-        );
-        CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
-            INSERT INTO records_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
-        END;
-        CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
-            INSERT INTO records_fts (records_fts, rowid, title, text)
-                VALUES ('delete', old.rowid, old.title, old.text);
-            DELETE FROM vectors WHERE record_rowid = old.rowid;
-        END;
-        CREATE TABLE IF NOT EXISTS vectors (
-            record_rowid INTEGER PRIMARY KEY,
-            model_id TEXT NOT NULL,
-            dim INTEGER NOT NULL,
-            vector BLOB NOT NULL
-        );
-        CREATE INDEX IF NOT EXISTS vectors_model ON vectors (model_id, record_rowid);
-        CREATE TRIGGER IF NOT EXISTS vectors_ad AFTER DELETE ON vectors BEGIN
-            UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_deletions';
-        END;
-        CREATE TABLE IF NOT EXISTS retrieval_events (
-            seq INTEGER PRIMARY KEY AUTOINCREMENT,
-            id TEXT NOT NULL UNIQUE,
-            time REAL NOT NULL,
-            query TEXT NOT NULL,
-            scope TEXT NOT NULL,
-            filters TEXT NOT NULL,
-            token_budget INTEGER NOT NULL,
-            tokens_used INTEGER NOT NULL,
-            record_ids TEXT NOT NULL,
-            scores TEXT NOT NULL,
-            omitted INTEGER NOT NULL,
-            duration_ms REAL NOT NULL,
-            model_id TEXT NOT NULL
-        );
-        CREATE TABLE IF NOT EXISTS ingest_state (
-            mission TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-            PRIMARY KEY (mission, key)
-        );
-        INSERT OR IGNORE INTO meta (key, value) VALUES ('vector_deletions', '0');
-        """,
-    ),
-]
-SCHEMA_VERSION = len(_MIGRATIONS)
+
+_EVENT_COLUMNS_V1 = (
+    "id", "time", "query", "scope", "filters", "token_budget", "tokens_used", "record_ids", "scores", "omitted",
+    "duration_ms", "model_id",
+)
+_EVENT_COLUMNS = (*_EVENT_COLUMNS_V1, "session_id", "operator", "mission", "client")
 
 _RECORD_COLUMNS = (
     "rowid, id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, "
@@ -135,9 +83,8 @@ _RECORD_COLUMNS = (
 )
 
 
-_LAYER_CODES = {layer: i for i, layer in enumerate(Layer)}
-_LAYER_NAMES = {layer.value: i for i, layer in enumerate(Layer)}
 _SNAPSHOT_MIN_ROWS = 2000
+_CHUNK = 500
 
 
 def _ts(moment: datetime) -> float:
@@ -163,7 +110,7 @@ def _translating(cls: type[SqliteStore]) -> type[SqliteStore]:
             return translated
 
         if inspect.isgeneratorfunction(member):
-            continue  # iter_records translates inside
+            continue  # iterate translates inside
         setattr(cls, name, wrap(member))
     return cls
 
@@ -172,8 +119,7 @@ def _translating(cls: type[SqliteStore]) -> type[SqliteStore]:
 class SqliteStore:
     """Records, FTS5 BM25, exact NumPy vector search and retrieval events in one SQLite file.
 
-    Implements :class:`~mission_memory.stores.base.RecordStore` and
-    :class:`~mission_memory.stores.base.VectorIndex`. Safe to use from several threads (one
+    Implements :class:`~mission_memory.stores.base.MemoryStore`. Safe to use from several threads (one
     connection per thread) and several processes (WAL, immediate write locks, retries).
 
     Args:
@@ -191,12 +137,12 @@ class SqliteStore:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
-        self._cache_lock = threading.Lock()
-        self._cache: VectorTable | None = None
+        self._vectors = SqliteVectorCache(path, self._conn, snapshot_min_rows)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise BackendUnavailable(f"cannot create data dir {path.parent}: {exc}") from exc
+        self.read_only = _is_read_only(path)
         self._migrate()
 
     # -- connections and transactions -------------------------------------------------------
@@ -205,11 +151,16 @@ class SqliteStore:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             try:
-                conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                       check_same_thread=False)
+                if self.read_only:
+                    conn = sqlite3.connect(_read_only_uri(self.path), uri=True, timeout=_BUSY_TIMEOUT_MS / 1000,
+                                           isolation_level=None, check_same_thread=False)
+                else:
+                    conn = sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                           check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-                self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
-                conn.execute("PRAGMA synchronous = NORMAL")
+                if not self.read_only:
+                    self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+                    conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
             except sqlite3.DatabaseError as exc:
                 raise self._translate(exc) from exc
@@ -248,7 +199,16 @@ class SqliteStore:
 
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, lock taken up front; rolled back on any error."""
+        """One write transaction, lock taken up front; rolled back on any error.
+
+        Raises:
+            BackendUnavailable: the store was opened read-only (its data dir is not writable).
+        """
+        if self.read_only:
+            raise BackendUnavailable(
+                f"data dir {self.path.parent} is not writable (the store is open read-only: it can be"
+                " queried, not changed)"
+            )
         conn = self._conn()
         self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
         try:
@@ -262,23 +222,29 @@ class SqliteStore:
     def _migrate(self) -> None:
         try:
             conn = self._conn()
-            applied = _applied_migrations(conn)
-            if applied is not None and all(name in applied for name, _ in _MIGRATIONS):
+            applied = applied_migrations(conn)
+            self._applied = applied or set()
+            if not pending_migrations(applied):
                 return  # nothing to write: a read-only data dir can still be read
+            if self.read_only:
+                if applied is None:
+                    raise BackendUnavailable(
+                        f"{self.path} is not a mission-memory store, and its data dir is not writable"
+                    )
+                return  # an older schema, read as it is: it cannot be migrated without writing
             with self._write() as tx:
-                tx.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-                done = {row[0] for row in tx.execute("SELECT name FROM migrations")}
-                for name, sql in _MIGRATIONS:
-                    if name in done:
-                        continue
-                    for statement in _split_sql(sql):
-                        tx.execute(statement)
-                    tx.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
+                apply_migrations(tx)
+            self._applied = applied_migrations(conn) or set()
             conn.execute("SELECT count(*) FROM records").fetchone()
         except BackendUnavailable:
             raise
         except sqlite3.DatabaseError as exc:
             raise BackendUnavailable(f"{self.path} is not a usable mission-memory store: {exc}") from exc
+
+    @property
+    def schema_version(self) -> int:
+        """How many of the named migrations the file holds (:data:`SCHEMA_VERSION` once migrated)."""
+        return sum(1 for name, _ in MIGRATIONS if name in self._applied)
 
     def close(self) -> None:
         """Close every connection this object opened."""
@@ -290,16 +256,19 @@ class SqliteStore:
 
     # -- records ------------------------------------------------------------------------------
 
-    def known_ids(self, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are stored already."""
-        wanted = list(dict.fromkeys(ids))
+    def known_ids(self, record_ids: Iterable[str]) -> set[str]:
+        """Which of ``record_ids`` are stored already."""
+        wanted = list(dict.fromkeys(record_ids))
         found: set[str] = set()
         conn = self._conn()
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
+        for chunk in _chunks(wanted):
             marks = ",".join("?" * len(chunk))
             found.update(row[0] for row in conn.execute(f"SELECT id FROM records WHERE id IN ({marks})", chunk))
         return found
+
+    def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
+        """Store ``records`` in one transaction (see :meth:`upsert`)."""
+        return self.upsert(records, None, "")
 
     def upsert(
         self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str
@@ -314,6 +283,8 @@ class SqliteStore:
             vectors: shape ``(len(records), dim)`` float32 unit vectors, or None to store none.
             model_id: id of the model that made ``vectors``.
         """
+        if vectors is not None:
+            _check_rows(len(records), vectors)
         outcome = UpsertOutcome()
         now = time.time()
         with self._write() as tx:
@@ -370,50 +341,70 @@ class SqliteStore:
                 tx.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
         return len(stale)
 
-    def get_records(self, rowids: Sequence[int]) -> dict[int, Record]:
-        """Records by row id (missing ids are absent from the result)."""
-        out: dict[int, Record] = {}
+    def delete(self, record_ids: Iterable[str]) -> int:
+        """Delete these records (their vectors and index entries go with them); return how many existed."""
+        ids = list(dict.fromkeys(record_ids))
+        deleted = 0
+        with self._write() as tx:
+            for chunk in _chunks(ids):
+                marks = ",".join("?" * len(chunk))
+                deleted += tx.execute(f"DELETE FROM records WHERE id IN ({marks})", chunk).rowcount
+        return deleted
+
+    def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """Records by id (ids that are not stored are absent from the result)."""
+        out: dict[str, Record] = {}
         conn = self._conn()
-        ids = list(dict.fromkeys(rowids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in _chunks(list(dict.fromkeys(record_ids))):
             marks = ",".join("?" * len(chunk))
-            for row in conn.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE rowid IN ({marks})", chunk):
-                out[row[0]] = _row_to_record(row)
+            for row in conn.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE id IN ({marks})", chunk):
+                out[row[1]] = _row_to_record(row)
         return out
 
-    def kinds_of(self, rowids: Sequence[int]) -> dict[int, tuple[RecordKind, bool]]:
-        """``(kind, bare_merge)`` by row id, read without building the records.
-
-        ``bare_merge`` is true for a merge commit whose message has no body.
-        """
-        out: dict[int, tuple[RecordKind, bool]] = {}
+    def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
+        """:class:`RecordPriors` by record id, read without building the records."""
+        out: dict[str, RecordPriors] = {}
         conn = self._conn()
-        ids = list(dict.fromkeys(rowids))
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in _chunks(list(dict.fromkeys(record_ids))):
             marks = ",".join("?" * len(chunk))
-            for rowid, kind, merge, has_body in conn.execute(
-                "SELECT rowid, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body')"
-                f" FROM records WHERE rowid IN ({marks})",
+            for rid, layer, kind, merge, has_body, criticality, status, superseded_by in conn.execute(
+                "SELECT id, layer, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body'),"
+                " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by')"
+                f" FROM records WHERE id IN ({marks})",
                 chunk,
             ):
-                out[rowid] = (RecordKind(kind), bool(merge) and has_body == 0)
+                kind = RecordKind(kind)
+                later = superseded_by
+                if isinstance(later, str) and later[:1] in ("[", "{"):
+                    later = json.loads(later)
+                out[rid] = RecordPriors(
+                    layer=Layer(layer), kind=kind, bare_merge=bool(merge) and has_body == 0, criticality=criticality,
+                    superseded=kind is RecordKind.DECISION and (status == "superseded" or bool(later)),
+                )
         return out
 
-    def records_by_source_keys(self, keys: Sequence[str]) -> dict[str, int]:
-        """Row ids by source key, for the keys that are stored."""
+    def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
+        """The ``limit`` most critical records passing ``where``, newest first among equals."""
+        clauses, params = filter_sql(where, alias="r")
+        rows = self._conn().execute(
+            f"SELECT r.id, r.criticality FROM records r WHERE {' AND '.join(clauses)}"
+            " ORDER BY r.criticality DESC, r.time DESC, r.id LIMIT ?",
+            (*params, limit),
+        ).fetchall()
+        return [Hit(record_id=rid, score=float(criticality)) for rid, criticality in rows]
+
+    def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        """Record id by source key, for the keys that are stored."""
         conn = self._conn()
-        out: dict[str, int] = {}
-        for start in range(0, len(keys), 500):
-            chunk = list(keys[start : start + 500])
+        out: dict[str, str] = {}
+        for chunk in _chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
-            for rowid, key in conn.execute(f"SELECT rowid, source_key FROM records WHERE source_key IN ({marks})", chunk):
-                out[key] = rowid
+            for rid, key in conn.execute(f"SELECT id, source_key FROM records WHERE source_key IN ({marks})", chunk):
+                out[key] = rid
         return out
 
-    def iter_records(self, batch: int = 256) -> Iterator[list[tuple[int, Record]]]:
-        """All records in row-id order, in batches of ``(rowid, record)``."""
+    def iterate(self, batch: int = 256) -> Iterator[list[Record]]:
+        """All records in insertion order, in batches of at most ``batch``."""
         conn = self._conn()
         last = 0
         while True:
@@ -426,7 +417,7 @@ class SqliteStore:
             if not rows:
                 return
             last = rows[-1][0]
-            yield [(row[0], _row_to_record(row)) for row in rows]
+            yield [_row_to_record(row) for row in rows]
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Record counts as ``{layer: {kind: n}}``."""
@@ -470,33 +461,18 @@ class SqliteStore:
     def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
         """The best ``limit`` BM25 hits of each layer in ``where.layers``, best first.
 
-        With no restriction but the layers, one FTS5 query ranks all records without touching the
-        records table, and the best ``limit × layers`` hits are split by layer (most of the cost
-        of a join is paid per matching row, which is most rows for common words). With structured
-        filters, the query joins the records table so that a selective filter still finds its
-        rows.
+        One FTS5 query ranks the matching rows without touching the records table; the best
+        rows are then checked against ``where`` in Python (the same rules as the SQL, from one
+        field table). Only when the filter is so selective that too few of them pass does the
+        query join the records table on every matching row.
         """
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if not terms:
             return out
         match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         conn = self._conn()
-        unrestricted = replace(where, layers=tuple(Layer)) == SearchFilter(layers=tuple(Layer))
-        if unrestricted:
-            rows = conn.execute(
-                "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
-                " ORDER BY s LIMIT ?",
-                (match, limit * len(Layer)),
-            ).fetchall()
-            layers = self._layers_of([r[0] for r in rows])
-            for rowid, score in rows:
-                layer = layers.get(rowid)
-                if layer in out and len(out[layer]) < limit:
-                    out[layer].append(Hit(rowid=rowid, score=-float(score)))
-            return out
-        # Filtered: rank without the join, then filter the best rows in Python; only when the
-        # filter is so selective that too few of them pass, pay the join on every matching row.
-        cap = max(limit * len(where.layers) * 4, 800)
+        unrestricted = not where.active()
+        cap = limit * len(Layer) if unrestricted else max(limit * len(where.layers) * 4, 800)
         ranked = conn.execute(
             "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
             " ORDER BY s LIMIT ?",
@@ -504,27 +480,29 @@ class SqliteStore:
         ).fetchall()
         passing = self._passing(where, [r[0] for r in ranked])
         for rowid, score in ranked:
-            layer = passing.get(rowid)
-            if layer is not None and len(out[layer]) < limit:
-                out[layer].append(Hit(rowid=rowid, score=-float(score)))
-        if len(ranked) < cap or sum(len(hits) for hits in out.values()) >= limit:
+            found = passing.get(rowid)
+            if found is not None and len(out[found[1]]) < limit:
+                out[found[1]].append(Hit(record_id=found[0], score=-float(score)))
+        if unrestricted or len(ranked) < cap or sum(len(hits) for hits in out.values()) >= limit:
             return out
         out = {layer: [] for layer in where.layers}
-        clauses, params = _filter_sql(where, alias="r")
+        clauses, params = filter_sql(where, alias="r")
         rows = conn.execute(
-            "SELECT r.rowid, bm25(records_fts, 2.0, 1.0) AS s, r.layer FROM records_fts "
+            "SELECT r.id, bm25(records_fts, 2.0, 1.0) AS s, r.layer FROM records_fts "
             "JOIN records r ON r.rowid = records_fts.rowid "
             f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} ORDER BY s LIMIT ?",
             (match, *params, limit * len(where.layers)),
         ).fetchall()
-        for rowid, score, layer_name in rows:
+        for rid, score, layer_name in rows:
             layer = Layer(layer_name)
             if len(out[layer]) < limit:
-                out[layer].append(Hit(rowid=rowid, score=-float(score)))
+                out[layer].append(Hit(record_id=rid, score=-float(score)))
         return out
 
-    def phrase_search(self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False) -> list[int]:
-        """Row ids of records containing any of ``phrases`` as an exact token sequence, best first.
+    def phrase_search(
+        self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False
+    ) -> list[str]:
+        """Ids of records containing any of ``phrases`` as an exact token sequence, best first.
 
         Used to find records a task names outright (``ADR-0005``, ``TDR-1234``); cheap because
         an FTS5 phrase query reads only the postings of its tokens.
@@ -533,51 +511,36 @@ class SqliteStore:
             return []
         column = "title : " if title_only else ""
         match = " OR ".join(column + '"' + p.replace('"', '""') + '"' for p in phrases)
-        clauses, params = _filter_sql(where, alias="r")
+        clauses, params = filter_sql(where, alias="r")
         rows = self._conn().execute(
-            "SELECT r.rowid FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+            "SELECT r.id FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
             f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} "
             "ORDER BY bm25(records_fts, 2.0, 1.0) LIMIT ?",
             (match, *params, limit),
         ).fetchall()
         return [row[0] for row in rows]
 
-    def _passing(self, where: SearchFilter, rowids: Sequence[int]) -> dict[int, Layer]:
-        """Layer by row id, for the rows among ``rowids`` that pass ``where`` (same rules as the SQL)."""
-        out: dict[int, Layer] = {}
+    def _passing(self, where: SearchFilter, rowids: Sequence[int]) -> dict[int, tuple[str, Layer]]:
+        """``(record id, layer)`` by row id, for the rows among ``rowids`` that pass ``where``."""
+        out: dict[int, tuple[str, Layer]] = {}
         conn = self._conn()
-        since = _ts(where.since) if where.since is not None else None
-        until = _ts(where.until) if where.until is not None else None
-        layers = {layer.value for layer in where.layers}
-        for start in range(0, len(rowids), 500):
-            chunk = list(rowids[start : start + 500])
+        columns = ", ".join(FILTER_COLUMNS)
+        for chunk in _chunks(list(rowids)):
             marks = ",".join("?" * len(chunk))
-            for rowid, layer, mission, component, criticality, moment, mission_type, outcome in conn.execute(
-                "SELECT rowid, layer, mission, component, criticality, time, mission_type, outcome"
-                f" FROM records WHERE rowid IN ({marks})",
-                chunk,
+            for rowid, rid, *values in conn.execute(
+                f"SELECT rowid, id, {columns} FROM records WHERE rowid IN ({marks})", chunk
             ):
-                if (
-                    layer in layers
-                    and (where.mission is None or mission == where.mission)
-                    and (where.component is None or component == where.component)
-                    and (where.min_criticality is None or criticality >= where.min_criticality)
-                    and (since is None or moment >= since)
-                    and (until is None or moment <= until)
-                    and (where.mission_type is None or mission_type in (None, where.mission_type))
-                    and (where.outcome is None or layer != Layer.PRACTITIONER.value or outcome == where.outcome)
-                ):
-                    out[rowid] = Layer(layer)
+                row = row_columns(tuple(values))
+                if matches(where, row):
+                    out[rowid] = (rid, Layer(row["layer"]))
         return out
 
-    def _layers_of(self, rowids: Sequence[int]) -> dict[int, Layer]:
-        out: dict[int, Layer] = {}
+    def _ids_of(self, rowids: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
         conn = self._conn()
-        for start in range(0, len(rowids), 500):
-            chunk = list(rowids[start : start + 500])
+        for chunk in _chunks(list(rowids)):
             marks = ",".join("?" * len(chunk))
-            for rowid, layer in conn.execute(f"SELECT rowid, layer FROM records WHERE rowid IN ({marks})", chunk):
-                out[rowid] = Layer(layer)
+            out.update(conn.execute(f"SELECT rowid, id FROM records WHERE rowid IN ({marks})", chunk).fetchall())
         return out
 
     def dense_search(
@@ -596,14 +559,15 @@ class SqliteStore:
         One matrix-vector product scores every vector (about 7 ms over 100k × 384 here); the
         filters and layers are then applied as boolean masks on the scores, so no vector is copied.
         """
-        cache = self._vector_cache(model_id)
+        table = self._vectors.table(model_id)
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
-        if cache.rowids.size == 0:
+        if table.rowids.size == 0:
             return out
-        scores = cache.matrix @ np.asarray(query, dtype=np.float32)
-        base = _filter_mask(cache, where)
+        scores = table.matrix @ np.asarray(query, dtype=np.float32)
+        base = filter_mask(table, where)
+        found: dict[Layer, list[tuple[int, float]]] = {}
         for layer in where.layers:
-            mask = cache.layer == _LAYER_CODES[layer]
+            mask = table.layer == LAYER_CODES[layer]
             if base is not None:
                 mask &= base
             idx = np.flatnonzero(mask)
@@ -613,81 +577,36 @@ class SqliteStore:
             k = min(limit, idx.size)
             top = np.argpartition(-layer_scores, k - 1)[:k]
             top = top[np.argsort(-layer_scores[top])]
-            out[layer] = [Hit(rowid=int(cache.rowids[idx[i]]), score=float(layer_scores[i])) for i in top]
+            found[layer] = [(int(table.rowids[idx[i]]), float(layer_scores[i])) for i in top]
+        ids = self._ids_of([rowid for hits in found.values() for rowid, _ in hits])
+        for layer, hits in found.items():
+            out[layer] = [Hit(record_id=ids[rowid], score=score) for rowid, score in hits if rowid in ids]
         return out
 
-    def vectors_for(self, rowids: Sequence[int], model_id: str) -> dict[int, npt.NDArray[np.float32]]:
-        """Stored unit vectors of ``model_id`` by row id."""
-        cache = self._vector_cache(model_id)
-        if cache.rowids.size == 0:
+    def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored unit vectors of ``model_id`` by record id."""
+        table = self._vectors.table(model_id)
+        if table.rowids.size == 0 or not record_ids:
             return {}
-        wanted = np.asarray(list(rowids), dtype=np.int64)
-        pos = np.searchsorted(cache.rowids, wanted)
-        out: dict[int, npt.NDArray[np.float32]] = {}
-        for rid, p in zip(wanted.tolist(), pos.tolist(), strict=True):
-            if p < cache.rowids.size and cache.rowids[p] == rid:
-                out[rid] = cache.matrix[p]
-        return out
-
-    def _vector_cache(self, model_id: str) -> VectorTable:
-        """The vector table of ``model_id``, current with the database.
-
-        Order of preference: this process's table (when nothing changed), the table plus rows
-        written since, the snapshot file plus rows written since, a full read from SQLite (which
-        then refreshes the snapshot).
-        """
         conn = self._conn()
-        deletions = int(conn.execute("SELECT value FROM meta WHERE key = 'vector_deletions'").fetchone()[0])
-        max_row = conn.execute("SELECT max(record_rowid) FROM vectors WHERE model_id = ?", (model_id,)).fetchone()[0]
-        max_rowid = int(max_row or 0)
-        with self._cache_lock:
-            cache = self._cache
-            if cache is None or cache.model_id != model_id or cache.deletions != deletions:
-                cache = VectorTable.load(self._snapshot_path(model_id))
-            if (
-                cache is None
-                or cache.model_id != model_id
-                or cache.deletions != deletions
-                or cache.max_rowid > max_rowid
-            ):
-                cache = self._read_vectors(model_id, deletions, after=0)
-                if cache.size >= self.snapshot_min_rows:
-                    self._save_snapshot(cache)
-            elif cache.max_rowid < max_rowid:
-                more = self._read_vectors(model_id, deletions, after=cache.max_rowid)
-                cache = cache.extended(more)
-                if more.size >= max(self.snapshot_min_rows, cache.size // 10):
-                    self._save_snapshot(cache)
-            self._cache = cache
-            return cache
-
-    def _snapshot_path(self, model_id: str) -> Path:
-        return VectorTable.snapshot_path(self.path.parent / f"{self.path.stem}.vectors", model_id)
-
-    def _save_snapshot(self, table: VectorTable) -> None:
-        # The snapshot only saves time; a read-only data dir still answers queries.
-        with contextlib.suppress(OSError):
-            table.save(self._snapshot_path(table.model_id))
-
-    def _read_vectors(self, model_id: str, deletions: int, after: int) -> VectorTable:
-        rows = self._conn().execute(
-            "SELECT v.record_rowid, v.vector, r.layer, r.criticality, r.time, r.mission, r.component,"
-            " r.mission_type, r.outcome, v.dim FROM vectors v JOIN records r ON r.rowid = v.record_rowid"
-            " WHERE v.model_id = ? AND v.record_rowid > ? ORDER BY v.record_rowid",
-            (model_id, after),
-        ).fetchall()
-        dims = {row[9] for row in rows}
-        if len(dims) > 1:
-            raise BackendUnavailable(f"store {self.path} mixes vector sizes for model {model_id}; run reindex")
-        dim = dims.pop() if dims else (self._cache.matrix.shape[1] if self._cache is not None else 0)
-        return VectorTable.from_rows(model_id, deletions, after, dim, rows, _LAYER_NAMES)
+        rowid_of: dict[int, str] = {}
+        for chunk in _chunks(list(dict.fromkeys(record_ids))):
+            marks = ",".join("?" * len(chunk))
+            rowid_of.update(conn.execute(f"SELECT rowid, id FROM records WHERE id IN ({marks})", chunk).fetchall())
+        wanted = np.asarray(list(rowid_of), dtype=np.int64)
+        pos = np.searchsorted(table.rowids, wanted)
+        out: dict[str, npt.NDArray[np.float32]] = {}
+        for rowid, p in zip(wanted.tolist(), pos.tolist(), strict=True):
+            if p < table.rowids.size and table.rowids[p] == rowid:
+                out[rowid_of[rowid]] = table.matrix[p]
+        return out
 
     # -- vectors maintenance --------------------------------------------------------------------
 
-    def rowids_without_vector(self, model_id: str, limit: int) -> list[int]:
-        """Row ids of records that have no vector of ``model_id`` (for reindex and repair)."""
+    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
+        """Ids of records that have no vector of ``model_id`` (for reindex and repair), oldest first."""
         rows = self._conn().execute(
-            "SELECT r.rowid FROM records r LEFT JOIN vectors v ON v.record_rowid = r.rowid AND v.model_id = ?"
+            "SELECT r.id FROM records r LEFT JOIN vectors v ON v.record_rowid = r.rowid AND v.model_id = ?"
             " WHERE v.record_rowid IS NULL ORDER BY r.rowid LIMIT ?",
             (model_id, limit),
         ).fetchall()
@@ -698,58 +617,58 @@ class SqliteStore:
         with self._write() as tx:
             return tx.execute("DELETE FROM vectors WHERE model_id != ?", (model_id,)).rowcount
 
-    def put_vectors(self, rowids: Sequence[int], vectors: npt.NDArray[np.float32], model_id: str) -> None:
-        """Store vectors of ``model_id`` for existing records (records deleted meanwhile are skipped)."""
+    def put_vectors(self, record_ids: Sequence[str], vectors: npt.NDArray[np.float32], model_id: str) -> None:
+        """Store vectors of ``model_id`` for stored records (records deleted meanwhile are skipped).
+
+        Raises:
+            InputError: ``vectors`` does not have one row per record id (nothing is written).
+        """
+        _check_rows(len(record_ids), vectors)
         with self._write() as tx:
             # Rows below the highest vector row id change: make every cached table reload.
             tx.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_deletions'")
-            for rowid, vec in zip(rowids, vectors, strict=True):
-                if tx.execute("SELECT 1 FROM records WHERE rowid = ?", (rowid,)).fetchone() is None:
+            for rid, vec in zip(record_ids, vectors, strict=True):
+                row = tx.execute("SELECT rowid FROM records WHERE id = ?", (rid,)).fetchone()
+                if row is None:
                     continue
-                tx.execute("DELETE FROM vectors WHERE record_rowid = ?", (rowid,))
+                tx.execute("DELETE FROM vectors WHERE record_rowid = ?", (row[0],))
                 tx.execute(
                     "INSERT INTO vectors (record_rowid, model_id, dim, vector) VALUES (?, ?, ?, ?)",
-                    (rowid, model_id, int(vec.shape[0]), np.ascontiguousarray(vec, dtype=np.float32).tobytes()),
+                    (row[0], model_id, int(vec.shape[0]), np.ascontiguousarray(vec, dtype=np.float32).tobytes()),
                 )
 
-    # -- retrieval events and ingest state -----------------------------------------------------
+    # -- retrieval events and state ------------------------------------------------------------
 
-    def log_retrieval_event(self, event: dict[str, Any]) -> str:
-        """Store one retrieval event (DESIGN.md §4); return its id.
-
-        ``event`` holds ``query``, ``scope``, ``filters`` (dict), ``token_budget``, ``tokens_used``,
-        ``record_ids`` (list), ``scores`` (list), ``omitted``, ``duration_ms``, ``model_id``.
-        """
-        event_id = uuid.uuid4().hex
+    def log_retrieval_event(self, event: NewRetrievalEvent) -> RetrievalEvent:
+        """Store one retrieval event (DESIGN.md §4), giving it an id and the current time."""
+        stored = RetrievalEvent(**event.model_dump(), id=uuid.uuid4().hex, time=datetime.now(UTC))
         with self._write() as tx:
             tx.execute(
-                "INSERT INTO retrieval_events (id, time, query, scope, filters, token_budget, tokens_used,"
-                " record_ids, scores, omitted, duration_ms, model_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO retrieval_events ({', '.join(_EVENT_COLUMNS)}) VALUES ({','.join('?' * len(_EVENT_COLUMNS))})",
                 (
-                    event_id, time.time(), event["query"], event["scope"],
-                    json.dumps(event["filters"], ensure_ascii=False, default=str), event["token_budget"],
-                    event["tokens_used"], json.dumps(event["record_ids"]), json.dumps(event["scores"]),
-                    event["omitted"], event["duration_ms"], event["model_id"],
+                    stored.id, stored.time.timestamp(), stored.query, stored.scope,
+                    json.dumps(stored.filters, ensure_ascii=False, default=str), stored.token_budget,
+                    stored.tokens_used, json.dumps(list(stored.record_ids)), json.dumps(list(stored.scores)),
+                    stored.omitted, stored.duration_ms, stored.model_id, stored.session_id, stored.operator,
+                    stored.mission, stored.client.value if stored.client is not None else None,
                 ),
             )
-        return event_id
+        return stored
 
-    def retrieval_events(self, limit: int = 100) -> list[dict[str, Any]]:
-        """The latest retrieval events, newest first."""
+    def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
+        """The latest retrieval events, newest first (events from before schema v2 have no origin)."""
+        columns = [c if c in _EVENT_COLUMNS_V1 or "0002_retrieval_event_origin" in self._applied else f"NULL AS {c}"
+                   for c in _EVENT_COLUMNS]
         rows = self._conn().execute(
-            "SELECT id, time, query, scope, filters, token_budget, tokens_used, record_ids, scores, omitted,"
-            " duration_ms, model_id FROM retrieval_events ORDER BY seq DESC LIMIT ?",
-            (limit,),
+            f"SELECT {', '.join(columns)} FROM retrieval_events ORDER BY seq DESC LIMIT ?", (limit,)
         ).fetchall()
-        keys = ("id", "time", "query", "scope", "filters", "token_budget", "tokens_used", "record_ids", "scores",
-                "omitted", "duration_ms", "model_id")
         out = []
         for row in rows:
-            item = dict(zip(keys, row, strict=True))
+            item = dict(zip(_EVENT_COLUMNS, row, strict=True))
             for key in ("filters", "record_ids", "scores"):
                 item[key] = json.loads(item[key])
-            item["time"] = datetime.fromtimestamp(item["time"], tz=UTC).isoformat()
-            out.append(item)
+            item["time"] = datetime.fromtimestamp(item["time"], tz=UTC)
+            out.append(RetrievalEvent.model_validate(item))
         return out
 
     def count_retrieval_events(self) -> int:
@@ -788,81 +707,25 @@ class SqliteStore:
             )
 
 
-def _applied_migrations(conn: sqlite3.Connection) -> set[str] | None:
-    """Names of the applied migrations, or None when the table does not exist yet."""
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone()
-    if exists is None:
-        return None
-    return {row[0] for row in conn.execute("SELECT name FROM migrations")}
+def _is_read_only(path: Path) -> bool:
+    """True when ``path`` exists but this user cannot write it or its folder (an archived mission,
+    a mounted backup, a shared store). A WAL database then needs a read-only open mode."""
+    return path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
 
 
-def _split_sql(script: str) -> list[str]:
-    """Split a migration into statements, keeping trigger bodies whole."""
-    statements: list[str] = []
-    buffer = ""
-    for line in script.strip().splitlines():
-        buffer += line + "\n"
-        if sqlite3.complete_statement(buffer):
-            statements.append(buffer.strip())
-            buffer = ""
-    if buffer.strip():
-        statements.append(buffer.strip())
-    return statements
+def _read_only_uri(path: Path) -> str:
+    """The SQLite URI that reads ``path`` without writing anything next to it.
 
-
-def _filter_sql(where: SearchFilter, alias: str) -> tuple[list[str], list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    marks = ",".join("?" * len(where.layers))
-    clauses.append(f"{alias}.layer IN ({marks})")
-    params.extend(layer.value for layer in where.layers)
-    if where.mission is not None:
-        clauses.append(f"{alias}.mission = ?")
-        params.append(where.mission)
-    if where.component is not None:
-        clauses.append(f"{alias}.component = ?")
-        params.append(where.component)
-    if where.min_criticality is not None:
-        clauses.append(f"{alias}.criticality >= ?")
-        params.append(where.min_criticality)
-    if where.since is not None:
-        clauses.append(f"{alias}.time >= ?")
-        params.append(_ts(where.since))
-    if where.until is not None:
-        clauses.append(f"{alias}.time <= ?")
-        params.append(_ts(where.until))
-    if where.mission_type is not None:
-        clauses.append(f"({alias}.mission_type IS NULL OR {alias}.mission_type = ?)")
-        params.append(where.mission_type)
-    if where.outcome is not None:
-        clauses.append(f"({alias}.layer != 'practitioner' OR {alias}.outcome = ?)")
-        params.append(where.outcome)
-    return clauses, params
-
-
-def _filter_mask(cache: VectorTable, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
-    mask: npt.NDArray[np.bool_] | None = None
-
-    def both(extra: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-        return extra if mask is None else mask & extra
-
-    if where.mission is not None:
-        mask = both(cache.codes["mission"] == cache.code_of("mission", where.mission))
-    if where.component is not None:
-        mask = both(cache.codes["component"] == cache.code_of("component", where.component))
-    if where.min_criticality is not None:
-        mask = both(cache.criticality >= where.min_criticality)
-    if where.since is not None:
-        mask = both(cache.time >= _ts(where.since))
-    if where.until is not None:
-        mask = both(cache.time <= _ts(where.until))
-    if where.mission_type is not None:
-        code = cache.code_of("mission_type", where.mission_type)
-        mask = both((cache.codes["mission_type"] == -1) | (cache.codes["mission_type"] == code))
-    if where.outcome is not None:
-        code = cache.code_of("outcome", where.outcome)
-        mask = both((cache.layer != _LAYER_CODES[Layer.PRACTITIONER]) | (cache.codes["outcome"] == code))
-    return mask
+    With a ``-wal`` file holding transactions (a writer crashed or is still running) and its
+    ``-shm`` index present, ``mode=ro`` reads both, so nothing committed is missed. Without them
+    (a clean close checkpoints and removes both), SQLite cannot create the ``-shm`` file in a
+    read-only folder, so the file is opened ``immutable=1``: read as it is, with no locking.
+    """
+    wal, shm = Path(f"{path}-wal"), Path(f"{path}-shm")
+    quoted = urllib.parse.quote(str(path.resolve()))
+    if wal.exists() and wal.stat().st_size > 0 and shm.exists():
+        return f"file:{quoted}?mode=ro"
+    return f"file:{quoted}?immutable=1"
 
 
 def _row_to_record(row: Sequence[Any]) -> Record:
@@ -887,6 +750,17 @@ def _row_to_record(row: Sequence[Any]) -> Record:
     )
 
 
-def _conforms(store: SqliteStore) -> tuple[RecordStore, VectorIndex]:
-    """Never called: lets the type checker prove that SqliteStore satisfies both protocols."""
-    return store, store
+def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
+    if vectors.ndim != 2 or vectors.shape[0] != expected:
+        raise InputError(f"vectors of shape {vectors.shape} do not give one row for each of the {expected} records")
+
+
+def _chunks(items: list[Any]) -> Iterator[list[Any]]:
+    """``items`` in slices small enough for one SQL ``IN (...)``."""
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _conforms(store: SqliteStore) -> MemoryStore:
+    """Never called: lets the type checker prove that SqliteStore satisfies :class:`MemoryStore`."""
+    return store

@@ -1,9 +1,11 @@
 """The in-memory vector table behind exact dense search, and its snapshot file.
 
 A :class:`VectorTable` holds, for one embedding model, every stored vector as one float32 matrix
-plus the per-row fields dense search filters on (layer, criticality, time, and mission, component,
-mission type and outcome as integer codes into small vocabularies). Filtering is then a few
-vectorised comparisons and scoring one matrix-vector product.
+plus the per-row fields dense search filters on: the layer, the numeric filter columns (criticality,
+time, as float64 like SQLite's REAL) and the named ones (mission, component, operator, access level…)
+as integer codes into small vocabularies. Which columns there are comes from the filter field table
+(:mod:`mission_memory.record_filters`). Filtering is then a few vectorised comparisons and scoring
+one matrix-vector product.
 
 Loading 100k vectors row by row from SQLite takes about a second, which a cold CLI query cannot
 afford, so the table is also kept as a snapshot file next to the database: a JSON header followed
@@ -27,12 +29,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CODED_COLUMNS", "VectorTable"]
+__all__ = ["VectorTable"]
 
-_MAGIC = b"MMVEC1\n"
+_MAGIC = b"MMVEC2\n"
 _ALIGN = 64
-CODED_COLUMNS = ("mission", "component", "mission_type", "outcome")
-_NUMERIC = {"rowids": np.int64, "layer": np.int8, "criticality": np.float32, "time": np.float64}
 
 
 @dataclass
@@ -45,8 +45,7 @@ class VectorTable:
         rowids: shape ``(n,)`` int64, ascending.
         matrix: shape ``(n, dim)`` float32, unit rows.
         layer: shape ``(n,)`` int8 layer codes.
-        criticality: shape ``(n,)`` float32.
-        time: shape ``(n,)`` float64, seconds since the epoch.
+        numbers: per numeric column, shape ``(n,)`` float64.
         codes: per coded column, shape ``(n,)`` int32 indexes into ``vocab[column]`` (-1 for None).
         vocab: per coded column, the distinct values.
     """
@@ -57,8 +56,7 @@ class VectorTable:
     rowids: npt.NDArray[np.int64]
     matrix: npt.NDArray[np.float32]
     layer: npt.NDArray[np.int8]
-    criticality: npt.NDArray[np.float32]
-    time: npt.NDArray[np.float64]
+    numbers: dict[str, npt.NDArray[np.float64]]
     codes: dict[str, npt.NDArray[np.int32]]
     vocab: dict[str, list[str]] = field(default_factory=dict)
 
@@ -66,6 +64,11 @@ class VectorTable:
     def size(self) -> int:
         """Number of rows."""
         return int(self.rowids.shape[0])
+
+    @property
+    def columns(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The numeric and the coded column names."""
+        return tuple(self.numbers), tuple(self.codes)
 
     def code_of(self, column: str, value: str | None) -> int:
         """The code of ``value`` in ``column`` (-1 for None, -2 when the value never occurs)."""
@@ -78,17 +81,26 @@ class VectorTable:
 
     @classmethod
     def from_rows(
-        cls, model_id: str, deletions: int, after: int, dim: int, rows: Sequence[Sequence[Any]], layer_codes: dict[str, int]
+        cls,
+        model_id: str,
+        deletions: int,
+        after: int,
+        dim: int,
+        rows: Sequence[Sequence[Any]],
+        layer_codes: dict[str, int],
+        numeric_columns: Sequence[str],
+        coded_columns: Sequence[str],
     ) -> VectorTable:
-        """Build a table from SQLite rows ``(rowid, blob, layer, criticality, time, mission, component,
-        mission_type, outcome)``, ordered by rowid; ``after`` is the max row id when there are no rows."""
+        """Build a table from SQLite rows ``(rowid, blob, layer, *numeric_columns, *coded_columns)``,
+        ordered by rowid; ``after`` is the max row id when there are no rows."""
         n = len(rows)
-        vocab: dict[str, list[str]] = {c: [] for c in CODED_COLUMNS}
-        index: dict[str, dict[str, int]] = {c: {} for c in CODED_COLUMNS}
-        codes = {c: np.empty(n, dtype=np.int32) for c in CODED_COLUMNS}
+        first_code = 3 + len(numeric_columns)
+        vocab: dict[str, list[str]] = {c: [] for c in coded_columns}
+        index: dict[str, dict[str, int]] = {c: {} for c in coded_columns}
+        codes = {c: np.empty(n, dtype=np.int32) for c in coded_columns}
         for i, row in enumerate(rows):
-            for j, column in enumerate(CODED_COLUMNS):
-                value = row[5 + j]
+            for j, column in enumerate(coded_columns):
+                value = row[first_code + j]
                 if value is None:
                     codes[column][i] = -1
                     continue
@@ -102,6 +114,10 @@ class VectorTable:
             if n
             else np.zeros((0, dim), dtype=np.float32)
         )
+        numbers = {
+            column: np.fromiter((row[3 + j] for row in rows), dtype=np.float64, count=n)
+            for j, column in enumerate(numeric_columns)
+        }
         return cls(
             model_id=model_id,
             deletions=deletions,
@@ -109,20 +125,26 @@ class VectorTable:
             rowids=np.fromiter((row[0] for row in rows), dtype=np.int64, count=n),
             matrix=matrix,
             layer=np.fromiter((layer_codes[row[2]] for row in rows), dtype=np.int8, count=n),
-            criticality=np.fromiter((row[3] for row in rows), dtype=np.float32, count=n),
-            time=np.fromiter((row[4] for row in rows), dtype=np.float64, count=n),
+            numbers=numbers,
             codes=codes,
             vocab=vocab,
         )
 
     def extended(self, more: VectorTable) -> VectorTable:
-        """A new table: this one followed by ``more`` (whose row ids are all larger)."""
+        """A new table: this one followed by ``more`` (whose row ids are all larger).
+
+        An empty table has no vector size of its own (it may have been read before any vector
+        existed, with dimension 0), so extending it gives ``more`` as it is.
+        """
+        if self.size == 0:
+            return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), more.rowids,
+                               more.matrix, more.layer, more.numbers, more.codes, more.vocab)
         if more.size == 0:
             return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), self.rowids,
-                               self.matrix, self.layer, self.criticality, self.time, self.codes, self.vocab)
-        vocab = {c: list(self.vocab[c]) for c in CODED_COLUMNS}
+                               self.matrix, self.layer, self.numbers, self.codes, self.vocab)
+        vocab = {c: list(self.vocab[c]) for c in self.codes}
         codes = {}
-        for column in CODED_COLUMNS:
+        for column in self.codes:
             remap = np.empty(len(more.vocab[column]) + 1, dtype=np.int32)
             remap[-1] = -1  # index -1 keeps None as None
             for i, value in enumerate(more.vocab[column]):
@@ -137,8 +159,7 @@ class VectorTable:
             rowids=np.concatenate([self.rowids, more.rowids]),
             matrix=np.concatenate([self.matrix, more.matrix]),
             layer=np.concatenate([self.layer, more.layer]),
-            criticality=np.concatenate([self.criticality, more.criticality]),
-            time=np.concatenate([self.time, more.time]),
+            numbers={c: np.concatenate([self.numbers[c], more.numbers[c]]) for c in self.numbers},
             codes=codes,
             vocab=vocab,
         )
@@ -154,8 +175,8 @@ class VectorTable:
         """Write the table to ``path`` atomically (temp file, then rename)."""
         arrays: dict[str, np.ndarray[Any, Any]] = {
             "rowids": self.rowids, "matrix": self.matrix, "layer": self.layer,
-            "criticality": self.criticality, "time": self.time,
-            **{f"code:{c}": self.codes[c] for c in CODED_COLUMNS},
+            **{f"num:{c}": self.numbers[c] for c in self.numbers},
+            **{f"code:{c}": self.codes[c] for c in self.codes},
         }
         layout: dict[str, dict[str, Any]] = {}
         offset = 0
@@ -164,7 +185,7 @@ class VectorTable:
             offset += -(-array.nbytes // _ALIGN) * _ALIGN
         header = json.dumps({
             "model_id": self.model_id, "deletions": self.deletions, "max_rowid": self.max_rowid,
-            "vocab": self.vocab, "arrays": layout,
+            "vocab": self.vocab, "arrays": layout, "numeric": list(self.numbers), "coded": list(self.codes),
         }, ensure_ascii=False).encode("utf-8")
         start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -206,10 +227,9 @@ class VectorTable:
                 rowids=arrays["rowids"],
                 matrix=arrays["matrix"],
                 layer=arrays["layer"],
-                criticality=arrays["criticality"],
-                time=arrays["time"],
-                codes={c: arrays[f"code:{c}"] for c in CODED_COLUMNS},
-                vocab={c: list(header["vocab"][c]) for c in CODED_COLUMNS},
+                numbers={c: arrays[f"num:{c}"] for c in header["numeric"]},
+                codes={c: arrays[f"code:{c}"] for c in header["coded"]},
+                vocab={c: list(header["vocab"][c]) for c in header["coded"]},
             )
         except (OSError, ValueError, KeyError, json.JSONDecodeError):
             return None

@@ -1,0 +1,142 @@
+"""The SQLite backend's schema: named migrations, applied in order and recorded in ``migrations``.
+
+A migration is never edited once released; a change to the schema is a new named migration, so
+every store made by an older version opens with the new code (simonw/llm's named migrations).
+
+* ``0001_initial`` — records, FTS5 index, vectors, retrieval events, ingest state;
+* ``0002_retrieval_event_origin`` — who and where of a retrieval event: session, operator,
+  mission, client (docs/adr/0016). Events logged before it read these as None.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "applied_migrations", "apply_migrations", "pending_migrations"]
+
+# Named migrations, applied in order and recorded in the ``migrations`` table.
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "0001_initial",
+        """
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS records (
+            rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            source_key TEXT NOT NULL UNIQUE,
+            mission TEXT NOT NULL,
+            layer TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            title TEXT NOT NULL,
+            text TEXT NOT NULL,
+            source_kind TEXT NOT NULL,
+            ref TEXT NOT NULL,
+            uri TEXT NOT NULL,
+            time REAL NOT NULL,
+            source_commit TEXT,
+            criticality REAL NOT NULL,
+            access_level TEXT NOT NULL,
+            component TEXT,
+            operator TEXT,
+            mission_type TEXT,
+            outcome TEXT,
+            attributes TEXT NOT NULL,
+            ingested_at REAL NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS records_mission_kind ON records (mission, kind);
+        CREATE INDEX IF NOT EXISTS records_layer ON records (layer);
+        CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(
+            title, text, content='records', content_rowid='rowid',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER IF NOT EXISTS records_ai AFTER INSERT ON records BEGIN
+            INSERT INTO records_fts (rowid, title, text) VALUES (new.rowid, new.title, new.text);
+        END;
+        CREATE TRIGGER IF NOT EXISTS records_ad AFTER DELETE ON records BEGIN
+            INSERT INTO records_fts (records_fts, rowid, title, text)
+                VALUES ('delete', old.rowid, old.title, old.text);
+            DELETE FROM vectors WHERE record_rowid = old.rowid;
+        END;
+        CREATE TABLE IF NOT EXISTS vectors (
+            record_rowid INTEGER PRIMARY KEY,
+            model_id TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS vectors_model ON vectors (model_id, record_rowid);
+        CREATE TRIGGER IF NOT EXISTS vectors_ad AFTER DELETE ON vectors BEGIN
+            UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_deletions';
+        END;
+        CREATE TABLE IF NOT EXISTS retrieval_events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            time REAL NOT NULL,
+            query TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            filters TEXT NOT NULL,
+            token_budget INTEGER NOT NULL,
+            tokens_used INTEGER NOT NULL,
+            record_ids TEXT NOT NULL,
+            scores TEXT NOT NULL,
+            omitted INTEGER NOT NULL,
+            duration_ms REAL NOT NULL,
+            model_id TEXT NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS ingest_state (
+            mission TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+            PRIMARY KEY (mission, key)
+        );
+        INSERT OR IGNORE INTO meta (key, value) VALUES ('vector_deletions', '0');
+        """,
+    ),
+    (
+        "0002_retrieval_event_origin",
+        """
+        ALTER TABLE retrieval_events ADD COLUMN session_id TEXT;
+        ALTER TABLE retrieval_events ADD COLUMN operator TEXT;
+        ALTER TABLE retrieval_events ADD COLUMN mission TEXT;
+        ALTER TABLE retrieval_events ADD COLUMN client TEXT;
+        """,
+    ),
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def applied_migrations(conn: sqlite3.Connection) -> set[str] | None:
+    """Names of the applied migrations, or None when the table does not exist yet."""
+    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'").fetchone()
+    if exists is None:
+        return None
+    return {row[0] for row in conn.execute("SELECT name FROM migrations")}
+
+
+def pending_migrations(applied: set[str] | None) -> list[str]:
+    """Names of the migrations not applied yet, in order."""
+    return [name for name, _ in MIGRATIONS if applied is None or name not in applied]
+
+
+def apply_migrations(tx: sqlite3.Connection) -> None:
+    """Apply every pending migration inside the caller's write transaction ``tx``."""
+    tx.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    done = {row[0] for row in tx.execute("SELECT name FROM migrations")}
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        for statement in split_sql(sql):
+            tx.execute(statement)
+        tx.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
+
+
+def split_sql(script: str) -> list[str]:
+    """Split a migration into statements, keeping trigger bodies whole."""
+    statements: list[str] = []
+    buffer = ""
+    for line in script.strip().splitlines():
+        buffer += line + "\n"
+        if sqlite3.complete_statement(buffer):
+            statements.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        statements.append(buffer.strip())
+    return statements

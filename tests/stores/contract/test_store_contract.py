@@ -1,0 +1,195 @@
+"""The store contract: every behaviour the core relies on, run against every registered backend.
+
+A new backend (Qdrant next) passes this suite unchanged before the core may use it
+(DESIGN.md §10, docs/adr/0016-store-boundary-and-retrieval-events.md).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from mission_memory.errors import InputError
+from mission_memory.records import AccessLevel, Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.retrieval_events import Client, NewRetrievalEvent
+from mission_memory.stores.base import MemoryStore, SearchFilter
+
+ALL = SearchFilter(tuple(Layer))
+
+
+def _record(ref: str, text: str, *, kind: RecordKind = RecordKind.DOC_CHUNK, component: str | None = None,
+            criticality: float = 0.5, mission: str = "m", when: datetime | None = None,
+            operator: str | None = None, access: AccessLevel = AccessLevel.INTERNAL) -> Record:
+    return Record.build(
+        kind=kind, title=ref, text=text,
+        provenance=Provenance(kind=SourceKind.DOC, ref=ref, uri=f"file:///{ref}", mission=mission,
+                              time=when or datetime(2025, 1, 1, tzinfo=UTC)),
+        component=component, criticality=criticality, operator=operator, access_level=access,
+    )
+
+
+def _unit(rows: int, dim: int = 8, seed: int = 0) -> npt.NDArray[np.float32]:
+    v = np.random.default_rng(seed).normal(size=(rows, dim)).astype(np.float32)
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_upserting_the_same_records_twice_adds_nothing(store: MemoryStore) -> None:
+    records = [_record(f"a{i}.md", f"text number {i}") for i in range(3)]
+    first = store.upsert_records(records)
+    second = store.upsert_records(records)
+    assert sorted(first.added) == sorted(r.id for r in records) and not first.unchanged
+    assert sorted(second.unchanged) == sorted(r.id for r in records) and not second.added
+    assert store.counts()["domain"] == {"doc_chunk": 3}
+
+
+def test_a_changed_source_replaces_the_record_holding_its_source_key(store: MemoryStore) -> None:
+    old = _record("a.md", "the old wording")
+    new = _record("a.md", "the new wording")
+    store.upsert([old], _unit(1), "model-a")
+    outcome = store.upsert([new], _unit(1, seed=1), "model-a")
+    assert outcome.replaced == [new.id]
+    assert store.get([old.id, new.id]) == {new.id: new}
+    assert store.known_ids([old.id, new.id]) == {new.id}
+    assert store.vector_models() == {"model-a": 1}
+    assert store.ids_by_source_keys([new.source_key, "m:doc_chunk:nowhere"]) == {new.source_key: new.id}
+
+
+def test_delete_removes_records_their_vectors_and_their_index_entries(store: MemoryStore) -> None:
+    keep, gone = _record("keep.md", "alpha bravo"), _record("gone.md", "alpha charlie")
+    store.upsert([keep, gone], _unit(2), "model-a")
+    assert store.delete([gone.id, "not-stored"]) == 1
+    assert store.get([keep.id, gone.id]) == {keep.id: keep}
+    assert [h.record_id for h in store.bm25_search(["alpha"], ALL, 10)] == [keep.id]
+    assert set(store.vectors_for([keep.id, gone.id], "model-a")) == {keep.id}
+
+
+def test_iterate_yields_every_record_once_in_batches(store: MemoryStore) -> None:
+    records = [_record(f"r{i}.md", f"text {i}") for i in range(7)]
+    store.upsert_records(records)
+    batches = list(store.iterate(batch=3))
+    assert [len(b) for b in batches] == [3, 3, 1]
+    assert sorted(r.id for b in batches for r in b) == sorted(r.id for r in records)
+
+
+def test_lexical_search_honours_layers_and_every_kind_of_filter(store: MemoryStore) -> None:
+    api = _record("api.md", "upload proxy retries", component="api", criticality=0.9, operator="alice",
+                  access=AccessLevel.PUBLIC, when=datetime(2024, 5, 1, tzinfo=UTC))
+    web = _record("web.md", "upload proxy retries", component="web", criticality=0.2, operator="bob",
+                  access=AccessLevel.SECRET, when=datetime(2025, 5, 1, tzinfo=UTC))
+    decision = _record("0001.md", "upload proxy decision", kind=RecordKind.DECISION)
+    store.upsert_records([api, web, decision])
+
+    def ids(where: SearchFilter) -> set[str]:
+        return {h.record_id for h in store.bm25_search(["proxy"], where, 10)}
+
+    domain = (Layer.DOMAIN,)
+    assert ids(ALL) == {api.id, web.id, decision.id}
+    assert ids(SearchFilter((Layer.WORKFLOW,))) == {decision.id}
+    assert ids(SearchFilter(domain, component="api")) == {api.id}
+    assert ids(SearchFilter(domain, min_criticality=0.5)) == {api.id}
+    assert ids(SearchFilter(domain, since=datetime(2025, 1, 1, tzinfo=UTC))) == {web.id}
+    assert ids(SearchFilter(domain, until=datetime(2025, 1, 1, tzinfo=UTC))) == {api.id}
+    assert ids(SearchFilter(domain, operator="bob")) == {web.id}
+    assert ids(SearchFilter(domain, max_access="internal")) == {api.id}
+    assert ids(SearchFilter(domain, mission="elsewhere")) == set()
+    by_layer = store.bm25_search_by_layer(["proxy"], ALL, 10)
+    assert {h.record_id for h in by_layer[Layer.WORKFLOW]} == {decision.id}
+    assert store.phrase_search(["proxy decision"], ALL, 5) == [decision.id]
+
+
+def test_vectors_are_written_and_searched_by_record_id(store: MemoryStore) -> None:
+    records = [_record(f"v{i}.md", f"vector text {i}", component="api" if i % 2 else "web") for i in range(4)]
+    store.upsert_records(records)
+    assert sorted(store.ids_without_vector("model-a", 10)) == sorted(r.id for r in records)
+    vectors = _unit(4)
+    store.put_vectors([r.id for r in records], vectors, "model-a")
+    assert store.ids_without_vector("model-a", 10) == []
+    hits = store.dense_search_by_layer(vectors[1], "model-a", ALL, 2)[Layer.DOMAIN]
+    assert hits[0].record_id == records[1].id and hits[0].score == pytest.approx(1.0, abs=1e-5)
+    only_web = store.dense_search_by_layer(vectors[1], "model-a", SearchFilter((Layer.DOMAIN,), component="web"), 4)
+    assert {h.record_id for h in only_web[Layer.DOMAIN]} == {records[0].id, records[2].id}
+    stored = store.vectors_for([records[3].id], "model-a")
+    np.testing.assert_allclose(stored[records[3].id], vectors[3], atol=1e-6)
+    store.put_vectors([records[0].id], vectors[3:4], "model-a")  # replaced, not added
+    assert store.vector_models() == {"model-a": 4}
+
+
+def test_vectors_of_different_models_are_never_mixed(store: MemoryStore) -> None:
+    a, b = _record("a.md", "alpha"), _record("b.md", "bravo")
+    store.upsert([a], _unit(1, dim=8), "model-a")
+    store.upsert([b], _unit(1, dim=4, seed=3), "model-b")
+    query = _unit(1, dim=8)[0]
+    assert [h.record_id for h in store.dense_search_by_layer(query, "model-a", ALL, 5)[Layer.DOMAIN]] == [a.id]
+    assert set(store.vectors_for([a.id, b.id], "model-b")) == {b.id}
+    assert store.delete_vectors_not_of("model-b") == 1
+    assert store.vector_models() == {"model-b": 1}
+    assert store.dense_search_by_layer(query, "model-a", ALL, 5)[Layer.DOMAIN] == []
+
+
+def test_retrieval_events_round_trip_with_who_and_where(store: MemoryStore) -> None:
+    sent = NewRetrievalEvent(
+        query="why sqlite?", scope="all", filters={"component": "api"}, token_budget=800, tokens_used=120,
+        record_ids=("r1", "r2"), scores=(0.9, 0.5), omitted=1, duration_ms=12.5, model_id="model-a",
+        session_id="s-1", operator="alice@example.org", mission="m", client=Client.MCP,
+    )
+    logged = store.log_retrieval_event(sent)
+    store.log_retrieval_event(sent.model_copy(update={"query": "later"}))
+    events = store.retrieval_events(10)
+    assert [e.query for e in events] == ["later", "why sqlite?"]
+    assert events[1] == logged
+    assert events[1].model_dump(exclude={"id", "time"}) == sent.model_dump()
+    assert store.count_retrieval_events() == 2
+
+
+def test_state_round_trips_per_mission_and_key(store: MemoryStore) -> None:
+    assert store.get_state("m", "git_head") is None
+    store.set_state("m", "git_head", "abc")
+    store.set_state("m", "git_head", "def")
+    store.set_state("other", "git_head", "xyz")
+    assert store.get_state("m", "git_head") == "def"
+    assert store.get_state("other", "git_head") == "xyz"
+
+
+def test_delete_missing_keeps_only_the_named_source_keys(store: MemoryStore) -> None:
+    keep, stale = _record("keep.md", "k"), _record("stale.md", "s")
+    store.upsert_records([keep, stale])
+    assert store.delete_missing("m", ["doc_chunk"], [keep.source_key]) == 1
+    assert store.known_ids([keep.id, stale.id]) == {keep.id}
+    assert store.count_kind("m", "doc_chunk") == 1
+    assert store.missions() == {"m": 1}
+
+
+def test_a_fresh_store_is_sound_writable_and_at_the_current_schema(store: MemoryStore) -> None:
+    store.ensure_sound()
+    assert store.read_only is False
+    assert store.schema_version >= 2
+    with pytest.raises(InputError, match="one row for each"):
+        store.put_vectors(["x"], _unit(2), "model-a")  # two vectors for one id: rejected, nothing written
+
+
+def test_priors_are_read_without_the_records_and_mark_superseded_decisions(store: MemoryStore) -> None:
+    old = Record.build(
+        kind=RecordKind.DECISION, title="ADR-0001", text="use postgres",
+        provenance=Provenance(kind=SourceKind.ADR, ref="0001.md", uri="file:///0001.md", mission="m",
+                              time=datetime(2024, 1, 1, tzinfo=UTC)),
+        criticality=0.7, attributes={"status": "accepted", "superseded_by": ["0002"]},
+    )
+    doc = _record("guide.md", "a guide", criticality=0.4)
+    store.upsert_records([old, doc])
+    priors = store.priors_of([old.id, doc.id, "missing"])
+    assert set(priors) == {old.id, doc.id}
+    assert (priors[old.id].layer, priors[old.id].kind, priors[old.id].superseded) == (
+        Layer.WORKFLOW, RecordKind.DECISION, True)
+    assert (priors[doc.id].criticality, priors[doc.id].superseded, priors[doc.id].bare_merge) == (0.4, False, False)
+
+
+def test_most_critical_returns_the_most_critical_records_passing_the_filter(store: MemoryStore) -> None:
+    records = [_record(f"c{i}.md", f"text {i}", criticality=c, component="api" if i < 3 else "web")
+               for i, c in enumerate([0.2, 0.9, 0.5, 1.0])]
+    store.upsert_records(records)
+    assert [h.record_id for h in store.most_critical(ALL, 2)] == [records[3].id, records[1].id]
+    api = store.most_critical(SearchFilter((Layer.DOMAIN,), component="api"), 10)
+    assert [(h.record_id, h.score) for h in api] == [(records[1].id, 0.9), (records[2].id, 0.5), (records[0].id, 0.2)]
