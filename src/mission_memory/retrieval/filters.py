@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mission_memory.errors import InputError
 from mission_memory.records import Layer
+from mission_memory.utc import as_utc
 
 __all__ = ["QueryFilters", "Scope", "layers_in_scope", "parse_filters", "parse_scope"]
 
@@ -88,9 +89,7 @@ class QueryFilters(BaseModel):
     @field_validator("since", "until")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value
+        return as_utc(value) if value is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         """The filters that are set, JSON-ready (times as ISO 8601)."""

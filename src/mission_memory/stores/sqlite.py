@@ -43,6 +43,7 @@ from mission_memory.errors import BackendUnavailable
 from mission_memory.records import Layer, Provenance, Record, RecordKind
 from mission_memory.stores.base import Hit, RecordStore, SearchFilter, UpsertOutcome, VectorIndex
 from mission_memory.stores.vector_table import VectorTable
+from mission_memory.utc import as_utc
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -141,9 +142,7 @@ _SNAPSHOT_MIN_ROWS = 2000
 
 
 def _ts(moment: datetime) -> float:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return as_utc(moment).timestamp()
 
 
 def _translating(cls: type[SqliteStore]) -> type[SqliteStore]:
