@@ -300,19 +300,25 @@ def _blocks(lines: Sequence[str], first_line: int) -> list[tuple[int, str]]:
 
 
 def _hard_split(block: str, limit: int) -> list[str]:
+    """Cut a block longer than ``limit`` at line breaks, else spaces, else anywhere; linear in its length
+    (a 20 MB paragraph is walked by index, never re-copied)."""
     pieces: list[str] = []
-    rest = block
-    while len(rest) > limit:
-        cut = rest.rfind("\n", 0, limit + 1)
-        if cut <= limit // 2:
-            cut = rest.rfind(" ", 0, limit + 1)
-        if cut <= limit // 2:
-            cut = limit
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        pieces.append(rest)
-    return [piece for piece in pieces if piece]
+    start, size = 0, len(block)
+    while size - start > limit:
+        cut = block.rfind("\n", start, start + limit + 1)
+        if cut - start <= limit // 2:
+            cut = block.rfind(" ", start, start + limit + 1)
+        if cut - start <= limit // 2:
+            cut = start + limit
+        piece = block[start:cut].rstrip()
+        if piece:
+            pieces.append(piece)
+        start = cut
+        while start < size and block[start].isspace():
+            start += 1
+    if start < size:
+        pieces.append(block[start:])
+    return pieces
 
 
 def _pack(

@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from mission_memory.errors import InputError
-from mission_memory.git_runner import run_git_text
+from mission_memory.git_runner import run_git, run_git_text
 
 __all__ = [
     "Commit",
@@ -126,8 +126,12 @@ class GitRepository:
         return self.git("merge-base", "--is-ancestor", older, newer, check=False) is not None
 
     def tracked_files(self) -> list[str]:
-        """Repository-relative paths of the files git tracks, as in the index."""
-        out = self.git("ls-files", "-z") or ""
+        """Repository-relative paths of the files git tracks, as in the index.
+
+        Names that are not UTF-8 keep their bytes as surrogate escapes (as `os.fsdecode` does), so such
+        a file can still be named exactly; `ingest_repository` reports it rather than guess a name.
+        """
+        out = run_git(self.root, "ls-files", "-z").decode("utf-8", "surrogateescape")
         return [p for p in out.split("\0") if p]
 
     def commits(self, since: str | None = None) -> list[Commit]:
