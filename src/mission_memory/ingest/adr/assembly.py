@@ -292,7 +292,7 @@ def _parse_markdown_adr(text: str, path: str, file_title: str, file_number: int 
     normalised = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
     lines = normalised.split("\n")
     front_body, consumed = split_front_matter(normalised)
-    front = _read_front_matter(front_body) if front_body is not None else {}
+    front = _read_front_matter(front_body, toml=normalised.startswith("+++")) if front_body is not None else {}
     definitions = {m.group(1).strip().lower(): m.group(2) for m in _REF_LINK_DEF.finditer(normalised)}
     draft = _Draft()
     for raw_key, value in front.items():
