@@ -4,7 +4,9 @@ Incremental and idempotent. Files are read once per run and turned into records 
 from their content; only records whose id is not stored yet are embedded and written, so a re-run
 on an unchanged repository adds nothing and embeds nothing. Commits are read from the last
 ingested HEAD on. Files that cannot be read as text (binary, too large, not UTF-8) are skipped and
-reported with a reason. A folder that is not a git work tree is ingested as documents only.
+reported with a reason. A folder that is not a git work tree is ingested as documents only, minus
+what its ``.gitignore`` files exclude; files matching ``.mission-memory-ignore`` at the root are left out
+either way (see `mission_memory.ingest.exclusion`).
 
 Records are written in batches, each batch one transaction: a process killed mid-ingest leaves a
 sound store holding the batches already committed, and a re-run completes the rest.
@@ -12,7 +14,6 @@ sound store holding the batches already committed, and a re-run completes the re
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
+from mission_memory.ingest.exclusion import IngestExclusion, folder_files
 from mission_memory.ingest.git_history import Commit, GitRepository
 from mission_memory.ingest.principles import find_principle_paths, link_principles, parse_principles
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
@@ -40,7 +42,6 @@ _RECORD_TEXT_CAP = 20_000
 """Characters at most in a decision's or principle's record text (and in each long decision field). A
 longer ADR keeps its head there and is also ingested whole as document chunks, so a 20 MB file never
 becomes one 20-million-character record that every later query has to scan."""
-_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "dist", "build"})
 _CRITICALITY = {
     DecisionStatus.ACCEPTED: 0.7,
     DecisionStatus.PROPOSED: 0.6,
@@ -121,14 +122,10 @@ class _Source:
         self.last_changes: dict[str, tuple[str, datetime]] = self.git.last_changes() if self.git else {}
 
     def files(self) -> list[str]:
-        if self.git:
-            return self.git.tracked_files()
-        out: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-            for name in sorted(filenames):
-                out.append(Path(dirpath, name).relative_to(self.root).as_posix())
-        return out
+        """The files to consider: tracked ones (or, in a plain folder, those its ``.gitignore`` files
+        keep), minus those ``.mission-memory-ignore`` excludes."""
+        listed = self.git.tracked_files() if self.git else folder_files(self.root)
+        return IngestExclusion(self.root).kept(listed)
 
     def changed(self, path: str) -> tuple[str | None, datetime]:
         if path in self.last_changes:
@@ -439,7 +436,8 @@ def ingest_repository(
         What was added, updated, left unchanged, removed and skipped.
 
     Raises:
-        InputError: ``path`` does not exist or is not a folder.
+        InputError: ``path`` does not exist or is not a folder, or ``.mission-memory-ignore`` (or, in a
+            plain folder, a ``.gitignore``) holds a line that is not a valid pattern; nothing is written.
         BackendUnavailable: git or the store failed.
     """
     path = path.expanduser()
