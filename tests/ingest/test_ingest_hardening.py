@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,18 @@ def test_a_file_name_that_is_not_utf8_is_reported_readably_as_an_undecodable_fil
 
     assert report.skipped == [{"path": "docs/bad-\\xff\\xfe.md", "reason": "undecodable file name"}]
     assert any(r.provenance.ref.startswith("docs/guide.md") for r in _records(memory))
+
+
+def test_a_plain_folder_file_name_that_is_not_utf8_is_reported_the_same_way(memory: Memory, tmp_path: Path) -> None:
+    root = tmp_path / "folder"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "посібник.md").write_text("# Посібник\n\nЩоночі.\n", encoding="utf-8")
+    (root / os.fsdecode(b"docs/\xe7\xe0\xec\xb3\xf2\xea\xe8.md")).write_text("# cp1251\n", encoding="utf-8")
+
+    report = memory.ingest_repository(root)
+
+    assert report.skipped == [{"path": "docs/\\xe7\\xe0\\xec\\xb3\\xf2\\xea\\xe8.md", "reason": "undecodable file name"}]
+    assert any(r.provenance.ref.startswith("docs/посібник.md") for r in _records(memory))
 
 
 def test_an_oversized_decision_is_a_bounded_record_and_its_whole_text_becomes_document_chunks(
