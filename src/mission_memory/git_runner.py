@@ -44,11 +44,15 @@ def run_git(
     repo: Path, *args: str, stdin: bytes | None = ..., bare: bool = ..., check: Literal[True] = ...,
     timeout: float = ..., failure: type[MissionMemoryError] = ...,
 ) -> bytes: ...
+
+
 @overload
 def run_git(
     repo: Path, *args: str, stdin: bytes | None = ..., bare: bool = ..., check: bool,
     timeout: float = ..., failure: type[MissionMemoryError] = ...,
 ) -> bytes | None: ...
+
+
 def run_git(
     repo: Path,
     *args: str,
@@ -119,11 +123,15 @@ def run_git_text(
     repo: Path, *args: str, stdin: bytes | None = ..., bare: bool = ..., check: Literal[True] = ...,
     timeout: float = ..., failure: type[MissionMemoryError] = ...,
 ) -> str: ...
+
+
 @overload
 def run_git_text(
     repo: Path, *args: str, stdin: bytes | None = ..., bare: bool = ..., check: bool,
     timeout: float = ..., failure: type[MissionMemoryError] = ...,
 ) -> str | None: ...
+
+
 def run_git_text(
     repo: Path,
     *args: str,
