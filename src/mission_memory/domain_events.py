@@ -18,7 +18,7 @@ import csv
 import io
 import json
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from mission_memory.utc import as_utc
 
 __all__ = [
     "MAX_EVENT_BATCH_BYTES",
@@ -87,7 +88,7 @@ class DomainEvent(BaseModel):
     @field_validator("time")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return as_utc(value)
 
     @field_validator("id", "sector", "type", "source", "text")
     @classmethod

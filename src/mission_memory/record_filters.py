@@ -23,6 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mission_memory.records import AccessLevel, Layer, Record
+from mission_memory.utc import as_utc
 
 __all__ = [
     "ACCESS_ORDER",
@@ -92,9 +93,7 @@ class QueryFilters(BaseModel):
     @field_validator("since", "until")
     @classmethod
     def _utc(cls, value: datetime | None) -> datetime | None:
-        if value is not None and value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value
+        return as_utc(value) if value is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         """The filters that are set, JSON-ready (times as ISO 8601)."""
@@ -163,7 +162,7 @@ FILTER_FIELDS: tuple[FilterField, ...] = (
 def to_column_value(value: Any) -> Any:
     """A filter value as the column holds it: times as seconds since the epoch, enums as text."""
     if isinstance(value, datetime):
-        return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
+        return as_utc(value).timestamp()
     if isinstance(value, StrEnum):
         return value.value
     return value

@@ -771,3 +771,50 @@ def test_tdr_options_and_rejected_alternatives_are_taken_where_stated(
     assert [a.option for a in email.rejected_alternatives] == ["AWS Simple Email Service (SES)", "SendGrid"]
     assert email.rejected_alternatives[1].reason == "Rejected due to cost."
     assert by_number[37].rationale is not None
+
+
+def test_yaml_front_matter_block_scalars_comments_and_quoted_colons_are_read_as_yaml() -> None:
+    text = (
+        "---\n"
+        "title: >\n"
+        "  Зберігати реєстр\n"
+        "  у SQLite\n"
+        "status: accepted  # agreed on the night shift\n"
+        'component: "ledger: field nodes"\n'
+        "date: 2024-03-05\n"
+        "decision-makers:\n"
+        "  - Олена Коваль\n"
+        "  - Taras Melnyk\n"
+        "tags: [ledger, офлайн]\n"
+        "---\n\n"
+        "Польові вузли працюють без мережі.\n"
+    )
+    decision = parse_adr(text, "docs/decisions/ledger.md")
+    assert decision.title == "Зберігати реєстр у SQLite"
+    assert decision.status is DecisionStatus.ACCEPTED
+    assert decision.status_text == "accepted"
+    assert decision.component == "ledger: field nodes"
+    assert decision.decided_at == datetime.date(2024, 3, 5)
+    assert decision.deciders == ("Олена Коваль", "Taras Melnyk")
+    assert decision.tags == ("ledger", "офлайн")
+
+
+def test_a_template_placeholder_that_is_not_yaml_falls_back_to_the_line_reader() -> None:
+    text = (
+        "---\n"
+        "status: {proposed | rejected | accepted | deprecated | … | superseded by [ADR-0005](0005-x.md)}\n"
+        "date: {YYYY-MM-DD when the decision was last updated}\n"
+        "---\n\n"
+        "# {short title of solved problem and solution}\n"
+    )
+    decision = parse_adr(text, "docs/decisions/0007-example.md")
+    assert decision.status is DecisionStatus.PROPOSED
+    assert decision.status_text is not None and decision.status_text.startswith("{proposed | rejected")
+
+
+def test_toml_front_matter_is_read() -> None:
+    text = '+++\nstatus = "відхилено"\ndate = 2024-05-01\ndeciders = ["Olena", "Taras"]\n+++\n\n# Use Kafka\n'
+    decision = parse_adr(text, "docs/adr/0004-use-kafka.md")
+    assert decision.status is DecisionStatus.REJECTED
+    assert decision.decided_at == datetime.date(2024, 5, 1)
+    assert decision.deciders == ("Olena", "Taras")

@@ -198,3 +198,34 @@ def test_every_markdown_file_of_the_tdr_corpus_splits_within_the_cap(tdr_repo: P
         lines = text.split("\n")
         for chunk in chunks:
             assert 1 <= chunk.start_line <= len(lines), path
+
+
+def test_a_fence_indented_inside_a_list_item_does_not_swallow_the_next_heading() -> None:
+    text = (
+        "# Експорт\n\n"
+        "## Через консоль\n"
+        "1. Відкрийте крок:\n"
+        "    ```\n"
+        "   {\"ConsignmentId\": \"...\"}\n"
+        "   ```\n"
+        "2. Запустіть.\n\n"
+        "## Через CLI\n"
+        "1. Виконайте команду.\n"
+    )
+    chunks = split_document(text, "docs/export.md")
+    assert [chunk.heading_path for chunk in chunks] == [
+        ("Експорт", "Через консоль"), ("Експорт", "Через CLI")
+    ]
+
+
+def test_headings_inside_block_quotes_and_lists_do_not_start_sections() -> None:
+    text = "# Guide\n\n> # Quoted title\n> quoted text\n\n- # listed\n\nBody.\n"
+    chunks = split_document(text, "docs/guide.md")
+    assert [chunk.title for chunk in chunks] == ["Guide"]
+
+
+def test_a_setext_heading_may_span_several_lines() -> None:
+    text = "Резервне копіювання\nжурналу\n===\n\nЩоночі о 02:00.\n"
+    chunks = split_document(text, "docs/backup.md")
+    assert [chunk.title for chunk in chunks] == ["Резервне копіювання журналу"]
+    assert chunks[0].anchor == "резервне-копіювання-журналу"

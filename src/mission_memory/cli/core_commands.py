@@ -87,6 +87,8 @@ def ingest(
         console.print(f"Skipped {skipped['count']} files ({reasons})")
         for item in skipped["files"][:10]:
             console.print(f"  {item['path']}: {item['reason']}")
+    for warning in data["warnings"]:
+        console.print(f"Warning: {warning}", markup=False)
     console.print(f"HEAD {data['head'] or '(not a git repository)'} · {data['embedded']} records embedded")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +23,7 @@ from mission_memory.prompts.corpus import CapturedPrompt, PromptCorpus, default_
 from mission_memory.prompts.intents import Intent, label_intent
 from mission_memory.prompts.switching import switching_stats
 from mission_memory.prompts.topics import topic_distribution
+from mission_memory.utc import as_utc
 
 __all__ = ["app"]
 
@@ -56,7 +57,7 @@ def _since(value: str | None) -> datetime | None:
         moment = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InputError(f"--since {value!r} is not an ISO date or date-time") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    return as_utc(moment)
 
 
 def _selected(

@@ -22,6 +22,7 @@ from rich.table import Table
 
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.errors import ConfigError, InputError
+from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory
@@ -65,7 +66,7 @@ def _parse_now(value: str | None) -> datetime | None:
         moment = datetime.fromisoformat(value)
     except ValueError as exc:
         raise InputError(f"--now {value!r} is not an ISO 8601 time (e.g. 2025-03-01T09:00:00+00:00)") from exc
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment
+    return as_utc(moment)
 
 
 def _make_tracker(

@@ -1,8 +1,10 @@
 """Documentation files (Markdown, reStructuredText, plain text) split into heading-scoped chunks for the
 domain layer (DESIGN.md §3; issue 2 item 5, "documentation ... split on headings with a size cap; provenance
-= path#heading"). The module owns the document structure: front matter, ATX and setext headings outside
-fenced code, reStructuredText section titles, GitHub-style heading anchors, and the size cap. It is pure:
-text in, frozen dataclasses out; reading files and making records is the caller's job.
+= path#heading"). The module owns the document structure: front matter delimiters, Markdown headings
+(found by markdown-it-py, a CommonMark parser, so code, lists, quotes and HTML blocks never split a
+document), reStructuredText section titles, GitHub-style heading anchors, and the size cap. It is pure:
+text in, frozen dataclasses out; reading files and making records is the caller's job. See ADR 0018 for
+the parts that stay hand-written.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+
+from markdown_it import MarkdownIt
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -28,10 +32,6 @@ DOCUMENT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
 
 _MIN_MAX_CHARS = 40
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]++(.*+))?$")
-_SETEXT_H1 = re.compile(r"^ {0,3}=+[ \t]*$")
-_SETEXT_H2 = re.compile(r"^ {0,3}-+[ \t]*$")
-_NOT_SETEXT_TEXT = re.compile(r"^\s*(?:[-*+>|]|\d+[.)]\s|<!--|```|~~~)|^ {4,}")
 _RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
 _BLANK = re.compile(r"^\s*$")
 
@@ -95,65 +95,39 @@ def split_front_matter(text: str) -> tuple[str | None, int]:
     return None, 0
 
 
-def _atx_text(raw: str) -> str:
-    """Heading text without an optional closing sequence of ``#`` (which must follow a space)."""
-    text = raw.strip()
-    bare = text.rstrip("#")
-    if bare != text and (not bare or bare[-1] in " \t"):
-        text = bare.strip()
-    return text
+def _block_parser() -> MarkdownIt:
+    """CommonMark with GitHub's pipe tables, block level only: headings are found by markdown-it-py and
+    inline parsing (emphasis, links) is skipped, which keeps a multi-megabyte document to a fraction of a
+    second."""
+    return MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+
+
+_MARKDOWN = _block_parser()
 
 
 def find_markdown_headings(lines: Sequence[str], start: int = 0) -> list[MarkdownHeading]:
     """List the ATX (``## Title``) and setext (``Title`` over ``===`` / ``---``) headings of Markdown lines.
 
-    Lines inside fenced code blocks (```` ``` ```` or ``~~~``) are never headings, so shell comments in
-    code do not split a document.
+    Parsed as CommonMark (with GitHub tables) by markdown-it-py: lines inside fenced or indented code,
+    HTML blocks, lists and block quotes are never section headings, so shell comments in code do not split
+    a document; a setext heading may span several lines (its text joined with spaces).
 
     Args:
         lines: the document's lines (no line terminators).
-        start: index of the first line to look at (e.g. after front matter).
+        start: index of the first line to look at (e.g. after front matter, which CommonMark would
+            otherwise read as a thematic break and a heading).
 
     Returns:
-        Headings in document order.
+        Top-level headings in document order.
     """
+    tokens = _MARKDOWN.parse("\n".join(lines[start:]))
     headings: list[MarkdownHeading] = []
-    fence: str | None = None
-    previous_is_text = False
-    for index in range(start, len(lines)):
-        line = lines[index]
-        fence_match = _FENCE.match(line)
-        if fence is not None:
-            if (
-                fence_match
-                and fence_match.group(1)[0] == fence[0]
-                and len(fence_match.group(1)) >= len(fence)
-                and not line.strip()[len(fence_match.group(1)) :].strip()
-            ):
-                fence = None
-            previous_is_text = False
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open" or token.level != 0 or token.map is None:
             continue
-        if fence_match:
-            fence = fence_match.group(1)
-            previous_is_text = False
-            continue
-        atx = _ATX.match(line)
-        if atx:
-            headings.append(
-                MarkdownHeading(len(atx.group(1)), _atx_text(atx.group(2) or ""), index, index + 1)
-            )
-            previous_is_text = False
-            continue
-        if (
-            previous_is_text
-            and (_SETEXT_H1.match(line) or _SETEXT_H2.match(line))
-            and (not headings or headings[-1].line != index - 1)
-        ):
-            level = 1 if "=" in line else 2
-            headings.append(MarkdownHeading(level, lines[index - 1].strip(), index - 1, index + 1))
-            previous_is_text = False
-            continue
-        previous_is_text = bool(line.strip()) and not _NOT_SETEXT_TEXT.match(line)
+        inline = tokens[index + 1]
+        text = " ".join(inline.content.split("\n")).strip()
+        headings.append(MarkdownHeading(int(token.tag[1]), text, token.map[0] + start, token.map[1] + start))
     return headings
 
 
@@ -300,19 +274,25 @@ def _blocks(lines: Sequence[str], first_line: int) -> list[tuple[int, str]]:
 
 
 def _hard_split(block: str, limit: int) -> list[str]:
+    """Cut a block longer than ``limit`` at line breaks, else spaces, else anywhere; linear in its length
+    (a 20 MB paragraph is walked by index, never re-copied)."""
     pieces: list[str] = []
-    rest = block
-    while len(rest) > limit:
-        cut = rest.rfind("\n", 0, limit + 1)
-        if cut <= limit // 2:
-            cut = rest.rfind(" ", 0, limit + 1)
-        if cut <= limit // 2:
-            cut = limit
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        pieces.append(rest)
-    return [piece for piece in pieces if piece]
+    start, size = 0, len(block)
+    while size - start > limit:
+        cut = block.rfind("\n", start, start + limit + 1)
+        if cut - start <= limit // 2:
+            cut = block.rfind(" ", start, start + limit + 1)
+        if cut - start <= limit // 2:
+            cut = start + limit
+        piece = block[start:cut].rstrip()
+        if piece:
+            pieces.append(piece)
+        start = cut
+        while start < size and block[start].isspace():
+            start += 1
+    if start < size:
+        pieces.append(block[start:])
+    return pieces
 
 
 def _pack(

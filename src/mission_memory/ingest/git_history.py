@@ -8,14 +8,14 @@ commit), and git's failures are translated here, at the backend boundary, into
 from __future__ import annotations
 
 import re
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
 
-from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.errors import InputError
+from mission_memory.git_runner import run_git, run_git_text
 from mission_memory.tracker_keys import extract_tracker_keys
 
 __all__ = [
@@ -83,7 +83,7 @@ class GitRepository:
     def __init__(self, path: Path) -> None:
         if not path.exists():
             raise InputError(f"ingest path {path} does not exist")
-        top = self._run(path if path.is_dir() else path.parent, "rev-parse", "--show-toplevel", check=False)
+        top = run_git_text(path if path.is_dir() else path.parent, "rev-parse", "--show-toplevel", check=False)
         if top is None:
             raise InputError(f"{path} is not inside a git work tree")
         self.root = Path(top.strip())
@@ -94,30 +94,11 @@ class GitRepository:
         """True when ``path`` is a folder inside a git work tree."""
         if not path.is_dir():
             return False
-        return GitRepository._run(path, "rev-parse", "--is-inside-work-tree", check=False) == "true\n"
-
-    @staticmethod
-    def _run(cwd: Path, *args: str, check: bool = True) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-c", "core.quotepath=off", *args],
-                cwd=cwd,
-                capture_output=True,
-                check=False,
-                env=None,
-            )
-        except FileNotFoundError as exc:
-            raise BackendUnavailable("the git command is not installed") from exc
-        if done.returncode != 0:
-            if check:
-                message = done.stderr.decode("utf-8", "replace").strip()
-                raise BackendUnavailable(f"git {' '.join(args[:2])} failed in {cwd}: {message}")
-            return None
-        return done.stdout.decode("utf-8", "replace")
+        return run_git_text(path, "rev-parse", "--is-inside-work-tree", check=False) == "true\n"
 
     def git(self, *args: str, check: bool = True) -> str | None:
         """Run ``git ARGS`` in the work tree; stdout as text, or None when it failed and not ``check``."""
-        return self._run(self.root, *args, check=check)
+        return run_git_text(self.root, *args, check=check)
 
     def head(self) -> str | None:
         """The sha HEAD points to, or None in a repository without commits."""
@@ -129,8 +110,12 @@ class GitRepository:
         return self.git("merge-base", "--is-ancestor", older, newer, check=False) is not None
 
     def tracked_files(self) -> list[str]:
-        """Repository-relative paths of the files git tracks, as in the index."""
-        out = self.git("ls-files", "-z") or ""
+        """Repository-relative paths of the files git tracks, as in the index.
+
+        Names that are not UTF-8 keep their bytes as surrogate escapes (as `os.fsdecode` does), so such
+        a file can still be named exactly; `ingest_repository` reports it rather than guess a name.
+        """
+        out = run_git(self.root, "ls-files", "-z").decode("utf-8", "surrogateescape")
         return [p for p in out.split("\0") if p]
 
     def commits(self, since: str | None = None) -> list[Commit]:

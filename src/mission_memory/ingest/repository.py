@@ -4,7 +4,9 @@ Incremental and idempotent. Files are read once per run and turned into records 
 from their content; only records whose id is not stored yet are embedded and written, so a re-run
 on an unchanged repository adds nothing and embeds nothing. Commits are read from the last
 ingested HEAD on. Files that cannot be read as text (binary, too large, not UTF-8) are skipped and
-reported with a reason. A folder that is not a git work tree is ingested as documents only.
+reported with a reason. A folder that is not a git work tree is ingested as documents only, minus
+what its ``.gitignore`` files exclude; files matching ``.mission-memory-ignore`` at the root are left out
+either way (see `mission_memory.ingest.exclusion`).
 
 Records are written in batches, each batch one transaction: a process killed mid-ingest leaves a
 sound store holding the batches already committed, and a re-run completes the rest.
@@ -12,7 +14,6 @@ sound store holding the batches already committed, and a re-run completes the re
 
 from __future__ import annotations
 
-import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
+from mission_memory.ingest.exclusion import IngestExclusion, folder_files
 from mission_memory.ingest.git_history import Commit, GitRepository
 from mission_memory.ingest.principles import find_principle_paths, link_principles, parse_principles
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
@@ -36,7 +38,10 @@ ProgressFn = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: called as work advances (phases: read, embed)."""
 
 _BATCH = 64
-_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", "dist", "build"})
+_RECORD_TEXT_CAP = 20_000
+"""Characters at most in a decision's or principle's record text (and in each long decision field). A
+longer ADR keeps its head there and is also ingested whole as document chunks, so a 20 MB file never
+becomes one 20-million-character record that every later query has to scan."""
 _CRITICALITY = {
     DecisionStatus.ACCEPTED: 0.7,
     DecisionStatus.PROPOSED: 0.6,
@@ -56,8 +61,10 @@ class IngestReport:
         head: the commit ingested up to, or None.
         added, updated, unchanged, removed: counts by record kind.
         skipped: files not ingested, with the reason (``binary``, ``too-large``, ``undecodable``,
-            ``unreadable``).
+            ``undecodable file name``, ``unreadable``).
         embedded: vectors computed in this run.
+        warnings: what the run decided on the reader's behalf (a supersession cycle broken by date,
+            an oversized decision kept to its head), one sentence each.
     """
 
     mission: str
@@ -69,6 +76,7 @@ class IngestReport:
     removed: Counter[str] = field(default_factory=Counter)
     skipped: list[dict[str, str]] = field(default_factory=list)
     embedded: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def by_layer(self) -> dict[str, dict[str, int]]:
         """Counts per layer: ``{layer: {"added": n, "updated": n, "unchanged": n, "removed": n}}``."""
@@ -101,6 +109,7 @@ class IngestReport:
                                        ("unchanged", self.unchanged), ("removed", self.removed))
             },
             "by_layer": self.by_layer(),
+            "warnings": list(self.warnings),
         }
 
 
@@ -113,14 +122,10 @@ class _Source:
         self.last_changes: dict[str, tuple[str, datetime]] = self.git.last_changes() if self.git else {}
 
     def files(self) -> list[str]:
-        if self.git:
-            return self.git.tracked_files()
-        out: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
-            for name in sorted(filenames):
-                out.append(Path(dirpath, name).relative_to(self.root).as_posix())
-        return out
+        """The files to consider: tracked ones (or, in a plain folder, those its ``.gitignore`` files
+        keep), minus those ``.mission-memory-ignore`` excludes."""
+        listed = self.git.tracked_files() if self.git else folder_files(self.root)
+        return IngestExclusion(self.root).kept(listed)
 
     def changed(self, path: str) -> tuple[str | None, datetime]:
         if path in self.last_changes:
@@ -154,6 +159,17 @@ def _read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
         return None, "undecodable"
 
 
+def _readable_file_name(path: str) -> str:
+    """A file name as text that can be shown and stored: bytes that are not UTF-8 (held as surrogate
+    escapes, see `os.fsdecode`) become ``\\xNN``, e.g. ``docs/bad-\\xff.md``; a UTF-8 name is returned as is.
+    """
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path
+
+
 def _component_of(path: str) -> str | None:
     return path.split("/", 1)[0] if "/" in path else None
 
@@ -164,34 +180,108 @@ def _decision_time(decision: Decision, fallback: datetime) -> datetime:
     return fallback
 
 
+def _bounded(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at the last paragraph (else line) break, marked as cut."""
+    if len(text) <= limit:
+        return text
+    marker = "\n\n[…]"
+    room = limit - len(marker)
+    cut = text.rfind("\n\n", 0, room)
+    if cut < room // 2:
+        cut = text.rfind("\n", 0, room)
+    if cut < room // 2:
+        cut = room
+    return text[:cut].rstrip() + marker
+
+
+def _cycle_groups(edges: dict[str, set[str]]) -> list[set[str]]:
+    """Groups of nodes that reach each other through ``edges`` (cycles), each with two nodes or more."""
+    reach: dict[str, set[str]] = {}
+    for start in edges:
+        seen: set[str] = set()
+        stack = list(edges[start])
+        while stack:
+            node = stack.pop()
+            if node not in seen:
+                seen.add(node)
+                stack.extend(edges.get(node, ()))
+        reach[start] = seen
+    groups: list[set[str]] = []
+    placed: set[str] = set()
+    for node in sorted(edges):
+        if node in placed or node not in reach[node]:
+            continue
+        group = {other for other in reach[node] if node in reach.get(other, set())} | {node}
+        if len(group) > 1:
+            groups.append(group)
+            placed |= group
+    return groups
+
+
+def _supersessions(
+    source: _Source, adrs: Sequence[tuple[str, Decision]], warnings: list[str]
+) -> tuple[dict[str, list[str]], set[str]]:
+    """Who supersedes each ADR (``{path: [refs]}``), with links written on either side made symmetric and
+    supersession cycles broken; also the paths that a broken cycle leaves current.
+
+    A cycle (A superseded by B, B superseded by A) would leave no decision current. The newest decision
+    of the cycle (by its date, else its file's last change) stays current: its links to the others are
+    dropped, and a warning names the cycle and the one kept.
+    """
+    by_number = {f"{d.number:04d}": path for path, d in adrs if d.number is not None}
+    key_of = {path: (f"{d.number:04d}" if d.number is not None else path) for path, d in adrs}
+    derived: dict[str, set[str]] = defaultdict(set)
+    for path, d in adrs:
+        for target in d.supersedes:
+            derived[by_number.get(target, target)].add(key_of[path])
+    later = {path: set(d.superseded_by) | derived.get(path, set()) for path, d in adrs}
+    edges = {path: {by_number.get(ref, ref) for ref in refs} & later.keys() for path, refs in later.items()}
+    kept_current: set[str] = set()
+    decisions = dict(adrs)
+    for group in _cycle_groups(edges):
+        def moment(path: str) -> tuple[datetime, str]:
+            return _decision_time(decisions[path], source.changed(path)[1]), path
+
+        newest = max(group, key=moment)
+        dropped = {key_of[path] for path in group} | group
+        later[newest] = {ref for ref in later[newest] if ref not in dropped and by_number.get(ref) not in group}
+        kept_current.add(newest)
+        names = ", ".join(_decision_label(path, decisions[path]) for path in sorted(group))
+        warnings.append(
+            f"supersession cycle between {names}: each is marked superseded by another, so none would be "
+            f"current; {_decision_label(newest, decisions[newest])} is the newest and stays current"
+        )
+    return {path: sorted(refs) for path, refs in later.items()}, kept_current
+
+
+def _decision_label(path: str, decision: Decision) -> str:
+    return f"ADR-{decision.number:04d} ({path})" if decision.number is not None else path
+
+
 def _decision_records(
     source: _Source, mission: str, adrs: Sequence[tuple[str, Decision]], principles: Sequence[Principle],
-    mission_type: str | None,
+    mission_type: str | None, warnings: list[str],
 ) -> list[Record]:
-    # Links are written on either side; make them symmetric before building records.
-    by_number = {f"{d.number:04d}": path for path, d in adrs if d.number is not None}
-    superseded_by: dict[str, set[str]] = defaultdict(set)
-    for path, d in adrs:
-        me = f"{d.number:04d}" if d.number is not None else path
-        for target in d.supersedes:
-            superseded_by[by_number.get(target, target)].add(me)
+    later_of, kept_current = _supersessions(source, adrs, warnings)
     records = []
     for path, d in adrs:
         sha, changed = source.changed(path)
-        later = sorted(set(d.superseded_by) | superseded_by.get(path, set()))
+        later = later_of[path]
         status = d.status.value if d.status else None
         if later and status in (None, "accepted"):
             status = "superseded"
+        elif path in kept_current and not later and status == "superseded":
+            status = "accepted"  # its "superseded" came from the broken cycle
         label = f"ADR-{d.number:04d}: {d.title}" if d.number is not None else d.title
         attributes: dict[str, Any] = {
             "number": d.number,
             "status": status,
             "status_text": d.status_text,
             "decided_at": d.decided_at.isoformat() if d.decided_at else None,
-            "context": d.context,
-            "decision": d.decision,
-            "rationale": d.rationale,
-            "consequences": d.consequences,
+            "context": _bounded(d.context, _RECORD_TEXT_CAP) if d.context else None,
+            "decision": _bounded(d.decision, _RECORD_TEXT_CAP) if d.decision else None,
+            "rationale": _bounded(d.rationale, _RECORD_TEXT_CAP) if d.rationale else None,
+            "consequences": _bounded(d.consequences, _RECORD_TEXT_CAP) if d.consequences else None,
             "considered_options": list(d.considered_options),
             "chosen_option": d.chosen_option,
             "rejected_alternatives": [{"option": a.option, "reason": a.reason} for a in d.rejected_alternatives],
@@ -211,7 +301,7 @@ def _decision_records(
             Record.build(
                 kind=RecordKind.DECISION,
                 title=label,
-                text=d.text.strip(),
+                text=_bounded(d.text.strip(), _RECORD_TEXT_CAP),
                 provenance=Provenance(
                     kind=SourceKind.ADR, ref=path, uri=source.uri(path, commit=sha), mission=mission,
                     time=_decision_time(d, changed), commit=sha,
@@ -310,7 +400,7 @@ def _principle_records(
             Record.build(
                 kind=RecordKind.PRINCIPLE,
                 title=f"{p.id}: {p.title}",
-                text=p.text.strip() or p.statement,
+                text=_bounded(p.text.strip() or p.statement, _RECORD_TEXT_CAP),
                 provenance=Provenance(
                     kind=SourceKind.PRINCIPLE, ref=f"{path}#{anchor}", uri=source.uri(path, anchor, sha),
                     mission=mission, time=changed, commit=sha,
@@ -346,7 +436,8 @@ def ingest_repository(
         What was added, updated, left unchanged, removed and skipped.
 
     Raises:
-        InputError: ``path`` does not exist or is not a folder.
+        InputError: ``path`` does not exist or is not a folder, or ``.mission-memory-ignore`` (or, in a
+            plain folder, a ``.gitignore``) holds a line that is not a valid pattern; nothing is written.
         BackendUnavailable: git or the store failed.
     """
     path = path.expanduser()
@@ -369,9 +460,10 @@ def ingest_repository(
     texts: dict[str, str] = {}
     candidates = sorted(adr_paths | principle_paths) + doc_paths
     for i, rel in enumerate(candidates, start=1):
-        text, reason = _read_text(source.root / rel, max_file_bytes)
+        shown = _readable_file_name(rel)
+        text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root / rel, max_file_bytes)
         if text is None:
-            report.skipped.append({"path": rel, "reason": reason or "unreadable"})
+            report.skipped.append({"path": shown, "reason": reason or "unreadable"})
         else:
             texts[rel] = text
         if progress:
@@ -384,7 +476,16 @@ def ingest_repository(
         principles.extend(parsed)
         principle_records.extend(_principle_records(source, mission, rel, parsed, mission_type))
     adrs = [(rel, parse_adr(texts[rel], rel)) for rel in sorted(adr_paths & texts.keys())]
-    records: list[Record] = principle_records + _decision_records(source, mission, adrs, principles, mission_type)
+    records: list[Record] = principle_records + _decision_records(
+        source, mission, adrs, principles, mission_type, report.warnings
+    )
+    for rel, d in adrs:
+        if len(d.text.strip()) > _RECORD_TEXT_CAP:
+            records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+            report.warnings.append(
+                f"{rel}: the decision's text ({len(d.text):,} characters) is kept to its first "
+                f"{_RECORD_TEXT_CAP:,} in the decision record; the whole text is ingested as document chunks"
+            )
     for rel in doc_paths:
         if rel in texts:
             records.extend(_document_records(source, mission, rel, texts[rel], mission_type))

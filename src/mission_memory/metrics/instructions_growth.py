@@ -12,7 +12,6 @@ decoded as UTF-8 (invalid bytes replaced); a commit that deletes the file record
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.errors import InputError
+from mission_memory.git_runner import run_git, run_git_text
 
 __all__ = [
     "DEFAULT_INSTRUCTIONS_FILES",
@@ -150,14 +150,14 @@ def measure_instructions_growth(repo: Path, path: str | None = None) -> Instruct
     """
     if not repo.is_dir():
         raise InputError(f"repository {str(repo)!r} is not a folder")
-    bare = _git(repo, "rev-parse", "--is-bare-repository", what=f"{str(repo)!r} is not a git repository")
+    bare = run_git_text(repo, "rev-parse", "--is-bare-repository", failure=InputError)
     if bare.strip() == "true":
         top = repo
     else:
-        top = Path(_git(repo, "rev-parse", "--show-toplevel", what=f"{str(repo)!r} has no work tree").strip())
+        top = Path(run_git_text(repo, "rev-parse", "--show-toplevel", failure=InputError).strip())
     candidates = (path,) if path else DEFAULT_INSTRUCTIONS_FILES
     for candidate in candidates:
-        log = _git(top, "log", "--format=%H %ct", "--reverse", "--", candidate, what="git log failed")
+        log = run_git_text(top, "log", "--format=%H %ct", "--reverse", "--", candidate, failure=InputError)
         entries = [line.split() for line in log.splitlines() if line.strip()]
         if entries:
             versions = tuple(_version(top, sha, int(stamp), candidate) for sha, stamp in entries)
@@ -200,24 +200,9 @@ def _growth(top: Path, path: str, versions: tuple[FileVersion, ...]) -> Instruct
 
 def _version(top: Path, sha: str, stamp: int, path: str) -> FileVersion:
     time = datetime.fromtimestamp(stamp, tz=UTC)
-    listed = _git(top, "ls-tree", "--name-only", sha, "--", path, what=f"git ls-tree {sha} failed")
+    listed = run_git_text(top, "ls-tree", "--name-only", sha, "--", path, failure=InputError)
     if not listed.strip():
         return FileVersion(commit=sha, time=time, chars=0, lines=0)
-    content = _git_bytes(top, "show", f"{sha}:{path}", what=f"git show {sha}:{path} failed")
+    content = run_git(top, "show", f"{sha}:{path}", failure=InputError)
     text = content.decode("utf-8", errors="replace")
     return FileVersion(commit=sha, time=time, chars=len(text), lines=len(text.splitlines()))
-
-
-def _git(cwd: Path, *args: str, what: str) -> str:
-    return _git_bytes(cwd, *args, what=what).decode("utf-8", errors="replace")
-
-
-def _git_bytes(cwd: Path, *args: str, what: str) -> bytes:
-    try:
-        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
-    except OSError as exc:
-        raise BackendUnavailable(f"git cannot be run: {exc}") from exc
-    if done.returncode != 0:
-        detail = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise InputError(f"{what}: {detail[-1] if detail else f'exit {done.returncode}'}")
-    return done.stdout

@@ -12,14 +12,14 @@ an unknown session or prompt id given to :func:`forget` is :class:`~mission_memo
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mission_memory.errors import BackendUnavailable, InputError, NotFound
+from mission_memory.errors import InputError, NotFound
+from mission_memory.git_runner import run_git
 from mission_memory.hook.prompt_commit import session_slug
 
 __all__ = [
@@ -94,16 +94,7 @@ class PromptCorpus:
         return (self.repo / "HEAD").is_file() and (self.repo / "objects").is_dir()
 
     def _git(self, *args: str, input: bytes | None = None) -> bytes:
-        try:
-            done = subprocess.run(
-                ["git", "--git-dir", str(self.repo), *args], input=input, capture_output=True, check=False
-            )
-        except OSError as exc:
-            raise BackendUnavailable(f"cannot run git for the prompt repository {self.repo}: {exc}") from exc
-        if done.returncode != 0:
-            message = done.stderr.decode("utf-8", "replace").strip()
-            raise BackendUnavailable(f"git {args[0]} failed on {self.repo}: {message}")
-        return done.stdout
+        return run_git(self.repo, *args, stdin=input, bare=True)
 
     def refs(self) -> dict[str, str]:
         """Every prompt ref -> its commit id (packed and loose refs alike)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,16 +36,13 @@ from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, t
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.stores.base import SearchFilter
 from mission_memory.trackers.base import Task, TaskComment
+from mission_memory.utc import as_utc
 
 __all__ = ["ARTIFACT_KINDS", "BuiltArtifacts", "RepositoryAsOf", "build_artifacts"]
 
 ARTIFACT_KINDS = ("summary", "tool_lineage", "open_questions")
 _ARTIFACT_CRITICALITY = 0.6
 _PROPOSED_DECISIONS_SEARCHED = 20
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 @dataclass(frozen=True)
@@ -87,7 +84,7 @@ class RepositoryAsOf:
     def _commit_before(self, moment: datetime) -> str | None:
         if self.git.head() is None:
             return None
-        out = self.git.git("rev-list", "-1", f"--before={_utc(moment).isoformat()}", "HEAD", check=False)
+        out = self.git.git("rev-list", "-1", f"--before={as_utc(moment).isoformat()}", "HEAD", check=False)
         return out.strip() or None if out else None
 
     def baseline(self, last_commit: str | None, task: Task) -> str | None:

@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 
 from mission_memory.errors import InputError, MissionMemoryError
+from mission_memory.utc import as_utc
 
 __all__ = ["run_schedule"]
 
 log = logging.getLogger(__name__)
-
-
-def _utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def run_schedule(
@@ -55,7 +52,7 @@ def run_schedule(
         raise InputError(f"--schedule {schedule!r} is not a valid cron expression (e.g. '*/30 * * * *')")
     passes = 0
     while max_passes is None or passes < max_passes:
-        start = _utc(clock())
+        start = as_utc(clock())
         fire: datetime = croniter(schedule, start).get_next(datetime)
         if wait(max(0.0, (fire - start).total_seconds())):
             break

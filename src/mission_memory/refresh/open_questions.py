@@ -15,13 +15,13 @@ When an LLM is configured the summarizer may add questions it extracts
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.git_runner import run_git_text
 from mission_memory.records import Record
 from mission_memory.trackers.base import TaskComment
 
@@ -83,21 +83,6 @@ class OpenQuestion:
 # --- TODO / FIXME / XXX ----------------------------------------------------------------------
 
 
-def _git_text(repo_root: Path, *args: str) -> str:
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args], cwd=repo_root, capture_output=True, check=False
-        )
-    except FileNotFoundError as exc:
-        raise BackendUnavailable("the git command is not installed") from exc
-    except NotADirectoryError as exc:
-        raise InputError(f"repository path {repo_root} is not a folder") from exc
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise BackendUnavailable(f"git {args[0]} failed in {repo_root}: {message}")
-    return done.stdout.decode("utf-8", "replace")
-
-
 def _diff_path(line: str) -> str | None:
     """The new path of a ``+++ b/path`` line, or None for ``+++ /dev/null``."""
     raw = line[4:].rstrip("\t")
@@ -136,11 +121,11 @@ def added_todos(repo_root: Path, since: str | None, until: str) -> list[OpenQues
     for rev in (since, until):
         if rev is not None:
             try:
-                _git_text(repo_root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}")
+                run_git_text(repo_root, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}")
             except BackendUnavailable as exc:
                 raise InputError(f"{rev!r} is not a commit in {repo_root}") from exc
-    base = since if since is not None else _git_text(repo_root, "hash-object", "-t", "tree", "/dev/null").strip()
-    diff = _git_text(
+    base = since if since is not None else run_git_text(repo_root, "hash-object", "-t", "tree", "/dev/null").strip()
+    diff = run_git_text(
         repo_root, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-textconv",
         "--src-prefix=a/", "--dst-prefix=b/", base, until,
     )

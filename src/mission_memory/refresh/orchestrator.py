@@ -53,6 +53,7 @@ from mission_memory.refresh.schedule import ActivitySignals, due_tasks, refresh_
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.trackers.base import Task, TaskComment, Tracker
+from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
     from mission_memory.refresh.summarizers import Summarizer
@@ -157,10 +158,6 @@ class RefreshReport:
 # -- state --------------------------------------------------------------------------------------
 
 
-def _utc(moment: datetime) -> datetime:
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
 def _load_state(store: RefreshStore, key: str) -> TaskRefreshState:
     raw = store.get_state(REFRESH_MISSION, f"task:{key}")
     if raw is None:
@@ -250,7 +247,7 @@ def refresh_once(
         MissionMemoryError: the tracker cannot list tasks, the repository cannot be read, or the
             store cannot be written; per-task failures are reported, not raised.
     """
-    now = _utc(now)
+    now = as_utc(now)
     budget = PassBudget(settings.refresh_pass_budget_seconds, monotonic)
     repo = RepositoryAsOf(repo_path, now) if repo_path is not None else None
     mission = mission or (repo.git.root.name if repo is not None else "push-refresh")
@@ -436,7 +433,7 @@ def refresh_status(store: RefreshStore, settings: Settings, now: datetime | None
         "last_pass": {"now", "tracker", "refreshed", "skipped", "failed", "budget"} | None,
         "llm": {"configured", "model", "day", "spent_today", "daily_cap", "remaining"}}``.
     """
-    now = _utc(now or datetime.now(UTC))
+    now = as_utc(now or datetime.now(UTC))
     queue = []
     for key in _load_json_list(store, _TASKS_KEY):
         state = _load_state(store, str(key))

@@ -35,6 +35,7 @@ from mission_memory.ingest.git_history import Commit
 from mission_memory.refresh.open_questions import OpenQuestion
 from mission_memory.refresh.pass_budget import BUDGET_SETTING, PassBudget
 from mission_memory.trackers.base import Task, TaskComment
+from mission_memory.utc import as_utc
 
 __all__ = [
     "ChatCompletionsSummarizer",
@@ -361,7 +362,7 @@ class ChatCompletionsSummarizer:
 
     def _today(self) -> date:
         now = self.clock()
-        return (now if now.tzinfo is not None else now.replace(tzinfo=UTC)).astimezone(UTC).date()
+        return as_utc(now).date()
 
     def _deadline(self) -> Deadline:
         """This call's deadline: the configured one, or the time left in the pass budget if sooner."""

@@ -24,13 +24,13 @@ from __future__ import annotations
 import ast
 import json
 import re
-import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.git_runner import run_git
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -411,30 +411,11 @@ def extract_tools(files: Mapping[str, str]) -> dict[str, ToolSpec]:
 # --- reading a commit ------------------------------------------------------------------------
 
 
-def _git(repo_root: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    try:
-        done = subprocess.run(
-            ["git", "-c", "core.quotepath=off", *args],
-            cwd=repo_root,
-            input=stdin,
-            capture_output=True,
-            check=False,
-        )
-    except FileNotFoundError as exc:
-        raise BackendUnavailable("the git command is not installed") from exc
-    except NotADirectoryError as exc:
-        raise InputError(f"repository path {repo_root} is not a folder") from exc
-    if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip()
-        raise BackendUnavailable(f"git {args[0]} failed in {repo_root}: {message}")
-    return done.stdout
-
-
 def _read_blobs(repo_root: Path, oids: list[str]) -> list[bytes]:
     """The contents of ``oids`` through one ``git cat-file --batch``, in order."""
     if not oids:
         return []
-    out = _git(repo_root, "cat-file", "--batch", stdin=("\n".join(oids) + "\n").encode("ascii"))
+    out = run_git(repo_root, "cat-file", "--batch", stdin=("\n".join(oids) + "\n").encode("ascii"))
     blobs: list[bytes] = []
     pos = 0
     for oid in oids:
@@ -466,10 +447,10 @@ def tools_at_commit(repo_root: Path, commit: str) -> dict[str, ToolSpec]:
     if not repo_root.is_dir():
         raise InputError(f"repository path {repo_root} is not a folder")
     try:
-        sha = _git(repo_root, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}").decode().strip()
+        sha = run_git(repo_root, "rev-parse", "--verify", "-q", f"{commit}^{{commit}}").decode().strip()
     except BackendUnavailable as exc:
         raise InputError(f"{commit!r} is not a commit in {repo_root}") from exc
-    listing = _git(repo_root, "ls-tree", "-r", "-z", "-l", "--full-tree", sha)
+    listing = run_git(repo_root, "ls-tree", "-r", "-z", "-l", "--full-tree", sha)
     paths: list[str] = []
     oids: list[str] = []
     for entry in listing.split(b"\0"):

@@ -62,6 +62,7 @@ from mission_memory.stores.sqlite_migrations import (
     pending_migrations,
 )
 from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
+from mission_memory.utc import as_utc
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -88,9 +89,7 @@ _CHUNK = 500
 
 
 def _ts(moment: datetime) -> float:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
+    return as_utc(moment).timestamp()
 
 
 def _translating(cls: type[SqliteStore]) -> type[SqliteStore]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -33,6 +33,7 @@ import httpx
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
 from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
 from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
+from mission_memory.utc import as_utc
 
 __all__ = ["GITHUB_API_URL", "GitHubTracker"]
 
@@ -237,4 +238,4 @@ def _parse_time(raw: Any, what: str) -> datetime:
         parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
     except ValueError as exc:
         raise BackendUnavailable(f"GitHub answered an unreadable {what}: {raw!r}") from exc
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return as_utc(parsed)

@@ -45,6 +45,7 @@ from pathlib import Path
 from mission_memory.errors import ConfigError, InputError, NotFound
 from mission_memory.ingest.documents import split_front_matter
 from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.utc import as_utc
 
 __all__ = ["LocalFolderTracker", "parse_task_file"]
 
@@ -249,7 +250,7 @@ def _parse_time(raw: str, path: Path, what: str, line: int | None = None) -> dat
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError as exc:
         raise InputError(f"{where}: {what} time {raw!r} is not ISO 8601 (e.g. 2025-01-10T09:00:00Z)") from exc
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return as_utc(parsed)
 
 
 # ---------------------------------------------------------------------------------------------- body

@@ -33,7 +33,7 @@ import html
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote
@@ -43,6 +43,7 @@ import httpx
 from mission_memory.errors import BackendUnavailable, ConfigError
 from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
 from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
+from mission_memory.utc import as_utc
 
 __all__ = ["PER_PAGE", "PlaneTracker", "html_to_text"]
 
@@ -297,7 +298,7 @@ def _parse_time(raw: Any, what: str) -> datetime:
         parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
     except ValueError as exc:
         raise BackendUnavailable(f"Plane answered an unreadable {what}: {raw!r}") from exc
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    return as_utc(parsed)
 
 
 # --------------------------------------------------------------------------------------------- HTML

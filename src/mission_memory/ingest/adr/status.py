@@ -1,0 +1,35 @@
+"""Status words of a decision in English and Ukrainian mapped to `DecisionStatus` (DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+import re
+
+from mission_memory.decisions import DecisionStatus
+
+_STATUS_WORDS: tuple[tuple[str, DecisionStatus], ...] = (
+    (r"superseded|replaced|заміщен|замінен", DecisionStatus.SUPERSEDED),
+    (r"deprecated|obsolete|retired|withdrawn|застар|скасован", DecisionStatus.DEPRECATED),
+    (r"rejected|declined|refused|відхилен", DecisionStatus.REJECTED),
+    (
+        r"accepted|approved|adopted|agreed|decided|implemented|done|active|final|прийнят|ухвален|затверджен|чинн",
+        DecisionStatus.ACCEPTED,
+    ),
+    (
+        (
+            r"proposed|proposal|draft|in review|under review|under discussion|open|pending|wip|in progress|"
+            r"запропонован|пропозиці|чернетк|на розгляді|обговорен"
+        ),
+        DecisionStatus.PROPOSED,
+    ),
+)
+
+
+def _status_from(text: str) -> DecisionStatus | None:
+    lowered = text.lower()
+    best: tuple[int, DecisionStatus] | None = None
+    for pattern, status in _STATUS_WORDS:
+        match = re.search(rf"(?<!\w)(?:{pattern})", lowered)
+        if match and (best is None or match.start() < best[0]):
+            best = (match.start(), status)
+    return best[1] if best else None
