@@ -118,7 +118,7 @@ def test_a_cut_never_leaves_an_excerpt_fence_open():
     from mission_memory.tokens import TiktokenTokenizer
 
     candidates = [
-        Candidate(rowid=i, score=1.0 - i / 100, record=Record.build(
+        Candidate(record_id=f"r{i}", score=1.0 - i / 100, record=Record.build(
             kind=RecordKind.DOC_CHUNK, title=f"Section {i}", text=f"line {i} of the guide\n" * 40,
             provenance=Provenance(kind=SourceKind.DOC, ref=f"d{i}.md#h", uri=f"file:///d{i}.md#h", mission="m",
                                   time=datetime(2025, 1, 1, tzinfo=UTC))))

@@ -22,7 +22,7 @@ def memory() -> Iterator[Memory]:
 
 
 def _paths(memory: Memory) -> set[str]:
-    records: list[Record] = [r for batch in memory.store.iter_records() for _, r in batch]
+    records: list[Record] = [r for batch in memory.store.iterate() for r in batch]
     return {r.attributes["path"] for r in records if "path" in r.attributes}
 
 

@@ -39,7 +39,7 @@ def memory() -> Iterator[Memory]:
 
 
 def _records(memory: Memory) -> list[Record]:
-    return [r for batch in memory.store.iter_records() for _, r in batch]
+    return [r for batch in memory.store.iterate() for r in batch]
 
 
 def test_a_supersession_cycle_keeps_the_newest_decision_current_and_says_so(

@@ -125,7 +125,7 @@ def _hostile(n: int = 6) -> list[Candidate]:
             provenance=Provenance(kind=SourceKind.DOC, ref=f"docs/<<<x>>>{i}.md#h", uri=f"file:///r/{i}>>>",
                                   mission="m", time=datetime(2024, 1, 1, tzinfo=UTC)),
         )
-        out.append(Candidate(rowid=i, score=1.0 - i * 0.05, record=record))
+        out.append(Candidate(record_id=record.id, score=1.0 - i * 0.05, record=record))
     return out
 
 
@@ -175,7 +175,11 @@ def test_marker_runs_are_neutralised_to_lookalikes_of_the_same_length() -> None:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     texts=st.lists(
-        st.text(alphabet=st.sampled_from(list("<>/ \n abcСИСТЕМАнонс=0123456789")) | st.characters(), max_size=600)
+        st.text(
+            # stored text is valid Unicode (it came through UTF-8 decoding): no lone surrogates
+            alphabet=st.sampled_from(list("<>/ \n abcСИСТЕМАнонс=0123456789")) | st.characters(exclude_categories=("Cs",)),
+            max_size=600,
+        )
         .map(lambda t: t + " " + HOSTILE_EN + " " + HOSTILE_UK),
         min_size=1, max_size=8,
     ),
@@ -184,7 +188,7 @@ def test_marker_runs_are_neutralised_to_lookalikes_of_the_same_length() -> None:
 def test_hostile_digests_never_exceed_the_budget_and_keep_every_fence_closed(texts: list[str], budget: int) -> None:
     tokenizer = _TOKENIZER
     candidates = [
-        Candidate(rowid=i, score=1.0 - i * 0.01, record=Record.build(
+        Candidate(record_id=f"r{i}", score=1.0 - i * 0.01, record=Record.build(
             kind=RecordKind.DOC_CHUNK, title=t[:80] or "t", text=t or "x",
             provenance=Provenance(kind=SourceKind.DOC, ref=f"d{i}.md#h", uri=f"file:///d{i}.md#h", mission="m",
                                   time=datetime(2024, 1, 1, tzinfo=UTC))))

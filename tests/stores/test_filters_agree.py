@@ -54,7 +54,7 @@ def filters(draw: st.DrawFn) -> SearchFilter:
         "since": MOMENTS,
         "until": MOMENTS,
         "mission_type": NAMES,
-        "outcome": st.sampled_from(["accepted", "rejected", "never"]),
+        "outcome": st.sampled_from(["accepted", "rejected", "modified"]),
         "operator": NAMES,
         "max_access": st.sampled_from(list(AccessLevel)),
     }
