@@ -1,8 +1,10 @@
 """A data dir the user cannot write (an archived mission, a mounted backup) can still be read (issue 9).
 
-We run as root, which ignores file permissions, so the CLI runs in a subprocess as an unprivileged
-user (``setpriv`` to uid/gid 65534, or ``runuser -u nobody``) against a data dir made by ingest and
-then made read-only: files 0444, folders 0555.
+We run as root, which ignores file permissions, so the CLI runs in a subprocess without the
+capabilities that let root ignore them (``setpriv --bounding-set=-all``: still uid 0, so it can reach
+the virtual environment wherever the checkout lies, but file modes now apply to it as to any owner),
+or else as the unprivileged user ``nobody`` (``runuser``), against a data dir made by ingest and then
+made read-only: files 0444, folders 0555.
 """
 
 from __future__ import annotations
@@ -26,11 +28,11 @@ NOBODY = 65534
 
 
 def _as_nobody() -> list[str] | None:
-    """The command prefix that runs a program as an unprivileged user, or None when there is none."""
+    """The command prefix that runs a program subject to file permissions, or None when there is none."""
     if os.geteuid() != 0:
         return []  # already unprivileged: permissions apply
     if shutil.which("setpriv"):
-        return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+        return ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"]
     if shutil.which("runuser"):
         return ["runuser", "-u", "nobody", "--"]
     return None
