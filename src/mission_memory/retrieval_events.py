@@ -43,8 +43,8 @@ class NewRetrievalEvent(BaseModel):
         session_id: the agent session (Claude Code's ``session_id``, or a per-process id); None
             for events logged before sessions were recorded.
         operator: who asked (``MISSION_MEMORY_OPERATOR``, git ``user.email``, or the OS user).
-        mission: the mission asked about (the ``mission`` filter, else the missions of the returned
-            records joined by ``,``), or None.
+        mission: the mission asked about: the ``mission`` filter, else the one mission all returned
+            records belong to; None when they span several (an equality key for linking corrections).
         client: the shell the query came through; None for events logged before clients were recorded.
     """
 

@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +151,18 @@ def test_direct_api_use_defaults_to_client_api_and_rejects_an_unknown_client(ing
         assert event.client is Client.API and event.session_id == "s-9"
         with pytest.raises(InputError, match="client 'robot'"):
             memory.query(TASK, client="robot")
+
+
+def test_the_event_names_one_mission_or_none_when_the_answer_spans_several(
+    ingested: GitRepo, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    other = make_git_repo("archive")
+    other.commit("Archive ledger exports nightly", "2024-05-01T10:00:00+00:00",
+                 {"README.md": "# Archive\n\nThe upload ledger database is exported every night.\n"})
+    with Memory.open() as memory:
+        memory.ingest_repository(other.root)
+        spanning = memory.query("upload ledger database")
+        assert {e.record.provenance.mission for e in spanning.entries} == {"uploader", "archive"}
+        assert memory.retrieval_events(1)[0].mission is None
+        memory.query("upload ledger database", filters={"mission": "archive"})
+        assert memory.retrieval_events(1)[0].mission == "archive"

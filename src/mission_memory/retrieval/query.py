@@ -129,7 +129,7 @@ def run_query(
                 model_id=embedder.model_id,
                 session_id=session_id,
                 operator=operator,
-                mission=filters.mission or (",".join(missions) if missions else None),
+                mission=filters.mission or (missions[0] if len(missions) == 1 else None),
                 client=client,
             )
         ).id
