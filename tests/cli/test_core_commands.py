@@ -201,3 +201,24 @@ def test_a_token_budget_above_the_maximum_is_refused_and_the_maximum_is_a_settin
     monkeypatch.setenv("MISSION_MEMORY_MAX_TOKEN_BUDGET", "5000")
     result = runner.invoke(app, ["query", "ledger", "--budget", "6000"])
     assert result.exit_code == 1 and "maximum of 5000 tokens" in result.stderr
+
+
+def test_with_json_a_usage_error_of_the_installed_script_is_one_json_object_with_exit_code_two() -> None:
+    script = Path(sys.executable).parent / "mission-memory"
+    done = subprocess.run([str(script), "query", "x", "--scope", "bogus", "--json"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    payload = json.loads(done.stderr)
+    assert "--scope" in payload["error"] and "bogus" in payload["error"]
+    assert payload["input"]["argv"] == ["query", "x", "--scope", "bogus", "--json"]
+    plain = subprocess.run([str(script), "query", "x", "--scope", "bogus"], capture_output=True, text=True)
+    assert plain.returncode == 2 and "--scope" in plain.stderr  # without --json: click's own usage message
+
+
+def test_a_json_error_echoes_a_long_argument_clipped_not_whole() -> None:
+    task = "a" * 120_000
+    result = runner.invoke(app, ["query", task, "--json"])
+    assert result.exit_code == 1
+    payload = json.loads(result.stderr)
+    assert "at most 20000" in payload["error"]
+    assert payload["input"]["arguments"]["task"].endswith("… (120000 characters)")
+    assert len(result.stderr) < 2_000

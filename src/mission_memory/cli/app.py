@@ -7,10 +7,12 @@ printed as ``Error: <message>`` on stderr with exit code 1.
 
 from __future__ import annotations
 
+import json
 import sys
 
 import typer
 
+from mission_memory.cli.output import clip_argument
 from mission_memory.errors import MissionMemoryError
 
 app = typer.Typer(
@@ -39,9 +41,54 @@ app.add_typer(refresh_commands.app, name="refresh")
 
 
 def main() -> None:
-    """Console-script entry point: run the app, mapping package errors to ``Error: ...``."""
+    """Console-script entry point: run the app, mapping package errors to ``Error: ...``.
+
+    With ``--json`` anywhere on the command line, a usage error (an unknown option, a bad choice)
+    is printed like every other error under ``--json``: one JSON object on stderr, exit code 2.
+    """
+    if "--json" in sys.argv[1:]:
+        raise SystemExit(_main_json())
     try:
         app()
     except MissionMemoryError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
+
+
+def _main_json() -> int:
+    """Run the app without click's own usage-error printing; return the exit code."""
+    try:
+        result = app(standalone_mode=False)
+    except _click_exceptions() as exc:
+        payload = {
+            "error": exc.format_message(),  # type: ignore[attr-defined]
+            "kind": type(exc).__name__,
+            "input": {"command": "mission-memory", "argv": [clip_argument(a) for a in sys.argv[1:]]},
+        }
+        print(json.dumps(payload, ensure_ascii=False), file=sys.stderr)
+        return int(exc.exit_code)  # type: ignore[attr-defined]
+    except typer.Abort:
+        print(json.dumps({"error": "aborted", "kind": "Abort"}), file=sys.stderr)
+        return 1
+    except MissionMemoryError as exc:
+        print(json.dumps({"error": str(exc), "kind": type(exc).__name__}, ensure_ascii=False), file=sys.stderr)
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+def _click_exceptions() -> tuple[type[Exception], ...]:
+    """Click's exception base class: typer's bundled copy of click, and the click package if present."""
+    found: list[type[Exception]] = []
+    try:
+        from typer._click.exceptions import ClickException as Bundled
+
+        found.append(Bundled)
+    except ImportError:  # an older typer runs on the click package
+        pass
+    try:
+        from click.exceptions import ClickException as Package
+
+        found.append(Package)
+    except ImportError:
+        pass
+    return tuple(found)

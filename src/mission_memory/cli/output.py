@@ -17,7 +17,17 @@ from rich.markup import escape
 
 from mission_memory.errors import MissionMemoryError, user_message
 
-__all__ = ["console", "err_console", "print_json", "reported_errors"]
+__all__ = ["clip_argument", "console", "err_console", "print_json", "reported_errors"]
+
+_ARGUMENT_ECHO_CHARS = 300
+"""An argument echoed in a JSON error is cut to this many characters (a 120k-character task is not repeated)."""
+
+
+def clip_argument(value: Any) -> Any:
+    """``value`` for echoing in an error: long text cut to 300 characters with its full length noted."""
+    if isinstance(value, str) and len(value) > _ARGUMENT_ECHO_CHARS:
+        return f"{value[:_ARGUMENT_ECHO_CHARS]}… ({len(value)} characters)"
+    return value
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -79,5 +89,5 @@ def _arguments(ctx: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in ctx.params.items():
         if name not in _json_params(ctx):
-            out[name] = getattr(value, "value", value)
+            out[name] = clip_argument(getattr(value, "value", value))
     return out
