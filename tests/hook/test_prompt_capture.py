@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import pwd
 import subprocess
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
 from mission_memory.hook import installer, prompt_commit
+from tests.conftest import GitRepo
+from tests.hook.conftest import make_payload, read_documents
 
 Run = Callable[..., object]
 
@@ -271,3 +276,27 @@ def test_control_characters_keep_the_commit_valid(run_hook, prompt_repo, git, st
     [doc] = stored_documents(prompt_repo)
     assert str(doc["prompt"]).startswith("\x00nul\x07bell") and str(doc["prompt"]).endswith("second line?")
     git(prompt_repo, "fsck", "--strict")
+
+
+def test_the_operator_is_resolved_like_retrieval_events_env_then_git_email_then_os_user(
+    hook_command: str, prompt_repo: Path, tmp_path: Path, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    repo = make_git_repo("mission")  # its local config sets user.email operator@example.org
+    home = tmp_path / "op-home"
+    home.mkdir()
+    (home / ".gitconfig").write_text('[user]\n\tname = Olena\n\temail = "olena@example.org" \n', encoding="utf-8")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    base = {"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "no-xdg")}
+
+    def capture(cwd: Path, **env: str) -> object:
+        stdin = make_payload("which operator?", cwd=str(cwd))
+        subprocess.run(hook_command, shell=True, input=stdin, env={**base, **env}, check=True, timeout=60)
+        return read_documents(prompt_repo)[-1]["operator"]
+
+    assert capture(repo.root, MISSION_MEMORY_OPERATOR="alice") == "alice"
+    assert capture(repo.root, USER="someone") == "operator@example.org"  # the repository's own config wins
+    assert capture(plain, USER="someone") == "olena@example.org"  # then the global config
+    (home / ".gitconfig").unlink()
+    assert capture(plain, USER="someone") == "someone"
+    assert capture(plain) == pwd.getpwuid(os.getuid()).pw_name  # no USER at all: the password database

@@ -166,6 +166,86 @@ def resolve_checkout(cwd: str) -> tuple[str, str | None, str | None]:
         path = parent
 
 
+def _git_dir(repository: str) -> str | None:
+    """The git directory holding ``repository``'s config (a worktree's common dir), or None."""
+    dot_git = repository.rstrip("/") + "/.git"
+    kind = _is_dir(dot_git)
+    if kind is None:
+        return None
+    gitdir = dot_git
+    if kind is False:
+        text = (_read_text(dot_git) or "").strip()
+        if not text.startswith("gitdir:"):
+            return None
+        target = text[7:].strip()
+        gitdir = target if target.startswith("/") else repository.rstrip("/") + "/" + target
+    common = (_read_text(gitdir + "/commondir", 1024) or "").strip()
+    if common:
+        gitdir = common if common.startswith("/") else gitdir.rstrip("/") + "/" + common
+    return gitdir
+
+
+def _config_email(path: str) -> str | None:
+    """The last ``user.email`` in one git config file, read by hand (no git process: the hook's budget)."""
+    text = _read_text(path, 65536)
+    if not text:
+        return None
+    section = ""
+    email: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#;":
+            continue
+        if line.startswith("["):
+            end = line.find("]")
+            section = line[1:end].strip().lower() if end > 0 else ""
+            continue
+        key, sep, value = line.partition("=")
+        if section != "user" or not sep or key.strip().lower() != "email":
+            continue
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        else:
+            for mark in (" #", " ;", "\t#", "\t;"):
+                value = value.split(mark, 1)[0]
+        email = value.strip() or email
+    return email
+
+
+def resolve_operator(repository: str) -> str | None:
+    """Who is prompting, by the same rule as retrieval events (``mission_memory.query_origin``).
+
+    ``$MISSION_MEMORY_OPERATOR``; else ``user.email`` of the repository's git config, then of the
+    user's global config (``$XDG_CONFIG_HOME/git/config``, ``~/.gitconfig``); else the OS user
+    (``$USER``, ``$LOGNAME``, ``$USERNAME``, then the password database). ``include`` directives
+    are not followed.
+    """
+    explicit = (_env("MISSION_MEMORY_OPERATOR") or "").strip()
+    if explicit:
+        return explicit
+    configs = []
+    gitdir = _git_dir(repository)
+    if gitdir:
+        configs.append(gitdir + "/config")
+    xdg = (_env("XDG_CONFIG_HOME") or "").strip()
+    configs.append((xdg.rstrip("/") if xdg else _expand_home("~/.config")) + "/git/config")
+    configs.append(_expand_home("~/.gitconfig"))
+    for path in configs:  # the repository's own config first: it overrides the global ones
+        email = _config_email(path)
+        if email:
+            return email
+    user = _env("USER") or _env("LOGNAME") or _env("USERNAME")
+    if user:
+        return user
+    try:
+        import pwd
+
+        return pwd.getpwuid(_os.getuid()).pw_name or None
+    except (ImportError, KeyError, OSError):
+        return None
+
+
 # -- the document --------------------------------------------------------------------------------
 def _as_text(value: object) -> str | None:
     if value is None:
@@ -180,7 +260,7 @@ def build_document(payload: dict[str, object], now_ns: int) -> tuple[dict[str, o
     ``prompt`` (redacted), ``redactions`` (kind -> count), ``timestamp`` (UTC, ISO 8601 with
     microseconds and ``Z``), ``time_ns``, ``session_id``, ``repository``, ``branch``, ``head``
     (detached HEAD only), ``cwd``, ``permission_mode``, ``hook_event_name``, ``transcript_path``,
-    ``operator`` (``$USER``).
+    ``operator`` (see :func:`resolve_operator`).
     """
     raw_prompt = payload.get("prompt")
     prompt = raw_prompt if isinstance(raw_prompt, str) else ("" if raw_prompt is None else str(raw_prompt))
@@ -204,7 +284,7 @@ def build_document(payload: dict[str, object], now_ns: int) -> tuple[dict[str, o
         "permission_mode": _as_text(payload.get("permission_mode")),
         "hook_event_name": _as_text(payload.get("hook_event_name")),
         "transcript_path": _as_text(payload.get("transcript_path")),
-        "operator": _env("USER") or _env("LOGNAME") or _env("USERNAME"),
+        "operator": resolve_operator(repository),
         "redactions": counts,
         "prompt": prompt,
     }
