@@ -162,6 +162,9 @@ class _CommentsFailFor:
             raise BackendUnavailable(f"comments of {task.key}: tracker answered 503")
         return self.inner.list_comments(task)
 
+    def unreadable_items(self) -> list[tuple[str, str]]:
+        return self.inner.unreadable_items()
+
 
 class _SummaryFailsFor:
     """The extractive summarizer, except that it crashes for one task (a bug, not a domain error)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -178,13 +179,18 @@ def test_a_task_with_no_file_is_not_found(tasks_dir: Path) -> None:
         ),
     ],
 )
-def test_a_malformed_file_raises_input_error_naming_the_file_and_the_problem(
+def test_a_malformed_file_is_skipped_and_reported_naming_the_file_and_the_problem(
     tasks_dir: Path, content: str, problem: str
 ) -> None:
     (tasks_dir / "OPS-13.md").write_text(content, encoding="utf-8")
+    tracker = LocalFolderTracker(tasks_dir)
 
+    keys = [t.key for t in tracker.list_tasks()]
+    assert "OPS-13" not in keys and keys  # the well-formed files of the folder are still listed
+    [(item, reason)] = tracker.unreadable_items()
+    assert item == "OPS-13" and re.search(rf"OPS-13\.md.*{problem}", reason)
     with pytest.raises(InputError, match=rf"OPS-13\.md.*{problem}"):
-        LocalFolderTracker(tasks_dir).list_tasks()
+        parse_task_file(tasks_dir / "OPS-13.md")
 
 
 def test_a_file_that_is_not_utf8_raises_input_error_naming_it(tasks_dir: Path) -> None:

@@ -256,6 +256,9 @@ def refresh_once(
     report = RefreshReport(now=now, tracker=tracker.kind, budget_seconds=budget.seconds)
 
     tasks = list({t.key: t for t in tracker.list_tasks(label or settings.refresh_label)}.values())
+    for unreadable, reason in tracker.unreadable_items():  # a malformed task file fails alone
+        log.warning("refresh skipped %s: %s", unreadable, reason)
+        report.failed.append({"task": unreadable, "error": reason})
     events = store.retrieval_events(_RETRIEVAL_EVENTS_READ)
     states: dict[str, TaskRefreshState] = {}
     measured: dict[str, tuple[TaskActivity, list[TaskComment]]] = {}

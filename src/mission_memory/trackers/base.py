@@ -88,3 +88,8 @@ class Tracker(Protocol):
             BackendUnavailable, ConfigError: as for :meth:`list_tasks`.
         """
         ...
+
+    def unreadable_items(self) -> list[tuple[str, str]]:
+        """``(item, reason)`` for each item the last :meth:`list_tasks` skipped because it could not
+        be read (a malformed task file); the refresher reports them as failed and goes on."""
+        ...

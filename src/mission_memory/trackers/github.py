@@ -124,6 +124,10 @@ class GitHubTracker:
 
     # --------------------------------------------------------------------------------------- protocol
 
+    def unreadable_items(self) -> list[tuple[str, str]]:
+        """Always empty: an item the API returns in a shape it cannot read fails the listing instead."""
+        return []
+
     def list_tasks(self, label: str = DEFAULT_LABEL) -> list[Task]:
         """All issues (open and closed, no pull requests) carrying ``label`` (case-insensitive).
 

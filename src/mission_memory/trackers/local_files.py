@@ -69,22 +69,34 @@ class LocalFolderTracker:
     def __init__(self, folder: Path) -> None:
         self.folder = Path(folder)
         self._paths: dict[str, Path] = {}  # task key -> file, filled by list_tasks
+        self._unreadable: list[tuple[str, str]] = []
 
     def list_tasks(self, label: str = DEFAULT_LABEL) -> list[Task]:
         """Tasks whose ``labels`` include ``label`` (case-insensitive), ordered by file name.
 
+        A malformed task file is skipped and kept for :meth:`unreadable_items` (the message names
+        the file and what is wrong), so one bad file does not stop the others being refreshed.
+
         Raises:
             ConfigError: the folder does not exist or is not a directory.
-            InputError: a task file is malformed (the message names it).
         """
         wanted = label.casefold()
         tasks: list[Task] = []
+        self._unreadable = []
         for path in self._task_files():
-            task, _ = parse_task_file(path)
+            try:
+                task, _ = parse_task_file(path)
+            except InputError as exc:
+                self._unreadable.append((path.stem, str(exc)))
+                continue
             self._paths[task.key] = path
             if any(name.casefold() == wanted for name in task.labels):
                 tasks.append(task)
         return tasks
+
+    def unreadable_items(self) -> list[tuple[str, str]]:
+        """``(file stem, reason)`` of each task file the last :meth:`list_tasks` could not read."""
+        return list(self._unreadable)
 
     def list_comments(self, task: Task) -> list[TaskComment]:
         """The comments of ``task``'s file, oldest first.

@@ -119,6 +119,10 @@ class PlaneTracker:
 
     # --------------------------------------------------------------------------------------- protocol
 
+    def unreadable_items(self) -> list[tuple[str, str]]:
+        """Always empty: an item the API returns in a shape it cannot read fails the listing instead."""
+        return []
+
     def list_tasks(self, label: str = DEFAULT_LABEL) -> list[Task]:
         """All work items of the project carrying ``label`` (case-insensitive), in the API's order.
 
