@@ -173,10 +173,10 @@ class Memory:
             if checked.mission not in known:
                 names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
                 raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
-        if checked.component is not None:
-            components = self.store.components(limit=1_000_000)
-            if components and checked.component not in components:
-                shown = ", ".join(list(components)[:30]) or "none"
+        if checked.component is not None and not self.store.has_component(checked.component):
+            components = self.store.components(limit=30)
+            if components:
+                shown = ", ".join(components)
                 raise InputError(
                     f"no component named {checked.component!r} is stored (components, most records first: {shown})"
                 )

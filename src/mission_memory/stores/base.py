@@ -141,6 +141,10 @@ class RecordStore(Protocol):
         """Record counts of the ``limit`` most common components."""
         ...
 
+    def has_component(self, component: str) -> bool:
+        """Whether any record has ``component`` (cheap: pull checks it before a filtered query)."""
+        ...
+
 
 class LexicalIndex(Protocol):
     """BM25 over record titles (weight 2) and texts (weight 1), under a :class:`SearchFilter`."""

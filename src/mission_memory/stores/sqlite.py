@@ -438,6 +438,11 @@ class SqliteStore:
         ).fetchall()
         return dict(rows)
 
+    def has_component(self, component: str) -> bool:
+        """Whether any record has ``component`` (an index lookup)."""
+        row = self._conn().execute("SELECT 1 FROM records WHERE component = ? LIMIT 1", (component,)).fetchone()
+        return row is not None
+
     def count_kind(self, mission: str, kind: str) -> int:
         """How many records of ``kind`` ``mission`` holds."""
         row = self._conn().execute("SELECT count(*) FROM records WHERE mission = ? AND kind = ?", (mission, kind)).fetchone()

@@ -5,7 +5,10 @@ every store made by an older version opens with the new code (simonw/llm's named
 
 * ``0001_initial`` — records, FTS5 index, vectors, retrieval events, ingest state;
 * ``0002_retrieval_event_origin`` — who and where of a retrieval event: session, operator,
-  mission, client (docs/adr/0016). Events logged before it read these as None.
+  mission, client (docs/adr/0016). Events logged before it read these as None;
+* ``0003_records_component_index`` — an index on ``records.component``: a query filtered by
+  component checks the component exists, and ``status`` counts records per component, without
+  scanning every record (a GROUP BY over 100k records took about 1 s).
 """
 
 from __future__ import annotations
@@ -97,6 +100,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE retrieval_events ADD COLUMN operator TEXT;
         ALTER TABLE retrieval_events ADD COLUMN mission TEXT;
         ALTER TABLE retrieval_events ADD COLUMN client TEXT;
+        """,
+    ),
+    (
+        "0003_records_component_index",
+        """
+        CREATE INDEX IF NOT EXISTS records_component ON records (component);
         """,
     ),
 ]

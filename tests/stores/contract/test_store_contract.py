@@ -193,3 +193,10 @@ def test_most_critical_returns_the_most_critical_records_passing_the_filter(stor
     assert [h.record_id for h in store.most_critical(ALL, 2)] == [records[3].id, records[1].id]
     api = store.most_critical(SearchFilter((Layer.DOMAIN,), component="api"), 10)
     assert [(h.record_id, h.score) for h in api] == [(records[1].id, 0.9), (records[2].id, 0.5), (records[0].id, 0.2)]
+
+
+def test_has_component_tells_a_stored_component_from_an_unknown_one(store: MemoryStore) -> None:
+    store.upsert_records([_record("a.md", "text a", component="api"), _record("b.md", "text b")])
+    assert store.has_component("api") is True
+    assert store.has_component("web") is False
+    assert store.components() == {"api": 1}
