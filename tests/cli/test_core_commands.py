@@ -222,3 +222,10 @@ def test_a_json_error_echoes_a_long_argument_clipped_not_whole() -> None:
     assert "at most 20000" in payload["error"]
     assert payload["input"]["arguments"]["task"].endswith("… (120000 characters)")
     assert len(result.stderr) < 2_000
+
+
+def test_version_prints_the_package_version() -> None:
+    from mission_memory import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout.strip() == f"mission-memory {__version__}"

@@ -118,3 +118,12 @@ def test_a_task_naming_an_adr_or_a_tracker_key_gets_those_records_first(memory: 
     digest = memory.query("finish OPS-31 on the field laptops", token_budget=3000)
     assert digest.entries[0].record.kind is RecordKind.COMMIT
     assert digest.entries[0].record.attributes["tracker_keys"] == ["OPS-31"]
+
+
+def test_a_decision_without_a_stated_component_belongs_to_its_top_level_folder(
+    memory: Memory, mission_repo: GitRepo
+) -> None:
+    memory.ingest_repository(mission_repo.root)
+    digest = memory.query("Which database holds the upload ledger?", filters={"component": "docs"})
+    decisions = [e for e in digest.entries if e.record.kind is RecordKind.DECISION]
+    assert decisions and all(e.record.component == "docs" for e in decisions)

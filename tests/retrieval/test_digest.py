@@ -59,7 +59,17 @@ def test_digest_never_exceeds_token_budget(budget: int, text: str) -> None:
     assert used <= budget
     assert len(entries) + omitted == len(candidates)
     if omitted:
-        assert f"{omitted} more relevant entries omitted" in digest or "none fits" in digest
+        more = "1 more relevant entry" if omitted == 1 else f"{omitted} more relevant entries"
+        assert f"{more} omitted" in digest or "none fits" in digest
+
+
+def test_the_footer_counts_in_the_singular_and_the_task_line_shows_no_control_characters() -> None:
+    tokenizer = TiktokenTokenizer()
+    candidates = _hostile(1)
+    text = pack_digest("retry\x07 uploads\x1b[31m", "all", candidates, 8000, tokenizer, 450, LAYERS)[0]
+    assert "_1 entry; nothing relevant omitted._" in text
+    task_line = next(line for line in text.splitlines() if line.startswith("Task: "))
+    assert task_line.isprintable() and "retry uploads [31m" in task_line
 
 
 def test_entries_keep_relevance_order_within_a_section_and_show_provenance() -> None:

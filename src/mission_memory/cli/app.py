@@ -23,6 +23,25 @@ app = typer.Typer(
     add_completion=False,
 )
 
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from mission_memory import __version__
+
+        typer.echo(f"mission-memory {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+    ),
+) -> None:
+    """Memory for long-horizon agents whose operators rotate: ingest a mission, query a digest."""
+
+
 # --- command groups (one module each) ---------------------------------------------------------
 from mission_memory.cli import core_commands  # noqa: E402
 

@@ -307,7 +307,7 @@ def _decision_records(
                     time=_decision_time(d, changed), commit=sha,
                 ),
                 criticality=_CRITICALITY.get(DecisionStatus(status), 0.6) if status else 0.6,
-                component=d.component or None,
+                component=d.component or _component_of(path),
                 attributes=attributes,
             )
         )

@@ -270,7 +270,8 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
 
 
 def _header(query: str, scope: str, budget: int, nonce: str) -> str:
-    shown = " ".join(neutralise_markers(query).split())
+    printable = "".join(ch if ch.isprintable() else " " for ch in query)  # no control characters (BEL, ESC)
+    shown = " ".join(neutralise_markers(printable).split())
     if len(shown) > 160:
         shown = shown[:157] + "…"
     return (
@@ -285,9 +286,11 @@ def _footer(omitted: int, included: int, empty_note: str | None = None) -> str:
         if omitted:
             return f"_{omitted} relevant entries omitted: none fits the token budget._"
         return f"_{empty_note}_" if empty_note else "_No stored record matched this task._"
+    entries = "1 entry" if included == 1 else f"{included} entries"
     if omitted == 0:
-        return f"_{included} entries; nothing relevant omitted._"
-    return f"_{included} entries; {omitted} more relevant entries omitted to stay within the token budget._"
+        return f"_{entries}; nothing relevant omitted._"
+    more = "1 more relevant entry" if omitted == 1 else f"{omitted} more relevant entries"
+    return f"_{entries}; {more} omitted to stay within the token budget._"
 
 
 @dataclass(frozen=True)
