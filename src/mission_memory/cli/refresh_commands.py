@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
-import threading
+import time
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -129,6 +129,9 @@ def _print_report(data: dict[str, Any]) -> None:
                       "fell back to extractive at once (MISSION_MEMORY_REFRESH_PASS_BUDGET_SECONDS)")
 
 
+_STOP_POLL_S = 0.2
+"""How often a waiting refresher looks for a stop signal, in seconds."""
+
 @app.command()
 def once(
     tracker: TrackerOption = TrackerKind.local,
@@ -173,16 +176,25 @@ def run(
     from mission_memory.refresh.cron_loop import run_schedule
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    stop = threading.Event()
+    # Signals received. A signal handler runs in the main thread between two bytecodes, possibly
+    # inside a lock the main thread holds (Event.wait holds its Condition's lock while it re-arms),
+    # so the handler only appends to a list, and waiting polls that list while it sleeps.
+    stopping: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        stopping.append(signum)
         err_console.print(f"Received signal {signum}: stopping after the current pass.")
-        stop.set()
 
     def wait(seconds: float) -> bool:
-        if seconds > 0:
+        if seconds > 0 and not stopping:
             err_console.print(f"Next refresh pass in {seconds:.0f} s.")
-        return stop.wait(seconds)
+        deadline = time.monotonic() + seconds
+        while not stopping:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(left, _STOP_POLL_S))
+        return True
 
     with reported_errors():
         settings = _load_settings()
