@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["DEFAULT_LABEL", "Task", "TaskComment", "Tracker"]
+from mission_memory.errors import BackendUnavailable
+from mission_memory.utc import as_utc
+
+__all__ = ["DEFAULT_LABEL", "Task", "TaskComment", "Tracker", "parse_api_time"]
 
 DEFAULT_LABEL = "LONG-TERM"
 
@@ -93,3 +96,23 @@ class Tracker(Protocol):
         """``(item, reason)`` for each item the last :meth:`list_tasks` skipped because it could not
         be read (a malformed task file); the refresher reports them as failed and goes on."""
         ...
+
+
+def parse_api_time(raw: Any, what: str, service: str) -> datetime:
+    """An ISO 8601 timestamp from a tracker API (``2024-05-01T10:00:00Z``) as an aware UTC datetime.
+
+    Args:
+        raw: the JSON value; naive times are taken as UTC.
+        what: which field it is, for the message (``issue OPS-7 created_at``).
+        service: who answered, for the message (``GitHub``, ``Plane``).
+
+    Raises:
+        BackendUnavailable: the value is missing or not ISO 8601 (the API answered something unusable).
+    """
+    if not isinstance(raw, str) or not raw:
+        raise BackendUnavailable(f"{service} answered without a usable {what}: {raw!r}")
+    try:
+        parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise BackendUnavailable(f"{service} answered an unreadable {what}: {raw!r}") from exc
+    return as_utc(parsed)

@@ -24,16 +24,14 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
-from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment, parse_api_time
 from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
-from mission_memory.utc import as_utc
 
 __all__ = ["GITHUB_API_URL", "GitHubTracker"]
 
@@ -206,7 +204,7 @@ class GitHubTracker:
             for entry in item.get("labels") or ()
             if (entry.get("name") if isinstance(entry, dict) else entry)
         )
-        created = _parse_time(item.get("created_at"), f"issue {key} created_at")
+        created = parse_api_time(item.get("created_at"), f"issue {key} created_at", "GitHub")
         return Task(
             key=key,
             title=str(item.get("title") or "").strip(),
@@ -215,7 +213,7 @@ class GitHubTracker:
             state=str(item["state"]) if item.get("state") else None,
             url=str(item.get("html_url") or f"https://github.com/{self.repo}/issues/{number}"),
             created_at=created,
-            updated_at=_parse_time(item.get("updated_at"), f"issue {key} updated_at")
+            updated_at=parse_api_time(item.get("updated_at"), f"issue {key} updated_at", "GitHub")
             if item.get("updated_at")
             else created,
             tracker=self.kind,
@@ -228,18 +226,8 @@ class GitHubTracker:
         return TaskComment(
             id=comment_id,
             author=author,
-            created_at=_parse_time(item.get("created_at"), f"comment {comment_id} created_at"),
+            created_at=parse_api_time(item.get("created_at"), f"comment {comment_id} created_at", "GitHub"),
             text=str(item.get("body") or "").strip(),
             url=str(item["html_url"]) if item.get("html_url") else None,
         )
 
-
-def _parse_time(raw: Any, what: str) -> datetime:
-    """GitHub's ``2024-05-01T10:00:00Z`` as an aware UTC datetime."""
-    if not isinstance(raw, str) or not raw:
-        raise BackendUnavailable(f"GitHub answered without a usable {what}: {raw!r}")
-    try:
-        parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise BackendUnavailable(f"GitHub answered an unreadable {what}: {raw!r}") from exc
-    return as_utc(parsed)

@@ -33,7 +33,6 @@ import html
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote
@@ -41,9 +40,8 @@ from urllib.parse import quote
 import httpx
 
 from mission_memory.errors import BackendUnavailable, ConfigError
-from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
+from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment, parse_api_time
 from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
-from mission_memory.utc import as_utc
 
 __all__ = ["PER_PAGE", "PlaneTracker", "html_to_text"]
 
@@ -225,8 +223,8 @@ class PlaneTracker:
 
     def _task(self, item: Mapping[str, Any], identifier: str, labels: tuple[str, ...]) -> Task:
         key = f"{identifier}-{item.get('sequence_id')}"
-        created = _parse_time(item.get("created_at"), f"work item {key} created_at")
-        updated = _parse_time(item.get("updated_at") or item.get("created_at"), f"work item {key} updated_at")
+        created = parse_api_time(item.get("created_at"), f"work item {key} created_at", "Plane")
+        updated = parse_api_time(item.get("updated_at") or item.get("created_at"), f"work item {key} updated_at", "Plane")
         description = html_to_text(str(item.get("description_html") or ""))
         if not description:
             description = str(item.get("description_stripped") or "").strip()
@@ -250,7 +248,7 @@ class PlaneTracker:
         return TaskComment(
             id=comment_id,
             author=_author(item),
-            created_at=_parse_time(item.get("created_at"), f"comment {comment_id} created_at"),
+            created_at=parse_api_time(item.get("created_at"), f"comment {comment_id} created_at", "Plane"),
             text=text,
         )
 
@@ -293,16 +291,6 @@ def _author(item: Mapping[str, Any]) -> str | None:
             return value
     return None
 
-
-def _parse_time(raw: Any, what: str) -> datetime:
-    """An ISO 8601 timestamp as an aware UTC datetime (naive ones are taken as UTC)."""
-    if not isinstance(raw, str) or not raw:
-        raise BackendUnavailable(f"Plane answered without a usable {what}: {raw!r}")
-    try:
-        parsed = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise BackendUnavailable(f"Plane answered an unreadable {what}: {raw!r}") from exc
-    return as_utc(parsed)
 
 
 # --------------------------------------------------------------------------------------------- HTML
