@@ -19,6 +19,7 @@ from mission_memory.api import Memory
 from mission_memory.mcp.server import build_server
 from tests.conftest import GitRepo
 from tests.hostile_texts import assert_stored_text_is_fenced, hostile_repository
+from tests.mcp_http_server import http_mcp_server
 
 
 @pytest.fixture
@@ -108,32 +109,14 @@ def test_the_stdio_server_answers_a_real_client_in_a_subprocess(ingested: GitRep
 
 
 def test_the_http_server_answers_a_real_client_over_streamable_http(ingested: GitRepo, data_dir: Path) -> None:
-    import socket
-    import subprocess
+    with http_mcp_server(data_dir) as url:
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir))
-    with subprocess.Popen(
-        [sys.executable, "-m", "mission_memory", "serve", "--transport", "http", "--port", str(port)],
-        env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-    ) as server:
-        try:
-            assert server.stderr is not None
-            for line in server.stderr:  # wait for the server to say it listens; no sleeps
-                if "Uvicorn running on" in line:
-                    break
+        async def go() -> Any:
+            async with Client(url) as client:
+                return await client.call_tool("workflow_memory_query",
+                                              {"task_description": "upload ledger database", "token_budget": 1600})
 
-            async def go() -> Any:
-                async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                    return await client.call_tool("workflow_memory_query",
-                                                  {"task_description": "upload ledger database", "token_budget": 1600})
-
-            result = anyio.run(go)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        result = anyio.run(go)
     assert not result.is_error
     assert "ADR-0002" in result.content[0].text
 

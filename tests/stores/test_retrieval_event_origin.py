@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from mission_memory.cli.app import app
 from mission_memory.hook import installer
 from mission_memory.retrieval_events import Client, RetrievalEvent
 from tests.conftest import GitRepo
+from tests.mcp_http_server import http_mcp_server
 
 CLI = Path(sys.executable).with_name("mission-memory")
 TASK = "Which database holds the upload ledger?"
@@ -96,30 +96,15 @@ def test_the_stdio_mcp_server_logs_client_mcp_with_one_session_per_server_proces
 
 
 def test_the_http_mcp_server_logs_the_streamable_http_session_id(ingested: GitRepo, data_dir: Path) -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir), MISSION_MEMORY_OPERATOR="carol")
-    with subprocess.Popen(
-        [sys.executable, "-m", "mission_memory", "serve", "--transport", "http", "--port", str(port)],
-        env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-    ) as server:
-        try:
-            assert server.stderr is not None
-            for line in server.stderr:  # wait for the server to say it listens; no sleeps
-                if "Uvicorn running on" in line:
-                    break
+    with http_mcp_server(data_dir, MISSION_MEMORY_OPERATOR="carol") as url:
 
-            async def go() -> Any:
-                async with McpClient(f"http://127.0.0.1:{port}/mcp") as client:
-                    first = await client.call_tool("workflow_memory_query", {"task_description": TASK})
-                    second = await client.call_tool("workflow_memory_query", {"task_description": TASK})
-                    return first, second
+        async def go() -> Any:
+            async with McpClient(url) as client:
+                first = await client.call_tool("workflow_memory_query", {"task_description": TASK})
+                second = await client.call_tool("workflow_memory_query", {"task_description": TASK})
+                return first, second
 
-            first, second = anyio.run(go)
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+        first, second = anyio.run(go)
     assert not first.is_error and not second.is_error
     with Memory.open() as memory:
         events = memory.retrieval_events(2)
