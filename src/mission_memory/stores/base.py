@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 import numpy as np
@@ -125,6 +126,32 @@ class RecordStore(Protocol):
         """Delete records of ``mission`` and ``kinds`` whose source key is not kept; return how many."""
         ...
 
+    def records_of_kind(
+        self,
+        kinds: Sequence[str],
+        *,
+        mission: str | None = None,
+        operator: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 1000,
+    ) -> list[Record]:
+        """Records of ``kinds`` (record kind values), newest provenance time first, at most ``limit``.
+
+        ``mission`` and ``operator`` narrow by equality; ``since`` (inclusive) and ``until``
+        (exclusive) bound the provenance time. Used by the correction signal and the handover
+        brief (DESIGN.md §6), which read a layer's records without a query.
+        """
+        ...
+
+    def delete_mission(self, mission: str) -> dict[str, int]:
+        """Delete every record of ``mission`` with its vectors, its retrieval events and its state.
+
+        Returns:
+            ``{"records": n, "retrieval_events": n, "state": n}``: how many of each were deleted.
+        """
+        ...
+
     def counts(self) -> dict[str, dict[str, int]]:
         """Record counts as ``{layer: {kind: n}}`` (every layer present)."""
         ...
@@ -208,6 +235,21 @@ class RetrievalEventLog(Protocol):
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest ``limit`` events, newest first."""
+        ...
+
+    def retrieval_events_matching(
+        self,
+        *,
+        session_id: str | None = None,
+        operator: str | None = None,
+        mission: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+    ) -> list[RetrievalEvent]:
+        """Events matching every given field (equality), with ``since`` <= time < ``until``,
+        newest first, at most ``limit``. Links a correction to the retrieval event it follows
+        (DESIGN.md §6)."""
         ...
 
     def count_retrieval_events(self) -> int:

@@ -340,6 +340,46 @@ class SqliteStore:
                 tx.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
         return len(stale)
 
+    def records_of_kind(
+        self,
+        kinds: Sequence[str],
+        *,
+        mission: str | None = None,
+        operator: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 1000,
+    ) -> list[Record]:
+        """Records of ``kinds``, newest provenance time first (see :meth:`RecordStore.records_of_kind`)."""
+        if not kinds:
+            return []
+        clauses = [f"kind IN ({','.join('?' * len(kinds))})"]
+        params: list[Any] = [str(k) for k in kinds]
+        for column, value in (("mission", mission), ("operator", operator)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            clauses.append("time >= ?")
+            params.append(_ts(since))
+        if until is not None:
+            clauses.append("time < ?")
+            params.append(_ts(until))
+        rows = self._conn().execute(
+            f"SELECT {_RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)}"
+            " ORDER BY time DESC, rowid DESC LIMIT ?",
+            (*params, max(0, limit)),
+        ).fetchall()
+        return [_row_to_record(row) for row in rows]
+
+    def delete_mission(self, mission: str) -> dict[str, int]:
+        """Delete ``mission``'s records (vectors and index entries go with them), events and state."""
+        with self._write() as tx:
+            records = tx.execute("DELETE FROM records WHERE mission = ?", (mission,)).rowcount
+            events = tx.execute("DELETE FROM retrieval_events WHERE mission = ?", (mission,)).rowcount
+            state = tx.execute("DELETE FROM ingest_state WHERE mission = ?", (mission,)).rowcount
+        return {"records": records, "retrieval_events": events, "state": state}
+
     def delete(self, record_ids: Iterable[str]) -> int:
         """Delete these records (their vectors and index entries go with them); return how many existed."""
         ids = list(dict.fromkeys(record_ids))
@@ -661,10 +701,14 @@ class SqliteStore:
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest retrieval events, newest first (events from before schema v2 have no origin)."""
+        return self._select_events("1", [], limit)
+
+    def _select_events(self, where: str, params: Sequence[Any], limit: int) -> list[RetrievalEvent]:
         columns = [c if c in _EVENT_COLUMNS_V1 or "0002_retrieval_event_origin" in self._applied else f"NULL AS {c}"
                    for c in _EVENT_COLUMNS]
         rows = self._conn().execute(
-            f"SELECT {', '.join(columns)} FROM retrieval_events ORDER BY seq DESC LIMIT ?", (limit,)
+            f"SELECT {', '.join(columns)} FROM retrieval_events WHERE {where} ORDER BY seq DESC LIMIT ?",
+            (*params, max(0, limit)),
         ).fetchall()
         out = []
         for row in rows:
@@ -674,6 +718,34 @@ class SqliteStore:
             item["time"] = datetime.fromtimestamp(item["time"], tz=UTC)
             out.append(RetrievalEvent.model_validate(item))
         return out
+
+    def retrieval_events_matching(
+        self,
+        *,
+        session_id: str | None = None,
+        operator: str | None = None,
+        mission: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+    ) -> list[RetrievalEvent]:
+        """Events matching every given field, newest first (see :meth:`RetrievalEventLog.retrieval_events_matching`)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        origin = "0002_retrieval_event_origin" in self._applied
+        for column, value in (("session_id", session_id), ("operator", operator), ("mission", mission)):
+            if value is not None:
+                if not origin:
+                    return []
+                clauses.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            clauses.append("time >= ?")
+            params.append(_ts(since))
+        if until is not None:
+            clauses.append("time < ?")
+            params.append(_ts(until))
+        return self._select_events(" AND ".join(clauses) or "1", params, limit)
 
     def count_retrieval_events(self) -> int:
         """How many retrieval events are stored."""

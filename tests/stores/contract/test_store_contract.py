@@ -200,3 +200,53 @@ def test_has_component_tells_a_stored_component_from_an_unknown_one(store: Memor
     assert store.has_component("api") is True
     assert store.has_component("web") is False
     assert store.components() == {"api": 1}
+
+
+def test_records_of_kind_filters_by_kind_mission_operator_and_time_newest_first(store: MemoryStore) -> None:
+    def at(day: int) -> datetime:
+        return datetime(2025, 3, day, tzinfo=UTC)
+
+    old = _record("c1", "first", kind=RecordKind.CORRECTION_PATTERN, operator="alice", when=at(1))
+    new = _record("c2", "second", kind=RecordKind.CORRECTION_PATTERN, operator="alice", when=at(5))
+    bob = _record("c3", "third", kind=RecordKind.CORRECTION_PATTERN, operator="bob", when=at(3))
+    other = _record("c4", "fourth", kind=RecordKind.CORRECTION_PATTERN, operator="alice", when=at(4), mission="n")
+    doc = _record("d1", "a document", when=at(6))
+    store.upsert_records([old, new, bob, other, doc])
+    kind = [RecordKind.CORRECTION_PATTERN.value]
+    assert [r.id for r in store.records_of_kind(kind)] == [new.id, other.id, bob.id, old.id]
+    assert [r.id for r in store.records_of_kind(kind, mission="m", operator="alice")] == [new.id, old.id]
+    assert [r.id for r in store.records_of_kind(kind, since=at(3), until=at(5))] == [other.id, bob.id]
+    assert [r.id for r in store.records_of_kind(kind, limit=1)] == [new.id]
+    assert store.records_of_kind([]) == []
+
+
+def test_retrieval_events_matching_narrows_by_origin_and_time(store: MemoryStore) -> None:
+    def event(session: str, operator: str, mission: str) -> NewRetrievalEvent:
+        return NewRetrievalEvent(query="q", scope="all", token_budget=100, tokens_used=10, model_id="m",
+                                 session_id=session, operator=operator, mission=mission, client=Client.CLI)
+
+    first = store.log_retrieval_event(event("s1", "alice", "m"))
+    second = store.log_retrieval_event(event("s2", "alice", "m"))
+    third = store.log_retrieval_event(event("s1", "bob", "n"))
+    assert [e.id for e in store.retrieval_events_matching(session_id="s1")] == [third.id, first.id]
+    assert [e.id for e in store.retrieval_events_matching(operator="alice", mission="m")] == [second.id, first.id]
+    assert [e.id for e in store.retrieval_events_matching(operator="alice", limit=1)] == [second.id]
+    assert store.retrieval_events_matching(until=first.time) == []
+    assert {e.id for e in store.retrieval_events_matching(since=first.time)} == {first.id, second.id, third.id}
+
+
+def test_delete_mission_removes_its_records_vectors_events_and_state_only(store: MemoryStore) -> None:
+    gone, kept = _record("a.md", "alpha words", mission="gone"), _record("b.md", "alpha words", mission="kept")
+    store.upsert([gone, kept], _unit(2), "model-a")
+    for mission in ("gone", "kept"):
+        store.log_retrieval_event(NewRetrievalEvent(query="q", scope="all", token_budget=1, tokens_used=0,
+                                                    model_id="m", mission=mission))
+        store.set_state(mission, "bookmark", "x")
+    assert store.delete_mission("gone") == {"records": 1, "retrieval_events": 1, "state": 1}
+    assert store.missions() == {"kept": 1}
+    assert store.get([gone.id, kept.id]) == {kept.id: kept}
+    assert store.vector_models() == {"model-a": 1}
+    assert [h.record_id for h in store.bm25_search(["alpha"], ALL, 10)] == [kept.id]
+    assert store.get_state("gone", "bookmark") is None and store.get_state("kept", "bookmark") == "x"
+    assert store.count_retrieval_events() == 1
+    assert store.delete_mission("gone") == {"records": 0, "retrieval_events": 0, "state": 0}
