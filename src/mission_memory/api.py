@@ -31,10 +31,15 @@ from mission_memory.stores.registry import open_store
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from mission_memory.decision_recording import RecordedDecision
+    from mission_memory.decisions import RejectedAlternative
     from mission_memory.ingest.repository import IngestReport, ProgressFn
+    from mission_memory.ingest.tracker_items import TrackerIngestReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
-    from mission_memory.trackers.base import Tracker
+    from mission_memory.trackers.base import TaskHistory, Tracker
 
 __all__ = ["Memory"]
 
@@ -244,6 +249,70 @@ class Memory:
 
         return refresh_status(self.store, self.settings, now)
 
+    # -- decisions and tracker items ---------------------------------------------------------
+
+    def record_decision(
+        self,
+        title: str,
+        *,
+        decision: str,
+        rationale: str,
+        rejected: Sequence[str | RejectedAlternative] = (),
+        context: str | None = None,
+        principles: Sequence[str] = (),
+        component: str | None = None,
+        tasks: Sequence[str] = (),
+        supersedes: str | None = None,
+        status: str = "accepted",
+        mission: str | None = None,
+        session_id: str | None = None,
+        by_agent: bool = False,
+        write_adr: str | Path | None = None,
+        now: datetime | None = None,
+    ) -> RecordedDecision:
+        """Record a decision where it is taken (DESIGN.md §3; docs/adr/0028).
+
+        ``decided_by`` is the operator (:func:`~mission_memory.query_origin.resolve_operator`) or
+        ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
+        mission defaults to the repository the working directory (or ``write_adr``) lies in.
+        See :func:`mission_memory.decision_recording.record_decision`.
+
+        Raises:
+            InputError: an empty title, decision or rationale; a rejected option not written
+                ``"option: why"``; a status other than accepted/proposed; an unknown ``supersedes``
+                reference; a ``write_adr`` folder outside a git work tree or not read by ingest.
+        """
+        from mission_memory.decision_recording import AGENT, check_statement, record_decision
+
+        statement = check_statement(
+            title, decision, rationale, rejected, context=context, principles=principles,
+            component=component, tasks=tasks, supersedes=supersedes, status=status,
+        )
+        folder = Path(write_adr) if write_adr is not None else None
+        if not mission and folder is None:
+            mission = _mission_of_folder(Path.cwd())
+        near = folder if folder is not None and folder.is_dir() else None
+        decided_by = AGENT if by_agent else (resolve_operator(near) or "unknown operator")
+        return record_decision(
+            self.store, self.embedder, statement, mission=mission or "", decided_by=decided_by,
+            session_id=session_id or process_session_id(), write_adr=folder, now=now,
+        )
+
+    def ingest_tracker(
+        self, tracker: TaskHistory, mission: str | None = None, now: datetime | None = None
+    ) -> TrackerIngestReport:
+        """Ingest a tracker's tasks and comments as workflow records, incrementally (issue 13 item 5).
+
+        The mission defaults to the repository the working directory lies in. See
+        :func:`mission_memory.ingest.tracker_items.ingest_tracker`.
+        """
+        from mission_memory.ingest.tracker_items import ingest_tracker
+
+        return ingest_tracker(
+            self.store, self.embedder, tracker, mission or _mission_of_folder(Path.cwd()),
+            now if now is not None else datetime.now(UTC),
+        )
+
     # -- maintenance ----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
@@ -293,3 +362,10 @@ class Memory:
                 progress("embed", done, max(total, done))
         return {"model_id": embedder.model_id, "removed_vectors": removed, "embedded": done}
 
+
+def _mission_of_folder(folder: Path) -> str:
+    """The mission ``ingest`` names a folder's records under: its git work tree's root name, else its own."""
+    from mission_memory.ingest.git_history import GitRepository
+
+    resolved = folder.resolve()
+    return GitRepository(resolved).root.name if GitRepository.is_git_work_tree(resolved) else resolved.name

@@ -16,6 +16,14 @@ import typer
 from rich.table import Table
 
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.refresh_commands import (
+    GithubRepoOption,
+    PlaneProjectOption,
+    PlaneUrlOption,
+    PlaneWorkspaceOption,
+    TasksDirOption,
+    TrackerKind,
+)
 
 __all__ = ["register"]
 
@@ -63,12 +71,27 @@ def _open_memory() -> Any:
 
 
 def ingest(
-    path: Annotated[Path, typer.Argument(help="Repository (or folder of documents) to ingest.")],
+    path: Annotated[Path | None, typer.Argument(help="Repository (or folder of documents) to ingest.")] = None,
     mission: Annotated[str | None, typer.Option(help="Mission name; default: the repository folder's name.")] = None,
     mission_type: Annotated[str | None, typer.Option(help="Mission type recorded on every record (for filters).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    tracker: Annotated[
+        TrackerKind | None, typer.Option("--tracker", help="Also ingest a tracker's tasks and comments.")
+    ] = None,
+    tasks_dir: TasksDirOption = None,
+    plane_url: PlaneUrlOption = None,
+    plane_workspace: PlaneWorkspaceOption = None,
+    plane_project: PlaneProjectOption = None,
+    github_repo: GithubRepoOption = None,
 ) -> None:
-    """Ingest commits, ADRs, principles and documents of a repository. Re-runs add only what changed."""
+    """Ingest commits, ADRs, principles and documents of a repository, and/or a tracker's tasks and
+    comments (--tracker). Re-runs add only what changed."""
+    if tracker is not None or path is None:
+        from mission_memory.cli.tracker_item_commands import ingest_tracker_items
+
+        ingest_tracker_items(path, mission, json_output, tracker, tasks_dir, plane_url, plane_workspace,
+                             plane_project, github_repo)
+        return
     with reported_errors(), _open_memory() as memory, _progress(not json_output) as progress:
         report = memory.ingest_repository(path, mission=mission, mission_type=mission_type, progress=progress)
     data = report.to_json()

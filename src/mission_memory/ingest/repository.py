@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
+from mission_memory.decision_recording import reconcile_recorded
 from mission_memory.decisions import Decision, DecisionStatus, Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
@@ -489,8 +490,10 @@ def ingest_repository(
     for rel in doc_paths:
         if rel in texts:
             records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+    # Decisions recorded with `decide` survive the re-read of their files (docs/adr/0028).
+    records, recorded_keys = reconcile_recorded(store, mission, source.root, records)
     file_kinds = [RecordKind.DOC_CHUNK.value, RecordKind.DECISION.value, RecordKind.PRINCIPLE.value]
-    file_keys = [r.source_key for r in records]
+    file_keys = [r.source_key for r in records] + recorded_keys
 
     if source.git is not None:
         report.head = source.git.head()

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from mission_memory.errors import BackendUnavailable
 from mission_memory.utc import as_utc
 
-__all__ = ["DEFAULT_LABEL", "Task", "TaskComment", "Tracker", "parse_api_time"]
+__all__ = ["DEFAULT_LABEL", "Task", "TaskComment", "TaskHistory", "Tracker", "parse_api_time"]
 
 DEFAULT_LABEL = "LONG-TERM"
 
@@ -56,6 +56,8 @@ class Task:
         created_at, updated_at: timezone-aware UTC datetimes.
         linked_files: repository-relative paths linked to the task (local tracker; empty elsewhere).
         tracker: the tracker kind that produced it ("plane", "github", "local").
+        assignees: who the task is assigned to (logins, display names, or ids when the tracker
+            gives no name); filled by :meth:`TaskHistory.list_all_tasks`, empty from ``list_tasks``.
     """
 
     key: str
@@ -68,6 +70,7 @@ class Task:
     updated_at: datetime
     linked_files: tuple[str, ...] = field(default_factory=tuple)
     tracker: str = ""
+    assignees: tuple[str, ...] = field(default_factory=tuple)
 
 
 class Tracker(Protocol):
@@ -95,6 +98,31 @@ class Tracker(Protocol):
     def unreadable_items(self) -> list[tuple[str, str]]:
         """``(item, reason)`` for each item the last :meth:`list_tasks` skipped because it could not
         be read (a malformed task file); the refresher reports them as failed and goes on."""
+        ...
+
+
+class TaskHistory(Tracker, Protocol):
+    """A tracker that also lists every task, whatever its labels, changed since a moment: what
+    ``mission-memory ingest --tracker`` reads to keep tasks and comments in the workflow layer
+    (issue 13 item 5). The three shipped trackers implement it.
+
+    Attributes:
+        location: names the tracked project stably (``github:owner/name``, ``plane:<url>/<workspace>/<project>``,
+            ``local:<folder>``); the incremental bookmark is kept under it.
+    """
+
+    @property
+    def location(self) -> str:
+        """The tracked project, stably named (see the class docstring)."""
+        ...
+
+    def list_all_tasks(self, updated_since: datetime | None = None) -> list[Task]:
+        """Every task (any label, open or closed) updated at or after ``updated_since`` (all when None),
+        with its assignees, following pagination to the end.
+
+        Raises:
+            BackendUnavailable, ConfigError: as for :meth:`Tracker.list_tasks`.
+        """
         ...
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -32,6 +33,7 @@ import httpx
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
 from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment, parse_api_time
 from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
+from mission_memory.utc import as_utc
 
 __all__ = ["GITHUB_API_URL", "GitHubTracker"]
 
@@ -149,6 +151,26 @@ class GitHubTracker:
                     tasks.append(task)
         return tasks
 
+    @property
+    def location(self) -> str:
+        """``github:<owner>/<name>`` (with the API root when it is not api.github.com)."""
+        host = "" if self.base_url == GITHUB_API_URL else f"{self.base_url}/"
+        return f"github:{host}{self.repo}"
+
+    def list_all_tasks(self, updated_since: datetime | None = None) -> list[Task]:
+        """Every issue (any label, open and closed, no pull requests) updated at or after ``updated_since``,
+        oldest update first, with assignees (``GET /issues?state=all&sort=updated&direction=asc&since=``).
+
+        Raises:
+            ConfigError, BackendUnavailable: as for :meth:`list_tasks`.
+        """
+        url = f"{self._repo_url()}/issues"
+        params: dict[str, str | int] = {"state": "all", "sort": "updated", "direction": "asc", "per_page": 100}
+        if updated_since is not None:
+            params["since"] = as_utc(updated_since).strftime("%Y-%m-%dT%H:%M:%SZ")
+        with self._http.session() as client:
+            return [self._task(item) for item in self._paginate(client, url, params) if "pull_request" not in item]
+
     def list_comments(self, task: Task) -> list[TaskComment]:
         """All comments on the issue ``task``, oldest first.
 
@@ -217,6 +239,7 @@ class GitHubTracker:
             if item.get("updated_at")
             else created,
             tracker=self.kind,
+            assignees=_assignees(item),
         )
 
     def _comment(self, item: Mapping[str, Any]) -> TaskComment:
@@ -231,3 +254,9 @@ class GitHubTracker:
             url=str(item["html_url"]) if item.get("html_url") else None,
         )
 
+
+def _assignees(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """Logins of an issue's ``assignees`` (or its single ``assignee``), in the API's order."""
+    people = item.get("assignees") or ([item["assignee"]] if isinstance(item.get("assignee"), dict) else [])
+    logins = (str(person["login"]) for person in people if isinstance(person, dict) and person.get("login"))
+    return tuple(dict.fromkeys(logins))

@@ -11,6 +11,7 @@ One file per task, ``<folder>/<KEY>.md``, UTF-8 (a BOM is fine)::
     created: 2025-01-10T09:00:00Z
     updated: 2025-02-01T12:30:00+02:00
     files: [src/scan.py, docs/adr/0003-retry.md]
+    assignee: Олена
     ---
 
     The description, free Markdown, up to the comments heading.
@@ -27,8 +28,9 @@ One file per task, ``<folder>/<KEY>.md``, UTF-8 (a BOM is fine)::
 
 Front matter: ``key: value`` lines; lists as ``[a, b]`` or as ``- item`` lines under an empty
 ``key:``; values may be quoted; ``#`` lines are comments; unknown keys are ignored. ``title`` and
-``created`` are required; ``key`` defaults to the file name without ``.md``; ``labels`` and ``files``
-default to empty, ``state`` to None, ``updated`` to the latest of ``created`` and the comment times.
+``created`` are required; ``key`` defaults to the file name without ``.md``; ``labels``, ``files`` and
+``assignee`` (or ``assignees``) default to empty, ``state`` to None, ``updated`` to the latest of
+``created`` and the comment times.
 Times are ISO 8601 (``2025-01-10``, ``2025-01-10T09:00``, ``...Z``, ``...+02:00``); a time without an
 offset is UTC. The comments section starts at a ``## Comments`` (or ``## Коментарі``) heading outside
 code fences and runs to the end of the file; each ``### <author> · <time>`` heading opens one comment (an
@@ -91,6 +93,33 @@ class LocalFolderTracker:
                 continue
             self._paths[task.key] = path
             if any(name.casefold() == wanted for name in task.labels):
+                tasks.append(task)
+        return tasks
+
+    @property
+    def location(self) -> str:
+        """``local:<the folder, resolved>``."""
+        return f"local:{self.folder.resolve()}"
+
+    def list_all_tasks(self, updated_since: datetime | None = None) -> list[Task]:
+        """Every task file's task (any label) updated at or after ``updated_since``, ordered by file name.
+
+        Malformed files are skipped and kept for :meth:`unreadable_items`, as in :meth:`list_tasks`.
+
+        Raises:
+            ConfigError: the folder does not exist or is not a directory.
+        """
+        since = as_utc(updated_since) if updated_since is not None else None
+        tasks: list[Task] = []
+        self._unreadable = []
+        for path in self._task_files():
+            try:
+                task, _ = parse_task_file(path)
+            except InputError as exc:
+                self._unreadable.append((path.stem, str(exc)))
+                continue
+            self._paths[task.key] = path
+            if since is None or task.updated_at >= since:
                 tasks.append(task)
         return tasks
 
@@ -186,6 +215,7 @@ def parse_task_file(path: Path) -> tuple[Task, list[TaskComment]]:
         updated_at=updated,
         linked_files=_as_list(fields.get("files")),
         tracker=LocalFolderTracker.kind,
+        assignees=_as_list(fields.get("assignees") or fields.get("assignee")),
     )
     return task, comments
 

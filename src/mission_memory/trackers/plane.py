@@ -33,6 +33,8 @@ import html
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from datetime import datetime
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import quote
@@ -42,6 +44,7 @@ import httpx
 from mission_memory.errors import BackendUnavailable, ConfigError
 from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment, parse_api_time
 from mission_memory.trackers.rate_limited_http import DEFAULT_DEADLINE_SECONDS, RateLimitedHttp
+from mission_memory.utc import as_utc
 
 __all__ = ["PER_PAGE", "PlaneTracker", "html_to_text"]
 
@@ -156,6 +159,45 @@ class PlaneTracker:
                 tasks.append(task)
         return tasks
 
+    @property
+    def location(self) -> str:
+        """``plane:<base url>/<workspace>/<project id>``."""
+        return f"plane:{self.base_url}/{self.workspace}/{self.project_id}"
+
+    def list_all_tasks(self, updated_since: datetime | None = None) -> list[Task]:
+        """Every work item of the project (any label) updated at or after ``updated_since``, with
+        assignees (``expand=state,assignees``: display names; bare ids when the server does not expand).
+
+        Plane's v1 list has no "updated since" filter, so the whole list is read and filtered here.
+
+        Raises:
+            ConfigError, BackendUnavailable: as for :meth:`list_tasks`.
+        """
+        since = as_utc(updated_since) if updated_since is not None else None
+        with self._http.session() as client:
+            project = self._get_object(client, self._project_url("/"))
+            identifier = str(project.get("identifier") or "").strip()
+            if not identifier:
+                raise BackendUnavailable(f"Plane project {self.project_id} has no identifier in its answer")
+            label_names = {
+                str(item["id"]): str(item.get("name") or "")
+                for item in self._paginate(client, self._project_url("/labels/"))
+                if "id" in item
+            }
+            tasks: list[Task] = []
+            query = {"expand": "state,assignees"}
+            for item in self._paginate(client, self._project_url("/work-items/"), query):
+                if item.get("id") is None or item.get("sequence_id") is None:
+                    raise BackendUnavailable(
+                        f"Plane listed a work item without id or sequence_id: {item!r:.200}"
+                    )
+                names = _label_names(item.get("labels", item.get("label_ids")), label_names)
+                task = self._task(item, identifier, names)
+                self._work_item_ids[task.key] = str(item["id"])
+                if since is None or task.updated_at >= since:
+                    tasks.append(replace(task, assignees=_assignee_names(item.get("assignees"))))
+        return tasks
+
     def list_comments(self, task: Task) -> list[TaskComment]:
         """All comments on ``task``, oldest first.
 
@@ -266,6 +308,23 @@ def _label_names(raw: Any, names_by_id: Mapping[str, str]) -> tuple[str, ...]:
         if name:
             names.append(name)
     return tuple(names)
+
+
+def _assignee_names(raw: Any) -> tuple[str, ...]:
+    """Display names of expanded assignees (``{"display_name", ...}``), else the ids as given."""
+    if not isinstance(raw, list):
+        return ()
+    names: list[str] = []
+    for entry in raw:
+        if isinstance(entry, dict):
+            name = entry.get("display_name") or " ".join(
+                part for part in (entry.get("first_name"), entry.get("last_name")) if part
+            ) or entry.get("id")
+        else:
+            name = entry
+        if name:
+            names.append(str(name))
+    return tuple(dict.fromkeys(names))
 
 
 def _state_name(raw: Any) -> str | None:
