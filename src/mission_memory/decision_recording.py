@@ -257,8 +257,14 @@ def resolve_decision_ref(store: MemoryStore, mission: str, ref: str) -> Record:
     ]
     if len(matches) == 1:
         return matches[0]
+    if not matches and not decisions:
+        missions = ", ".join(sorted(store.missions())) or "none yet"
+        raise InputError(
+            f"--supersedes {ref!r}: mission {mission!r} holds no decisions (missions: {missions}; "
+            "give --mission, or run from the mission's repository)"
+        )
     if not matches:
-        known = ", ".join(sorted({_label_of(r) for r in decisions})[:30]) or "none"
+        known = ", ".join(sorted({_label_of(r) for r in decisions})[:30])
         raise InputError(
             f"--supersedes {ref!r}: no decision of mission {mission!r} has that number, path, reference "
             f"or id (stored: {known})"

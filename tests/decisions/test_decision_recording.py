@@ -261,3 +261,8 @@ def test_next_adr_path_follows_the_highest_number_and_slugs_the_title(tmp_path: 
     assert next_adr_path(tmp_path, "Use SQLite, not Postgres!").name == "0008-use-sqlite-not-postgres.md"
     assert slugify("Черга повторних спроб") == "черга-повторних-спроб"
     assert slugify("!!!") == "decision"
+
+
+def test_supersedes_in_a_mission_without_decisions_names_the_stored_missions(ingested: GitRepo) -> None:
+    with Memory.open() as memory, pytest.raises(InputError, match=r"'elsewhere' holds no decisions \(missions: uploader"):
+        memory.record_decision("T", decision="d", rationale="r", mission="elsewhere", supersedes="0001")

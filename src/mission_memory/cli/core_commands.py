@@ -76,7 +76,7 @@ def ingest(
     mission_type: Annotated[str | None, typer.Option(help="Mission type recorded on every record (for filters).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     tracker: Annotated[
-        TrackerKind | None, typer.Option("--tracker", help="Also ingest a tracker's tasks and comments.")
+        TrackerKind | None, typer.Option("--tracker", help="Ingest this tracker's tasks and comments instead of a PATH.")
     ] = None,
     tasks_dir: TasksDirOption = None,
     plane_url: PlaneUrlOption = None,
@@ -84,8 +84,8 @@ def ingest(
     plane_project: PlaneProjectOption = None,
     github_repo: GithubRepoOption = None,
 ) -> None:
-    """Ingest commits, ADRs, principles and documents of a repository, and/or a tracker's tasks and
-    comments (--tracker). Re-runs add only what changed."""
+    """Ingest commits, ADRs, principles and documents of a repository, or (--tracker) a tracker's tasks
+    and comments. Re-runs add only what changed."""
     if tracker is not None or path is None:
         from mission_memory.cli.tracker_item_commands import ingest_tracker_items
 
