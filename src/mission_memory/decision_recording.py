@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from mission_memory.decisions import DecisionStatus, RejectedAlternative
 from mission_memory.embeddings import Embedder
@@ -336,6 +337,11 @@ def madr_text(
 # ----------------------------------------------------------------------------------------- recording
 
 
+def _merged(first: Any, second: Any) -> list[str]:
+    """The references of ``first`` then those of ``second`` not in it (either may be None)."""
+    return list(dict.fromkeys([*(first or ()), *(second or ())]))
+
+
 def _with_attributes(record: Record, attributes: dict[str, Any], criticality: float | None = None) -> Record:
     """``record`` with new attributes (and criticality), its content-derived id recomputed."""
     level = record.criticality if criticality is None else criticality
@@ -392,7 +398,7 @@ def _recorded_record(
         title=s.title,
         text=text,
         provenance=Provenance(
-            kind=SourceKind.DECISION, ref=ref, uri=f"mission-memory://decision/{mission}/{slug}",
+            kind=SourceKind.DECISION, ref=ref, uri=f"mission-memory://decision/{quote(mission, safe='')}/{quote(slug)}",
             mission=mission, time=now,
         ),
         criticality=_CRITICALITY[s.status],
@@ -431,7 +437,10 @@ def _adr_record(
             f"--write-adr {folder}: ingest does not read ADRs from there (use a folder named adr, adrs or "
             "decisions, or one that already holds numbered NNNN-title.md files)"
         )
-    text = madr_text(statement, decided_on=now.date(), deciders=decided_by, supersedes=supersedes_label)
+    # Only an ADR number survives the parser's reading of a front-matter reference ("decision/keep-30-days"
+    # would read as ADR 0030); another label is kept as an attribute, which re-ingest carries over.
+    in_file = supersedes_label if supersedes_label and re.fullmatch(r"\d{4}", supersedes_label) else None
+    text = madr_text(statement, decided_on=now.date(), deciders=decided_by, supersedes=in_file)
     folder.mkdir(parents=True, exist_ok=True)
     with path.open("x", encoding="utf-8") as handle:  # never overwrite an ADR someone else just wrote
         handle.write(text)
@@ -444,6 +453,8 @@ def _adr_record(
             continue  # ingest skips an unreadable registry too
     [built] = _decision_records(source, mission, [(rel, parse_adr(text, rel))], principles, None, [])
     attributes = dict(built.attributes, decided_by=decided_by, session_id=session_id, recorded=True)
+    if supersedes_label:
+        attributes["supersedes"] = _merged(attributes.get("supersedes"), [supersedes_label])
     provenance = Provenance(
         kind=SourceKind.DECISION, ref=rel, uri=source.uri(rel), mission=mission, time=built.provenance.time,
     )
@@ -571,6 +582,7 @@ def reconcile_recorded(
         earlier = by_key.get(record.source_key) if record.kind is RecordKind.DECISION else None
         if earlier is not None:
             carried = {name: earlier.attributes.get(name) for name in RECORDED_ATTRIBUTES}
+            carried["supersedes"] = _merged(record.attributes.get("supersedes"), earlier.attributes.get("supersedes"))
             record = _with_attributes(record, dict(record.attributes, **carried))
         merged.append(record)
     supersessions = [

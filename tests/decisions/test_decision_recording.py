@@ -266,3 +266,24 @@ def test_next_adr_path_follows_the_highest_number_and_slugs_the_title(tmp_path: 
 def test_supersedes_in_a_mission_without_decisions_names_the_stored_missions(ingested: GitRepo) -> None:
     with Memory.open() as memory, pytest.raises(InputError, match=r"'elsewhere' holds no decisions \(missions: uploader"):
         memory.record_decision("T", decision="d", rationale="r", mission="elsewhere", supersedes="0001")
+
+
+def test_a_written_adr_superseding_a_recorded_decision_keeps_that_link_through_ingest(ingested: GitRepo) -> None:
+    with Memory.open() as memory:
+        memory.record_decision("Keep uploads 30 days", decision="30 days", rationale="audit", mission="uploader",
+                               now=NOW)
+        outcome = memory.record_decision(
+            "Keep uploads 90 days", decision="90 days", rationale="new audit rule", supersedes="decision/keep-uploads-30-days",
+            write_adr=ingested.root / "docs" / "adr", now=NOW,
+        )
+    assert outcome.adr_path is not None and "supersedes:" not in outcome.adr_path.read_text()
+    ingested.commit("Record the retention decision", "2026-03-06T10:00:00+00:00")
+    with Memory.open() as memory:
+        report = memory.ingest_repository(ingested.root)
+        written = _by_ref(memory, "docs/adr/0004-keep-uploads-90-days.md")
+        old = _by_ref(memory, "decision/keep-uploads-30-days")
+        others = [r for r in _decisions(memory) if r.attributes.get("status") == "superseded"]
+    assert report.updated.get("decision", 0) == 0 and written.id == outcome.record.id
+    assert written.attributes["supersedes"] == ["decision/keep-uploads-30-days"]
+    assert old.attributes["superseded_by"] == ["0004"] and old.attributes["status"] == "superseded"
+    assert {r.provenance.ref for r in others} == {"decision/keep-uploads-30-days", "docs/adr/0001-use-postgresql-for-the-upload-ledger.md"}
