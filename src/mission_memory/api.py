@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import InputError
+from mission_memory.mission_scope import resolve_mission_scope
 from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
@@ -136,6 +138,7 @@ class Memory:
         *,
         client: Client | str = Client.API,
         session_id: str | None = None,
+        default_mission: str | None = None,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -145,11 +148,19 @@ class Memory:
             token_budget: bound on the digest, in tokens; defaults to the settings' budget, and may
                 not exceed ``settings.max_token_budget`` (200,000 by default).
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
-                ``until``, ``mission``, ``mission_type``, ``outcome``, ``operator``, ``max_access``.
+                ``until``, ``mission`` (``*``: all missions, on purpose), ``mission_type``,
+                ``outcome``, ``operator``, ``max_access``.
             client: the shell asking (``cli``, ``mcp``, ``hook``; ``api`` for direct use), logged
                 with the retrieval event.
             session_id: the agent session asking (Claude Code's ``session_id``); default: one
                 id per process. The operator is resolved by :func:`~mission_memory.query_origin.resolve_operator`.
+            default_mission: the mission asked from (the repository the CLI or the MCP server runs
+                in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
+                ``filters`` name no mission and it is stored, else the query answers across all
+                missions and the digest header says so (DESIGN.md §4, ADR 0029). None: all missions.
+
+        Returns:
+            The digest; :attr:`Digest.mission_scope` says which missions it answered from and why.
 
         Raises:
             InputError: bad scope, filters, budget, client or task description; a budget above
@@ -168,11 +179,9 @@ class Memory:
                 f"token_budget {budget} is above the maximum of {self.settings.max_token_budget} tokens"
                 " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
             )
-        if checked.mission is not None:
-            known = self.store.missions()
-            if checked.mission not in known:
-                names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
-                raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
+        stored = self.store.missions()
+        missions = resolve_mission_scope(checked.mission, default_mission, stored)
+        checked = checked.model_copy(update={"mission": missions.mission})
         if checked.component is not None and not self.store.has_component(checked.component):
             components = self.store.components(limit=30)
             if components:
@@ -193,11 +202,33 @@ class Memory:
             client=asking,
             session_id=session_id or process_session_id(),
             operator=resolve_operator(),
+            scope_note=missions.header_line() if stored else None,
         )
-        if not digest.entries and not digest.omitted and not self.store.missions():
+        digest = replace(digest, mission_scope=missions.to_json())
+        if not digest.entries and not digest.omitted and not stored:
             note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
             digest = explain_empty(digest, note, self.tokenizer)
         return digest
+
+    def forget_mission(self, mission: str) -> dict[str, int]:
+        """Delete a mission's records (their vectors and index entries with them), retrieval events
+        and ingest state, in one transaction (issue 12 item 0).
+
+        Args:
+            mission: the stored mission's exact name.
+
+        Returns:
+            ``{"records", "retrieval_events", "state"}``: how many of each were deleted.
+
+        Raises:
+            InputError: no mission of that name is stored (the message lists the stored ones);
+                nothing is deleted.
+        """
+        stored = self.store.missions()
+        if mission not in stored:
+            names = ", ".join(sorted(stored)) or "none"
+            raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+        return self.store.delete_mission(mission)
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""

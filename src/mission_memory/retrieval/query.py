@@ -76,6 +76,7 @@ def run_query(
     client: Client = Client.API,
     session_id: str | None = None,
     operator: str | None = None,
+    scope_note: str | None = None,
 ) -> Digest:
     """Answer one pull query; see the module docstring for the steps.
 
@@ -88,6 +89,7 @@ def run_query(
         max_entries: at most this many relevant candidates are considered.
         log_event: log the query as a retrieval event (never on a read-only store).
         client, session_id, operator: who asked and from where, for the retrieval event.
+        scope_note: one line for the digest header saying which missions the query answers from.
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -109,7 +111,7 @@ def run_query(
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
 
     text, entries, tokens_used, omitted = pack_digest(
-        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers
+        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, scope_note=scope_note
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
