@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -31,9 +31,11 @@ from mission_memory.retrieval_events import Client, RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.registry import open_store
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
+from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
     from mission_memory.ingest.repository import IngestReport, ProgressFn
+    from mission_memory.refresh.artifacts import PruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
     from mission_memory.trackers.base import Tracker
@@ -260,10 +262,32 @@ class Memory:
         """
         from mission_memory.refresh.orchestrator import refresh_once  # the refresher loads only to refresh
 
-        return refresh_once(
+        clock = now if now is not None else datetime.now(UTC)
+        report = refresh_once(
             self.store, self.embedder, tracker, Path(repo_path) if repo_path is not None else None,
-            now if now is not None else datetime.now(UTC), self.settings, summarizer,
-            label=label, mission=mission,
+            clock, self.settings, summarizer, label=label, mission=mission,
+        )
+        self.prune_refresh_artifacts(now=clock)
+        return report
+
+    def prune_refresh_artifacts(
+        self, now: datetime | None = None, older_than_days: float | None = None
+    ) -> PruneReport:
+        """Delete refresh artifacts superseded by a later refresh of the same task and kind and older
+        than ``older_than_days`` (default: ``settings.refresh_prune_after_days``), keeping their
+        provenance in the current artifact (issue 12 item 1, ADR 0030). Runs after every
+        :meth:`refresh_once`.
+
+        See :func:`mission_memory.refresh.artifacts.prune_superseded_artifacts`.
+        """
+        from mission_memory.refresh.artifacts import prune_superseded_artifacts
+
+        days = self.settings.refresh_prune_after_days if older_than_days is None else older_than_days
+        if days < 0:
+            raise InputError(f"older_than_days must be 0 or more, got {days}")
+        return prune_superseded_artifacts(
+            self.store, now=as_utc(now) if now is not None else datetime.now(UTC),
+            older_than=timedelta(days=days), model_id=configured_model_id(self.settings),
         )
 
     def refresh_status(self, now: datetime | None = None) -> dict[str, Any]:

@@ -211,7 +211,9 @@ def _section(memory: Memory, mission: str, needle: str) -> Record:
     raise AssertionError(f"no section holding {needle!r} in {mission}")
 
 
-def _build_navigator(memory: Memory, make_repo: Any, tasks_dir: Path) -> list[StaleCase]:
+def build_navigator_repo(make_repo: Any, tasks_dir: Path) -> GitRepo:
+    """The ``navigator`` repository (its route planner's tools change before each of :data:`PASSES`)
+    and the task folder holding NAV-3, labelled LONG-TERM."""
     repo: GitRepo = make_repo("navigator")
     tasks_dir.mkdir(parents=True, exist_ok=True)
     (tasks_dir / "NAV-3.md").write_text(_NAV_TASK, encoding="utf-8")
@@ -220,6 +222,11 @@ def _build_navigator(memory: Memory, make_repo: Any, tasks_dir: Path) -> list[St
                 "NAV-3: detour limit for reroute, fuel stops")
     for tools, date, message in zip(_TOOLS, dates, messages, strict=True):
         repo.commit(message, date, {"planner/server.py": _PLANNER.format(tools=tools)})
+    return repo
+
+
+def _build_navigator(memory: Memory, make_repo: Any, tasks_dir: Path) -> list[StaleCase]:
+    repo = build_navigator_repo(make_repo, tasks_dir)
     for now in PASSES:
         report = refresh_once(memory.store, memory.embedder, LocalFolderTracker(tasks_dir), repo.root, now, NO_LLM)
         assert [r["task"] for r in report.refreshed] == ["NAV-3"], report
