@@ -13,7 +13,8 @@ Example::
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import InputError
+from mission_memory.mission_scope import resolve_mission_scope
 from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
@@ -29,6 +31,7 @@ from mission_memory.retrieval_events import Client, RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.registry import open_store
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
+from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from mission_memory.decisions import RejectedAlternative
     from mission_memory.ingest.repository import IngestReport, ProgressFn
     from mission_memory.ingest.tracker_items import TrackerIngestReport
+    from mission_memory.refresh.artifacts import PruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
     from mission_memory.trackers.base import TaskHistory, Tracker
@@ -141,6 +145,7 @@ class Memory:
         *,
         client: Client | str = Client.API,
         session_id: str | None = None,
+        default_mission: str | None = None,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -150,11 +155,19 @@ class Memory:
             token_budget: bound on the digest, in tokens; defaults to the settings' budget, and may
                 not exceed ``settings.max_token_budget`` (200,000 by default).
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
-                ``until``, ``mission``, ``mission_type``, ``outcome``, ``operator``, ``max_access``.
+                ``until``, ``mission`` (``*``: all missions, on purpose), ``mission_type``,
+                ``outcome``, ``operator``, ``max_access``.
             client: the shell asking (``cli``, ``mcp``, ``hook``; ``api`` for direct use), logged
                 with the retrieval event.
             session_id: the agent session asking (Claude Code's ``session_id``); default: one
                 id per process. The operator is resolved by :func:`~mission_memory.query_origin.resolve_operator`.
+            default_mission: the mission asked from (the repository the CLI or the MCP server runs
+                in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
+                ``filters`` name no mission and it is stored, else the query answers across all
+                missions and the digest header says so (DESIGN.md §4, ADR 0029). None: all missions.
+
+        Returns:
+            The digest; :attr:`Digest.mission_scope` says which missions it answered from and why.
 
         Raises:
             InputError: bad scope, filters, budget, client or task description; a budget above
@@ -173,11 +186,9 @@ class Memory:
                 f"token_budget {budget} is above the maximum of {self.settings.max_token_budget} tokens"
                 " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
             )
-        if checked.mission is not None:
-            known = self.store.missions()
-            if checked.mission not in known:
-                names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
-                raise InputError(f"no mission named {checked.mission!r} is stored (missions: {names})")
+        stored = self.store.missions()
+        missions = resolve_mission_scope(checked.mission, default_mission, stored)
+        checked = checked.model_copy(update={"mission": missions.mission})
         if checked.component is not None and not self.store.has_component(checked.component):
             components = self.store.components(limit=30)
             if components:
@@ -198,11 +209,33 @@ class Memory:
             client=asking,
             session_id=session_id or process_session_id(),
             operator=resolve_operator(),
+            scope_note=missions.header_line() if stored else None,
         )
-        if not digest.entries and not digest.omitted and not self.store.missions():
+        digest = replace(digest, mission_scope=missions.to_json())
+        if not digest.entries and not digest.omitted and not stored:
             note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
             digest = explain_empty(digest, note, self.tokenizer)
         return digest
+
+    def forget_mission(self, mission: str) -> dict[str, int]:
+        """Delete a mission's records (their vectors and index entries with them), retrieval events
+        and ingest state, in one transaction (issue 12 item 0).
+
+        Args:
+            mission: the stored mission's exact name.
+
+        Returns:
+            ``{"records", "retrieval_events", "state"}``: how many of each were deleted.
+
+        Raises:
+            InputError: no mission of that name is stored (the message lists the stored ones);
+                nothing is deleted.
+        """
+        stored = self.store.missions()
+        if mission not in stored:
+            names = ", ".join(sorted(stored)) or "none"
+            raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+        return self.store.delete_mission(mission)
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""
@@ -234,10 +267,32 @@ class Memory:
         """
         from mission_memory.refresh.orchestrator import refresh_once  # the refresher loads only to refresh
 
-        return refresh_once(
+        clock = now if now is not None else datetime.now(UTC)
+        report = refresh_once(
             self.store, self.embedder, tracker, Path(repo_path) if repo_path is not None else None,
-            now if now is not None else datetime.now(UTC), self.settings, summarizer,
-            label=label, mission=mission,
+            clock, self.settings, summarizer, label=label, mission=mission,
+        )
+        self.prune_refresh_artifacts(now=clock)
+        return report
+
+    def prune_refresh_artifacts(
+        self, now: datetime | None = None, older_than_days: float | None = None
+    ) -> PruneReport:
+        """Delete refresh artifacts superseded by a later refresh of the same task and kind and older
+        than ``older_than_days`` (default: ``settings.refresh_prune_after_days``), keeping their
+        provenance in the current artifact (issue 12 item 1, ADR 0030). Runs after every
+        :meth:`refresh_once`.
+
+        See :func:`mission_memory.refresh.artifacts.prune_superseded_artifacts`.
+        """
+        from mission_memory.refresh.artifacts import prune_superseded_artifacts
+
+        days = self.settings.refresh_prune_after_days if older_than_days is None else older_than_days
+        if days < 0:
+            raise InputError(f"older_than_days must be 0 or more, got {days}")
+        return prune_superseded_artifacts(
+            self.store, now=as_utc(now) if now is not None else datetime.now(UTC),
+            older_than=timedelta(days=days), model_id=configured_model_id(self.settings),
         )
 
     def refresh_status(self, now: datetime | None = None) -> dict[str, Any]:

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
         llm_deadline_seconds: total wall-clock seconds one LLM call may take, connect to last byte
             (the per-read timeout alone restarts on every byte a slow server sends).
         refresh_label: the tracker label that marks a task for refresh (case-insensitive).
+        refresh_prune_after_days: a refresh artifact superseded by a later refresh of the same task
+            and kind is deleted once it is older than this many days (its provenance stays named in
+            the current artifact; ``Memory.refresh_once`` prunes after each pass, ADR 0030).
         refresh_pass_budget_seconds: seconds one refresh pass may spend; past it, the remaining LLM
             calls of the pass fall back to extractive at once and the pass report says so.
         plane_api_key: Plane ``X-API-Key``.
@@ -94,6 +97,7 @@ class Settings(BaseSettings):
     llm_deadline_seconds: float = Field(default=60.0, gt=0)
     refresh_label: str = DEFAULT_LABEL
     refresh_pass_budget_seconds: float = Field(default=900.0, gt=0)
+    refresh_prune_after_days: float = Field(default=30.0, ge=0)
     plane_api_key: str | None = None
     github_token: str | None = None
     tracker_deadline_seconds: float = Field(default=300.0, gt=0)

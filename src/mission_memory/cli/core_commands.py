@@ -1,13 +1,14 @@
-"""Core commands: ``ingest``, ``query``, ``status``, ``reindex``, ``events``, ``serve``, ``demo``.
+"""Core commands: ``ingest``, ``query``, ``status``, ``reindex``, ``events``, ``serve``, ``demo``, ``forget``.
 
 Each command parses its flags, calls one :class:`~mission_memory.api.Memory` method and renders the
-result (Markdown or a rich table for people, ``--json`` for scripts).
+result (Markdown or a rich table for people, ``--json`` for scripts). ``query`` answers from the
+mission of the repository it runs in (ADR 0029); ``demo`` keeps its memory in a data dir of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -39,6 +40,11 @@ class Transport(StrEnum):
     stdio = "stdio"
     http = "http"
 
+
+DEMO_MISSION = "mission-memory-demo"
+"""The mission the demo files mission-memory's own repository under, in its own data dir (ADR 0029)."""
+DEMO_DATA_DIR_NAME = "demo"
+"""The demo's data dir is this folder inside the configured data dir, apart from the user's missions."""
 
 DEMO_TASK = "How does mission-memory keep the digest within the token budget, and why SQLite with NumPy vectors?"
 
@@ -123,24 +129,42 @@ def query(
     min_criticality: Annotated[float | None, typer.Option(help="Only records with criticality ≥ this (0..1).")] = None,
     since: Annotated[str | None, typer.Option(help="Only records from this date/time on (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Only records up to this date/time (ISO 8601).")] = None,
-    mission: Annotated[str | None, typer.Option(help="Only records of this mission.")] = None,
+    mission: Annotated[
+        str | None,
+        typer.Option(help="Only records of this mission; default: the mission of the repository this runs in, when stored."),
+    ] = None,
+    all_missions: Annotated[
+        bool, typer.Option("--all-missions", help="Answer across every stored mission, not only this repository's.")
+    ] = False,
     operator: Annotated[str | None, typer.Option(help="Only records about this operator.")] = None,
     max_access: Annotated[
         str | None, typer.Option(help="Clearance: only records at this access level or below (public < internal < restricted < secret).")
     ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the digest and its entries as JSON.")] = False,
 ) -> None:
-    """Print the digest of stored decisions, history and documents relevant to TASK."""
+    """Print the digest of stored decisions, history and documents relevant to TASK.
+
+    The digest answers from the mission of the git repository the command runs in when that mission
+    is stored; otherwise from all missions, and its header says so.
+    """
+    from mission_memory.mission_scope import ALL_MISSIONS, mission_of_directory
+
+    with reported_errors():
+        if all_missions and mission is not None:
+            from mission_memory.errors import InputError
+
+            raise InputError(f"--mission {mission!r} and --all-missions contradict each other: give one of them")
     filters = {
         key: value
         for key, value in {
             "component": component, "min_criticality": min_criticality, "since": since, "until": until,
-            "mission": mission, "operator": operator, "max_access": max_access,
+            "mission": ALL_MISSIONS if all_missions else mission, "operator": operator, "max_access": max_access,
         }.items()
         if value is not None
     }
     with reported_errors(), _open_memory() as memory:
-        digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli")
+        digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
+                              default_mission=mission_of_directory(Path.cwd()))
     if json_output:
         print_json(digest.to_json())
     else:
@@ -210,32 +234,99 @@ def serve(
     transport: Annotated[Transport, typer.Option(help="stdio for Claude Code; http for a shared server.")] = Transport.stdio,
     host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    mission: Annotated[
+        str | None,
+        typer.Option(help="Default mission of the tool's queries; default (stdio): the repository the server starts in."),
+    ] = None,
 ) -> None:
     """Run the MCP server exposing the one tool, workflow_memory_query."""
     from mission_memory.mcp.server import run_server
 
     with reported_errors():
-        run_server(transport.value, host=host, port=port)
+        run_server(transport.value, host=host, port=port, mission=mission)
 
 
 def demo(
     task: Annotated[str, typer.Argument(help="Task to ask about.")] = DEMO_TASK,
     budget: Annotated[int, typer.Option(help="Token budget of the digest.")] = 2500,
+    remove: Annotated[bool, typer.Option("--remove", help="Delete the demo's memory and exit.")] = False,
 ) -> None:
-    """Ingest mission-memory's own repository (its ADRs, docs and history) and print a digest for TASK."""
-    root = Path(__file__).resolve().parents[3]
-    if not (root / "docs" / "adr").is_dir():
-        with reported_errors():
-            from mission_memory.errors import InputError
+    """Ingest mission-memory's own repository (its ADRs, docs and history) and print a digest for TASK.
 
+    The demo's memory lives in a data dir of its own (``demo/`` inside the data dir), so it never
+    mixes with your missions; ``demo --remove`` deletes it.
+    """
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+    from mission_memory.errors import InputError
+
+    with reported_errors():
+        settings = load_settings()
+        demo_dir = settings.data_dir / DEMO_DATA_DIR_NAME
+        if remove:
+            removed = _remove_demo_dir(demo_dir)
+            err_console.print(f"Removed the demo's memory at {demo_dir}." if removed else f"No demo memory at {demo_dir}.")
+            return
+        root = Path(__file__).resolve().parents[3]
+        if not (root / "docs" / "adr").is_dir():
             raise InputError(f"the demo needs a source checkout; {root} has no docs/adr folder")
-    with reported_errors(), _open_memory() as memory, _progress(True) as progress:
-        report = memory.ingest_repository(root, mission="mission-memory", progress=progress)
+    with reported_errors(), Memory.open(settings.model_copy(update={"data_dir": demo_dir})) as memory, \
+            _progress(True) as progress:
+        report = memory.ingest_repository(root, mission=DEMO_MISSION, progress=progress)
         err_console.print(
             f"Ingested {root}: {sum(report.added.values())} added, {sum(report.unchanged.values())} unchanged."
         )
-        digest = memory.query(task, token_budget=budget)
+        digest = memory.query(task, token_budget=budget, filters={"mission": DEMO_MISSION})
     typer.echo(digest.text)
+    err_console.print(
+        f"The demo's memory is kept apart from your missions, in {demo_dir}. "
+        "Remove it with `mission-memory demo --remove`.",
+        markup=False,
+    )
+
+
+def _remove_demo_dir(demo_dir: Path) -> bool:
+    """Delete the demo's data dir (only the store files it holds); True when there was one."""
+    if not demo_dir.is_dir():
+        return False
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+        (demo_dir / name).unlink(missing_ok=True)
+    with suppress(OSError):  # something else was put there: leave it
+        demo_dir.rmdir()
+    return True
+
+
+def forget(
+    mission: Annotated[str, typer.Option(help="The mission to delete (exact name, as `status` lists it).")],
+    yes: Annotated[bool, typer.Option("--yes", help="Delete without asking.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print what was deleted as JSON.")] = False,
+) -> None:
+    """Delete a mission's records, vectors and retrieval events from the memory.
+
+    Only the derived store is touched: the repository, its ADRs and trackers stay as they are, and
+    `mission-memory ingest` builds the mission again.
+    """
+    from mission_memory.errors import InputError
+
+    with reported_errors(), _open_memory() as memory:
+        stored = memory.store.missions()
+        if mission not in stored:
+            names = ", ".join(sorted(stored)) or "none"
+            raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+        if not yes:
+            if json_output:
+                raise InputError(f"forget --mission {mission!r} --json deletes only with --yes")
+            if not typer.confirm(f"Delete mission {mission!r} ({stored[mission]} records) from {memory.settings.data_dir}?"):
+                raise InputError(f"nothing deleted: mission {mission!r} is kept")
+        deleted = memory.forget_mission(mission)
+    if json_output:
+        print_json({"mission": mission, "deleted": deleted})
+        return
+    console.print(
+        f"Deleted mission '{mission}': {deleted['records']} records (with their vectors), "
+        f"{deleted['retrieval_events']} retrieval events, {deleted['state']} ingest-state entries.",
+        markup=False,
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -247,3 +338,4 @@ def register(app: typer.Typer) -> None:
     app.command()(events)
     app.command()(serve)
     app.command()(demo)
+    app.command()(forget)

@@ -7,6 +7,10 @@ clear error the CLI prints. The tool runs the synchronous core in a worker threa
 (``anyio.to_thread``) and turns the package's errors into ``ToolError``, which reaches the model as
 a tool error rather than as a successful answer. Arguments are strict: an unknown argument, or a
 value of the wrong type, is a tool error naming it, with pydantic's help URL removed.
+
+Queries answer from the server's default mission (ADR 0029): over stdio, the mission of the
+directory the server is started in (Claude Code starts it in the project), or ``serve --mission``.
+The tool's description names that default and the stored missions, read when the server is built.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -26,6 +31,7 @@ from mission_memory import __version__
 from mission_memory.api import Memory
 from mission_memory.config import MAX_TOKEN_BUDGET
 from mission_memory.errors import MissionMemoryError, user_message
+from mission_memory.mission_scope import describe_stored_missions, mission_of_directory, resolve_mission_scope
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
 
@@ -50,7 +56,8 @@ FiltersArg = Annotated[
         description=(
             "Optional restrictions: component (a top-level folder such as 'docs'), criticality "
             "(minimum, 0..1; decisions are 0.6-0.7, commits 0.3-0.4, documents 0.4-0.5), since / until "
-            "(ISO 8601 date or time), mission, mission_type, outcome (accepted|rejected|modified), "
+            "(ISO 8601 date or time), mission (a stored mission's name, or '*' for all missions), "
+            "mission_type, outcome (accepted|rejected|modified), "
             "operator, max_access (public|internal|restricted|secret: the reader's clearance)."
         )
     ),
@@ -126,15 +133,21 @@ class _StrictServer(MCPServer[ServedMemory]):
             raise ToolError(user_message(exc)) from cause
 
 
-def build_server(memory_factory: Callable[[], Memory] | None = None) -> MCPServer[ServedMemory]:
+def build_server(
+    memory_factory: Callable[[], Memory] | None = None, *, default_mission: str | None = None
+) -> MCPServer[ServedMemory]:
     """Make the MCP server.
 
     Args:
         memory_factory: opens the memory when the server starts; default ``Memory.open()``
             (settings from ``MISSION_MEMORY_*`` variables). If it fails, or the store is damaged,
             the server still starts and every tool call returns that error.
+        default_mission: the mission a call without ``filters.mission`` answers from when it is
+            stored (else all missions, said in the digest header); None: all missions. The tool's
+            description names it and the stored missions, read here (ADR 0029).
     """
     factory = memory_factory or Memory.open
+    description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission)}"
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServedMemory]) -> AsyncIterator[ServedMemory]:
@@ -155,7 +168,7 @@ def build_server(memory_factory: Callable[[], Memory] | None = None) -> MCPServe
         lifespan=lifespan,
     )
 
-    @server.tool(name="workflow_memory_query", description=TOOL_DESCRIPTION)
+    @server.tool(name="workflow_memory_query", description=description)
     async def workflow_memory_query(
         task_description: Annotated[str, Field(description="The task or situation in natural language.")],
         ctx: Context[ServedMemory, Any],
@@ -174,7 +187,7 @@ def build_server(memory_factory: Callable[[], Memory] | None = None) -> MCPServe
         def run() -> str:
             return memory.query(
                 task_description, scope=scope, token_budget=token_budget, filters=filters,
-                client=Client.MCP, session_id=session_id,
+                client=Client.MCP, session_id=session_id, default_mission=default_mission,
             ).text
 
         try:
@@ -193,9 +206,34 @@ def _session_id(ctx: Context[Any, Any]) -> str | None:
     return str(value) if value else None
 
 
-def run_server(transport: str, host: str = "127.0.0.1", port: int = 8765) -> None:
-    """Run the server on ``stdio`` or ``http`` (streamable HTTP at ``http://HOST:PORT/mcp``)."""
-    server = build_server()
+def _missions_sentence(factory: Callable[[], Memory], default_mission: str | None) -> str:
+    """The tool description's sentences on the default and the stored missions (read once, at build)."""
+    try:
+        memory = factory()
+    except MissionMemoryError:
+        return "The stored missions could not be read (the store does not open)."
+    try:
+        stored = memory.store.missions()
+    except MissionMemoryError:
+        return "The stored missions could not be read (the store does not open)."
+    finally:
+        memory.close()
+    return describe_stored_missions(stored, resolve_mission_scope(None, default_mission, stored))
+
+
+def run_server(transport: str, host: str = "127.0.0.1", port: int = 8765, mission: str | None = None) -> None:
+    """Run the server on ``stdio`` or ``http`` (streamable HTTP at ``http://HOST:PORT/mcp``).
+
+    Args:
+        transport: ``stdio`` or ``http``.
+        host, port: the HTTP bind address.
+        mission: the default mission of the tool's queries; default over stdio: the mission of the
+            current directory (:func:`~mission_memory.mission_scope.mission_of_directory`); over HTTP
+            (a shared server, not started in a project): none, so all missions.
+    """
+    if mission is None and transport == "stdio":
+        mission = mission_of_directory(Path.cwd())
+    server = build_server(default_mission=mission)
     if transport == "stdio":
         server.run("stdio")
     else:

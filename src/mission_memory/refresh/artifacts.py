@@ -10,19 +10,23 @@
 Each artifact is a workflow-layer :class:`Record` with ``source: push-refresh``, provenance to the
 commits and comments covered (``attributes["commits"]``, ``attributes["comments"]``), the task
 (``attributes["task"]``) and its kind (``attributes["artifact"]``). The refresh time is in the source
-key, so every refresh adds new records and a replayed refresh adds none. Nothing here writes.
+key, so every refresh adds new records and a replayed refresh adds none. Nothing here writes, except
+:func:`prune_superseded_artifacts`: a later refresh of the same task and kind supersedes an artifact
+(pull never shows it beside its successor, ADR 0030), and once such an artifact is older than a set
+age it is deleted, its provenance (id, refresh time, commits and comments covered) kept in the
+current artifact's ``attributes["pruned_predecessors"]``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
     added_todos,
@@ -34,11 +38,18 @@ from mission_memory.refresh.signals import TaskActivity
 from mission_memory.refresh.summarizers import QuestionsResult, Summarizer, SummaryMaterial
 from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, tools_at_commit
 from mission_memory.retrieval.query_terms import query_terms
-from mission_memory.stores.base import SearchFilter
+from mission_memory.stores.base import MemoryStore, SearchFilter
 from mission_memory.trackers.base import Task, TaskComment
 from mission_memory.utc import as_utc
 
-__all__ = ["ARTIFACT_KINDS", "BuiltArtifacts", "RepositoryAsOf", "build_artifacts"]
+__all__ = [
+    "ARTIFACT_KINDS",
+    "BuiltArtifacts",
+    "PruneReport",
+    "RepositoryAsOf",
+    "build_artifacts",
+    "prune_superseded_artifacts",
+]
 
 ARTIFACT_KINDS = ("summary", "tool_lineage", "open_questions")
 _ARTIFACT_CRITICALITY = 0.6
@@ -249,3 +260,96 @@ def _proposed_decisions(store: RefreshStore, task: Task, mission: str) -> list[R
         r for r in (records[h.record_id] for h in hits if h.record_id in records)
         if r.kind is RecordKind.DECISION and r.attributes.get("status") == "proposed"
     ]
+
+
+_ARTIFACTS_READ = 1_000_000
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    """What :func:`prune_superseded_artifacts` did.
+
+    Attributes:
+        pruned: ids of the superseded artifacts deleted.
+        rewritten: how many current artifacts now name pruned predecessors (their ids changed,
+            as ids derive from the attributes; their source keys and vectors did not).
+    """
+
+    pruned: tuple[str, ...] = ()
+    rewritten: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"pruned": n, "pruned_ids": [...], "rewritten": n}``."""
+        return {"pruned": len(self.pruned), "pruned_ids": list(self.pruned), "rewritten": self.rewritten}
+
+
+def _predecessor_entry(record: Record) -> dict[str, Any]:
+    a = record.attributes
+    return {
+        "id": record.id,
+        "refreshed_at": a.get("refreshed_at") or record.provenance.time.isoformat(),
+        "commit": record.provenance.commit,
+        "commit_range": a.get("commit_range"),
+        "commits": a.get("commits", []),
+        "comments": a.get("comments", []),
+    }
+
+
+def prune_superseded_artifacts(
+    store: MemoryStore, *, now: datetime, older_than: timedelta, model_id: str, mission: str | None = None
+) -> PruneReport:
+    """Delete refresh artifacts that a later refresh of the same task and kind superseded and that
+    are older than ``older_than``; the current artifact keeps their provenance chain (issue 12 item 1).
+
+    For each (mission, task, artifact kind), the newest artifact is current. Superseded ones whose
+    refresh time is before ``now - older_than`` are deleted; first the current one is rewritten
+    (one upsert under its source key, its vector of ``model_id`` kept) with
+    ``attributes["pruned_predecessors"]``: one entry per pruned artifact, oldest first, with its id,
+    refresh time, commit, commit range, commits and comments covered, including the entries the
+    pruned ones carried themselves. A crash between the two writes leaves the predecessors both
+    stored and named; the next run deletes them. Running it again prunes nothing new.
+
+    Args:
+        store: the store (read, upserted, deleted from).
+        now: the clock (timezone-aware).
+        older_than: minimum age of a superseded artifact before it is pruned.
+        model_id: the embedding model whose vector the rewritten current artifact keeps.
+        mission: only this mission's artifacts; None for all.
+
+    Returns:
+        The pruned ids and how many current artifacts were rewritten.
+    """
+    cutoff = now - older_than
+    groups: dict[tuple[str, str, str], list[Record]] = {}
+    for record in store.records_of_kind([RecordKind.REFRESH_ARTIFACT.value], mission=mission, limit=_ARTIFACTS_READ):
+        task, artifact = record.attributes.get("task"), record.attributes.get("artifact")
+        if task and artifact:
+            groups.setdefault((record.provenance.mission, str(task), str(artifact)), []).append(record)
+    pruned: list[str] = []
+    rewritten = 0
+    for records in groups.values():
+        records.sort(key=lambda r: (r.provenance.time, r.id), reverse=True)
+        current, older = records[0], records[1:]
+        victims = [r for r in older if r.provenance.time < cutoff]
+        if not victims:
+            continue
+        chain: dict[str, dict[str, Any]] = {}
+        for holder in (current, *victims):
+            for entry in holder.attributes.get("pruned_predecessors", []):
+                chain.setdefault(str(entry.get("id")), entry)
+        for victim in victims:
+            chain.setdefault(victim.id, _predecessor_entry(victim))
+        ordered = sorted(chain.values(), key=lambda e: str(e.get("refreshed_at")))
+        if ordered != current.attributes.get("pruned_predecessors"):
+            attributes = {**current.attributes, "pruned_predecessors": ordered}
+            renewed = current.model_copy(update={
+                "attributes": attributes,
+                "id": record_id_for(current.source_key, current.title, current.text, attributes,
+                                    current.criticality, current.component),
+            })
+            vector = store.vectors_for([current.id], model_id).get(current.id)
+            store.upsert([renewed], vector[None, :] if vector is not None else None, model_id)
+            rewritten += 1
+        store.delete([v.id for v in victims])
+        pruned.extend(v.id for v in victims)
+    return PruneReport(tuple(pruned), rewritten)

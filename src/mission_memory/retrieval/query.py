@@ -9,8 +9,9 @@ Named steps, each a function:
 2. :func:`rank_candidates` — the ranking policy: per layer and record kind, cut each list to the
    plausibly relevant and fuse with reciprocal rank fusion; apply the record priors (criticality;
    superseded decisions demoted) to every candidate.
-3. :func:`select_candidates` — read the best in full, put records the task names first, drop
-   near-duplicates.
+3. :func:`select_candidates` — read the best in full, put records the task names first, put each
+   stale record's current successor in its place (:mod:`~mission_memory.retrieval.staleness`), drop
+   near-duplicates keeping the newest (:mod:`~mission_memory.retrieval.near_duplicates`).
 4. Rendering — pack by relevance until the token budget (:func:`~mission_memory.retrieval.digest.pack_digest`),
    count what was omitted, and log the query as a retrieval event.
 """
@@ -29,6 +30,7 @@ from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.digest import Digest, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
+from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.retrieval.ranking import (
     Candidate,
@@ -36,8 +38,8 @@ from mission_memory.retrieval.ranking import (
     apply_priors,
     fuse,
     is_superseded,
-    suppress_near_duplicates,
 )
+from mission_memory.retrieval.staleness import replace_stale
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
 from mission_memory.tokens import Tokenizer
@@ -76,6 +78,7 @@ def run_query(
     client: Client = Client.API,
     session_id: str | None = None,
     operator: str | None = None,
+    scope_note: str | None = None,
 ) -> Digest:
     """Answer one pull query; see the module docstring for the steps.
 
@@ -88,6 +91,7 @@ def run_query(
         max_entries: at most this many relevant candidates are considered.
         log_event: log the query as a retrieval event (never on a read-only store).
         client, session_id, operator: who asked and from where, for the retrieval event.
+        scope_note: one line for the digest header saying which missions the query answers from.
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -109,7 +113,7 @@ def run_query(
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
 
     text, entries, tokens_used, omitted = pack_digest(
-        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers
+        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, scope_note=scope_note
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
@@ -230,11 +234,14 @@ def select_candidates(
     params: RankingParams,
     max_entries: int,
 ) -> tuple[list[Candidate], int]:
-    """Step 3, selection: the records a task names first, then the best by final score, without
-    near-duplicates; at most ``max_entries``.
+    """Step 3, selection: the records a task names first, then the best by final score, with each
+    stale record replaced by its current successor and without near-duplicates; at most ``max_entries``.
 
     Only the best few times ``max_entries`` ranked candidates (by final score, priors applied) are
-    read in full; near-duplicate suppression may drop some of them, which the headroom covers.
+    read in full. A refresh artifact replaced by a later refresh of the same task and kind, or a
+    decision superseded by another, gives way to its successor, which takes the better score; a
+    superseded decision stays, marked, when the task asks about history or names it (ADR 0030).
+    Near-duplicate suppression then keeps the newest of each group.
 
     Returns:
         The selected candidates (records attached, best first) and how many duplicates were dropped.
@@ -243,8 +250,11 @@ def select_candidates(
     records = store.get([c.record_id for c in head])
     candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records]
     candidates = _named_first(store, task, where, candidates)
+    candidates, replaced = replace_stale(store, task, where, candidates, named_references(task)[0])
     vectors = store.vectors_for([c.record_id for c in candidates], model_id)
-    return suppress_near_duplicates(candidates, vectors, params.duplicate_cosine, keep=max_entries)
+    return suppress_near_duplicates(
+        candidates, vectors, params.duplicate_cosine, keep=max_entries, exempt=frozenset(replaced.kept_superseded)
+    )
 
 
 _ADR_REFERENCE = re.compile(r"\bADR[\s\-_#]*0*(\d{1,5})\b", re.IGNORECASE)

@@ -1,0 +1,192 @@
+"""Mission scope of a pull query: which mission a query answers from, and why (DESIGN.md §4, ADR 0029).
+
+A query answers from the mission it is asked in unless it is widened on purpose. The mission of a
+directory is the folder name of its git top-level, which is how ``ingest`` names a repository's
+mission (:func:`mission_of_directory`); outside a repository it is the folder's own name. A shell
+passes that name as the *default mission*; :func:`resolve_mission_scope` then decides: a mission
+the caller names wins, :data:`ALL_MISSIONS` (``*``) widens to every mission, and otherwise the
+default applies when it is stored, else the query answers across all missions and says so. The
+resulting :class:`MissionScope` is shown in the digest header and in ``--json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from mission_memory.errors import InputError
+
+__all__ = [
+    "ALL_MISSIONS",
+    "MissionScope",
+    "MissionScopeReason",
+    "describe_stored_missions",
+    "mission_of_directory",
+    "resolve_mission_scope",
+]
+
+ALL_MISSIONS = "*"
+"""The ``filters.mission`` value that widens a query to every stored mission on purpose."""
+
+_SHOWN_NAME_CHARS = 80
+
+
+class MissionScopeReason(StrEnum):
+    """Why a query answers from the missions it does."""
+
+    ASKED = "asked"
+    """The caller named the mission (``--mission``, ``filters.mission``)."""
+    ALL_ASKED = "all-asked"
+    """The caller widened to all missions (``--all-missions``, ``filters.mission = "*"``)."""
+    DEFAULT = "default"
+    """The default mission (the repository the CLI or the MCP server runs in) is stored."""
+    DEFAULT_NOT_STORED = "default-not-stored"
+    """The default mission is not stored, so the query answers across all missions."""
+    NO_DEFAULT = "no-default"
+    """No mission was named and the caller has no default (direct API use, a shared HTTP server)."""
+
+
+@dataclass(frozen=True)
+class MissionScope:
+    """The missions one query answers from.
+
+    Attributes:
+        mission: the one mission the query is restricted to, or None for all stored missions.
+        reason: why (see :class:`MissionScopeReason`).
+        default_mission: the default the caller offered (the directory's mission), or None.
+    """
+
+    mission: str | None
+    reason: MissionScopeReason
+    default_mission: str | None = None
+
+    def header_line(self) -> str:
+        """One line for the digest header, e.g. ``Mission: uploader (the repository asked from)``.
+
+        Mission names come from folder names, so they are shown on one line, without control
+        characters or angle-bracket runs, and clipped to 80 characters.
+        """
+        match self.reason:
+            case MissionScopeReason.ASKED:
+                return f"Mission: {_shown(self.mission)}"
+            case MissionScopeReason.DEFAULT:
+                return f"Mission: {_shown(self.mission)} (the repository asked from; widen with all missions)"
+            case MissionScopeReason.ALL_ASKED:
+                return "Missions: all (widened on purpose)"
+            case MissionScopeReason.DEFAULT_NOT_STORED:
+                return (
+                    f"Missions: all (no mission {_shown(self.default_mission)} is stored for the repository"
+                    " asked from; ingest it to answer from it alone)"
+                )
+            case MissionScopeReason.NO_DEFAULT:
+                return "Missions: all"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"mission", "all_missions", "reason", "default_mission"}`` as ``query --json`` prints it."""
+        return {
+            "mission": self.mission,
+            "all_missions": self.mission is None,
+            "reason": self.reason.value,
+            "default_mission": self.default_mission,
+        }
+
+
+def _shown(name: str | None) -> str:
+    printable = "".join(ch if ch.isprintable() else " " for ch in (name or ""))
+    flat = " ".join(printable.replace("<", "‹").replace(">", "›").split())
+    if len(flat) > _SHOWN_NAME_CHARS:
+        flat = flat[: _SHOWN_NAME_CHARS - 1] + "…"
+    return f"'{flat}'"
+
+
+def mission_of_directory(directory: str | Path) -> str:
+    """The mission a directory belongs to: the folder name of its git top-level.
+
+    This is the name ``ingest`` gives a repository's mission when none is given
+    (``ingest/repository.py``: the git root's folder name) and the one the SessionStart hook uses.
+    Outside a git work tree it is the folder's own name. No git process is started.
+
+    Args:
+        directory: any folder, e.g. the current working directory.
+
+    Returns:
+        The mission name (non-empty; ``/`` for the file-system root).
+    """
+    from mission_memory.hook.prompt_commit import resolve_checkout  # stdlib only: walks up to ``.git``
+
+    resolved = Path(directory).expanduser().resolve()
+    repository, _, _ = resolve_checkout(str(resolved))
+    return Path(repository).name or repository
+
+
+def resolve_mission_scope(
+    asked: str | None, default: str | None, stored: Mapping[str, int] | frozenset[str] | set[str]
+) -> MissionScope:
+    """Decide which missions a query answers from (DESIGN.md §4, ADR 0029).
+
+    Args:
+        asked: the mission the caller named (``filters.mission``), :data:`ALL_MISSIONS`, or None.
+        default: the caller's default mission (the directory it runs in), or None.
+        stored: the stored missions (names, or a ``{name: record count}`` mapping).
+
+    Returns:
+        The scope: ``asked`` when given; all missions for ``*``; else ``default`` when stored; else
+        all missions, with the reason saying whether a default was missing or not stored.
+
+    Raises:
+        InputError: ``asked`` names a mission that is not stored (the message lists the stored
+            ones and how to widen).
+    """
+    if asked is not None:
+        name = asked.strip()
+        if name == ALL_MISSIONS:
+            return MissionScope(None, MissionScopeReason.ALL_ASKED, default)
+        if name not in stored:
+            names = ", ".join(sorted(stored)) or "none yet: run `mission-memory ingest PATH`"
+            raise InputError(
+                f"no mission named {asked!r} is stored (missions: {names}; '{ALL_MISSIONS}' asks all of them)"
+            )
+        return MissionScope(name, MissionScopeReason.ASKED, default)
+    if default is None:
+        return MissionScope(None, MissionScopeReason.NO_DEFAULT)
+    if default in stored:
+        return MissionScope(default, MissionScopeReason.DEFAULT, default)
+    return MissionScope(None, MissionScopeReason.DEFAULT_NOT_STORED, default)
+
+
+def describe_stored_missions(stored: Mapping[str, int], default: MissionScope, *, shown: int = 12) -> str:
+    """Sentences for the MCP tool's description: the default mission and the stored missions.
+
+    Args:
+        stored: record counts by mission.
+        default: what a call without ``filters.mission`` answers from
+            (:func:`resolve_mission_scope` with ``asked=None``).
+        shown: name at most this many missions (most records first); the rest are counted.
+
+    Returns:
+        Two or three short sentences, e.g. ``Default mission: 'uploader' (the directory this server
+        runs in). Stored missions: 'uploader' (120 records), 'ops' (40 records). Set
+        filters.mission to another mission's name, or '*' for all missions.``
+    """
+    match default.reason:
+        case MissionScopeReason.DEFAULT:
+            first = f"Default mission: {_shown(default.mission)} (where this server runs)."
+        case MissionScopeReason.DEFAULT_NOT_STORED:
+            first = (
+                f"No mission {_shown(default.default_mission)} is stored for where this server runs, so calls "
+                "without filters.mission answer across all missions."
+            )
+        case _:
+            first = "Calls without filters.mission answer across all missions."
+    if not stored:
+        return f"{first} Nothing is ingested yet."
+    ranked = sorted(stored.items(), key=lambda item: (-item[1], item[0]))
+    names = ", ".join(f"{_shown(name)} ({count} records)" for name, count in ranked[:shown])
+    more = f" and {len(ranked) - shown} more" if len(ranked) > shown else ""
+    return (
+        f"{first} Stored missions: {names}{more}. Set filters.mission to a mission's name, "
+        f"or '{ALL_MISSIONS}' for all missions."
+    )

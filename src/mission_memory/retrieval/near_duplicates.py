@@ -1,0 +1,105 @@
+"""Near-duplicate suppression that always keeps the newest of a pair (issue 12 item 1, ADR 0030).
+
+Two candidates are near-duplicates when their normalised texts are equal or their unit vectors'
+cosine similarity reaches a threshold (0.97 by default, :attr:`RankingParams.duplicate_cosine`).
+Of such a pair the digest shows one entry, at the better one's place and score, and that entry is
+the *newer* record: a current decision over a superseded one, else the later provenance time, so a
+refresh artifact or a re-written text never hides behind the version it replaced. Only at equal age
+does relevance decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+
+import numpy as np
+import numpy.typing as npt
+
+from mission_memory.retrieval.ranking import Candidate, is_superseded
+
+__all__ = ["is_newer", "suppress_near_duplicates"]
+
+
+def is_newer(a: Candidate, b: Candidate) -> bool:
+    """True when ``a``'s record replaces ``b``'s as the current one of a near-duplicate pair.
+
+    A current decision is newer than a superseded one whatever their dates; otherwise the later
+    provenance time wins; records without one attached are never newer.
+    """
+    if a.record is None or b.record is None:
+        return False
+    a_old, b_old = a.superseded or is_superseded(a.record), b.superseded or is_superseded(b.record)
+    if a_old != b_old:
+        return b_old
+    return a.record.provenance.time > b.record.provenance.time
+
+
+def _text_key(cand: Candidate) -> str:
+    return " ".join((cand.record.text if cand.record else "").split()).lower()
+
+
+def suppress_near_duplicates(
+    candidates: Sequence[Candidate],
+    vectors: Mapping[str, npt.NDArray[np.float32]],
+    threshold: float,
+    keep: int | None = None,
+    exempt: frozenset[str] = frozenset(),
+) -> tuple[list[Candidate], int]:
+    """Drop candidates that repeat another, keeping the newest of each group at the best one's place.
+
+    Args:
+        candidates: best first, records attached.
+        vectors: unit vectors by record id (candidates without one are compared by text only).
+        threshold: cosine similarity at or above which two candidates are near-duplicates.
+        keep: at most this many candidates are kept; the rest are still examined, so a newer
+            duplicate further down replaces the older one kept.
+        exempt: ids kept whatever they resemble (superseded decisions a task asks about by name
+            or history, kept beside their successor on purpose); they replace nothing either.
+
+    Returns:
+        The kept candidates (best first; a replacing newer record takes the better score) and how
+        many were dropped as duplicates.
+    """
+    limit = len(candidates) if keep is None else keep
+    dim = next((v.shape[0] for v in vectors.values()), 0)
+    matrix = np.zeros((max(limit, 1), dim), dtype=np.float32)
+    has_vector = np.zeros(max(limit, 1), dtype=bool)
+    kept: list[Candidate] = []
+    texts: dict[str, int] = {}
+    dropped = 0
+    for cand in candidates:
+        if cand.record_id in exempt:
+            if len(kept) < limit:
+                kept.append(cand)
+            continue
+        key = _text_key(cand)
+        vec = vectors.get(cand.record_id)
+        twin = texts.get(key) if key else None
+        if twin is None and vec is not None and kept and has_vector[: len(kept)].any():
+            sims = matrix[: len(kept)] @ vec
+            sims[~has_vector[: len(kept)]] = -2.0
+            best = int(np.argmax(sims))
+            if float(sims[best]) >= threshold:
+                twin = best
+        if twin is not None:
+            dropped += 1
+            older = kept[twin]
+            if is_newer(cand, older):
+                kept[twin] = replace(cand, score=max(cand.score, older.score))
+                old_key = _text_key(older)
+                if old_key and texts.get(old_key) == twin:
+                    del texts[old_key]
+                if key:
+                    texts[key] = twin
+                if vec is not None:
+                    matrix[twin], has_vector[twin] = vec, True
+            continue
+        if len(kept) >= limit:
+            continue
+        if key:
+            texts[key] = len(kept)
+        if vec is not None:
+            matrix[len(kept)], has_vector[len(kept)] = vec, True
+        kept.append(cand)
+    return kept, dropped
