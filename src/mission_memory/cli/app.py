@@ -56,6 +56,10 @@ app.add_typer(prompt_commands.app, name="prompts")
 from mission_memory.cli import refresh_commands  # noqa: E402
 
 app.add_typer(refresh_commands.app, name="refresh")
+from mission_memory.cli import brief_commands  # noqa: E402
+
+app.add_typer(brief_commands.brief_app, name="brief")
+app.add_typer(brief_commands.handover_app, name="handover")
 # --- end of command groups --------------------------------------------------------------------
 
 

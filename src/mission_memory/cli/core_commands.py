@@ -25,6 +25,7 @@ class ScopeOption(StrEnum):
     domain = "domain"
     workflow = "workflow"
     practitioner = "practitioner"
+    handover = "handover"
 
 
 class Transport(StrEnum):
