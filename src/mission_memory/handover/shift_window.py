@@ -8,7 +8,9 @@ Defaults where the caller names nothing (ADR 0026):
 * the window's start — the first activity of the outgoing operator's latest *stretch* (activity
   with no gap of :data:`STRETCH_GAP` or more), but never less than :data:`MIN_WINDOW` before their
   last activity, so a one-commit stretch still shows the week around it; without a predecessor,
-  :data:`MIN_WINDOW` before the mission's latest activity;
+  :data:`MIN_WINDOW` before the mission's latest activity. When the incoming operator worked on the
+  mission before, the window reaches back to their last activity ("what changed since you were
+  last here"), at most :data:`MAX_CATCH_UP` before the predecessor's last activity;
 * the window's end — now.
 """
 
@@ -22,12 +24,14 @@ from mission_memory.errors import InputError
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore
 
-__all__ = ["MIN_WINDOW", "STRETCH_GAP", "ShiftWindow", "latest_operator", "operator_activity", "resolve_shift"]
+__all__ = ["MAX_CATCH_UP", "MIN_WINDOW", "STRETCH_GAP", "ShiftWindow", "latest_operator", "operator_activity", "resolve_shift"]
 
 STRETCH_GAP = timedelta(days=2)
 """A gap this long ends a stretch: the same gap that defines a rotation in the replay benchmark."""
 MIN_WINDOW = timedelta(days=7)
 """The shortest window a brief covers, counted back from the predecessor's last activity."""
+MAX_CATCH_UP = timedelta(days=30)
+"""How far back the window reaches to the incoming operator's own last activity."""
 
 _OPERATOR_KINDS = (RecordKind.HANDOVER_NOTE.value, RecordKind.CORRECTION_PATTERN.value, RecordKind.DECISION.value)
 _SCAN_LIMIT = 2_000
@@ -134,9 +138,14 @@ def resolve_shift(
                     break
                 start = earlier
             since = min(start, activity[0] - MIN_WINDOW)
+            last = activity[0]
         else:
             latest = _mission_latest(store, mission, now)
-            since = (latest or now) - MIN_WINDOW
+            last = latest or now
+            since = last - MIN_WINDOW
+        own = operator_activity(store, mission, to_operator, now) if to_operator else []
+        if own:
+            since = min(since, max(own[0], last - MAX_CATCH_UP))
     if since >= now:
         raise InputError(f"since ({since.isoformat()}) is not before the window's end ({now.isoformat()})")
     return ShiftWindow(mission, predecessor, to_operator, since, now)
