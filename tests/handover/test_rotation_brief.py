@@ -170,3 +170,15 @@ def test_cli_brief_json_and_ack(shift: Shift, monkeypatch: pytest.MonkeyPatch) -
     assert json.loads(acked.stdout)["brief_id"] == data["archived_id"]
     bad = runner.invoke(app, ["brief", "--since", "soon"])
     assert bad.exit_code == 1 and "since 'soon'" in bad.stderr
+
+
+def test_the_window_reaches_back_to_the_incoming_operators_last_activity_within_thirty_days(shift: Shift) -> None:
+    from mission_memory.handover.shift_window import MAX_CATCH_UP
+
+    memory, _ = shift
+    # carol committed the README on 2025-01-10, 55 days before alice's last activity: capped at 30 days
+    window = resolve_shift(memory.store, MISSION, now=NOW, from_operator="alice", to_operator="carol")
+    assert window.since == at(6, 18) - MAX_CATCH_UP
+    # bob's own correction of 2025-03-06 lies inside alice's window already: nothing changes
+    assert resolve_shift(memory.store, MISSION, now=NOW, from_operator="alice", to_operator="bob").since \
+        == at(6, 18) - timedelta(days=7)
