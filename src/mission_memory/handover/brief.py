@@ -8,7 +8,8 @@ Six sections, in this order (ADR 0026; ICS-201 and SOC/SRE on-call handovers):
    and the tasks in progress;
 3. **Decisions taken in the window** — with rationale and rejected alternatives;
 4. **The predecessor's profile** — typical corrections by class and category, then the attention
-   zones (:mod:`mission_memory.handover.profile`) with the files and commits that made them;
+   zones (:mod:`mission_memory.handover.profile`) with the files and commits that made them, read
+   from the window's commits and at least the mission's latest :data:`MIN_ACTIVITY_COMMITS`;
 5. **Open questions** — refresh artifacts' open questions, proposed decisions, unanswered tracker
    comments;
 6. **Watch items** — failing or stale sources (refresh failures, memory behind the repository) and
@@ -39,12 +40,17 @@ from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
+    "MIN_ACTIVITY_COMMITS",
     "BriefItem",
     "BriefSection",
     "RotationBrief",
     "collect_brief_items",
     "pack_brief",
 ]
+
+MIN_ACTIVITY_COMMITS = 20
+"""Attention zones read the window's commits, and at least the mission's latest 20 (the ``git log -20`` an
+operator would otherwise read), so a thin window still shows where the work is (ADR 0026)."""
 
 _SEPARATOR = "\n\n"
 _MIN_ENTRY_TOKENS = 32
@@ -223,12 +229,12 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
                                "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 260))
     for zone in profile.zones:
         name = zone.component if zone.component == "(root)" else f"{zone.component}/"
-        lines = [f"Component {name}: {_n(zone.corrections, 'correction')}, {_n(zone.commits, 'commit')} in the window"]
+        lines = [f"Component {name}: {_n(zone.corrections, 'correction')}, {_n(zone.commits, 'recent commit')}"]
         if zone.files:
             lines.append("Files: " + ", ".join(zone.files))
         lines.extend(f"commit {sha[:12]}: {_one_line(subject, 120)}" for sha, subject in zone.latest_commits)
         items.append(BriefItem(BriefSection.PROFILE, "attention zone", "\n".join(lines),
-                               tuple(sha for sha, _ in zone.latest_commits), (), 220))
+                               tuple(sha for sha, _ in zone.latest_commits), (), 320))
     return items
 
 
@@ -335,7 +341,10 @@ def collect_brief_items(
     corrections = store.records_of_kind([RecordKind.CORRECTION_PATTERN.value], mission=m,
                                         operator=window.from_operator, since=since, until=until, limit=_SCAN_LIMIT)
     commits = store.records_of_kind([RecordKind.COMMIT.value], mission=m, since=since, until=until, limit=_SCAN_LIMIT)
-    profile = build_profile(window.from_operator, corrections, commits)
+    activity = commits
+    if len(commits) < MIN_ACTIVITY_COMMITS:  # a thin window still shows where the work is
+        activity = store.records_of_kind([RecordKind.COMMIT.value], mission=m, until=until, limit=MIN_ACTIVITY_COMMITS)
+    profile = build_profile(window.from_operator, corrections, activity)
     questions, question_count = _open_question_items(store, window)
     taken = [r for r in decisions if str(r.attributes.get("status") or "").lower() != "proposed"]
     counts = {"decisions": len(taken), "corrections": len(corrections), "open_questions": question_count,

@@ -96,8 +96,8 @@ def build_profile(
     corrections: Sequence[Record],
     commits: Sequence[Record],
     *,
-    max_zones: int = 6,
-    files_per_zone: int = 8,
+    max_zones: int = 8,
+    files_per_zone: int = 20,
 ) -> PredecessorProfile:
     """The predecessor's profile from their corrections and the window's commits.
 
