@@ -182,3 +182,15 @@ def test_the_window_reaches_back_to_the_incoming_operators_last_activity_within_
     # bob's own correction of 2025-03-06 lies inside alice's window already: nothing changes
     assert resolve_shift(memory.store, MISSION, now=NOW, from_operator="alice", to_operator="bob").since \
         == at(6, 18) - timedelta(days=7)
+
+
+def test_memory_behind_the_repository_is_a_watch_item(shift: Shift, make_git_repo) -> None:  # type: ignore[no-untyped-def]
+    memory, repo = shift
+    assert "stale source" not in memory.rotation_brief(for_operator="bob", now=NOW, repository=repo.root).text
+    repo.commit("Raise the client timeout", "2025-03-09T10:00:00+00:00", {"src/upload/client.py": "TIMEOUT = 30\n"})
+    repo.commit("Log retries", "2025-03-09T11:00:00+00:00", {"src/ledger/retry.py": "RETRIES = 4  # logged\n"})
+    watch = memory.rotation_brief(for_operator="bob", now=NOW, repository=repo.root).text.split("## Watch items")[1]
+    assert "memory is behind the repository: 2 commits" in watch
+    other = make_git_repo("billing")
+    other.commit("Start billing", "2025-03-01T10:00:00+00:00", {"README.md": "# billing\n"})
+    assert "stale source" not in memory.rotation_brief(for_operator="bob", now=NOW, repository=other.root).text

@@ -25,7 +25,8 @@ def repository_watch_items(store: MemoryStore, mission: str, repository: Path) -
         repository: a folder inside the repository's work tree.
 
     Returns:
-        Zero or one item. A folder that is not a git work tree gives none.
+        Zero or one item. A folder that is not a git work tree, or another repository than the
+        mission's (never ingested as it, and named otherwise), gives none.
     """
     top = run_git_text(repository, "rev-parse", "--show-toplevel", check=False)
     if not top:
@@ -37,6 +38,8 @@ def repository_watch_items(store: MemoryStore, mission: str, repository: Path) -
     ingested = store.get_state(mission, f"git_head:{root}")
     if ingested == head:
         return []
+    if ingested is None and root.name != mission:
+        return []  # another repository than the mission's: nothing to compare
     if ingested is None:
         text = f"this checkout ({root.name}) was never ingested; HEAD is {head[:12]}"
     else:
