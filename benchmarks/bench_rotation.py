@@ -6,8 +6,10 @@ boundary (one clone checked out at the boundary's parent, ingested incrementally
 and each method produces the text an incoming operator's session would start with, under the same
 token budget (cl100k_base with the store's safety margin):
 
-* ``session-start digest``: what the SessionStart hook injects today
-  (:func:`mission_memory.hook.session_start.digest_for`);
+* ``rotation brief``: :meth:`Memory.rotation_brief` for the incoming author, from the outgoing one,
+  as of the boundary commit's time (DESIGN.md §6, ADR 0026);
+* ``generic digest``: the generic pull digest the SessionStart hook injected before it knew who is
+  starting ("Resume work on the … repository: the decisions in force …", all layers);
 * ``git log -20 --stat``: the plain baseline, the last 20 commits with their file lists, cut at a
   line boundary to the budget.
 
@@ -19,7 +21,7 @@ root file is named. Shares are pooled over all rotations (named / touched).
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--limit 0]
+    .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--max-rotations 0]
         [--bundle ../shared/corpora/tdr-docs.bundle]
 
 Progress goes to stderr, the table to stdout, per-rotation rows to ``benchmarks/out/bench_rotation.json``.
@@ -29,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,11 +46,10 @@ from typing import Any
 
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
-from mission_memory.hook.session_start import digest_for
 from mission_memory.tokens import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_BUNDLE = ROOT.parent / "shared" / "corpora" / "tdr-docs.bundle"
+DEFAULT_BUNDLE = Path(os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE") or ROOT.parent / "shared" / "corpora" / "tdr-docs.bundle")
 OUT_DIR = ROOT / "benchmarks" / "out"
 ADR_DIR = "architecture-decision-records/"
 _US, _RS = "\x1f", "\x1e"
@@ -66,16 +69,16 @@ def git(repo: Path, *args: str) -> str:
 def history(repo: Path) -> list[dict[str, Any]]:
     """Non-merge commits, oldest first, with author, time, first parent and touched files."""
     out = git(repo, "log", "--reverse", "--topo-order", "--no-merges", "--no-renames", "--name-only",
-              f"--format={_RS}%H{_US}%P{_US}%ae{_US}%aI", "HEAD")
+              f"--format={_RS}%H{_US}%P{_US}%ae{_US}%aI{_US}%an", "HEAD")
     commits = []
     for chunk in out.split(_RS):
         if not chunk.strip():
             continue
         header, _, names = chunk.partition("\n")
-        sha, parents, author, when = header.split(_US)
+        sha, parents, author, when, name = header.split(_US)
         if not parents.split():
             continue
-        commits.append({"sha": sha, "parent": parents.split()[0], "author": author,
+        commits.append({"sha": sha, "parent": parents.split()[0], "author": author, "name": name,
                         "time": datetime.fromisoformat(when),
                         "files": [n.strip() for n in names.splitlines() if n.strip()]})
     return commits
@@ -91,7 +94,8 @@ def rotations(commits: list[dict[str, Any]], gap: timedelta, following: int) -> 
         mine = [c for c in commits[i:] if c["author"] == now["author"]][:following]
         files = sorted({f for c in mine for f in c["files"]})
         found.append({"index": i, "sha": now["sha"], "parent": now["parent"], "from": before["author"],
-                      "to": now["author"], "gap_days": round((now["time"] - before["time"]).days, 1),
+                      "to": now["author"], "from_name": before["name"], "to_name": now["name"],
+                      "time": now["time"], "gap_days": round((now["time"] - before["time"]).days, 1),
                       "files": files})
     return found
 
@@ -137,13 +141,32 @@ def git_log_baseline(repo: Path, parent: str, budget: int, tokenizer: Tokenizer)
     return "".join(lines[:low])
 
 
+GENERIC_TASK = ("Resume work on the {mission} repository: the decisions in force and their rationale, "
+                "recent changes, open questions.")
+
+
+def generic_digest(memory: Memory, mission: str, budget: int) -> str:
+    """The generic SessionStart digest (the hook's text before it knew who is starting)."""
+    digest = memory.query(GENERIC_TASK.format(mission=mission), scope="all", token_budget=budget,
+                          filters={"mission": mission}, client="hook")
+    return f"# mission-memory: pull digest for {mission}\n\n{digest.text}" if digest.entries else ""
+
+
+def rotation_brief(memory: Memory, mission: str, rot: dict[str, Any], budget: int) -> str:
+    """The rotation brief for the incoming author, from the outgoing one, at the boundary's time."""
+    brief = memory.rotation_brief(mission=mission, from_operator=rot["from_name"], for_operator=rot["to_name"],
+                                  now=rot["time"], token_budget=budget, archive=False)
+    return brief.text
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--bundle", type=Path, default=DEFAULT_BUNDLE)
     parser.add_argument("--budget", type=int, default=4000)
     parser.add_argument("--gap-days", type=float, default=2.0)
     parser.add_argument("--next", type=int, default=10, help="the incoming author's next N commits are scored")
-    parser.add_argument("--limit", type=int, default=0, help="replay only the first N rotations (0 = all)")
+    parser.add_argument("--max-rotations", "--limit", dest="limit", type=int, default=0,
+                        help="replay only the first N rotations (0 = all)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
     args = parser.parse_args()
 
@@ -157,8 +180,10 @@ def main() -> None:
     log(f"{len(found)} rotations (author change after >= {args.gap_days:g} days); budget {args.budget} tokens")
 
     memory = Memory(load_settings(data_dir=data_dir))
+    mission = repo.name
     methods: dict[str, Callable[[dict[str, Any]], str]] = {
-        "session-start digest": lambda r: digest_for(str(repo), data_dir, token_budget=args.budget),
+        "rotation brief": lambda r: rotation_brief(memory, mission, r, args.budget),
+        "generic digest": lambda r: generic_digest(memory, mission, args.budget),
         "git log -20 --stat": lambda r: git_log_baseline(repo, r["parent"], args.budget, memory.tokenizer),
     }
     rows = []
@@ -166,7 +191,7 @@ def main() -> None:
         for i, rot in enumerate(found, start=1):
             started = time.perf_counter()
             git(repo, "checkout", "-q", "--detach", rot["parent"])
-            memory.ingest_repository(repo)
+            memory.ingest_repository(repo, mission=mission)
             ingest_s = time.perf_counter() - started
             row: dict[str, Any] = {**rot, "ingest_s": round(ingest_s, 1), "methods": {}}
             for name, produce in methods.items():
@@ -180,6 +205,7 @@ def main() -> None:
             log(f"  [{i}/{len(found)}] {rot['sha'][:10]} {rot['from']} -> {rot['to']} ingest {ingest_s:.0f}s  {shown}")
     finally:
         memory.close()
+        shutil.rmtree(work, ignore_errors=True)
 
     print(f"\nRotation replay: {len(rows)} rotations, budget {args.budget} tokens, next {args.next} commits scored\n")
     print(f"{'method':<24} {'tokens p50':>10} {'files':>8} {'ADRs':>8} {'components':>11}")

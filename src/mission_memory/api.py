@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from mission_memory.embeddings import Embedder, SupportsClose, configured_model_
 from mission_memory.errors import InputError
 from mission_memory.mission_scope import resolve_mission_scope
 from mission_memory.query_origin import process_session_id, resolve_operator
+from mission_memory.records import Record
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 
     from mission_memory.decision_recording import RecordedDecision
     from mission_memory.decisions import RejectedAlternative
+    from mission_memory.handover.acknowledgement import Acknowledgement
+    from mission_memory.handover.brief import RotationBrief
     from mission_memory.ingest.repository import IngestReport, ProgressFn
     from mission_memory.ingest.tracker_items import TrackerIngestReport
     from mission_memory.refresh.artifacts import PruneReport
@@ -151,7 +155,9 @@ class Memory:
 
         Args:
             task_description: the task or situation in natural language (any language).
-            scope: ``all``, ``domain``, ``workflow`` or ``practitioner``.
+            scope: ``all``, ``domain``, ``workflow`` or ``practitioner``; ``handover`` answers with
+                the rotation brief of the ``mission`` filter (see :meth:`rotation_brief`; filters
+                ``operator`` = the outgoing operator, ``since`` = the window's start).
             token_budget: bound on the digest, in tokens; defaults to the settings' budget, and may
                 not exceed ``settings.max_token_budget`` (200,000 by default).
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
@@ -176,6 +182,8 @@ class Memory:
             BudgetError: the budget cannot hold the digest header.
         """
         checked = parse_filters(filters)
+        if (scope if isinstance(scope, Scope) else parse_scope(scope)) is Scope.HANDOVER:
+            return self._handover_digest(task_description, token_budget, checked, client=client, session_id=session_id)
         try:
             asking = Client(client)
         except ValueError:
@@ -240,6 +248,192 @@ class Memory:
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""
         return self.store.retrieval_events(limit)
+
+    # -- rotation -------------------------------------------------------------------------------
+
+    def rotation_brief(
+        self,
+        *,
+        mission: str | None = None,
+        from_operator: str | None = None,
+        for_operator: str | None = None,
+        since: datetime | str | None = None,
+        token_budget: int | None = None,
+        now: datetime | None = None,
+        repository: str | Path | None = None,
+        archive: bool = True,
+        client: Client | str = Client.API,
+        session_id: str | None = None,
+    ) -> RotationBrief:
+        """The rotation brief handing the mission from the outgoing to the incoming operator (DESIGN.md §6).
+
+        Sections, order and defaults: :mod:`mission_memory.handover.brief` and docs/adr/0026. The
+        brief is archived as a ``handover_brief`` record (one per shift: re-building replaces it)
+        and logged as a retrieval event of scope ``handover``, unless the store is read-only.
+
+        Args:
+            mission: the mission; default: the only stored mission, else the one named after the
+                working directory's repository.
+            from_operator: the outgoing operator; default: the latest other operator on the mission.
+            for_operator: the incoming operator; default: :func:`~mission_memory.query_origin.resolve_operator`.
+            since: the window's start (datetime, ISO 8601 date/time, or ``Nd`` for N days before
+                ``now``); default: the outgoing operator's latest stretch, at least 7 days.
+            token_budget: bound on the brief, in tokens (default 4,000; at most ``settings.max_token_budget``).
+            now: the window's end (default: now); a naive datetime is taken as UTC.
+            repository: the mission's checkout, to warn when memory is behind it (default: none).
+            archive: store the brief as a ``handover_brief`` record and log the retrieval event.
+            client, session_id: logged with the retrieval event, as for :meth:`query`.
+
+        Raises:
+            InputError: an unknown mission, a bad ``since`` or budget, an unknown client.
+            BudgetError: the budget cannot hold the brief's header.
+        """
+        from mission_memory.handover.acknowledgement import acknowledgement_of
+        from mission_memory.handover.archive import brief_record, shift_key
+        from mission_memory.handover.brief import RotationBrief, collect_brief_items, pack_brief
+        from mission_memory.handover.shift_window import resolve_shift
+        from mission_memory.handover.sources import repository_watch_items
+        from mission_memory.retrieval_events import NewRetrievalEvent
+        from mission_memory.utc import as_utc
+
+        try:
+            asking = Client(client)
+        except ValueError:
+            raise InputError(f"client {client!r} is not one of: {', '.join(c.value for c in Client)}") from None
+        budget = 4000 if token_budget is None else token_budget
+        if budget < 1 or budget > self.settings.max_token_budget:
+            raise InputError(
+                f"token_budget {budget} is outside 1..{self.settings.max_token_budget} tokens"
+                " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
+            )
+        moment = as_utc(now) if now is not None else datetime.now(UTC)
+        name = self._brief_mission(mission)
+        incoming = for_operator or resolve_operator(Path(repository) if repository is not None else None)
+        window = resolve_shift(self.store, name, now=moment, from_operator=from_operator, to_operator=incoming,
+                               since=_parse_since(since, moment))
+        watch = repository_watch_items(self.store, name, Path(repository)) if repository is not None else []
+        items, counts, profile = collect_brief_items(self.store, window, extra_watch=watch)
+        text, entries, tokens, omitted = pack_brief(items, budget, self.tokenizer)
+        brief = RotationBrief(window, counts, budget, tokens, text, tuple(entries), omitted, profile)
+        if not archive or self.store.read_only:
+            return brief
+        record = brief_record(brief)
+        self.store.upsert_records([record])
+        event = self.store.log_retrieval_event(NewRetrievalEvent(
+            query=f"handover brief for {incoming or 'unknown'} from {window.from_operator or 'unknown'}",
+            scope=Scope.HANDOVER.value,
+            filters={"mission": name, "since": window.since.isoformat()},
+            token_budget=budget,
+            tokens_used=tokens,
+            record_ids=tuple(dict.fromkeys(r for item, _ in entries for r in item.record_ids)),
+            scores=tuple(1.0 for _ in dict.fromkeys(r for item, _ in entries for r in item.record_ids)),
+            omitted=omitted,
+            model_id="",
+            session_id=session_id or process_session_id(),
+            operator=incoming,
+            mission=name,
+            client=asking,
+        ))
+        ack = acknowledgement_of(self.store, name, shift_key(name, window.from_operator, incoming,
+                                                             window.since.isoformat()))
+        return replace(brief, archived_id=record.id, retrieval_event_id=event.id, acknowledged=ack)
+
+    def handover_note(
+        self,
+        text: str,
+        kind: str = "next-step",
+        *,
+        mission: str | None = None,
+        operator: str | None = None,
+        session_id: str | None = None,
+        now: datetime | None = None,
+    ) -> Record:
+        """Store the outgoing operator's handover note (hypothesis, next step or warning) as a workflow record.
+
+        The note is embedded, so pull queries find it too; the next rotation brief shows it under
+        "What to do first" (DESIGN.md §6).
+
+        Args:
+            text: the note (1..2,000 characters).
+            kind: ``hypothesis``, ``next-step`` or ``warning``.
+            mission: as for :meth:`rotation_brief`.
+            operator: the author; default: :func:`~mission_memory.query_origin.resolve_operator`.
+            session_id: the agent session, if any.
+            now: when it was written (default: now).
+
+        Returns:
+            The stored ``handover_note`` record.
+
+        Raises:
+            InputError: empty or over-long text, an unknown kind or mission.
+            BackendUnavailable: the store is read-only.
+        """
+        from mission_memory.handover.notes import build_handover_note
+        from mission_memory.utc import as_utc
+
+        record = build_handover_note(
+            text, kind, mission=self._brief_mission(mission), operator=operator or resolve_operator(),
+            at=as_utc(now) if now is not None else datetime.now(UTC), session_id=session_id,
+        )
+        vectors = self.embedder.embed_passages([record.embedding_text])
+        self.store.upsert([record], vectors, self.embedder.model_id)
+        return record
+
+    def acknowledge_brief(
+        self, *, for_operator: str | None = None, mission: str | None = None, now: datetime | None = None
+    ) -> Acknowledgement:
+        """Record that the incoming operator read their latest rotation brief (DESIGN.md §6).
+
+        Args:
+            for_operator: the incoming operator; default: :func:`~mission_memory.query_origin.resolve_operator`.
+            mission: narrow to this mission (default: any).
+            now: the acknowledgement time (default: now).
+
+        Returns:
+            ``{"operator", "time", "brief_id", "shift_key", "mission"}``; acknowledging again keeps the first.
+
+        Raises:
+            InputError: no brief was built for that operator.
+        """
+        from mission_memory.handover.acknowledgement import acknowledge, latest_brief_for
+        from mission_memory.utc import as_utc
+
+        operator = for_operator or resolve_operator()
+        brief = latest_brief_for(self.store, operator, mission)
+        return acknowledge(self.store, brief, operator, as_utc(now) if now is not None else datetime.now(UTC))
+
+    def _brief_mission(self, mission: str | None) -> str:
+        known = self.store.missions()
+        if mission is not None:
+            if mission not in known:
+                names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
+                raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+            return mission
+        if len(known) == 1:
+            return next(iter(known))
+        from mission_memory.hook.prompt_commit import resolve_checkout
+
+        here = Path(resolve_checkout(str(Path.cwd()))[0]).name
+        if here in known:
+            return here
+        names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
+        raise InputError(f"name the mission with --mission (missions: {names})")
+
+    def _handover_digest(
+        self, task_description: str, token_budget: int | None, filters: QueryFilters, *,
+        client: Client | str, session_id: str | None,
+    ) -> Digest:
+        """``query(scope="handover")``: the rotation brief wrapped as a :class:`Digest`."""
+        brief = self.rotation_brief(
+            mission=filters.mission, from_operator=filters.operator, since=filters.since,
+            token_budget=token_budget, client=client, session_id=session_id,
+        )
+        return Digest(
+            query=task_description, scope=Scope.HANDOVER.value, token_budget=brief.token_budget,
+            filters=filters.as_dict(), entries=(), omitted=brief.omitted, duplicates_suppressed=0,
+            tokens_used=brief.tokens_used, text=brief.text, retrieval_event_id=brief.retrieval_event_id,
+            extra={"brief": brief.to_json()},
+        )
 
     # -- push ---------------------------------------------------------------------------------
 
@@ -424,3 +618,26 @@ def _mission_of_folder(folder: Path) -> str:
 
     resolved = folder.resolve()
     return GitRepository(resolved).root.name if GitRepository.is_git_work_tree(resolved) else resolved.name
+
+_DAYS = re.compile(r"^\s*(\d{1,4})\s*d(ays?)?\s*$", re.IGNORECASE)
+
+
+def _parse_since(value: datetime | str | None, now: datetime) -> datetime | None:
+    """A window start from a datetime, an ISO 8601 date/time (naive = UTC) or ``Nd`` (N days before ``now``).
+
+    Raises:
+        InputError: text that is none of these.
+    """
+    from mission_memory.utc import as_utc
+
+    if value is None or isinstance(value, datetime):
+        return as_utc(value) if value is not None else None
+    days = _DAYS.match(value)
+    if days:
+        return now - timedelta(days=int(days.group(1)))
+    try:
+        return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+    except ValueError:
+        raise InputError(
+            f"since {value!r} is not a date, a time or a number of days (use e.g. 2025-05-01, 2025-05-01T09:00:00Z or 7d)"
+        ) from None

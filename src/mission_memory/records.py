@@ -1,7 +1,8 @@
 """Records: the unit of memory, its layer, kind, provenance and content-derived id.
 
 Domain types only, no I/O. A :class:`Record` is what every layer stores (DESIGN.md §3): domain
-chunks, decisions, commits, principles, practitioner patterns and push-refresh artifacts. Its id is
+chunks, decisions, commits, principles, practitioner patterns, push-refresh artifacts, and the
+shift handover's notes and archived briefs (DESIGN.md §6). Its id is
 derived from its content and its source reference, so re-ingesting the same source is idempotent;
 its ``source_key`` names the place it came from, so a changed source replaces its old record.
 """
@@ -46,6 +47,8 @@ class RecordKind(StrEnum):
     COMMENT = "comment"
     REFRESH_ARTIFACT = "refresh_artifact"
     CORRECTION_PATTERN = "correction_pattern"
+    HANDOVER_NOTE = "handover_note"
+    HANDOVER_BRIEF = "handover_brief"
 
 
 LAYER_OF_KIND: dict[RecordKind, Layer] = {
@@ -58,6 +61,8 @@ LAYER_OF_KIND: dict[RecordKind, Layer] = {
     RecordKind.COMMENT: Layer.WORKFLOW,
     RecordKind.REFRESH_ARTIFACT: Layer.WORKFLOW,
     RecordKind.CORRECTION_PATTERN: Layer.PRACTITIONER,
+    RecordKind.HANDOVER_NOTE: Layer.WORKFLOW,
+    RecordKind.HANDOVER_BRIEF: Layer.WORKFLOW,
 }
 
 
@@ -75,6 +80,7 @@ class SourceKind(StrEnum):
     PROMPT = "prompt"
     PUSH_REFRESH = "push-refresh"
     CORRECTION = "correction"
+    HANDOVER = "handover"
 
 
 class AccessLevel(StrEnum):

@@ -129,3 +129,68 @@ def test_a_cut_never_leaves_an_excerpt_fence_open():
         cut = session_start.truncate(text, limit)
         assert len(cut) <= limit and cut.endswith("[digest truncated]\n")
         assert cut.count("<<<excerpt ") == cut.count("<<<end excerpt "), cut
+
+
+def _alice_worked_on(make_git_repo, monkeypatch):  # type: ignore[no-untyped-def]
+    """The shared handover scenario (dated March 2025): alice's notes, corrections and decision are stored."""
+    from tests.handover.scenario import alices_shift, build_repository
+
+    repo = build_repository(make_git_repo)
+    with Memory.open() as memory:
+        alices_shift(memory, repo)
+    return repo
+
+
+def test_an_operator_change_injects_the_rotation_brief(data_dir, make_git_repo, monkeypatch):
+    repo = _alice_worked_on(make_git_repo, monkeypatch)
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "bob")
+
+    done = run_session_start(data_dir, start_payload(repo.root), "--time-limit", "100")
+
+    assert done.returncode == 0
+    text = done.stdout.decode("utf-8")
+    assert text.startswith("# mission-memory: pull digest for uploader\n\nSession start after an operator change")
+    assert "# Mission memory handover brief" in text
+    assert "Cap upload retries at four" in text and "Component src/" in text
+    assert "from: alice\nto: bob" in text
+    assert len(text) <= session_start.MAX_OUTPUT_CHARS
+    assert_stored_text_is_fenced(text.split("\n\n", 2)[2])
+    with Memory.open() as memory:
+        event = memory.retrieval_events(1)[0]
+    assert (event.scope, event.operator, event.client) == ("handover", "bob", "hook")
+
+
+def test_the_same_operator_gets_a_task_focused_digest_not_the_brief(data_dir, make_git_repo, monkeypatch):
+    repo = _alice_worked_on(make_git_repo, monkeypatch)
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "bob")
+    run_session_start(data_dir, start_payload(repo.root), "--time-limit", "100")  # bob's first session: the brief
+    repo.git("checkout", "-q", "-b", "raise-client-timeout")
+    payload = json.loads(start_payload(repo.root))
+    payload["session_id"] = "s-2"
+
+    done = run_session_start(data_dir, json.dumps(payload).encode(), "--time-limit", "100")
+
+    assert done.returncode == 0
+    text = done.stdout.decode("utf-8")
+    assert text.startswith("# mission-memory: pull digest for uploader\n\nSession start by the same operator")
+    assert "handover brief" not in text
+    assert session_start._FOCUS_TASK_LINE in text  # the query built from repository text is not shown
+    assert "raise-client-timeout" not in text.split("<<<excerpt 1 ", 1)[0]
+    with Memory.open() as memory:
+        event = memory.retrieval_events(1)[0]
+    assert event.scope == "all" and event.client == "hook" and event.operator == "bob"
+    assert "raise-client-timeout" in event.query and "Tune retries" in event.query
+    assert "Roll out the SQLite ledger" in event.query  # the task in progress
+
+
+def test_a_session_of_another_operator_after_bob_is_a_rotation_again(data_dir, make_git_repo, monkeypatch):
+    repo = _alice_worked_on(make_git_repo, monkeypatch)
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "bob")
+    run_session_start(data_dir, start_payload(repo.root), "--time-limit", "100")
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "carol")
+    payload = json.loads(start_payload(repo.root))
+    payload["session_id"] = "s-3"
+    done = run_session_start(data_dir, json.dumps(payload).encode(), "--time-limit", "100")
+    text = done.stdout.decode("utf-8")
+    assert "Session start after an operator change" in text
+    assert "from: bob\nto: carol" in text

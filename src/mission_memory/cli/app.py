@@ -59,6 +59,10 @@ app.add_typer(refresh_commands.app, name="refresh")
 from mission_memory.cli import decision_commands  # noqa: E402
 
 decision_commands.register(app)
+from mission_memory.cli import brief_commands  # noqa: E402
+
+app.add_typer(brief_commands.brief_app, name="brief")
+app.add_typer(brief_commands.handover_app, name="handover")
 # --- end of command groups --------------------------------------------------------------------
 
 

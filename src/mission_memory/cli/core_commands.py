@@ -34,6 +34,7 @@ class ScopeOption(StrEnum):
     domain = "domain"
     workflow = "workflow"
     practitioner = "practitioner"
+    handover = "handover"
 
 
 class Transport(StrEnum):

@@ -1,4 +1,4 @@
-"""Claude Code ``SessionStart`` hook: inject a pull digest for the session's repository (issue #3 item 7).
+"""Claude Code ``SessionStart`` hook: inject what the starting operator needs (issue #3 item 7, issue #13 item 7).
 
 Registered by ``mission-memory hook install --session-start`` as::
 
@@ -6,9 +6,18 @@ Registered by ``mission-memory hook install --session-start`` as::
 
 For ``SessionStart``, what a hook prints on stdout with exit code 0 is added to the session's
 context. This hook reads the hook JSON on stdin (``session_id``, ``cwd``, ``source``, …), finds the
-git top-level of ``cwd``, and pulls a digest from the mission named after that folder
-(``Memory.query`` with ``filters={"mission": <folder name>}``, DESIGN.md §4). The printed text is at
-most :data:`MAX_OUTPUT_CHARS` characters.
+git top-level of ``cwd`` and the mission named after that folder, and knows who is starting (ADR 0027):
+
+* on a rotation — the operator differs from the last session's operator on this mission, or it is
+  the operator's first session there — it injects the rotation brief (``Memory.rotation_brief``,
+  DESIGN.md §6);
+* otherwise a task-focused digest: a pull query (``Memory.query``, DESIGN.md §4) built from the
+  current branch, the latest commits and the tasks in progress. Those come from the repository
+  and the tracker, so the digest's ``Task:`` line shows a fixed description instead of them.
+
+The last session's operator is the operator of the newest retrieval event on the mission logged by
+another session (every brief and digest is logged as one). The printed text is at most
+:data:`MAX_OUTPUT_CHARS` characters, and both start with the line ``# mission-memory: pull digest for <mission>``.
 
 It fails open like the prompt hook: a hard time limit (:data:`DEFAULT_TIME_LIMIT_S`, below the
 installed ``timeout``) after which the process exits 0 with nothing printed; any error, an empty
@@ -24,8 +33,12 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-__all__ = ["DEFAULT_TIME_LIMIT_S", "MAX_OUTPUT_CHARS", "TOKEN_BUDGET", "digest_for", "main"]
+if TYPE_CHECKING:
+    from mission_memory.api import Memory
+
+__all__ = ["DEFAULT_TIME_LIMIT_S", "MAX_OUTPUT_CHARS", "TOKEN_BUDGET", "digest_for", "is_rotation", "main"]
 
 DEFAULT_TIME_LIMIT_S = 10.0
 MAX_OUTPUT_CHARS = 9_500
@@ -81,13 +94,48 @@ def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return head + note
 
 
+def is_rotation(memory: Memory, mission: str, operator: str | None, session_id: str | None) -> bool:
+    """Whether ``operator`` takes over ``mission``: the last other session there was someone else's, or none exists.
+
+    Args:
+        memory: the open memory.
+        mission: the mission.
+        operator: who is starting.
+        session_id: the starting session (its own events, e.g. after ``/clear``, are not "the last session").
+    """
+    for event in memory.store.retrieval_events_matching(mission=mission, limit=200):
+        if session_id is not None and event.session_id == session_id:
+            continue
+        return event.operator != operator
+    return True
+
+
+_FOCUS_TASK_LINE = "Task: continue the current branch's work (its latest commits and the tasks in progress)."
+
+
+def _focus_query(repository: str, branch: str | None, memory: Memory, mission: str) -> str:
+    """The pull query of a task-focused session start: branch, latest commit subjects, tasks in progress."""
+    from mission_memory.git_runner import run_git_text
+    from mission_memory.records import RecordKind
+
+    subjects = (run_git_text(Path(repository), "log", "-5", "--no-merges", "--format=%s", check=False) or "").split("\n")
+    tasks = [r.title for r in memory.store.records_of_kind([RecordKind.ISSUE.value], mission=mission, limit=200)
+             if r.attributes.get("in_progress") is True][:5]
+    parts = [f"Continue work on branch {branch}" if branch else "Continue the current work"]
+    parts += [s.strip() for s in subjects if s.strip()]
+    parts += tasks
+    return ". ".join(parts)[:2000]
+
+
 def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, session_id: str | None = None) -> str:
     """The text to inject for a session started in ``cwd``; ``""`` when there is nothing to say.
+
+    The rotation brief on a rotation, else a task-focused digest (see the module docstring, ADR 0027).
 
     Args:
         cwd: the session's working directory.
         data_dir: the mission-memory data dir holding ``memory.db``.
-        token_budget: digest budget in tokens (2,500 tokens stays well below 10,000 characters).
+        token_budget: budget in tokens (2,500 tokens stays well below 10,000 characters).
         session_id: Claude Code's session id, logged with the retrieval event.
 
     Raises:
@@ -99,20 +147,30 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
         return ""
     repository, branch, _ = resolve_checkout(cwd)
     mission = Path(repository).name or repository
-    task = f"Resume work on the {mission} repository" + (f", branch {branch}" if branch else "")
-    task += ": the decisions in force and their rationale, recent changes, open questions."
 
     from mission_memory.api import Memory
+    from mission_memory.query_origin import resolve_operator
 
     with Memory.open(data_dir=data_dir) as memory:
         if mission not in memory.store.missions():
             return ""  # this repository was never ingested: other missions' memory does not belong here
-        digest = memory.query(task, scope="all", token_budget=token_budget, filters={"mission": mission},
+        operator = resolve_operator(Path(repository))
+        if is_rotation(memory, mission, operator, session_id):
+            brief = memory.rotation_brief(mission=mission, for_operator=operator, token_budget=token_budget,
+                                          repository=repository, client="hook", session_id=session_id)
+            lead = ("Session start after an operator change: the rotation brief of this mission "
+                    "(run `mission-memory brief ack` once you have read it).")
+            return truncate(f"# mission-memory: pull digest for {mission}\n\n{lead}\n\n{brief.text.strip()}\n")
+        task = _focus_query(repository, branch, memory, mission)
+        # Leave room for the fixed Task line that replaces the query built from repository text.
+        digest = memory.query(task, scope="all", token_budget=max(token_budget - 40, 1), filters={"mission": mission},
                               client="hook", session_id=session_id)
     if not digest.entries:
         return ""
-    header = f"# mission-memory: pull digest for {mission}\n\n"
-    return truncate(header + digest.text.strip() + "\n")
+    lines = digest.text.strip().split("\n")
+    text = "\n".join(_FOCUS_TASK_LINE if line.startswith("Task: ") and i < 3 else line for i, line in enumerate(lines))
+    lead = "Session start by the same operator as the last session: a digest focused on the current work."
+    return truncate(f"# mission-memory: pull digest for {mission}\n\n{lead}\n\n{text}\n")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -173,7 +173,14 @@ def build_server(
         task_description: Annotated[str, Field(description="The task or situation in natural language.")],
         ctx: Context[ServedMemory, Any],
         scope: Annotated[
-            Literal["all", "domain", "workflow", "practitioner"], Field(description="Memory layers to search.")
+            Literal["all", "domain", "workflow", "practitioner", "handover"],
+            Field(description=(
+                "Memory layers to search. `handover` returns the rotation brief of the mission instead of a"
+                " search: status line, what to do first (handover notes, tasks in progress), decisions taken"
+                " in the shift window, the predecessor's profile (typical corrections, attention zones), open"
+                " questions and watch items; filters.operator names the outgoing operator, filters.since the"
+                " window's start."
+            )),
         ] = "all",
         token_budget: Annotated[
             int,

@@ -24,12 +24,19 @@ class Scope(StrEnum):
     DOMAIN = "domain"
     WORKFLOW = "workflow"
     PRACTITIONER = "practitioner"
+    HANDOVER = "handover"
+    """Not a layer: the rotation brief of the mission (DESIGN.md §6), built by ``Memory.rotation_brief``."""
 
 
 def layers_in_scope(scope: Scope) -> tuple[Layer, ...]:
-    """The layers a scope covers, in digest order (workflow, domain, practitioner)."""
+    """The layers a scope covers, in digest order (workflow, domain, practitioner).
+
+    ``handover`` covers the layers the rotation brief reads: workflow and practitioner.
+    """
     if scope is Scope.ALL:
         return (Layer.WORKFLOW, Layer.DOMAIN, Layer.PRACTITIONER)
+    if scope is Scope.HANDOVER:
+        return (Layer.WORKFLOW, Layer.PRACTITIONER)
     return (Layer(scope.value),)
 
 
@@ -37,12 +44,12 @@ def parse_scope(value: str) -> Scope:
     """A :class:`Scope` from text.
 
     Raises:
-        InputError: ``value`` is not one of all, domain, workflow, practitioner.
+        InputError: ``value`` is not one of all, domain, workflow, practitioner, handover.
     """
     try:
         return Scope(value.strip().lower())
     except ValueError:
-        raise InputError(f"scope {value!r} is not one of: all, domain, workflow, practitioner") from None
+        raise InputError(f"scope {value!r} is not one of: {', '.join(s.value for s in Scope)}") from None
 
 
 def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:

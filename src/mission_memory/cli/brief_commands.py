@@ -1,0 +1,98 @@
+"""Rotation commands: ``brief`` (the handover brief), ``brief ack`` and ``handover note``.
+
+Each command parses its flags, calls one :class:`~mission_memory.api.Memory` method
+(``rotation_brief``, ``acknowledge_brief``, ``handover_note``) and prints the result: the Markdown
+brief for people, ``--json`` for scripts (DESIGN.md §6).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from mission_memory.cli.output import console, print_json, reported_errors
+
+__all__ = ["brief_app", "handover_app"]
+
+brief_app = typer.Typer(
+    help="The rotation brief: what the incoming operator needs from the outgoing one's shift.",
+    invoke_without_command=True, no_args_is_help=False,
+)
+handover_app = typer.Typer(help="Handover notes the outgoing operator leaves for the next shift.", no_args_is_help=True)
+
+
+def _open_memory() -> Any:
+    from mission_memory.api import Memory
+
+    return Memory.open()
+
+
+@brief_app.callback()
+def brief(
+    ctx: typer.Context,
+    mission: Annotated[str | None, typer.Option(help="Mission; default: the only one stored, or this repository's.")] = None,
+    from_operator: Annotated[
+        str | None, typer.Option("--from", help="Outgoing operator; default: the latest other operator on the mission.")
+    ] = None,
+    for_operator: Annotated[
+        str | None, typer.Option("--for", help="Incoming operator; default: you (MISSION_MEMORY_OPERATOR or git user.email).")
+    ] = None,
+    since: Annotated[
+        str | None, typer.Option(help="Window start: a date/time (ISO 8601) or Nd; default: the predecessor's latest stretch, at least 7 days.")
+    ] = None,
+    budget: Annotated[int | None, typer.Option(help="Token budget of the brief (default 4000).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the brief and its entries as JSON.")] = False,
+) -> None:
+    """Print the rotation brief (status, what to do first, decisions, the predecessor's profile,
+    open questions, watch items) and archive it. `brief ack` acknowledges it."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with reported_errors(), _open_memory() as memory:
+        result = memory.rotation_brief(
+            mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
+            token_budget=budget, repository=Path.cwd(), client="cli",
+        )
+    if json_output:
+        print_json(result.to_json())
+    else:
+        typer.echo(result.text)
+
+
+@brief_app.command("ack")
+def ack(
+    for_operator: Annotated[
+        str | None, typer.Option("--for", help="Incoming operator; default: you (MISSION_MEMORY_OPERATOR or git user.email).")
+    ] = None,
+    mission: Annotated[str | None, typer.Option(help="Only briefs of this mission.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the acknowledgement as JSON.")] = False,
+) -> None:
+    """Record that the incoming operator has read their latest rotation brief."""
+    with reported_errors(), _open_memory() as memory:
+        result = memory.acknowledge_brief(for_operator=for_operator, mission=mission)
+    if json_output:
+        print_json(result)
+    else:
+        console.print(f"Acknowledged brief {result['brief_id']} of mission {result['mission']} "
+                      f"for {result['operator'] or 'unknown'} at {result['time']}", markup=False)
+
+
+@handover_app.command("note")
+def note(
+    text: Annotated[str, typer.Argument(help="The note: a running hypothesis, the next step, or a warning.")],
+    kind: Annotated[str, typer.Option(help="hypothesis | next-step | warning.")] = "next-step",
+    mission: Annotated[str | None, typer.Option(help="Mission; default: the only one stored, or this repository's.")] = None,
+    session: Annotated[str | None, typer.Option(help="The agent session the note belongs to.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the stored record as JSON.")] = False,
+) -> None:
+    """Leave a handover note for the next operator; the next rotation brief shows it first."""
+    with reported_errors(), _open_memory() as memory:
+        record = memory.handover_note(text, kind, mission=mission, session_id=session)
+    if json_output:
+        print_json({"record_id": record.id, "mission": record.provenance.mission, "operator": record.operator,
+                    "kind": record.attributes["note_kind"], "time": record.provenance.time.isoformat(),
+                    "ref": record.provenance.ref})
+    else:
+        console.print(f"Stored handover {record.attributes['note_kind']} {record.id} "
+                      f"for mission {record.provenance.mission}", markup=False)

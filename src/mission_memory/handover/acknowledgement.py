@@ -1,0 +1,64 @@
+"""The incoming operator's acknowledgement of a rotation brief (DESIGN.md §6, ICS-201 practice).
+
+An acknowledgement is kept in the store's state under the brief's mission, key
+``handover_ack:<shift key>``, as JSON ``{"operator", "time", "brief_id"}``: the archived brief record
+stays content-derived and unchanged, and re-building the brief for the same shift keeps the
+acknowledgement.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from mission_memory.errors import InputError
+from mission_memory.records import Record, RecordKind
+from mission_memory.stores.base import MemoryStore
+
+__all__ = ["Acknowledgement", "acknowledge", "acknowledgement_of", "latest_brief_for"]
+
+Acknowledgement = dict[str, str]
+"""``{"operator", "time" (ISO 8601 UTC), "brief_id", "shift_key", "mission"}``."""
+
+
+def _key(shift_key: str) -> str:
+    return f"handover_ack:{shift_key}"
+
+
+def acknowledgement_of(store: MemoryStore, mission: str, shift_key: str) -> Acknowledgement | None:
+    """The acknowledgement of the brief archived under ``shift_key``, or None."""
+    raw = store.get_state(mission, _key(shift_key))
+    value = json.loads(raw) if raw else None
+    return value if isinstance(value, dict) else None
+
+
+def latest_brief_for(store: MemoryStore, operator: str | None, mission: str | None) -> Record:
+    """The newest archived brief handed to ``operator`` (on ``mission`` when given).
+
+    Raises:
+        InputError: no brief was archived for that operator (and mission).
+    """
+    briefs = store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=mission, operator=operator, limit=1)
+    if not briefs:
+        where = f" on mission {mission!r}" if mission else ""
+        raise InputError(f"no handover brief was built for operator {operator!r}{where}: run `mission-memory brief` first")
+    return briefs[0]
+
+
+def acknowledge(store: MemoryStore, brief: Record, operator: str | None, at: datetime) -> Acknowledgement:
+    """Record that ``operator`` read ``brief`` at ``at``; acknowledging again keeps the first time.
+
+    Raises:
+        InputError: ``brief`` is not an archived handover brief.
+    """
+    if brief.kind is not RecordKind.HANDOVER_BRIEF:
+        raise InputError(f"record {brief.id} is a {brief.kind.value}, not a handover brief")
+    mission = brief.provenance.mission
+    shift_key = str(brief.attributes.get("shift_key"))
+    earlier = acknowledgement_of(store, mission, shift_key)
+    if earlier is not None and earlier.get("operator") == (operator or ""):
+        return earlier
+    ack: Acknowledgement = {"operator": operator or "", "time": at.isoformat(), "brief_id": brief.id,
+                            "shift_key": shift_key, "mission": mission}
+    store.set_state(mission, _key(shift_key), json.dumps(ack))
+    return ack
