@@ -372,6 +372,23 @@ class SqliteStore:
         ).fetchall()
         return [_row_to_record(row) for row in rows]
 
+    def count_by_component(
+        self, kinds: Sequence[str], *, mission: str | None = None, after: datetime, through: datetime
+    ) -> dict[str, int]:
+        """Records of ``kinds`` with time in ``(after, through]``, counted per component (see the protocol)."""
+        if not kinds:
+            return {}
+        clauses = [f"kind IN ({','.join('?' * len(kinds))})", "time > ?", "time <= ?"]
+        params: list[Any] = [*(str(k) for k in kinds), _ts(after), _ts(through)]
+        if mission is not None:
+            clauses.append("mission = ?")
+            params.append(mission)
+        rows = self._conn().execute(
+            f"SELECT coalesce(component, ''), count(*) FROM records WHERE {' AND '.join(clauses)} GROUP BY 1",
+            params,
+        ).fetchall()
+        return {str(component): int(n) for component, n in rows}
+
     def delete_mission(self, mission: str) -> dict[str, int]:
         """Delete ``mission``'s records (vectors and index entries go with them), events and state."""
         with self._write() as tx:
