@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -189,20 +190,21 @@ class Memory:
                 raise InputError(
                     f"no component named {checked.component!r} is stored (components, most records first: {shown})"
                 )
-        digest = run_query(
-            store=self.store,
-            embedder=self.embedder,
-            tokenizer=self.tokenizer,
-            task_description=task_description,
-            scope=scope if isinstance(scope, Scope) else parse_scope(scope),
-            token_budget=budget,
-            filters=checked,
-            max_entry_tokens=self.settings.max_entry_tokens,
-            max_entries=self.settings.max_digest_entries,
-            client=asking,
-            session_id=session_id or process_session_id(),
-            operator=resolve_operator(),
-        )
+        with self._pull_priority():  # the background embedding queue waits while a pull runs
+            digest = run_query(
+                store=self.store,
+                embedder=self.embedder,
+                tokenizer=self.tokenizer,
+                task_description=task_description,
+                scope=scope if isinstance(scope, Scope) else parse_scope(scope),
+                token_budget=budget,
+                filters=checked,
+                max_entry_tokens=self.settings.max_entry_tokens,
+                max_entries=self.settings.max_digest_entries,
+                client=asking,
+                session_id=session_id or process_session_id(),
+                operator=resolve_operator(),
+            )
         if not digest.entries and not digest.omitted and not self.store.missions():
             note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
             digest = explain_empty(digest, note, self.tokenizer)
@@ -326,6 +328,11 @@ class Memory:
                     self.store, lambda: self.embedder, batch=self.settings.embed_batch
                 )
             return self._embedding_queue
+
+    def _pull_priority(self) -> AbstractContextManager[None]:
+        """While a pull runs, the background embedding queue (if this memory started one) waits."""
+        queue = self._embedding_queue
+        return queue.pull_priority() if queue is not None else nullcontext()
 
     def _event_mission(self, mission: str | None) -> str:
         return mission or self.settings.event_mission or Path.cwd().name

@@ -117,7 +117,7 @@ class Settings(BaseSettings):
     escalation_flood_end: float = Field(default=5.0, gt=0)
     operators_on_duty: int = Field(default=1, ge=1)
     alertmanager_mapping: AlertmanagerMapping = Field(default_factory=AlertmanagerMapping)
-    embed_batch: int = Field(default=32, ge=1, le=1024)
+    embed_batch: int = Field(default=4, ge=1, le=1024)
 
     @field_validator("data_dir")
     @classmethod

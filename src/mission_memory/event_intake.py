@@ -13,7 +13,8 @@ criticality. docs/adr/0036 records the choice.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,6 +94,8 @@ class EmbeddingQueue:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._drain_lock = threading.Lock()
+        self._pulls = 0
+        self._pulls_done = threading.Condition()
         self._thread: threading.Thread | None = None
         self._start_lock = threading.Lock()
         self.embedded = 0
@@ -110,12 +113,34 @@ class EmbeddingQueue:
                 self._thread.start()
         self._wake.set()
 
+    @contextmanager
+    def pull_priority(self) -> Iterator[None]:
+        """Hold the background queue between batches while a pull runs, so the query's own embedding
+        waits for one batch at most (pull p95 during a flood; ``benchmarks/bench_events.py``)."""
+        with self._pulls_done:
+            self._pulls += 1
+        try:
+            yield
+        finally:
+            with self._pulls_done:
+                self._pulls -= 1
+                self._pulls_done.notify_all()
+
+    def _wait_for_pulls(self) -> None:
+        with self._pulls_done:
+            while self._pulls and not self._stop.is_set():
+                self._pulls_done.wait(1.0)
+
     def pending(self, limit: int = 1_000_000) -> int:
         """Records without a vector of the current model (at most ``limit`` are counted)."""
         return len(self._store.ids_without_vector(self._embedder().model_id, limit))
 
-    def drain(self, limit: int | None = None) -> int:
+    def drain(self, limit: int | None = None, *, background: bool = False) -> int:
         """Embed pending records now, oldest first, until none is left (or ``limit`` are done).
+
+        Args:
+            limit: stop after this many records (None: until none is left).
+            background: give way to running pulls before each batch (the background thread does).
 
         Returns:
             How many records were embedded.
@@ -127,6 +152,8 @@ class EmbeddingQueue:
         with self._drain_lock:
             embedder = self._embedder()
             while not self._stop.is_set() and (limit is None or done < limit):
+                if background:
+                    self._wait_for_pulls()
                 size = self._batch if limit is None else min(self._batch, limit - done)
                 ids = self._store.ids_without_vector(embedder.model_id, size)
                 if not ids:
@@ -147,7 +174,7 @@ class EmbeddingQueue:
             if self._stop.is_set():
                 return
             try:
-                self.drain()
+                self.drain(background=True)
                 self.last_error = None
             except MissionMemoryError as exc:  # a busy or damaged store: keep it, retry on the next wake
                 self.last_error = exc
