@@ -51,7 +51,8 @@ FiltersArg = Annotated[
             "Optional restrictions: component (a top-level folder such as 'docs'), criticality "
             "(minimum, 0..1; decisions are 0.6-0.7, commits 0.3-0.4, documents 0.4-0.5), since / until "
             "(ISO 8601 date or time), mission, mission_type, outcome (accepted|rejected|modified), "
-            "operator, max_access (public|internal|restricted|secret: the reader's clearance)."
+            "operator, max_access (public|internal|restricted|secret: the reader's clearance), "
+            "sector and event_type (domain events, e.g. sector 'north', event_type 'shelling')."
         )
     ),
 ]

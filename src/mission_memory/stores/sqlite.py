@@ -161,6 +161,8 @@ class SqliteStore:
                     self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
                     conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
+                if self.read_only:
+                    _shadow_missing_columns(conn)
             except sqlite3.DatabaseError as exc:
                 raise self._translate(exc) from exc
             self._local.conn = conn
@@ -798,6 +800,17 @@ class SqliteStore:
             raise BackendUnavailable(
                 f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
             )
+
+
+def _shadow_missing_columns(conn: sqlite3.Connection) -> None:
+    """On a read-only store of an older schema, a temporary view adds the derived filter columns the
+    file lacks (``event_type``, migration 0004_operations_event_type), so filters still read them."""
+    columns = {row[1] for row in conn.execute("PRAGMA main.table_info(records)")}
+    if columns and "event_type" not in columns:
+        conn.execute(
+            "CREATE TEMP VIEW IF NOT EXISTS records AS"
+            " SELECT rowid AS rowid, *, json_extract(attributes, '$.event_type') AS event_type FROM main.records"
+        )
 
 
 def _is_read_only(path: Path) -> bool:
