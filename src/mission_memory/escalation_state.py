@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from mission_memory.errors import InputError
 from mission_memory.escalation import EscalationState, FloodPolicy, RateSnapshot, assess_escalation
 from mission_memory.records import RecordKind
-from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.base import MemoryStore, StateStore
 
 __all__ = ["STATE_KEY", "assess_mission", "current_state", "load_state", "window_rates"]
 
@@ -37,7 +37,7 @@ def window_rates(store: MemoryStore, mission: str | None, at: datetime, window: 
     return RateSnapshot(at=at, window=window, total=sum(by_sector.values()), by_sector=by_sector)
 
 
-def load_state(store: MemoryStore, mission: str) -> tuple[EscalationState, FloodPolicy | None]:
+def load_state(store: StateStore, mission: str) -> tuple[EscalationState, FloodPolicy | None]:
     """The stored state of ``mission`` and the policy it was judged by (a fresh state and None if none).
 
     Raises:
