@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
     from mission_memory.decision_recording import RecordedDecision
     from mission_memory.decisions import RejectedAlternative
+    from mission_memory.domain_events import DomainEvent
+    from mission_memory.escalation import EscalationState, FloodPolicy
+    from mission_memory.event_intake import EmbeddingQueue, IntakeReport
     from mission_memory.handover.acknowledgement import Acknowledgement
     from mission_memory.handover.brief import RotationBrief
     from mission_memory.ingest.repository import IngestReport, ProgressFn
@@ -82,6 +86,7 @@ class Memory:
         self._owns_embedder = embedder is None
         self._tokenizer = tokenizer
         self._lock = threading.Lock()
+        self._embedding_queue: EmbeddingQueue | None = None
 
     @classmethod
     def open(cls, settings: Settings | None = None, **overrides: Any) -> Memory:
@@ -90,6 +95,8 @@ class Memory:
 
     def close(self) -> None:
         """Close the store's connections and those of an embedder this memory made."""
+        if self._embedding_queue is not None:
+            self._embedding_queue.close()
         self.store.close()
         if self._owns_embedder and isinstance(self._embedder, SupportsClose):
             self._embedder.close()
@@ -204,21 +211,22 @@ class Memory:
                 raise InputError(
                     f"no component named {checked.component!r} is stored (components, most records first: {shown})"
                 )
-        digest = run_query(
-            store=self.store,
-            embedder=self.embedder,
-            tokenizer=self.tokenizer,
-            task_description=task_description,
-            scope=scope if isinstance(scope, Scope) else parse_scope(scope),
-            token_budget=budget,
-            filters=checked,
-            max_entry_tokens=self.settings.max_entry_tokens,
-            max_entries=self.settings.max_digest_entries,
-            client=asking,
-            session_id=session_id or process_session_id(),
-            operator=resolve_operator(),
-            scope_note=missions.header_line() if stored else None,
-        )
+        with self._pull_priority():  # the background embedding queue waits while a pull runs
+            digest = run_query(
+                store=self.store,
+                embedder=self.embedder,
+                tokenizer=self.tokenizer,
+                task_description=task_description,
+                scope=scope if isinstance(scope, Scope) else parse_scope(scope),
+                token_budget=budget,
+                filters=checked,
+                max_entry_tokens=self.settings.max_entry_tokens,
+                max_entries=self.settings.max_digest_entries,
+                client=asking,
+                session_id=session_id or process_session_id(),
+                operator=resolve_operator(),
+                scope_note=missions.header_line() if stored else None,
+            )
         digest = replace(digest, mission_scope=missions.to_json())
         if not digest.entries and not digest.omitted and not stored:
             note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
@@ -561,6 +569,107 @@ class Memory:
             self.store, self.embedder, tracker, mission or _mission_of_folder(Path.cwd()),
             now if now is not None else datetime.now(UTC),
         )
+
+    # -- operations -----------------------------------------------------------------------------
+
+    def record_events(
+        self,
+        events: Sequence[DomainEvent | dict[str, Any]],
+        mission: str | None = None,
+        *,
+        now: datetime | None = None,
+        embed: bool = True,
+    ) -> IntakeReport:
+        """Store domain events at once and assess the mission's escalation (DESIGN.md §3, §7).
+
+        Every event is validated before anything is written, and all are written in one
+        transaction, so a bad event stores nothing. The events are lexically searchable and counted
+        for the event rate at once; their vectors follow from the background embedding queue
+        (docs/adr/0036).
+
+        Args:
+            events: :class:`~mission_memory.domain_events.DomainEvent` objects or mappings of their fields.
+            mission: the mission; default ``settings.event_mission``, else the current folder's name.
+            now: the escalation clock (timezone-aware; default: now).
+            embed: wake the background embedding queue (False: leave the vectors to a catch-up,
+                :meth:`embed_pending`).
+
+        Returns:
+            What was stored, and the escalation state after the write.
+
+        Raises:
+            InputError: an invalid event (its index and field named) or a naive ``now``.
+            BackendUnavailable: the store cannot be written (nothing is stored).
+        """
+        from mission_memory.domain_events import events_from_objects
+        from mission_memory.escalation_state import assess_mission
+        from mission_memory.event_intake import store_events
+
+        checked = events_from_objects(events)
+        name = self._event_mission(mission)
+        clock = self._clock(now)
+        report = store_events(self.store, checked, name)
+        state = assess_mission(self.store, name, self._flood_policy(), clock)
+        if embed and report.added + report.replaced:
+            self._queue().notify()
+        return replace(report, escalation=state)
+
+    def escalation_status(self, mission: str | None = None, *, now: datetime | None = None) -> EscalationState:
+        """Assess the mission's escalation at ``now`` (default: now), store it and return it.
+
+        See :func:`mission_memory.escalation_state.assess_mission` (DESIGN.md §7, docs/adr/0022).
+
+        Raises:
+            InputError: a naive ``now``.
+        """
+        from mission_memory.escalation_state import assess_mission
+
+        return assess_mission(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
+
+    def embed_pending(self, limit: int | None = None) -> int:
+        """Embed now the records still waiting for a vector (the embedding queue's catch-up); return how many."""
+        return self._queue().drain(limit)
+
+    def embedding_lag(self) -> int:
+        """Records still waiting for a vector of the current model."""
+        return self._queue().pending()
+
+    def _queue(self) -> EmbeddingQueue:
+        from mission_memory.event_intake import EmbeddingQueue
+
+        with self._lock:
+            if self._embedding_queue is None:
+                self._embedding_queue = EmbeddingQueue(
+                    self.store, lambda: self.embedder, batch=self.settings.embed_batch
+                )
+            return self._embedding_queue
+
+    def _pull_priority(self) -> AbstractContextManager[None]:
+        """While a pull runs, the background embedding queue (if this memory started one) waits."""
+        queue = self._embedding_queue
+        return queue.pull_priority() if queue is not None else nullcontext()
+
+    def _event_mission(self, mission: str | None) -> str:
+        return mission or self.settings.event_mission or Path.cwd().name
+
+    def _flood_policy(self) -> FloodPolicy:
+        from datetime import timedelta
+
+        from mission_memory.escalation import FloodPolicy
+
+        s = self.settings
+        return FloodPolicy(
+            window=timedelta(minutes=s.escalation_window_minutes), flood_start=s.escalation_flood_start,
+            flood_end=s.escalation_flood_end, operators_on_duty=s.operators_on_duty,
+        )
+
+    @staticmethod
+    def _clock(now: datetime | None) -> datetime:
+        if now is None:
+            return datetime.now(UTC)
+        if now.tzinfo is None:
+            raise InputError(f"now={now.isoformat()} has no timezone: give the escalation clock in UTC")
+        return now
 
     # -- maintenance ----------------------------------------------------------------------------
 

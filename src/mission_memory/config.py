@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mission_memory.domain_events import AlertmanagerMapping
 from mission_memory.errors import ConfigError
 from mission_memory.trackers.base import DEFAULT_LABEL
 
@@ -73,6 +74,18 @@ class Settings(BaseSettings):
             retries and rate-limit waits included.
         store: the store backend (``MISSION_MEMORY_STORE``): ``sqlite``, or a URL whose scheme
             names a backend (see :mod:`mission_memory.stores.registry`).
+        event_mission: the mission domain events are recorded in when the caller names none
+            (default: the current folder's name, like ``ingest``).
+        escalation_window_minutes: the sliding window event rates are counted over, in minutes
+            (DESIGN.md §7; ANSI/ISA-18.2: 10).
+        escalation_flood_start: events per window per operator on duty above which a flood starts
+            and pull switches to criticality triage (ISA-18.2: 10).
+        escalation_flood_end: events per window per operator below which the flood ends (ISA-18.2: 5).
+        operators_on_duty: operators sharing the event load; capacity = flood_start × this.
+        alertmanager_mapping: how Alertmanager alerts become events (JSON of
+            :class:`~mission_memory.domain_events.AlertmanagerMapping`: ``severity_criticality``,
+            ``default_criticality``, ``sector_labels``, ``text_annotations``).
+        embed_batch: records embedded per batch by the background embedding queue.
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -102,11 +115,27 @@ class Settings(BaseSettings):
     github_token: str | None = None
     tracker_deadline_seconds: float = Field(default=300.0, gt=0)
     store: str = "sqlite"
+    event_mission: str | None = None
+    escalation_window_minutes: float = Field(default=10.0, gt=0)
+    escalation_flood_start: float = Field(default=10.0, gt=0)
+    escalation_flood_end: float = Field(default=5.0, gt=0)
+    operators_on_duty: int = Field(default=1, ge=1)
+    alertmanager_mapping: AlertmanagerMapping = Field(default_factory=AlertmanagerMapping)
+    embed_batch: int = Field(default=4, ge=1, le=1024)
 
     @field_validator("data_dir")
     @classmethod
     def _expand(cls, value: Path) -> Path:
         return value.expanduser()
+
+    @model_validator(mode="after")
+    def _flood_thresholds(self) -> Settings:
+        if self.escalation_flood_end >= self.escalation_flood_start:
+            raise ValueError(
+                f"escalation_flood_end ({self.escalation_flood_end:g}) must be below escalation_flood_start "
+                f"({self.escalation_flood_start:g}): the flood ends below the level it starts above (hysteresis)"
+            )
+        return self
 
     @property
     def database_path(self) -> Path:

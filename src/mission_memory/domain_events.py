@@ -35,6 +35,7 @@ __all__ = [
     "EventState",
     "event_record",
     "events_from_alertmanager",
+    "events_from_objects",
     "read_events_csv",
     "read_events_jsonl",
 ]
@@ -187,6 +188,31 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
             events.append(DomainEvent.model_validate(raw))
         except ValidationError as exc:
             raise InputError(f"{source} line {number}: {_problems(exc)}") from None
+    return events
+
+
+def events_from_objects(items: Sequence[Any], source: str = "events") -> list[DomainEvent]:
+    """Events from already-decoded objects (mappings or :class:`DomainEvent`), all validated first.
+
+    Args:
+        items: mappings of :class:`DomainEvent` fields, or events.
+        source: the name used in error messages.
+
+    Raises:
+        InputError: an item that is not an object or not a valid event; the message names the
+            item's index and every bad field.
+    """
+    events = []
+    for index, item in enumerate(items):
+        if isinstance(item, DomainEvent):
+            events.append(item)
+            continue
+        if not isinstance(item, Mapping):
+            raise InputError(f"{source}[{index}]: expected an object, got {type(item).__name__}")
+        try:
+            events.append(DomainEvent.model_validate(dict(item)))
+        except ValidationError as exc:
+            raise InputError(f"{source}[{index}]: {_problems(exc)}") from None
     return events
 
 

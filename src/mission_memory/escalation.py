@@ -155,6 +155,7 @@ class EscalationState:
         escalating_sectors: sectors in their own flood, with their rates: a sector is what one
             operator watches, so it floods on the per-operator thresholds, with the same hysteresis.
         sector_since: when each escalating sector's flood began.
+        assessed_at: the clock of the assessment (None: never assessed).
     """
 
     mode: EscalationMode = EscalationMode.NORMAL
@@ -164,9 +165,10 @@ class EscalationState:
     window: timedelta = timedelta(minutes=10)
     escalating_sectors: Mapping[str, int] = field(default_factory=dict)
     sector_since: Mapping[str, datetime] = field(default_factory=dict)
+    assessed_at: datetime | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """JSON-ready form (times ISO 8601, the window in seconds)."""
+        """JSON-ready form (times ISO 8601, the window in seconds); :meth:`from_json` reads it back."""
         return {
             "mode": self.mode.value,
             "since": self.since.isoformat() if self.since else None,
@@ -175,7 +177,29 @@ class EscalationState:
             "window_s": self.window.total_seconds(),
             "escalating_sectors": dict(self.escalating_sectors),
             "sector_since": {k: v.isoformat() for k, v in self.sector_since.items()},
+            "assessed_at": self.assessed_at.isoformat() if self.assessed_at else None,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EscalationState:
+        """The state :meth:`to_json` wrote (as the state store keeps it).
+
+        Raises:
+            InputError: a field is missing or has the wrong shape.
+        """
+        try:
+            return cls(
+                mode=EscalationMode(data["mode"]),
+                since=datetime.fromisoformat(data["since"]) if data.get("since") else None,
+                alpha=float(data["alpha"]),
+                rate=int(data["rate"]),
+                window=timedelta(seconds=float(data["window_s"])),
+                escalating_sectors={str(k): int(v) for k, v in data.get("escalating_sectors", {}).items()},
+                sector_since={str(k): datetime.fromisoformat(v) for k, v in data.get("sector_since", {}).items()},
+                assessed_at=datetime.fromisoformat(data["assessed_at"]) if data.get("assessed_at") else None,
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputError(f"stored escalation state is not readable ({type(exc).__name__}: {exc})") from None
 
 
 def _flooding(was: bool, rate: float, policy: FloodPolicy) -> bool:
@@ -214,4 +238,5 @@ def assess_escalation(previous: EscalationState, rates: RateSnapshot, policy: Fl
         window=rates.window,
         escalating_sectors=sectors,
         sector_since=sector_since,
+        assessed_at=rates.at,
     )

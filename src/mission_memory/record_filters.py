@@ -57,6 +57,10 @@ class QueryFilters(BaseModel):
         operator: only records about this operator (records of no operator are left out).
         max_access: the reader's clearance: only records at this access level or below
             (public < internal < restricted < secret).
+        sector: only records of this sector or service (a domain event's sector is its
+            component, so this is ``component`` under the operations name).
+        event_type: only domain events of this type (``shelling``, ``HighErrorRate``); records
+            that are not events are left out.
     """
 
     model_config = ConfigDict(
@@ -75,6 +79,8 @@ class QueryFilters(BaseModel):
     outcome: Literal["accepted", "rejected", "modified"] | None = None
     operator: str | None = None
     max_access: AccessLevel | None = None
+    sector: str | None = None
+    event_type: str | None = None
 
     @field_validator("since", "until", mode="before")
     @classmethod
@@ -155,6 +161,8 @@ FILTER_FIELDS: tuple[FilterField, ...] = (
     FilterField("outcome", "outcome", Comparison.LAYER_RESTRICTED, layer=Layer.PRACTITIONER),
     FilterField("operator", "operator", Comparison.EQUALS),
     FilterField("max_access", "access_level", Comparison.RANK_AT_MOST, ranks=ACCESS_ORDER),
+    FilterField("sector", "component", Comparison.EQUALS),
+    FilterField("event_type", "event_type", Comparison.EQUALS),
 )
 """Every filter; the single source of the rules (DESIGN.md §3, §4, §10)."""
 
@@ -224,6 +232,7 @@ def filter_columns(record: Record) -> dict[str, Any]:
         "outcome": record.attributes.get("outcome"),
         "operator": record.operator,
         "access_level": record.access_level.value,
+        "event_type": record.attributes.get("event_type"),
     }
 
 

@@ -63,6 +63,9 @@ from mission_memory.cli import brief_commands  # noqa: E402
 
 app.add_typer(brief_commands.brief_app, name="brief")
 app.add_typer(brief_commands.handover_app, name="handover")
+from mission_memory.cli import event_commands  # noqa: E402
+
+event_commands.register(app)
 # --- end of command groups --------------------------------------------------------------------
 
 

@@ -235,6 +235,12 @@ def status(
         table.add_row(item["task"], due, (item["last_refresh"] or "never")[:16], str(item["refreshes"]),
                       item["summarizer"] or "-", item["last_error"] or "")
     console.print(table)
+    escalation = data.get("escalation")
+    if escalation:
+        sectors = ", ".join(f"{k} {v}" for k, v in escalation["escalating_sectors"].items())
+        console.print(f"Escalation (degraded, α {escalation['alpha']:.2f}): sectors {sectors}; queue by criticality; "
+                      f"forced due at the pass of {escalation['pass'][:16]}: {', '.join(escalation['forced_due']) or 'none'}",
+                      markup=False)
     for item in data["recent_refreshes"][:10]:
         note = f" (fallback: {item['fallback_reason']})" if item["fallback_reason"] else ""
         console.print(f"Refreshed {item['task']} at {item['time'][:16]} by {item['summarizer']}{note}")

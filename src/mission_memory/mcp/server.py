@@ -58,7 +58,8 @@ FiltersArg = Annotated[
             "(minimum, 0..1; decisions are 0.6-0.7, commits 0.3-0.4, documents 0.4-0.5), since / until "
             "(ISO 8601 date or time), mission (a stored mission's name, or '*' for all missions), "
             "mission_type, outcome (accepted|rejected|modified), "
-            "operator, max_access (public|internal|restricted|secret: the reader's clearance)."
+            "operator, max_access (public|internal|restricted|secret: the reader's clearance), "
+            "sector and event_type (domain events, e.g. sector 'north', event_type 'shelling')."
         )
     ),
 ]
@@ -149,12 +150,16 @@ def build_server(
     factory = memory_factory or Memory.open
     description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission)}"
 
+    running: list[ServedMemory] = []  # the lifespan's memory, for the event receivers' HTTP routes
+
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServedMemory]) -> AsyncIterator[ServedMemory]:
         served = await anyio.to_thread.run_sync(_open_checked, factory)
+        running.append(served)
         try:
             yield served
         finally:
+            running.remove(served)
             if served.memory is not None:
                 served.memory.close()
 
@@ -202,7 +207,36 @@ def build_server(
         except MissionMemoryError as exc:
             raise ToolError(user_message(exc)) from exc
 
+    _add_event_receivers(server, running)
     return server
+
+
+def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMemory]) -> None:
+    """Routes beside ``/mcp`` for Alertmanager webhooks and JSON Lines events (mcp/event_receiver.py)."""
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from mission_memory.mcp import event_receiver
+
+    def memory_of() -> Memory:
+        if not running:
+            from mission_memory.errors import BackendUnavailable
+
+            raise BackendUnavailable("the server is starting or stopping; post again")
+        served = running[-1]
+        if served.memory is None:
+            assert served.problem is not None
+            raise served.problem
+        return served.memory
+
+    async def alertmanager(request: Request) -> Response:
+        return await event_receiver.receive_alertmanager(request, memory_of)
+
+    async def events(request: Request) -> Response:
+        return await event_receiver.receive_jsonl(request, memory_of)
+
+    server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
+    server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
 
 
 def _session_id(ctx: Context[Any, Any]) -> str | None:

@@ -46,10 +46,11 @@ from mission_memory.errors import MissionMemoryError
 from mission_memory.ingest.git_history import Commit
 from mission_memory.records import RecordKind
 from mission_memory.refresh.artifacts import BuiltArtifacts, RepositoryAsOf, build_artifacts
+from mission_memory.refresh.escalation_queue import EscalationPlan, plan_escalation
 from mission_memory.refresh.ledger import REFRESH_MISSION, StoreSpendLedger
 from mission_memory.refresh.pass_budget import PassBudget
 from mission_memory.refresh.refresh_store import RefreshStore
-from mission_memory.refresh.schedule import ActivitySignals, due_tasks, refresh_interval
+from mission_memory.refresh.schedule import ActivitySignals, DueTask, due_tasks, refresh_interval
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.trackers.base import Task, TaskComment, Tracker
@@ -70,6 +71,7 @@ log = logging.getLogger(__name__)
 
 _TASKS_KEY = "tasks"
 _LAST_PASS_KEY = "last_pass"
+_ESCALATION_KEY = "escalation"
 _HISTORY_KEY = "history"
 _HISTORY_LENGTH = 20
 _KEPT_ARTIFACT_IDS = 60
@@ -270,7 +272,12 @@ def refresh_once(
             # An unreadable state is replaced by the error: the task is refreshed afresh next time.
             _record_failure(store, report, states.get(task.key, TaskRefreshState(key=task.key)), exc, now)
 
-    due = due_tasks([(key, states[key].last_refresh, a.signals) for key, (a, _) in measured.items()], now)
+    candidates = [(key, states[key].last_refresh, a.signals) for key, (a, _) in measured.items()]
+    plan = plan_escalation(store, mission, tasks, now)  # DESIGN.md §7: push under escalation
+    scheduled = due_tasks(candidates, now)
+    forced = plan.forced(candidates, {d.task_key for d in scheduled}, now)
+    due = plan.order(scheduled + forced)
+    _record_escalation(store, plan, forced, now)
     due_keys = {d.task_key for d in due}
     for key, (activity, _) in measured.items():
         if key not in due_keys:
@@ -292,7 +299,7 @@ def refresh_once(
             continue
         report.refreshed.append(_after_store(store, task, state, activity, built, repo, now) | {
             "priority": round(item.priority, 4),
-        })
+        } | plan.explain(item.task_key, item in forced))
 
     report.budget_used_up = budget.used_up
     report.llm_calls_skipped = budget.llm_calls_skipped
@@ -421,6 +428,12 @@ def _remember_pass(store: RefreshStore, report: RefreshReport, keys: list[str]) 
 # -- status -------------------------------------------------------------------------------------------
 
 
+def _record_escalation(store: RefreshStore, plan: EscalationPlan, forced: list[DueTask], now: datetime) -> None:
+    """Keep what the escalation did to this pass for ``refresh status`` (nothing in normal mode)."""
+    value = {**plan.to_json(), "pass": now.isoformat(), "forced_due": [d.task_key for d in forced]}
+    store.set_state(REFRESH_MISSION, _ESCALATION_KEY, json.dumps(value if plan.degraded else None))
+
+
 def refresh_status(store: RefreshStore, settings: Settings, now: datetime | None = None) -> dict[str, Any]:
     """The refresher as ``mission-memory refresh status`` shows it.
 
@@ -434,6 +447,8 @@ def refresh_status(store: RefreshStore, settings: Settings, now: datetime | None
         "summarizer", "fallback_reason", "last_error", "signals"}] (soonest due first),
         "recent_refreshes": [{"task", "time", "summarizer", "fallback_reason", "artifacts"}],
         "last_pass": {"now", "tracker", "refreshed", "skipped", "failed", "budget"} | None,
+        "escalation": the last pass's escalation (mode, α, rate, escalating sectors, linked tasks with
+        their criticality, tasks forced due) while degraded, else None (refresh/escalation_queue.py),
         "llm": {"configured", "model", "day", "spent_today", "daily_cap", "remaining"}}``.
     """
     now = as_utc(now or datetime.now(UTC))
@@ -461,6 +476,7 @@ def refresh_status(store: RefreshStore, settings: Settings, now: datetime | None
         "queue": queue,
         "recent_refreshes": _load_json_list(store, _HISTORY_KEY),
         "last_pass": json.loads(last_pass_raw) if last_pass_raw else None,
+        "escalation": json.loads(store.get_state(REFRESH_MISSION, _ESCALATION_KEY) or "null"),
         "llm": {
             "configured": settings.llm_configured,
             "model": settings.llm_model,

@@ -3,7 +3,7 @@
 The refresher keeps its per-task state and the LLM spend ledger as ``ingest_state`` entries, reads
 the latest retrieval events (to tell when a task's records were last pulled), finds the ingested
 records of the commits touching a task, searches proposed decisions by BM25, and stores each task's
-three artifacts in one upsert. These seven methods (the state pair included) are all it calls; the embedded
+three artifacts in one upsert. These eight methods (the state pair included) are all it calls; the embedded
 :class:`~mission_memory.stores.sqlite.SqliteStore` satisfies the protocol (the type checker proves it
 where ``Memory`` hands its store to the refresher), and so must any backend that serves push mode.
 """
@@ -46,4 +46,8 @@ class RefreshStore(StateStore, Protocol):
 
     def bm25_search(self, terms: Sequence[str], where: SearchFilter, limit: int) -> list[Hit]:
         """The best ``limit`` BM25 hits for ``terms`` (OR-ed) within ``where``, best first."""
+        ...
+
+    def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
+        """The ``limit`` most critical records within ``where`` (push under escalation, DESIGN.md §7)."""
         ...

@@ -40,6 +40,7 @@ from mission_memory.retrieval.ranking import (
     is_superseded,
 )
 from mission_memory.retrieval.staleness import replace_stale
+from mission_memory.retrieval.triage import triage_for
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
 from mission_memory.tokens import Tokenizer
@@ -108,12 +109,14 @@ def run_query(
     params = params or RankingParams()
     layers = layers_in_scope(scope)
     where = SearchFilter(layers, filters)
-    lists = search_candidates(store, embedder, task, where, params)
-    ranked = rank_candidates(lists, layers, params)
+    triage = triage_for(store, filters.mission)  # DESIGN.md §7: degraded mode triages by criticality
+    lists = triage.widen(store, search_candidates(store, embedder, task, where, params), where)
+    ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
 
     text, entries, tokens_used, omitted = pack_digest(
-        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, scope_note=scope_note
+        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers,
+        header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()),
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""

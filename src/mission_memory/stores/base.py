@@ -144,6 +144,13 @@ class RecordStore(Protocol):
         """
         ...
 
+    def count_by_component(
+        self, kinds: Sequence[str], *, mission: str | None = None, after: datetime, through: datetime
+    ) -> dict[str, int]:
+        """How many records of ``kinds`` have a provenance time in ``(after, through]``, per component
+        (records without one under ``""``). The event rate of a sliding window (DESIGN.md §7)."""
+        ...
+
     def delete_mission(self, mission: str) -> dict[str, int]:
         """Delete every record of ``mission`` with its vectors, its retrieval events and its state.
 

@@ -161,6 +161,8 @@ class SqliteStore:
                     self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
                     conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
+                if self.read_only:
+                    _shadow_missing_columns(conn)
             except sqlite3.DatabaseError as exc:
                 raise self._translate(exc) from exc
             self._local.conn = conn
@@ -371,6 +373,23 @@ class SqliteStore:
             (*params, max(0, limit)),
         ).fetchall()
         return [_row_to_record(row) for row in rows]
+
+    def count_by_component(
+        self, kinds: Sequence[str], *, mission: str | None = None, after: datetime, through: datetime
+    ) -> dict[str, int]:
+        """Records of ``kinds`` with time in ``(after, through]``, counted per component (see the protocol)."""
+        if not kinds:
+            return {}
+        clauses = [f"kind IN ({','.join('?' * len(kinds))})", "time > ?", "time <= ?"]
+        params: list[Any] = [*(str(k) for k in kinds), _ts(after), _ts(through)]
+        if mission is not None:
+            clauses.append("mission = ?")
+            params.append(mission)
+        rows = self._conn().execute(
+            f"SELECT coalesce(component, ''), count(*) FROM records WHERE {' AND '.join(clauses)} GROUP BY 1",
+            params,
+        ).fetchall()
+        return {str(component): int(n) for component, n in rows}
 
     def delete_mission(self, mission: str) -> dict[str, int]:
         """Delete ``mission``'s records (vectors and index entries go with them), events and state."""
@@ -781,6 +800,17 @@ class SqliteStore:
             raise BackendUnavailable(
                 f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
             )
+
+
+def _shadow_missing_columns(conn: sqlite3.Connection) -> None:
+    """On a read-only store of an older schema, a temporary view adds the derived filter columns the
+    file lacks (``event_type``, migration 0004_operations_event_type), so filters still read them."""
+    columns = {row[1] for row in conn.execute("PRAGMA main.table_info(records)")}
+    if columns and "event_type" not in columns:
+        conn.execute(
+            "CREATE TEMP VIEW IF NOT EXISTS records AS"
+            " SELECT rowid AS rowid, *, json_extract(attributes, '$.event_type') AS event_type FROM main.records"
+        )
 
 
 def _is_read_only(path: Path) -> bool:

@@ -108,6 +108,15 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX IF NOT EXISTS records_component ON records (component);
         """,
     ),
+    (
+        "0004_operations_event_type",
+        # A domain event's type as a filter column, read from its attributes (no backfill, no write-path change).
+        """
+        ALTER TABLE records ADD COLUMN event_type TEXT
+            GENERATED ALWAYS AS (json_extract(attributes, '$.event_type')) VIRTUAL;
+        CREATE INDEX IF NOT EXISTS records_event_type ON records (event_type);
+        """,
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

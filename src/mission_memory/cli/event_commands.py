@@ -1,0 +1,150 @@
+"""``mission-memory feed`` and ``mission-memory escalation``: domain events in, the escalation state out.
+
+``feed FILE|-`` reads JSON Lines or CSV events (a file, or standard input with ``-``), stores them
+with :meth:`~mission_memory.api.Memory.record_events` and, unless ``--no-embed``, embeds what is
+still waiting for a vector before exiting (the embedding queue's catch-up, docs/adr/0036).
+``escalation status`` assesses the mission's escalation now (or at ``--now``) and prints the mode,
+α, the rate and the escalating sectors (DESIGN.md §7). The noun ``feed`` does not collide with
+``events``, which lists retrieval events.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from mission_memory.cli.output import console, print_json, reported_errors
+from mission_memory.errors import InputError
+
+__all__ = ["escalation_app", "feed", "register"]
+
+escalation_app = typer.Typer(
+    help="The escalation state: event rate vs capacity, degraded mode and the triage weight α.",
+    no_args_is_help=True,
+)
+
+
+class EventFormat(StrEnum):
+    """How ``feed`` reads its input."""
+
+    auto = "auto"
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+def _open_memory() -> Any:
+    from mission_memory.api import Memory
+
+    return Memory.open()
+
+
+def _parse_now(value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    from mission_memory.utc import as_utc
+
+    try:
+        return as_utc(datetime.fromisoformat(value))
+    except ValueError:
+        raise InputError(f"--now {value!r} is not an ISO 8601 time (e.g. 2026-03-01T12:00:00Z)") from None
+
+
+def _read_input(source: str) -> tuple[bytes, str]:
+    """The bytes of ``source`` (``-`` is standard input), read no further than the batch limit allows."""
+    from mission_memory.domain_events import MAX_EVENT_BATCH_BYTES
+
+    if source == "-":
+        return sys.stdin.buffer.read(MAX_EVENT_BATCH_BYTES + 1), "<stdin>"
+    path = Path(source)
+    if not path.is_file():
+        raise InputError(f"{source}: no such file (give a JSON Lines or CSV file, or - for standard input)")
+    with path.open("rb") as handle:
+        return handle.read(MAX_EVENT_BATCH_BYTES + 1), source
+
+
+def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
+    if chosen is not EventFormat.auto:
+        return chosen
+    suffix = Path(name).suffix.lower()
+    if suffix == ".csv":
+        return EventFormat.csv
+    if suffix in (".jsonl", ".ndjson", ".json"):
+        return EventFormat.jsonl
+    return EventFormat.jsonl if data.lstrip()[:1] == b"{" else EventFormat.csv
+
+
+def feed(
+    source: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of events, or - for standard input.")],
+    fmt: Annotated[EventFormat, typer.Option("--format", help="Input format (auto: by extension, then content).")] = EventFormat.auto,
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
+    now: Annotated[str | None, typer.Option(help="Escalation clock (ISO 8601; default now), for replays.")] = None,
+    no_embed: Annotated[bool, typer.Option("--no-embed", help="Store only; leave vectors to a later catch-up.")] = False,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Store domain events (JSON Lines or CSV) in the domain layer and assess the escalation.
+
+    Every event is checked first; one bad event (its line and field named) stores nothing.
+    """
+    from mission_memory.domain_events import read_events_csv, read_events_jsonl
+
+    with reported_errors():
+        data, name = _read_input(source)
+        kind = _detect(data, name, fmt)
+        events = read_events_csv(data, name) if kind is EventFormat.csv else read_events_jsonl(data, name)
+        clock = _parse_now(now)
+        with _open_memory() as memory:
+            report = memory.record_events(events, mission, now=clock, embed=False)
+            embedded = 0 if no_embed else memory.embed_pending()
+    payload = {**report.to_json(), "embedded": embedded}
+    if json_output:
+        print_json(payload)
+        return
+    state = report.escalation
+    console.print(
+        f"Stored {report.added} new, {report.replaced} updated, {report.unchanged} unchanged events"
+        f" in mission '{report.mission}' · {embedded} embedded",
+        markup=False,
+    )
+    console.print(_state_line(state.to_json()), markup=False)
+
+
+def _state_line(state: dict[str, Any]) -> str:
+    minutes = state["window_s"] / 60
+    line = f"Escalation: {state['mode']} · α {state['alpha']:.2f} · {state['rate']} events in {minutes:g} min"
+    if state["since"]:
+        line += f" · since {state['since']}"
+    return line
+
+
+@escalation_app.command("status")
+def status(
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
+    now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
+) -> None:
+    """Assess and print the escalation: mode, α, event rate in the window, escalating sectors."""
+    with reported_errors():
+        clock = _parse_now(now)
+        with _open_memory() as memory:
+            name = mission or memory.settings.event_mission or Path.cwd().name
+            state = memory.escalation_status(name, now=clock)
+            capacity = memory.settings.escalation_flood_start * memory.settings.operators_on_duty
+    data = {"mission": name, "capacity": capacity, **state.to_json()}
+    if json_output:
+        print_json(data)
+        return
+    console.print(f"Mission '{name}' · capacity {capacity:g} events per window", markup=False)
+    console.print(_state_line(data), markup=False)
+    for sector, count in sorted(data["escalating_sectors"].items(), key=lambda kv: -kv[1]):
+        console.print(f"  escalating: {sector or '(no sector)'} · {count} events · since {data['sector_since'][sector]}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``feed`` and the ``escalation`` group to the root app."""
+    app.command("feed")(feed)
+    app.add_typer(escalation_app, name="escalation")

@@ -1,0 +1,189 @@
+"""Event intake: domain events stored at once, their vectors made later by a background embedding queue.
+
+An operations mission receives events faster than a small machine can embed them (multilingual-e5
+manages a few dozen passages a second per core). So a write is cheap and immediate: the events'
+records are stored in one transaction and are lexically searchable (BM25) and countable for the
+escalation rate at once; their vectors follow from :class:`EmbeddingQueue`, which embeds every record
+that has no vector of the current model, oldest first, in a background thread of the serving
+process, and catches up on demand (the ``feed`` command, ``reindex``). Pull stays answerable while
+the queue lags: a record without a vector is still found by BM25 and, in degraded mode, by
+criticality. docs/adr/0036 records the choice.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from mission_memory.domain_events import DomainEvent, event_record
+from mission_memory.embeddings import Embedder
+from mission_memory.errors import InputError, MissionMemoryError
+from mission_memory.escalation import EscalationState
+from mission_memory.stores.base import MemoryStore
+
+__all__ = ["EmbeddingQueue", "IntakeReport", "store_events"]
+
+
+@dataclass(frozen=True)
+class IntakeReport:
+    """What one intake did.
+
+    Attributes:
+        mission: the mission the events were recorded in.
+        received: events received (duplicates of one id within the batch counted once).
+        added: events stored for the first time.
+        replaced: events that replaced the stored version of the same id (a resolved alert).
+        unchanged: events already stored as they are.
+        escalation: the mission's escalation state assessed after the write.
+    """
+
+    mission: str
+    received: int
+    added: int
+    replaced: int
+    unchanged: int
+    escalation: EscalationState = field(default_factory=EscalationState)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (the HTTP receiver's answer, ``feed --json``)."""
+        return {
+            "mission": self.mission, "received": self.received, "added": self.added,
+            "replaced": self.replaced, "unchanged": self.unchanged, "escalation": self.escalation.to_json(),
+        }
+
+
+def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str) -> IntakeReport:
+    """Store ``events`` as domain-layer records of ``mission`` in one transaction, without vectors.
+
+    Events sharing an id in one batch keep the last one (a later notification of the same alert).
+
+    Raises:
+        InputError: ``mission`` is blank.
+        BackendUnavailable: the store cannot be written (nothing is stored).
+    """
+    if not mission.strip():
+        raise InputError("mission is blank: name the mission the events belong to")
+    latest = {event.id: event for event in events}
+    outcome = store.upsert_records([event_record(event, mission) for event in latest.values()])
+    return IntakeReport(
+        mission=mission, received=len(latest), added=len(outcome.added),
+        replaced=len(outcome.replaced), unchanged=len(outcome.unchanged),
+    )
+
+
+class EmbeddingQueue:
+    """Embeds records that have no vector of the current model, in the background or on demand.
+
+    The queue is the store itself (:meth:`~mission_memory.stores.base.VectorIndex.ids_without_vector`),
+    so nothing is lost when a process stops: the next catch-up, in any process, embeds what is left.
+
+    Args:
+        store: the store to read records from and write vectors to.
+        embedder: returns the embedder (called on the worker thread, so loading it does not
+            delay the write that woke the queue).
+        batch: records per embedding call.
+    """
+
+    def __init__(self, store: MemoryStore, embedder: Callable[[], Embedder], batch: int = 32) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._batch = batch
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._drain_lock = threading.Lock()
+        self._pulls = 0
+        self._pulls_done = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._start_lock = threading.Lock()
+        self.embedded = 0
+        """Records embedded by this queue since it was made."""
+        self.last_error: MissionMemoryError | None = None
+        """The last store or embedder error met by the background thread (it retries on the next wake)."""
+
+    def notify(self) -> None:
+        """Wake the background thread (starting it on first use) to embed what is pending."""
+        with self._start_lock:
+            if self._stop.is_set():
+                return
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="mm-embedding-queue", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    @contextmanager
+    def pull_priority(self) -> Iterator[None]:
+        """Hold the background queue between batches while a pull runs, so the query's own embedding
+        waits for one batch at most (pull p95 during a flood; ``benchmarks/bench_events.py``)."""
+        with self._pulls_done:
+            self._pulls += 1
+        try:
+            yield
+        finally:
+            with self._pulls_done:
+                self._pulls -= 1
+                self._pulls_done.notify_all()
+
+    def _wait_for_pulls(self) -> None:
+        with self._pulls_done:
+            while self._pulls and not self._stop.is_set():
+                self._pulls_done.wait(1.0)
+
+    def pending(self, limit: int = 1_000_000) -> int:
+        """Records without a vector of the current model (at most ``limit`` are counted)."""
+        return len(self._store.ids_without_vector(self._embedder().model_id, limit))
+
+    def drain(self, limit: int | None = None, *, background: bool = False) -> int:
+        """Embed pending records now, oldest first, until none is left (or ``limit`` are done).
+
+        Args:
+            limit: stop after this many records (None: until none is left).
+            background: give way to running pulls before each batch (the background thread does).
+
+        Returns:
+            How many records were embedded.
+
+        Raises:
+            BackendUnavailable: the store cannot be read or written.
+        """
+        done = 0
+        with self._drain_lock:
+            embedder = self._embedder()
+            while not self._stop.is_set() and (limit is None or done < limit):
+                if background:
+                    self._wait_for_pulls()
+                size = self._batch if limit is None else min(self._batch, limit - done)
+                ids = self._store.ids_without_vector(embedder.model_id, size)
+                if not ids:
+                    break
+                records = self._store.get(ids)
+                present = [rid for rid in ids if rid in records]
+                if present:
+                    vectors = embedder.embed_passages([records[rid].embedding_text for rid in present])
+                    self._store.put_vectors(present, vectors, embedder.model_id)
+                done += len(present)
+                self.embedded += len(present)
+        return done
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self.drain(background=True)
+                self.last_error = None
+            except MissionMemoryError as exc:  # a busy or damaged store: keep it, retry on the next wake
+                self.last_error = exc
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the background thread (the batch in progress finishes; the rest waits for a catch-up)."""
+        with self._start_lock:
+            self._stop.set()
+            self._wake.set()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)

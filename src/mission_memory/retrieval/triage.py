@@ -1,0 +1,140 @@
+"""Criticality triage in pull (DESIGN.md §7): in degraded mode, rank by ``α · criticality + (1 − α) · sim``.
+
+In normal mode pull ranks by similarity with a small fixed criticality prior, and this module does
+nothing (the digest is byte for byte what it was without it). When the mission's escalation state
+(:mod:`mission_memory.escalation_state`) says degraded, two things change:
+
+1. **the candidate set** — the :data:`TRIAGE_CANDIDATES` most critical domain events of the flood
+   (since one window before it began) join the candidates, whatever their similarity, because the
+   similarity cut-offs before the priors would otherwise drop an event worded unlike the query;
+2. **the score** — every candidate scores ``α · criticality(e) + (1 − α) · sim(q, e)``, where
+   ``sim`` is the candidate's relevance from the two retrievers alone (reciprocal rank fusion of
+   its dense and BM25 ranks, scaled to [0, 1]; 0 for an event only criticality brought in), and α
+   comes from the event rate (docs/adr/0022). A superseded decision keeps its demotion.
+
+The digest header then states the mode, α, the rate and the window. docs/adr/0037 records the choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from mission_memory.escalation import EscalationMode, EscalationState
+from mission_memory.escalation_state import current_state
+from mission_memory.record_filters import SearchFilter
+from mission_memory.records import Layer, RecordKind
+from mission_memory.retrieval.ranking import Candidate, RankingParams
+from mission_memory.stores.base import MemoryStore
+
+if TYPE_CHECKING:
+    from mission_memory.retrieval.query import CandidateLists
+
+__all__ = ["TRIAGE_CANDIDATES", "Triage", "triage_for"]
+
+TRIAGE_CANDIDATES = 20
+"""Most critical recent events added to the candidates in degraded mode."""
+
+
+@dataclass(frozen=True)
+class Triage:
+    """The escalation pull answers under, and what it changes in ranking.
+
+    Attributes:
+        state: the escalation state used (the most degraded of the missions in question).
+        mission: the mission it belongs to (None in normal mode).
+    """
+
+    state: EscalationState = field(default_factory=EscalationState)
+    mission: str | None = None
+
+    @property
+    def degraded(self) -> bool:
+        """True when ranking triages by criticality."""
+        return self.state.mode is EscalationMode.DEGRADED
+
+    def widen(self, store: MemoryStore, lists: CandidateLists, where: SearchFilter) -> CandidateLists:
+        """Add the most critical domain events of the flood to the candidate lists (degraded mode only).
+
+        Args:
+            store: where to read them.
+            lists: step 1's :class:`~mission_memory.retrieval.query.CandidateLists`.
+            where: the query's layers and filters; events are taken only when the domain layer is in scope.
+        """
+        if not self.degraded or Layer.DOMAIN not in where.layers:
+            return lists
+        start = self.state.since or self.state.assessed_at
+        recent = SearchFilter((Layer.DOMAIN,), where.filters)
+        if start is not None:
+            since = start - self.state.window
+            if where.filters.since is None or where.filters.since < since:
+                recent = SearchFilter((Layer.DOMAIN,), where.filters, since=since)
+        hits = store.most_critical(recent, TRIAGE_CANDIDATES)
+        priors = {**lists.priors, **store.priors_of([h.record_id for h in hits if h.record_id not in lists.priors])}
+        events = [h for h in hits if h.record_id in priors and priors[h.record_id].kind is RecordKind.DOMAIN_EVENT]
+        if not events:
+            return lists
+        critical = {layer: dict(kinds) for layer, kinds in lists.critical.items()}
+        domain = critical.setdefault(Layer.DOMAIN, {})
+        known = {h.record_id for h in domain.get(RecordKind.DOMAIN_EVENT, [])}
+        domain[RecordKind.DOMAIN_EVENT] = domain.get(RecordKind.DOMAIN_EVENT, []) + [
+            h for h in events if h.record_id not in known
+        ]
+        return replace(lists, critical=critical, priors=priors)
+
+    def rescore(self, ranked: Sequence[Candidate], lists: CandidateLists, params: RankingParams) -> list[Candidate]:
+        """Score every candidate ``α · criticality + (1 − α) · sim`` (degraded mode; else unchanged).
+
+        Returns:
+            The candidates, best first (ties by record id, as :func:`~mission_memory.retrieval.ranking.apply_priors`).
+        """
+        if not self.degraded:
+            return list(ranked)
+        alpha = self.state.alpha
+        top = 2.0 / (params.rrf_k + 1)
+        out = []
+        for cand in ranked:
+            prior = lists.priors.get(cand.record_id)
+            criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
+            rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)
+            score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / top)
+            if cand.superseded:
+                score *= params.superseded_factor
+            out.append(replace(cand, score=score))
+        out.sort(key=lambda c: (-c.score, c.record_id))
+        return out
+
+    def header_lines(self) -> tuple[str, ...]:
+        """The digest header's escalation line (degraded mode only; normal mode adds nothing)."""
+        if not self.degraded:
+            return ()
+        s = self.state
+        minutes = s.window.total_seconds() / 60
+        since = f" since {s.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if s.since else ""
+        where = f" in mission {self.mission}" if self.mission else ""
+        sectors = ", ".join(f"{k or 'no sector'} {v}" for k, v in sorted(s.escalating_sectors.items(), key=lambda kv: -kv[1]))
+        escalating = f" · escalating: {sectors}" if sectors else ""
+        return (
+            f"Mode: degraded{where}{since} · criticality triage, score = α·criticality + (1−α)·similarity "
+            f"with α {s.alpha:.2f} · rate {s.rate} events per {minutes:g} min window{escalating}",
+        )
+
+
+def triage_for(store: MemoryStore, mission: str | None, now: datetime | None = None) -> Triage:
+    """The triage pull uses: the escalation state of ``mission``, or the most degraded of every mission.
+
+    Args:
+        store: where the states are kept.
+        mission: the query's mission filter, or None for every stored mission.
+        now: the clock a stale state is brought up to date with (default: now).
+    """
+    clock = now or datetime.now(UTC)
+    missions = [mission] if mission is not None else sorted(store.missions())
+    worst = Triage()
+    for name in missions:
+        state = current_state(store, name, clock)
+        if state.mode is EscalationMode.DEGRADED and (not worst.degraded or state.alpha > worst.state.alpha):
+            worst = Triage(state, name)
+    return worst

@@ -1,0 +1,148 @@
+"""Alertmanager webhooks and JSON Lines posted over real HTTP to the running streamable-HTTP server:
+mapped to events, stored at once, refused with 400/413 naming the problem and storing nothing; and
+events posted while an ingest and queries run in other processes are all stored (issue 10 item 1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mission_memory.api import Memory
+from mission_memory.records import RecordKind
+from tests.conftest import GitRepo
+from tests.mcp_http_server import http_mcp_server
+from tests.operations.event_factory import T0, event
+
+
+def _alert(name: str, fingerprint: str, *, severity: str = "critical", service: str = "checkout",
+           status: str = "firing", summary: str = "Error budget burning") -> dict[str, Any]:
+    return {
+        "status": status,
+        "labels": {"alertname": name, "severity": severity, "service": service, "namespace": "shop"},
+        "annotations": {"summary": summary, "description": f"{name} on {service}"},
+        "startsAt": "2026-03-01T11:58:00Z",
+        "endsAt": "2026-03-01T12:04:00Z" if status == "resolved" else "0001-01-01T00:00:00Z",
+        "generatorURL": "http://prometheus:9090/graph",
+        "fingerprint": fingerprint,
+    }
+
+
+def _payload(*alerts: dict[str, Any], status: str = "firing") -> dict[str, Any]:
+    return {
+        "version": "4", "groupKey": "{}:{alertname=\"x\"}", "truncatedAlerts": 0, "status": status,
+        "receiver": "mission-memory", "groupLabels": {}, "commonLabels": {}, "commonAnnotations": {},
+        "externalURL": "http://alertmanager:9093", "alerts": list(alerts),
+    }
+
+
+def _base(mcp_url: str) -> str:
+    return mcp_url.removesuffix("/mcp")
+
+
+def _events(mission: str) -> list[dict[str, Any]]:
+    with Memory.open() as memory:
+        return [r.attributes | {"criticality": r.criticality, "component": r.component}
+                for r in memory.store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=mission)]
+
+
+def test_alertmanager_alerts_are_mapped_stored_and_resolved(data_dir: Path) -> None:
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=60) as http:
+        firing = http.post("/alerts/alertmanager?mission=shop", json=_payload(
+            _alert("HighErrorRate", "a1"), _alert("DiskFilling", "b2", severity="warning", service="db")))
+        assert firing.status_code == 200, firing.text
+        assert firing.json()["added"] == 2
+        stored = {e["event_type"]: e for e in _events("shop")}
+        assert stored["HighErrorRate"]["criticality"] == 0.9 and stored["HighErrorRate"]["component"] == "checkout"
+        assert stored["DiskFilling"]["criticality"] == 0.6 and stored["DiskFilling"]["sector"] == "db"
+        assert stored["HighErrorRate"]["event_id"] == "a1@2026-03-01T11:58:00Z"
+        resolved = http.post("/alerts/alertmanager?mission=shop", json=_payload(
+            _alert("HighErrorRate", "a1", status="resolved"), status="resolved"))
+        assert resolved.json()["replaced"] == 1
+        assert {e["event_type"]: e["state"] for e in _events("shop")} == {"HighErrorRate": "resolved", "DiskFilling": "firing"}
+
+
+def test_the_severity_mapping_is_configurable(data_dir: Path) -> None:
+    mapping = json.dumps({"severity_criticality": {"sev1": 1.0, "sev3": 0.3}, "sector_labels": ["namespace"]})
+    with http_mcp_server(data_dir, MISSION_MEMORY_ALERTMANAGER_MAPPING=mapping) as url, httpx.Client(timeout=60) as http:
+        answer = http.post(_base(url) + "/alerts/alertmanager?mission=shop", json=_payload(_alert("Down", "c3", severity="sev1")))
+        assert answer.status_code == 200, answer.text
+    [stored] = _events("shop")
+    assert stored["criticality"] == 1.0 and stored["sector"] == "shop"
+
+
+def test_malformed_posts_get_400_or_413_naming_the_problem_and_store_nothing(data_dir: Path) -> None:
+    missing_fingerprint = _alert("Down", "")
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=60) as http:
+        broken = http.post("/alerts/alertmanager", content=b'{"alerts": [', headers={"content-type": "application/json"})
+        assert broken.status_code == 400
+        assert "alertmanager webhook: the body is not valid JSON" in broken.json()["error"]
+        partial = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok1"), missing_fingerprint))
+        assert partial.status_code == 400
+        assert partial.json()["error"] == "alertmanager webhook alerts[1]: fingerprint is missing; nothing was stored"
+        huge = http.post("/alerts/alertmanager", content=b"{" + b" " * 10_000_000 + b"}")
+        assert huge.status_code == 413
+        assert "larger than the 5,000,000 bytes accepted in one batch" in huge.json()["error"]
+        bad_line = json.dumps(event(1, T0)) + "\n" + json.dumps(event(2, T0) | {"criticality": -0.1}) + "\n"
+        jsonl = http.post("/events?mission=ops", content=bad_line.encode())
+        assert jsonl.status_code == 400
+        assert "request body line 2: criticality: Input should be greater than or equal to 0" in jsonl.json()["error"]
+        unknown = http.post("/events?mission=ops", content=(json.dumps(event(3, T0) | {"priority": 1}) + "\n").encode())
+        assert unknown.status_code == 400 and "line 1: priority is not a known field" in unknown.json()["error"]
+    with Memory.open() as memory:
+        assert memory.store.counts().get("domain", {}) == {}
+
+
+def _small_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
+    repo = make_git_repo("estate")
+    for i in range(6):
+        repo.commit(f"OPS-{i}: runbook step {i}", f"2026-01-0{i + 1}T00:00:00+00:00",
+                    {f"docs/runbook{i}.md": f"# Runbook {i}\n\n## Restart\n\nRestart the checkout worker {i} after a deploy.\n"})
+    return repo
+
+
+def test_events_posted_while_an_ingest_and_queries_run_are_all_stored(
+    data_dir: Path, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    repo = _small_repo(make_git_repo)
+    env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir))
+    querying = (
+        "from mission_memory.api import Memory\n"
+        "with Memory.open() as m:\n"
+        "    for q in ('restart the checkout worker', 'перезапуск сервісу', 'error budget burning'):\n"
+        "        m.query(q, token_budget=800)\n"
+    )
+    posts = 24
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=120) as http:
+        ingest = subprocess.Popen([sys.executable, "-m", "mission_memory", "ingest", str(repo.root), "--json"],
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        query = subprocess.Popen([sys.executable, "-c", querying], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        feed = subprocess.Popen(
+            [sys.executable, "-m", "mission_memory", "feed", "-", "--mission", "shop", "--no-embed"], env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+
+        def post(i: int) -> int:
+            alerts = [_alert(f"Alert{i}", f"fp-{i}-{j}", service=f"svc{j}") for j in range(5)]
+            return http.post("/alerts/alertmanager?mission=shop", json=_payload(*alerts)).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            statuses = list(pool.map(post, range(posts)))
+        fed = "".join(json.dumps(event(1000 + i, T0)) + "\n" for i in range(40))
+        outputs = [feed.communicate(fed, timeout=600), ingest.communicate(timeout=600), query.communicate(timeout=600)]
+        for proc in (feed, ingest, query):
+            proc.__exit__(None, None, None)
+        for proc, (_out, err) in zip((feed, ingest, query), outputs, strict=True):
+            assert proc.returncode == 0, err
+    assert statuses == [200] * posts
+    with Memory.open() as memory:
+        assert memory.store.count_kind("shop", RecordKind.DOMAIN_EVENT.value) == posts * 5 + 40
+        assert memory.store.count_kind("estate", RecordKind.COMMIT.value) == 6
