@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from mission_memory.api import Memory
+from mission_memory.mission_scope import resolve_mission_scope
 from mission_memory.record_filters import SearchFilter
 from mission_memory.retrieval.digest import pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
@@ -115,6 +116,7 @@ def test_in_normal_mode_the_digest_is_what_the_similarity_pipeline_alone_produce
         text, entries, _tokens, _omitted = pack_digest(
             TASK, "all", candidates, 3000, memory.tokenizer, memory.settings.max_entry_tokens, layers,
             nonce=nonce.group(1),
+            header_lines=[resolve_mission_scope("ops", None, memory.store.missions()).header_line()],
         )
         assert digest.text == text
         assert [e.record.id for e in digest.entries] == [e.record.id for e in entries]
