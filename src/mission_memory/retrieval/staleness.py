@@ -122,16 +122,24 @@ def _decision_successors(store: MemoryStore, record: Record, where: SearchFilter
     return [r for r in ends.values() if not is_superseded(r)] or list(ends.values())
 
 
-def _artifact_successor(store: MemoryStore, record: Record, where: SearchFilter) -> Record | None:
-    """The newest refresh artifact of the same mission, task and kind, newer than ``record``."""
+def _artifact_successor(
+    store: MemoryStore, record: Record, where: SearchFilter, newer_by_mission: dict[str, list[Record]] | None = None
+) -> Record | None:
+    """The newest refresh artifact of the same mission, task and kind, newer than ``record``.
+
+    ``newer_by_mission`` (filled by :func:`replace_stale`) holds each mission's artifacts from the
+    oldest candidate's time on, newest first, so a query reads them once per mission.
+    """
     task, artifact = record.attributes.get("task"), record.attributes.get("artifact")
     if not task or not artifact:
         return None
     visible = _successor_filter(where, record.provenance.mission)
-    newer = store.records_of_kind(
-        [RecordKind.REFRESH_ARTIFACT.value], mission=record.provenance.mission, since=record.provenance.time,
-        limit=_ARTIFACTS_SCANNED,
-    )
+    newer = (newer_by_mission or {}).get(record.provenance.mission)
+    if newer is None:
+        newer = store.records_of_kind(
+            [RecordKind.REFRESH_ARTIFACT.value], mission=record.provenance.mission, since=record.provenance.time,
+            limit=_ARTIFACTS_SCANNED,
+        )
     for r in newer:  # newest first
         if (r.id != record.id and r.provenance.time > record.provenance.time
                 and r.attributes.get("task") == task and r.attributes.get("artifact") == artifact
@@ -140,13 +148,16 @@ def _artifact_successor(store: MemoryStore, record: Record, where: SearchFilter)
     return None
 
 
-def current_successors(store: MemoryStore, record: Record, where: SearchFilter) -> list[Record]:
+def current_successors(
+    store: MemoryStore, record: Record, where: SearchFilter, newer_by_mission: dict[str, list[Record]] | None = None
+) -> list[Record]:
     """The current records that replace ``record`` (empty when it is current itself).
 
     Args:
         store: read for the successors.
         record: a candidate record.
         where: the query's search filter (its mission, ``until`` and clearance bound the successors).
+        newer_by_mission: refresh artifacts read ahead per mission, newest first (optional).
 
     Returns:
         The chain ends for a superseded decision, the newest refresh of the same task and kind for
@@ -156,7 +167,7 @@ def current_successors(store: MemoryStore, record: Record, where: SearchFilter) 
     if record.kind is RecordKind.DECISION and record.attributes.get("superseded_by"):
         return _decision_successors(store, record, where)
     if record.kind is RecordKind.REFRESH_ARTIFACT:
-        successor = _artifact_successor(store, record, where)
+        successor = _artifact_successor(store, record, where, newer_by_mission)
         return [successor] if successor is not None else []
     return []
 
@@ -188,11 +199,23 @@ def replace_stale(
     dropped: list[str] = []
     added: list[str] = []
     kept_superseded: list[str] = []
+    oldest: dict[str, Record] = {}
+    for cand in candidates:
+        r = cand.record
+        if r is not None and r.kind is RecordKind.REFRESH_ARTIFACT:
+            mission = r.provenance.mission
+            if mission not in oldest or r.provenance.time < oldest[mission].provenance.time:
+                oldest[mission] = r
+    newer_by_mission = {
+        mission: store.records_of_kind([RecordKind.REFRESH_ARTIFACT.value], mission=mission,
+                                       since=r.provenance.time, limit=_ARTIFACTS_SCANNED)
+        for mission, r in oldest.items()
+    }
     for cand in candidates:
         record = cand.record
         if record is None or cand.record_id not in by_id:
             continue
-        successors = current_successors(store, record, where)
+        successors = current_successors(store, record, where, newer_by_mission)
         if not successors:
             continue
         for successor in successors:
@@ -212,5 +235,5 @@ def replace_stale(
             del by_id[cand.record_id]
             dropped.append(cand.record_id)
     out = [by_id[rid] for rid in dict.fromkeys(order) if rid in by_id]
-    out.sort(key=lambda c: (-c.score, c.superseded))
+    out.sort(key=lambda c: -c.score)  # stable: at equal scores a named decision stays before its successor
     return out, StaleReplacement(tuple(dropped), tuple(added), tuple(kept_superseded))
