@@ -70,6 +70,12 @@ class Settings(BaseSettings):
             retries and rate-limit waits included.
         store: the store backend (``MISSION_MEMORY_STORE``): ``sqlite``, or a URL whose scheme
             names a backend (see :mod:`mission_memory.stores.registry`).
+        correction_link_window_minutes: a correction without a retrieval event in its session is
+            linked to the latest event of the same operator and mission at most this many minutes
+            before it (DESIGN.md §6, docs/adr/0024).
+        correction_relevance_threshold: cosine similarity a record needs with a correction's topic
+            to count as relevant to it when the correction names no record (docs/adr/0024, where
+            its precision is measured).
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -98,6 +104,8 @@ class Settings(BaseSettings):
     github_token: str | None = None
     tracker_deadline_seconds: float = Field(default=300.0, gt=0)
     store: str = "sqlite"
+    correction_link_window_minutes: float = Field(default=120.0, gt=0)
+    correction_relevance_threshold: float = Field(default=0.85, ge=-1.0, le=1.0)
 
     @field_validator("data_dir")
     @classmethod

@@ -56,6 +56,9 @@ app.add_typer(prompt_commands.app, name="prompts")
 from mission_memory.cli import refresh_commands  # noqa: E402
 
 app.add_typer(refresh_commands.app, name="refresh")
+from mission_memory.cli import correction_commands  # noqa: E402
+
+correction_commands.register(app)
 # --- end of command groups --------------------------------------------------------------------
 
 

@@ -187,12 +187,15 @@ def serve(
     transport: Annotated[Transport, typer.Option(help="stdio for Claude Code; http for a shared server.")] = Transport.stdio,
     host: Annotated[str, typer.Option(help="HTTP bind address.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
+    write_tools: Annotated[
+        bool, typer.Option("--write-tools", help="Also expose record_correction (explicit opt-in).")
+    ] = False,
 ) -> None:
-    """Run the MCP server exposing the one tool, workflow_memory_query."""
+    """Run the MCP server exposing the one tool, workflow_memory_query (and record_correction with --write-tools)."""
     from mission_memory.mcp.server import run_server
 
     with reported_errors():
-        run_server(transport.value, host=host, port=port)
+        run_server(transport.value, host=host, port=port, write_tools=write_tools)
 
 
 def demo(
