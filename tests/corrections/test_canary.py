@@ -20,7 +20,7 @@ from mission_memory.mcp.server import build_server
 from mission_memory.stores.sqlite import SqliteStore
 from tests.canary_scan import assert_no_canary, find_canaries, make_canaries
 from tests.conftest import GitRepo
-from tests.corrections.test_import import capture_prompt
+from tests.corrections.captured_prompts import capture_prompt
 from tests.metrics.transcript_builder import REJECTION_WITH_REASON, TranscriptWriter, text, tool, usage
 
 CANARIES = make_canaries(

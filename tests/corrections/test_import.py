@@ -4,7 +4,6 @@ detector, stored as practitioner records with stable ids, so a re-run adds nothi
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -13,20 +12,10 @@ from typer.testing import CliRunner
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from mission_memory.corrections.detector import category_of, component_of, detect_transcript_corrections
-from mission_memory.hook import prompt_commit
 from mission_memory.metrics.transcript_sessions import read_sessions
 from tests.conftest import GitRepo
+from tests.corrections.captured_prompts import capture_prompt
 from tests.metrics.transcript_builder import REJECTION, TranscriptWriter, text, tool, usage
-
-
-def capture_prompt(hook_dir: Path, when: str, prompt: str, *, session: str, cwd: Path) -> None:
-    """Store a prompt through the hook's own capture code, into ``hook_dir/prompts.git``."""
-    moment = datetime.fromisoformat(when)
-    raw = json.dumps({
-        "session_id": session, "cwd": str(cwd), "permission_mode": "default",
-        "hook_event_name": "UserPromptSubmit", "prompt": prompt,
-    }, ensure_ascii=False).encode()
-    prompt_commit.capture(raw, str(hook_dir), now_ns=int(moment.timestamp()) * 1_000_000_000)
 
 
 @pytest.fixture

@@ -3,11 +3,15 @@ exactly one tool."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
+from mcp.client.stdio import StdioServerParameters
 
 from mission_memory.api import Memory
 from mission_memory.mcp.server import build_server
@@ -83,3 +87,17 @@ def test_bad_arguments_are_tool_errors_naming_them(ingested: GitRepo, change: di
     assert message in result.content[0].text
     with Memory.open() as memory:
         assert memory.corrections() == []
+
+
+def test_serve_with_write_tools_over_stdio_exposes_the_write_tool(data_dir: Path) -> None:
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mission_memory", "serve", "--transport", "stdio", "--write-tools"],
+        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"]},
+    )
+
+    async def go() -> Any:
+        async with Client(params) as client:
+            return await client.list_tools()
+
+    assert [t.name for t in anyio.run(go).tools] == ["workflow_memory_query", "record_correction"]
