@@ -39,6 +39,9 @@ from mission_memory.utc import as_utc
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from mission_memory.corrections.practitioner_records import Correction
+    from mission_memory.corrections.rate import CorrectionRate
+    from mission_memory.corrections.recording import CorrectionImport
     from mission_memory.decision_recording import RecordedDecision
     from mission_memory.decisions import RejectedAlternative
     from mission_memory.domain_events import DomainEvent
@@ -670,6 +673,179 @@ class Memory:
         if now.tzinfo is None:
             raise InputError(f"now={now.isoformat()} has no timezone: give the escalation clock in UTC")
         return now
+
+    # -- corrections ----------------------------------------------------------------------------
+
+    def record_correction(
+        self,
+        *,
+        correction_class: str,
+        category: str,
+        outcome: str,
+        summary: str,
+        component: str | None = None,
+        expected: Sequence[str] = (),
+        session_id: str | None = None,
+        mission: str | None = None,
+        operator: str | None = None,
+        time: datetime | None = None,
+    ) -> Correction:
+        """Record one explicit operator correction as a labelled practitioner record (DESIGN.md §3, §6).
+
+        Args:
+            correction_class: how the agent was corrected, a lower-case slug (``wrong-approach``).
+            category: the semantic category, a lower-case slug (``data``, ``tests``).
+            outcome: ``accepted``, ``rejected`` or ``modified``.
+            summary: one sentence (at most 300 characters, one line) saying what was corrected; it is
+                stored as written, so it should hold no secrets or raw content.
+            component: the affected component; must be one the memory holds.
+            expected: records the agent should have had (record ids, paths, commit shas, ``ADR-N``).
+            session_id: the agent session the correction belongs to (links it to that session's
+                retrieval events).
+            mission: default: the only stored mission, or the one named like the working directory.
+            operator: default: as for queries (:func:`~mission_memory.query_origin.resolve_operator`).
+            time: when it happened; default now (UTC).
+
+        Returns:
+            The correction with its label; recording the same correction at the same time again
+            changes nothing.
+
+        Raises:
+            InputError: a field is invalid, or names a mission, component or record that is not
+                stored; nothing is written then.
+        """
+        from mission_memory.corrections.pipeline import explicit_correction
+        from mission_memory.corrections.recording import check_explicit, explicit_mission, store_corrections
+
+        correction = explicit_correction(
+            correction_class=correction_class, category=category, outcome=outcome, summary=summary,
+            component=component, expected=expected, session_id=session_id,
+            mission=explicit_mission(self.store, mission), operator=operator or resolve_operator(),
+            time=time if time is not None else datetime.now(UTC),
+        )
+        check_explicit(self.store, correction)
+        labelled, _ = store_corrections(self.store, self.embedder, [correction], **self._signal_settings())
+        return labelled[0]
+
+    def import_corrections(
+        self,
+        *,
+        prompts: str | Path | None = None,
+        transcripts: Sequence[str | Path] = (),
+        mission: str | None = None,
+        operator: str | None = None,
+    ) -> CorrectionImport:
+        """Import corrections from the prompt corpus and from Claude Code transcripts (DESIGN.md §6).
+
+        Each correction found (see :mod:`mission_memory.corrections.detector`) is stored as a
+        labelled practitioner record holding abstractions only; ids are stable, so a re-run adds
+        nothing.
+
+        Args:
+            prompts: a prompt repository (the hook's ``prompts.git``); None with no ``transcripts``
+                means ``<data dir>/prompts.git``.
+            transcripts: transcript files or folders (searched for ``*.jsonl``).
+            mission: the mission of every imported correction; default: the prompt's repository or
+                the session's working-directory folder name.
+            operator: the operator of transcript sessions, and of prompts that name none; default
+                as for queries.
+
+        Raises:
+            InputError: a path does not exist, or a stored prompt document is invalid.
+            BackendUnavailable: git cannot read the prompt repository.
+        """
+        from mission_memory.corrections.pipeline import (
+            DerivedCorrections,
+            prompt_corrections,
+            transcript_corrections,
+        )
+        from mission_memory.corrections.recording import CorrectionImport, SourceCounts, store_corrections
+        from mission_memory.metrics.transcript_sessions import read_sessions
+        from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
+
+        who = operator or resolve_operator()
+        derived: dict[str, DerivedCorrections] = {}
+        if prompts is not None or not transcripts:
+            repo = Path(prompts) if prompts is not None else default_prompt_repo(self.settings.data_dir)
+            if prompts is not None and not repo.exists():
+                raise InputError(f"prompt repository {str(repo)!r} does not exist")
+            captured = PromptCorpus(repo).prompts()
+            derived["prompt"] = prompt_corrections(
+                captured, known_component=self.store.has_component, mission=mission, operator=who
+            )
+        if transcripts:
+            sessions, _ = read_sessions([Path(p) for p in transcripts])
+            derived["transcript"] = transcript_corrections(
+                sessions, known_component=self.store.has_component, mission=mission, operator=who
+            )
+        report = CorrectionImport()
+        for source, found in derived.items():
+            labelled, outcome = store_corrections(self.store, self.embedder, found.corrections, **self._signal_settings())
+            report.sources[source] = SourceCounts(
+                found=len(found.corrections), added=len(outcome.added), unchanged=len(outcome.unchanged),
+                replaced=len(outcome.replaced), skipped=dict(found.skipped),
+            )
+            for c in labelled:
+                key = c.label.retrieval_caused.value
+                report.labels[key] = report.labels.get(key, 0) + 1
+        return report
+
+    def corrections(
+        self, *, mission: str | None = None, operator: str | None = None,
+        since: datetime | None = None, until: datetime | None = None,
+    ) -> list[Correction]:
+        """The stored corrections (practitioner records read back), oldest first."""
+        from mission_memory.corrections.recording import stored_corrections
+
+        return stored_corrections(self.store, mission=mission, operator=operator, since=since, until=until)
+
+    def label_corrections(self, *, mission: str | None = None) -> dict[str, int]:
+        """Label the stored corrections again (after more queries, ingests or a new threshold).
+
+        A correction whose label changes gets a new record id under the same source key and the
+        same ``correction_id`` (docs/adr/0024); one whose label holds is left unchanged.
+
+        Returns:
+            ``{"true": n, "false": n, "unknown": n, "changed": n}``.
+        """
+        from mission_memory.corrections.recording import store_corrections
+
+        current = self.corrections(mission=mission)
+        labelled, outcome = store_corrections(self.store, self.embedder, current, **self._signal_settings())
+        counts = {"true": 0, "false": 0, "unknown": 0}
+        for c in labelled:
+            counts[c.label.retrieval_caused.value] += 1
+        return {**counts, "changed": len(outcome.replaced)}
+
+    def correction_rate(
+        self, *, by: str = "week", operator: str | None = None, mission: str | None = None,
+        confidence: float = 0.95,
+    ) -> CorrectionRate:
+        """The share of retrieval-caused corrections per day or week, with counts and a Wilson interval.
+
+        See :func:`mission_memory.corrections.rate.correction_rate` (DESIGN.md §6).
+
+        Raises:
+            InputError: ``by`` is not ``day`` or ``week``; a confidence outside (0, 1).
+        """
+        from mission_memory.corrections.rate import correction_rate
+
+        return correction_rate(self.corrections(mission=mission, operator=operator), by=by, confidence=confidence)
+
+    def correction_pairs(self, *, mission: str | None = None) -> list[dict[str, Any]]:
+        """The "retrieved X, should have served Y" pairs of the retrieval-caused corrections, oldest first.
+
+        See :mod:`mission_memory.corrections.pairs` for the shape (fixed by the shared interface).
+        """
+        from mission_memory.corrections.pairs import correction_pairs
+
+        return list(correction_pairs(self.store, self.corrections(mission=mission)))
+
+    def _signal_settings(self) -> dict[str, Any]:
+        return {
+            "window": timedelta(minutes=self.settings.correction_link_window_minutes),
+            "threshold": self.settings.correction_relevance_threshold,
+        }
 
     # -- maintenance ----------------------------------------------------------------------------
 

@@ -86,6 +86,12 @@ class Settings(BaseSettings):
             :class:`~mission_memory.domain_events.AlertmanagerMapping`: ``severity_criticality``,
             ``default_criticality``, ``sector_labels``, ``text_annotations``).
         embed_batch: records embedded per batch by the background embedding queue.
+        correction_link_window_minutes: a correction without a retrieval event in its session is
+            linked to the latest event of the same operator and mission at most this many minutes
+            before it (DESIGN.md §6, docs/adr/0024).
+        correction_relevance_threshold: cosine similarity a record needs with a correction's topic
+            to count as relevant to it when the correction names no record (docs/adr/0024, where
+            its precision is measured).
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -122,6 +128,8 @@ class Settings(BaseSettings):
     operators_on_duty: int = Field(default=1, ge=1)
     alertmanager_mapping: AlertmanagerMapping = Field(default_factory=AlertmanagerMapping)
     embed_batch: int = Field(default=4, ge=1, le=1024)
+    correction_link_window_minutes: float = Field(default=120.0, gt=0)
+    correction_relevance_threshold: float = Field(default=0.85, ge=-1.0, le=1.0)
 
     @field_validator("data_dir")
     @classmethod

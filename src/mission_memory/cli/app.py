@@ -66,6 +66,9 @@ app.add_typer(brief_commands.handover_app, name="handover")
 from mission_memory.cli import event_commands  # noqa: E402
 
 event_commands.register(app)
+from mission_memory.cli import correction_commands  # noqa: E402
+
+correction_commands.register(app)
 # --- end of command groups --------------------------------------------------------------------
 
 

@@ -239,12 +239,15 @@ def serve(
         str | None,
         typer.Option(help="Default mission of the tool's queries; default (stdio): the repository the server starts in."),
     ] = None,
+    write_tools: Annotated[
+        bool, typer.Option("--write-tools", help="Also expose record_correction (explicit opt-in).")
+    ] = False,
 ) -> None:
-    """Run the MCP server exposing the one tool, workflow_memory_query."""
+    """Run the MCP server exposing the one tool, workflow_memory_query (and record_correction with --write-tools)."""
     from mission_memory.mcp.server import run_server
 
     with reported_errors():
-        run_server(transport.value, host=host, port=port, mission=mission)
+        run_server(transport.value, host=host, port=port, mission=mission, write_tools=write_tools)
 
 
 def demo(

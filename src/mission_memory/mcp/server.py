@@ -1,5 +1,9 @@
 """The MCP server: exactly one tool, ``workflow_memory_query``, over the official ``mcp`` SDK v2.
 
+Started with the explicit opt-in ``write_tools=True`` (``mission-memory serve --write-tools``), it
+also exposes ``record_correction``, so an agent can record an operator's correction as a
+practitioner record (DESIGN.md §6); the default server stays read-only with its one tool.
+
 The server's lifespan owns the :class:`~mission_memory.api.Memory` (opened and checked with
 ``SqliteStore.ensure_sound`` when the server starts, closed when it stops). A store that cannot be
 opened or is damaged does not stop the server: it starts, and every tool call answers with the same
@@ -35,10 +39,24 @@ from mission_memory.mission_scope import describe_stored_missions, mission_of_di
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
 
-__all__ = ["TOOL_ARGUMENTS", "TOOL_DESCRIPTION", "TOOL_NAME", "ServedMemory", "build_server", "run_server"]
+__all__ = [
+    "TOOL_ARGUMENTS",
+    "TOOL_DESCRIPTION",
+    "TOOL_NAME",
+    "WRITE_TOOL_ARGUMENTS",
+    "WRITE_TOOL_NAME",
+    "ServedMemory",
+    "build_server",
+    "run_server",
+]
 
 TOOL_NAME = "workflow_memory_query"
 TOOL_ARGUMENTS = ("task_description", "scope", "token_budget", "filters")
+WRITE_TOOL_NAME = "record_correction"
+WRITE_TOOL_ARGUMENTS = (
+    "correction_class", "category", "outcome", "summary", "component", "expected", "session_id", "mission"
+)
+_ARGUMENTS = {TOOL_NAME: TOOL_ARGUMENTS, WRITE_TOOL_NAME: WRITE_TOOL_ARGUMENTS}
 
 TOOL_DESCRIPTION = (
     "Search the mission's memory (architecture decisions with their rationale and rejected "
@@ -118,12 +136,12 @@ class _StrictServer(MCPServer[ServedMemory]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[ServedMemory, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        if name == TOOL_NAME:
-            unknown = sorted(set(arguments) - set(TOOL_ARGUMENTS))
+        if name in _ARGUMENTS:
+            unknown = sorted(set(arguments) - set(_ARGUMENTS[name]))
             if unknown:
                 raise ToolError(
                     f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
-                    f"{TOOL_NAME} accepts {', '.join(TOOL_ARGUMENTS)}"
+                    f"{name} accepts {', '.join(_ARGUMENTS[name])}"
                 )
         try:
             return await super().call_tool(name, arguments, context)
@@ -135,7 +153,8 @@ class _StrictServer(MCPServer[ServedMemory]):
 
 
 def build_server(
-    memory_factory: Callable[[], Memory] | None = None, *, default_mission: str | None = None
+    memory_factory: Callable[[], Memory] | None = None, *, default_mission: str | None = None,
+    write_tools: bool = False,
 ) -> MCPServer[ServedMemory]:
     """Make the MCP server.
 
@@ -146,6 +165,7 @@ def build_server(
         default_mission: the mission a call without ``filters.mission`` answers from when it is
             stored (else all missions, said in the digest header); None: all missions. The tool's
             description names it and the stored missions, read here (ADR 0029).
+        write_tools: also expose ``record_correction`` (explicit opt-in; default: the one query tool).
     """
     factory = memory_factory or Memory.open
     description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission)}"
@@ -208,6 +228,8 @@ def build_server(
             raise ToolError(user_message(exc)) from exc
 
     _add_event_receivers(server, running)
+    if write_tools:
+        _add_write_tools(server)
     return server
 
 
@@ -239,6 +261,59 @@ def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMe
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
 
 
+WRITE_TOOL_DESCRIPTION = (
+    "Record a correction the operator just made to your work, as a structured abstraction (never "
+    "paste the operator's words, code or diffs: summary is one sentence of your own). The memory "
+    "links it to your last workflow_memory_query and labels whether the digest missed a record it "
+    "held; it answers with the correction id and that label."
+)
+
+
+def _add_write_tools(server: MCPServer[ServedMemory]) -> None:
+    """Register ``record_correction`` (only on a server started with the write-tools opt-in)."""
+
+    @server.tool(name=WRITE_TOOL_NAME, description=WRITE_TOOL_DESCRIPTION)
+    async def record_correction(
+        correction_class: Annotated[
+            str, Field(description="How you were corrected, a lower-case slug: wrong-approach, missed-decision.")
+        ],
+        category: Annotated[str, Field(description="Semantic category, a lower-case slug: data, tests, scope.")],
+        outcome: Annotated[
+            Literal["accepted", "rejected", "modified"], Field(description="What became of your work.")
+        ],
+        summary: Annotated[str, Field(description="One sentence (at most 300 characters) of what was corrected.")],
+        ctx: Context[ServedMemory, Any],
+        component: Annotated[str | None, Field(description="The affected component (a top-level folder).")] = None,
+        expected: Annotated[
+            list[str] | None,
+            Field(description="Records you should have had: record ids, paths, commit shas or ADR-N."),
+        ] = None,
+        session_id: Annotated[
+            str | None, Field(description="Your session id (default: this connection's MCP session).")
+        ] = None,
+        mission: Annotated[str | None, Field(description="The mission (default: the only stored one).")] = None,
+    ) -> str:
+        memory = ctx.request_context.lifespan_context.usable()
+        session = session_id or _session_id(ctx)
+
+        def run() -> str:
+            correction = memory.record_correction(
+                correction_class=correction_class, category=category, outcome=outcome, summary=summary,
+                component=component, expected=expected or (), session_id=session, mission=mission,
+            )
+            label = correction.label
+            missed = f"; missed records: {', '.join(label.missed_record_ids)}" if label.missed_record_ids else ""
+            return (
+                f"Recorded correction {correction.correction_id}; retrieval_caused: "
+                f"{label.retrieval_caused.value}{missed}"
+            )
+
+        try:
+            return await anyio.to_thread.run_sync(run)
+        except MissionMemoryError as exc:
+            raise ToolError(user_message(exc)) from exc
+
+
 def _session_id(ctx: Context[Any, Any]) -> str | None:
     """The streamable-HTTP session id of the calling connection (``Mcp-Session-Id``); None on stdio."""
     request = getattr(ctx.request_context, "request", None)
@@ -262,7 +337,9 @@ def _missions_sentence(factory: Callable[[], Memory], default_mission: str | Non
     return describe_stored_missions(stored, resolve_mission_scope(None, default_mission, stored))
 
 
-def run_server(transport: str, host: str = "127.0.0.1", port: int = 8765, mission: str | None = None) -> None:
+def run_server(
+    transport: str, host: str = "127.0.0.1", port: int = 8765, mission: str | None = None, *, write_tools: bool = False
+) -> None:
     """Run the server on ``stdio`` or ``http`` (streamable HTTP at ``http://HOST:PORT/mcp``).
 
     Args:
@@ -271,10 +348,11 @@ def run_server(transport: str, host: str = "127.0.0.1", port: int = 8765, missio
         mission: the default mission of the tool's queries; default over stdio: the mission of the
             current directory (:func:`~mission_memory.mission_scope.mission_of_directory`); over HTTP
             (a shared server, not started in a project): none, so all missions.
+        write_tools: also expose ``record_correction`` (explicit opt-in; default: the one query tool).
     """
     if mission is None and transport == "stdio":
         mission = mission_of_directory(Path.cwd())
-    server = build_server(default_mission=mission)
+    server = build_server(default_mission=mission, write_tools=write_tools)
     if transport == "stdio":
         server.run("stdio")
     else:

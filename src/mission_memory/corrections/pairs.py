@@ -1,0 +1,59 @@
+"""Retrieval-correction pairs: "retrieved X, should have served Y", as JSON Lines for training a retriever.
+
+DESIGN.md §6 ("a dataset of retrieved X, corrected Y pairs") in the shape fixed by the shared
+interface: one object per retrieval-caused correction, ``{"correction_id", "event_id", "time",
+"mission", "query", "retrieved", "missed", "correction_class", "category"}``. ``time`` is the
+correction's time (ISO 8601, UTC); ``query`` is the retrieval event's task; ``retrieved`` the record
+ids the digest served, in digest order; ``missed`` those it should have served. Read by
+``mission-memory ranking tune``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import timedelta
+from typing import Any
+
+from mission_memory.corrections.practitioner_records import Correction, RetrievalCaused
+from mission_memory.retrieval_events import RetrievalEvent
+from mission_memory.stores.base import MemoryStore
+
+__all__ = ["correction_pairs", "pairs_jsonl"]
+
+
+def _event(store: MemoryStore, correction: Correction) -> RetrievalEvent | None:
+    label = correction.label
+    if label.retrieval_event_id is None or label.retrieval_event_time is None:
+        return None
+    moment = label.retrieval_event_time
+    around = store.retrieval_events_matching(
+        since=moment - timedelta(milliseconds=1), until=moment + timedelta(milliseconds=1), limit=1000
+    )
+    return next((e for e in around if e.id == label.retrieval_event_id), None)
+
+
+def correction_pairs(store: MemoryStore, corrections: Iterable[Correction]) -> Iterator[dict[str, Any]]:
+    """One pair per retrieval-caused correction whose retrieval event is still stored, in the order given."""
+    for correction in corrections:
+        if correction.label.retrieval_caused is not RetrievalCaused.TRUE or not correction.label.missed_record_ids:
+            continue
+        event = _event(store, correction)
+        if event is None:
+            continue
+        yield {
+            "correction_id": correction.correction_id,
+            "event_id": event.id,
+            "time": correction.time.isoformat(),
+            "mission": correction.mission,
+            "query": event.query,
+            "retrieved": list(event.record_ids),
+            "missed": list(correction.label.missed_record_ids),
+            "correction_class": correction.correction_class,
+            "category": correction.category,
+        }
+
+
+def pairs_jsonl(pairs: Iterable[dict[str, Any]]) -> str:
+    """The pairs as JSON Lines (UTF-8 text, one object per line, a newline after each)."""
+    return "".join(json.dumps(pair, ensure_ascii=False, sort_keys=False) + "\n" for pair in pairs)

@@ -1,0 +1,180 @@
+"""The corrections pipeline: three sources in, :class:`~.practitioner_records.Correction` values out.
+
+DESIGN.md §6: corrections come from explicit recording (CLI, MCP, API), from the prompt corpus and
+from Claude Code transcripts. Each source is turned here into corrections with stable ids, so an
+import re-run finds the same ids and adds nothing. The two content sources go through the one
+detector (:mod:`.detector`); what leaves this module holds abstractions only (docs/adr/0025).
+Storing and labelling are :class:`~mission_memory.api.Memory`'s (``record_correction``,
+``import_corrections``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import PurePosixPath
+
+from pydantic import ValidationError
+
+from mission_memory.corrections.detector import (
+    Detection,
+    detect_prompt_corrections,
+    detect_transcript_corrections,
+)
+from mission_memory.corrections.practitioner_records import (
+    Correction,
+    CorrectionSource,
+    Outcome,
+    correction_id_for,
+    summary_from_fields,
+)
+from mission_memory.errors import InputError
+from mission_memory.metrics.transcript_sessions import SessionTranscript
+from mission_memory.prompts.corpus import CapturedPrompt
+
+__all__ = ["DerivedCorrections", "explicit_correction", "prompt_corrections", "transcript_corrections"]
+
+
+def explicit_correction(
+    *,
+    correction_class: str,
+    category: str,
+    outcome: str,
+    summary: str,
+    mission: str,
+    time: datetime,
+    component: str | None = None,
+    operator: str | None = None,
+    session_id: str | None = None,
+    expected: Sequence[str] = (),
+) -> Correction:
+    """An explicitly recorded correction, every field validated.
+
+    Its id derives from the session, the time and the fields, so recording the same correction at
+    the same time twice stores it once.
+
+    Raises:
+        InputError: a field is invalid; the message names the field and what is wrong.
+    """
+    try:
+        checked_outcome = Outcome(outcome)
+    except ValueError:
+        choices = ", ".join(o.value for o in Outcome)
+        raise InputError(f"outcome {outcome!r} is not one of: {choices}") from None
+    anchor = "\0".join(
+        [time.isoformat(), correction_class, category, component or "", checked_outcome.value, summary, *expected]
+    )
+    try:
+        return Correction(
+            correction_id=correction_id_for(CorrectionSource.EXPLICIT, session_id, anchor),
+            correction_class=correction_class,
+            category=category,
+            component=component,
+            outcome=checked_outcome,
+            summary=summary,
+            source=CorrectionSource.EXPLICIT,
+            mission=mission,
+            operator=operator,
+            session_id=session_id,
+            time=time,
+            expected=tuple(expected),
+        )
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{_FIELD_NAMES.get(str(err['loc'][0]), str(err['loc'][0])) if err['loc'] else 'correction'}: "
+            f"{err['msg'].removeprefix('Value error, ')}"
+            for err in exc.errors()
+        )
+        raise InputError(f"invalid correction: {problems}") from None
+
+
+_FIELD_NAMES = {"correction_class": "class", "session_id": "session"}
+
+
+class DerivedCorrections:
+    """Corrections derived from prompts or transcripts, with what was left out and why.
+
+    Attributes:
+        corrections: the corrections, in source order.
+        skipped: counts of detections left out by reason (``no-time``).
+    """
+
+    def __init__(self) -> None:
+        self.corrections: list[Correction] = []
+        self.skipped: dict[str, int] = {}
+
+    def add(self, detection: Detection, mission: str, operator: str | None) -> None:
+        """Turn one detection into a correction (its summary built from its fields)."""
+        if detection.time is None:
+            self.skipped["no-time"] = self.skipped.get("no-time", 0) + 1
+            return
+        source = CorrectionSource(detection.source)
+        outcome = Outcome(detection.outcome)
+        component = detection.components[0] if detection.components else None
+        self.corrections.append(
+            Correction(
+                correction_id=correction_id_for(source, detection.session_id, detection.anchor),
+                correction_class=detection.correction_class,
+                category=detection.category,
+                component=component,
+                outcome=outcome,
+                summary=summary_from_fields(detection.correction_class, detection.category, component, outcome),
+                source=source,
+                mission=mission,
+                operator=operator,
+                session_id=detection.session_id,
+                time=detection.time,
+            )
+        )
+
+
+def _mission_of(given: str | None, cwd: str | None) -> str:
+    if given:
+        return given
+    name = PurePosixPath(cwd).name if cwd else ""
+    return name or "unknown"
+
+
+def prompt_corrections(
+    prompts: Sequence[CapturedPrompt],
+    *,
+    known_component: Callable[[str], bool],
+    mission: str | None = None,
+    operator: str | None = None,
+) -> DerivedCorrections:
+    """Corrections among captured prompts (those the intent labeller marks ``correction``).
+
+    Args:
+        prompts: the corpus, oldest first.
+        known_component: whether the memory holds a component.
+        mission: the mission of every correction; default: the prompt's repository folder name.
+        operator: the operator when a prompt carries none.
+    """
+    derived = DerivedCorrections()
+    by_id = {p.prompt_id: p for p in prompts}
+    for detection in detect_prompt_corrections(prompts, known_component):
+        prompt = by_id[detection.anchor]
+        derived.add(detection, _mission_of(mission, prompt.repository), prompt.operator or operator)
+    return derived
+
+
+def transcript_corrections(
+    sessions: Sequence[SessionTranscript],
+    *,
+    known_component: Callable[[str], bool],
+    mission: str | None = None,
+    operator: str | None = None,
+) -> DerivedCorrections:
+    """Corrections in Claude Code sessions: rejected tool calls, interruptions, redirects, reworked edits.
+
+    Args:
+        sessions: sessions read by :func:`~mission_memory.metrics.transcript_sessions.read_sessions`.
+        known_component: whether the memory holds a component.
+        mission: the mission of every correction; default: the session's working-directory folder name.
+        operator: the operator of the sessions (transcripts do not name one).
+    """
+    derived = DerivedCorrections()
+    for session in sessions:
+        for detection in detect_transcript_corrections(session, known_component):
+            derived.add(detection, _mission_of(mission, detection.cwd), operator)
+    return derived

@@ -1,0 +1,155 @@
+"""Storing corrections: label each, build its practitioner record, embed it, write all in one transaction.
+
+The store side of the corrections pipeline (DESIGN.md §3, §6), called by
+:class:`~mission_memory.api.Memory`: which mission a correction belongs to, checks against what the
+store holds (mission, component, named records), labelling (:mod:`.signal`) and the upsert. The
+record's embedded text is its summary, which holds abstractions only (docs/adr/0025), so no
+operator content reaches the vectors either. Bad input raises before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from mission_memory.corrections.practitioner_records import (
+    Correction,
+    correction_from_record,
+    practitioner_record,
+)
+from mission_memory.corrections.signal import label_correction, resolve_references
+from mission_memory.embeddings import Embedder
+from mission_memory.errors import InputError
+from mission_memory.records import RecordKind
+from mission_memory.stores.base import MemoryStore, UpsertOutcome
+
+__all__ = [
+    "CorrectionImport",
+    "SourceCounts",
+    "check_explicit",
+    "explicit_mission",
+    "store_corrections",
+    "stored_corrections",
+]
+
+_ALL = 1_000_000
+
+
+@dataclass
+class SourceCounts:
+    """What an import did with one source.
+
+    Attributes:
+        found: corrections derived from the source.
+        added, unchanged, replaced: what the store did with their records (a re-run adds nothing).
+        skipped: detections left out, by reason (``no-time``).
+    """
+
+    found: int = 0
+    added: int = 0
+    unchanged: int = 0
+    replaced: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class CorrectionImport:
+    """The report of one ``corrections import``: counts per source and the labels given.
+
+    Attributes:
+        sources: ``{"prompt": SourceCounts, "transcript": SourceCounts}`` for the sources read.
+        labels: counts of ``true``, ``false``, ``unknown`` over the imported corrections.
+    """
+
+    sources: dict[str, SourceCounts] = field(default_factory=dict)
+    labels: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready."""
+        return {
+            "sources": {name: vars(counts) for name, counts in self.sources.items()},
+            "labels": dict(self.labels),
+        }
+
+
+def explicit_mission(store: MemoryStore, given: str | None, cwd: Path | None = None) -> str:
+    """The mission an explicit correction belongs to.
+
+    ``given`` when the store holds it (or holds nothing yet); else the only stored mission; else the
+    stored mission named like the working directory's folder.
+
+    Raises:
+        InputError: ``given`` is not stored, or no mission can be chosen (the message lists them).
+    """
+    known = store.missions()
+    names = ", ".join(sorted(known)) or "none yet"
+    if given is not None:
+        if known and given not in known:
+            raise InputError(f"no mission named {given!r} is stored (missions: {names})")
+        return given
+    if len(known) == 1:
+        return next(iter(known))
+    folder = (cwd or Path.cwd()).resolve().name
+    if folder in known:
+        return folder
+    if not known:
+        raise InputError("no mission is stored yet: run `mission-memory ingest PATH` first, or give --mission")
+    raise InputError(f"several missions are stored; give --mission (missions: {names})")
+
+
+def check_explicit(store: MemoryStore, correction: Correction) -> None:
+    """Check an explicit correction against the store: its component and the records it names.
+
+    Raises:
+        InputError: the component is not stored (the known ones are listed) or a named record is not.
+    """
+    if correction.component is not None and not store.has_component(correction.component):
+        components = store.components(limit=30)
+        if components:
+            raise InputError(
+                f"no component named {correction.component!r} is stored (components, most records first:"
+                f" {', '.join(components)})"
+            )
+    if correction.expected:
+        resolve_references(store, correction.mission, correction.expected)
+
+
+def store_corrections(
+    store: MemoryStore,
+    embedder: Embedder,
+    corrections: Sequence[Correction],
+    *,
+    window: timedelta,
+    threshold: float,
+) -> tuple[list[Correction], UpsertOutcome]:
+    """Label ``corrections``, build their records and store them with their vectors in one transaction.
+
+    Returns:
+        The labelled corrections (in the order given) and what the upsert did.
+    """
+    labelled = [
+        c.with_label(label_correction(store, embedder, c, window=window, threshold=threshold)) for c in corrections
+    ]
+    if not labelled:
+        return [], UpsertOutcome()
+    records = [practitioner_record(c) for c in labelled]
+    vectors = embedder.embed_passages([r.embedding_text for r in records])
+    return labelled, store.upsert(records, vectors, embedder.model_id)
+
+
+def stored_corrections(
+    store: MemoryStore,
+    *,
+    mission: str | None = None,
+    operator: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> list[Correction]:
+    """The stored corrections, oldest first."""
+    records = store.records_of_kind(
+        [RecordKind.CORRECTION_PATTERN.value], mission=mission, operator=operator, since=since, until=until, limit=_ALL
+    )
+    return sorted((correction_from_record(r) for r in records), key=lambda c: (c.time, c.correction_id))
