@@ -13,6 +13,7 @@ Example::
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -113,16 +114,19 @@ class Memory:
         mission: str | None = None,
         mission_type: str | None = None,
         progress: ProgressFn | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> IngestReport:
         """Ingest a git repository (commits, ADRs, principles, documents) or a folder of documents.
 
-        See :func:`mission_memory.ingest.repository.ingest_repository`.
+        See :func:`mission_memory.ingest.repository.ingest_repository` (``include``/``exclude``:
+        ``.gitignore``-style globs narrowing the files read).
         """
         from mission_memory.ingest.repository import ingest_repository  # parsers load only to ingest
 
         return ingest_repository(
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
-            max_file_bytes=self.settings.max_file_bytes, progress=progress,
+            max_file_bytes=self.settings.max_file_bytes, progress=progress, include=include, exclude=exclude,
         )
 
     # -- pull -----------------------------------------------------------------------------------
@@ -274,6 +278,8 @@ class Memory:
         Returns:
             ``{"model_id", "removed_vectors", "embedded"}``.
         """
+        from mission_memory.ingest.passage_heads import passage_text  # what ingest embeds, too
+
         embedder = self.embedder
         removed = self.store.delete_vectors_not_of(embedder.model_id)
         total = sum(sum(k.values()) for k in self.store.counts().values()) - self.store.vector_models().get(
@@ -286,7 +292,7 @@ class Memory:
                 break
             records = self.store.get(ids)
             present = [r for r in ids if r in records]
-            vectors = embedder.embed_passages([records[r].embedding_text for r in present])
+            vectors = embedder.embed_passages([passage_text(records[r]) for r in present])
             self.store.put_vectors(present, vectors, embedder.model_id)
             done += len(present)
             if progress:

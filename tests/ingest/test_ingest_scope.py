@@ -1,0 +1,99 @@
+"""What an ingest run reads and what it costs: ``include``/``exclude`` globs on top of the ignore file,
+the cost per top-level folder in the report, and document chunks embedded by their head (ADR 0034)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from mission_memory.api import Memory
+from mission_memory.errors import InputError
+from mission_memory.ingest.exclusion import PathGlobs
+from mission_memory.ingest.passage_heads import DOC_CHUNK_HEAD_CHARS, passage_text
+from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from tests.conftest import GitRepo
+
+FILES = {
+    "README.md": "# Reader\n\nA reading app.\n",
+    "docs/setup.md": "# Setup\n\nInstall with pip.\n\n## Keys\n\nRotate keys monthly.\n",
+    "diary/2025-06-01.md": "# June 1\n\nTried the old sync command.\n",
+    "diary/2025-06-02.md": "# June 2\n\nStill trying.\n",
+    ".mission-memory-ignore": "notes/\n",
+    "notes/todo.md": "# Todo\n\nNothing.\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo(tmp_path / "reader")
+    repo.commit("Start the reader", "2025-06-01T10:00:00+00:00", FILES)
+    return repo
+
+
+def _doc_paths(memory: Memory) -> set[str]:
+    return {
+        r.attributes["path"] for batch in memory.store.iterate() for r in batch if r.kind is RecordKind.DOC_CHUNK
+    }
+
+
+def test_exclude_globs_leave_folders_out_on_top_of_the_ignore_file(repo: GitRepo) -> None:
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root, exclude=["diary/"])
+        assert _doc_paths(memory) == {"README.md", "docs/setup.md"}
+
+
+def test_include_globs_keep_only_matching_files_and_history_is_still_ingested(repo: GitRepo) -> None:
+    with Memory.open() as memory:
+        report = memory.ingest_repository(repo.root, include=["docs/**", "*.md"], exclude=["diary/2025-06-02.md"])
+        assert _doc_paths(memory) == {"README.md", "docs/setup.md", "diary/2025-06-01.md"}
+        assert report.added["commit"] == 1
+
+
+def test_a_glob_that_is_not_a_pattern_is_an_error_naming_it_and_nothing_is_written(repo: GitRepo) -> None:
+    with Memory.open() as memory:
+        with pytest.raises(InputError, match=r"--exclude glob '' is empty"):
+            memory.ingest_repository(repo.root, exclude=[""])
+        assert memory.store.count_kind("reader", RecordKind.DOC_CHUNK.value) == 0
+
+
+def test_globs_follow_gitignore_rules() -> None:
+    globs = PathGlobs(include=["docs/"], exclude=["*.tmp.md"])
+    assert globs.kept(["docs/a.md", "docs/deep/b.md", "docs/c.tmp.md", "src/docs.md"]) == ["docs/a.md", "docs/deep/b.md"]
+
+
+def test_the_report_names_the_costliest_folders_with_records_and_seconds(repo: GitRepo) -> None:
+    with Memory.open() as memory:
+        report = memory.ingest_repository(repo.root)
+    data = report.to_json()
+    folders = {row["folder"]: row for row in data["folders"]}
+    assert set(folders) == {"(root)", "docs", "diary", "(git history)"}
+    assert folders["diary"]["records"] == 2 and folders["diary"]["embedded"] == 2
+    assert folders["docs"]["records"] == 2
+    assert folders["(git history)"]["records"] == 1
+    assert all(row["seconds"] > 0 for row in data["folders"])
+    assert [row["seconds"] for row in data["folders"]] == sorted((row["seconds"] for row in data["folders"]), reverse=True)
+    assert data["seconds"] > 0 and data["records_per_second"] > 0
+    assert sum(row["records"] for row in data["folders"]) == data["added"]
+
+
+def _chunk(text: str) -> Record:
+    return Record.build(
+        kind=RecordKind.DOC_CHUNK, title="docs/a.md › Long", text=text,
+        provenance=Provenance(kind=SourceKind.DOC, ref="docs/a.md#long", uri="file:///a", mission="m",
+                              time=datetime(2025, 1, 1, tzinfo=UTC)),
+    )
+
+
+def test_a_document_chunk_is_embedded_by_its_head_cut_between_words() -> None:
+    record = _chunk("# Long\n\n" + "слово " * 400)
+    head = passage_text(record)
+    assert len(head) <= DOC_CHUNK_HEAD_CHARS
+    assert record.embedding_text.startswith(head) and head.endswith("слово")
+    assert passage_text(record, {}) == record.embedding_text  # the behaviour before ADR 0034
+
+
+def test_a_short_chunk_is_embedded_whole() -> None:
+    record = _chunk("# Long\n\nShort text.")
+    assert passage_text(record) == record.embedding_text
