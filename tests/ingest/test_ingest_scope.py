@@ -97,3 +97,24 @@ def test_a_document_chunk_is_embedded_by_its_head_cut_between_words() -> None:
 def test_a_short_chunk_is_embedded_whole() -> None:
     record = _chunk("# Long\n\nShort text.")
     assert passage_text(record) == record.embedding_text
+
+
+def test_sections_whose_text_did_not_change_keep_their_vectors_when_an_edit_above_moves_them(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "guide")
+    sections = "".join(f"## Part {n}\n\nStep {n} of the rotation checklist.\n\n" for n in range(1, 5))
+    repo.commit("Add the guide", "2025-06-01T10:00:00+00:00", {"docs/guide.md": f"# Guide\n\nIntro.\n\n{sections}"})
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        before = {r.provenance.ref: r.id for batch in memory.store.iterate() for r in batch if r.kind is RecordKind.DOC_CHUNK}
+        old_vectors = memory.store.vectors_for(list(before.values()), memory.embedder.model_id)
+        repo.commit("Expand the intro", "2025-06-02T10:00:00+00:00",
+                    {"docs/guide.md": f"# Guide\n\nIntro.\n\nRead this first.\nThen the rest.\n\n{sections}"})
+        report = memory.ingest_repository(repo.root)
+        after = {r.provenance.ref: r.id for batch in memory.store.iterate() for r in batch if r.kind is RecordKind.DOC_CHUNK}
+        new_vectors = memory.store.vectors_for(list(after.values()), memory.embedder.model_id)
+    moved = [ref for ref in before if ref.startswith("docs/guide.md#part-")]
+    assert len(moved) == 4 and all(before[ref] != after[ref] for ref in moved)  # their line numbers changed
+    assert report.embedded == 2  # the edited intro and the new commit
+    assert report.vectors_reused == 4
+    for ref in moved:
+        assert (new_vectors[after[ref]] == old_vectors[before[ref]]).all()

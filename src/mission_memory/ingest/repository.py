@@ -27,6 +27,9 @@ from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from mission_memory.decisions import Decision, DecisionStatus, Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
@@ -76,6 +79,8 @@ class IngestReport:
             ``undecodable file name``, ``unreadable``, ``invalid-yaml``, ``invalid-toml``); a parse failure
             also carries ``detail``, the parser's message with its line.
         embedded: vectors computed in this run.
+        vectors_reused: records whose id changed but whose embedded text did not: their vector was
+            copied from the record they replace instead of being computed again.
         seconds: wall-clock seconds of the run.
         folders: cost per top-level folder (``(root)`` for files at the root, ``(git history)`` for
             commits): ``{folder: {"records": n, "embedded": n, "seconds": s}}``; seconds are the folder's
@@ -96,6 +101,7 @@ class IngestReport:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     folders: dict[str, dict[str, float]] = field(default_factory=dict)
+    vectors_reused: int = 0
 
     def costliest_folders(self, limit: int = 10) -> list[dict[str, Any]]:
         """The folders that cost the most seconds, most first: ``[{"folder", "records", "embedded", "seconds"}]``."""
@@ -136,6 +142,7 @@ class IngestReport:
             "unchanged": sum(self.unchanged.values()),
             "removed": sum(self.removed.values()),
             "embedded": self.embedded,
+            "vectors_reused": self.vectors_reused,
             "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
             "by_kind": {
                 label: dict(counter)
@@ -603,8 +610,7 @@ def _store_new(
         batch = fresh[start : start + _BATCH]
         batch_started = clock.perf_counter()
         passages = [passage_text(r, passage_heads) for r in batch]
-        vectors = embedder.embed_passages(passages)
-        report.embedded += len(batch)
+        vectors = _vectors(store, embedder, batch, passages, passage_heads, report)
         outcome = store.upsert(batch, vectors, embedder.model_id)
         spent = clock.perf_counter() - batch_started
         chars = sum(len(p) for p in passages) or 1
@@ -620,6 +626,33 @@ def _store_new(
         done += len(batch)
         if progress:
             progress("embed", done, len(fresh))
+
+
+def _vectors(
+    store: MemoryStore, embedder: Embedder, batch: Sequence[Record], passages: Sequence[str],
+    passage_heads: Mapping[RecordKind, int] | None, report: IngestReport,
+) -> npt.NDArray[np.float32]:
+    """The batch's vectors: reused from the record each one replaces when that record's passage text is
+    the same (a section whose line number moved, a file whose last commit changed), embedded otherwise."""
+    previous_ids = store.ids_by_source_keys([r.source_key for r in batch])
+    previous = store.get(list(previous_ids.values())) if previous_ids else {}
+    stored = store.vectors_for(list(previous), embedder.model_id) if previous else {}
+    reuse: dict[int, npt.NDArray[np.float32]] = {}
+    for index, (record, passage) in enumerate(zip(batch, passages, strict=True)):
+        old_id = previous_ids.get(record.source_key)
+        if old_id in stored and passage_text(previous[old_id], passage_heads) == passage:
+            reuse[index] = stored[old_id]
+    todo = [i for i in range(len(batch)) if i not in reuse]
+    fresh = embedder.embed_passages([passages[i] for i in todo]) if todo else None
+    report.embedded += len(todo)
+    report.vectors_reused += len(reuse)
+    out = np.zeros((len(batch), embedder.dim), dtype=np.float32)
+    for row, index in enumerate(todo):
+        assert fresh is not None
+        out[index] = fresh[row]
+    for index, vector in reuse.items():
+        out[index] = vector
+    return out
 
 
 def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
