@@ -18,8 +18,8 @@ from tests.conftest import GitRepo
 FILES = {
     "README.md": "# Reader\n\nA reading app.\n",
     "docs/setup.md": "# Setup\n\nInstall with pip.\n\n## Keys\n\nRotate keys monthly.\n",
-    "diary/2025-06-01.md": "# June 1\n\nTried the old sync command.\n",
-    "diary/2025-06-02.md": "# June 2\n\nStill trying.\n",
+    "diary/june-first.md": "# June 1\n\nTried the old sync command.\n",
+    "diary/june-second.md": "# June 2\n\nStill trying.\n",
     ".mission-memory-ignore": "notes/\n",
     "notes/todo.md": "# Todo\n\nNothing.\n",
 }
@@ -46,8 +46,8 @@ def test_exclude_globs_leave_folders_out_on_top_of_the_ignore_file(repo: GitRepo
 
 def test_include_globs_keep_only_matching_files_and_history_is_still_ingested(repo: GitRepo) -> None:
     with Memory.open() as memory:
-        report = memory.ingest_repository(repo.root, include=["docs/**", "*.md"], exclude=["diary/2025-06-02.md"])
-        assert _doc_paths(memory) == {"README.md", "docs/setup.md", "diary/2025-06-01.md"}
+        report = memory.ingest_repository(repo.root, include=["docs/**", "*.md"], exclude=["diary/june-second.md"])
+        assert _doc_paths(memory) == {"README.md", "docs/setup.md", "diary/june-first.md"}
         assert report.added["commit"] == 1
 
 
@@ -118,3 +118,11 @@ def test_sections_whose_text_did_not_change_keep_their_vectors_when_an_edit_abov
     assert report.vectors_reused == 4
     for ref in moved:
         assert (new_vectors[after[ref]] == old_vectors[before[ref]]).all()
+
+
+def test_a_narrowed_run_keeps_what_earlier_runs_stored_outside_its_globs(repo: GitRepo) -> None:
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        report = memory.ingest_repository(repo.root, include=["docs/"])
+        assert sum(report.removed.values()) == 0
+        assert _doc_paths(memory) == {"README.md", "docs/setup.md", "diary/june-first.md", "diary/june-second.md"}

@@ -498,6 +498,8 @@ def ingest_repository(
         include: ``.gitignore``-style globs; when given, only files matching one are ingested (commits
             are not files: history is ingested either way).
         exclude: ``.gitignore``-style globs of files left out, on top of ``.mission-memory-ignore``.
+            Globs narrow one run: records stored earlier from files outside them are kept (a file named
+            in ``.mission-memory-ignore`` is removed at the next ingest instead).
         passage_heads: characters embedded per record kind (see
             :func:`~mission_memory.ingest.passage_heads.passage_text`); None for the default heads, an
             empty mapping to embed every record whole (the behaviour before ADR 0034, kept for comparison).
@@ -570,6 +572,13 @@ def ingest_repository(
                 report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
     file_kinds = [RecordKind.DOC_CHUNK.value, RecordKind.DECISION.value, RecordKind.PRINCIPLE.value]
     file_keys = [r.source_key for r in records]
+    if globs is not None:
+        # Globs narrow what this run reads; records of files outside them stay (the ignore file removes).
+        stored = sum(store.count_kind(mission, kind) for kind in file_kinds)
+        file_keys += [
+            r.source_key for r in store.records_of_kind(file_kinds, mission=mission, limit=max(1, stored))
+            if isinstance(r.attributes.get("path"), str) and not globs.keeps(r.attributes["path"])
+        ]
 
     if source.git is not None:
         report.head = source.git.head()
