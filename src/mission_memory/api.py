@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -37,7 +38,6 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
 
     from mission_memory.corrections.practitioner_records import Correction
     from mission_memory.corrections.rate import CorrectionRate
@@ -136,16 +136,19 @@ class Memory:
         mission: str | None = None,
         mission_type: str | None = None,
         progress: ProgressFn | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
     ) -> IngestReport:
         """Ingest a git repository (commits, ADRs, principles, documents) or a folder of documents.
 
-        See :func:`mission_memory.ingest.repository.ingest_repository`.
+        See :func:`mission_memory.ingest.repository.ingest_repository` (``include``/``exclude``:
+        ``.gitignore``-style globs narrowing the files read).
         """
         from mission_memory.ingest.repository import ingest_repository  # parsers load only to ingest
 
         return ingest_repository(
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
-            max_file_bytes=self.settings.max_file_bytes, progress=progress,
+            max_file_bytes=self.settings.max_file_bytes, progress=progress, include=include, exclude=exclude,
         )
 
     # -- pull -----------------------------------------------------------------------------------
@@ -877,6 +880,8 @@ class Memory:
         Returns:
             ``{"model_id", "removed_vectors", "embedded"}``.
         """
+        from mission_memory.ingest.passage_heads import passage_text  # what ingest embeds, too
+
         embedder = self.embedder
         removed = self.store.delete_vectors_not_of(embedder.model_id)
         total = sum(sum(k.values()) for k in self.store.counts().values()) - self.store.vector_models().get(
@@ -889,7 +894,7 @@ class Memory:
                 break
             records = self.store.get(ids)
             present = [r for r in ids if r in records]
-            vectors = embedder.embed_passages([records[r].embedding_text for r in present])
+            vectors = embedder.embed_passages([passage_text(records[r]) for r in present])
             self.store.put_vectors(present, vectors, embedder.model_id)
             done += len(present)
             if progress:

@@ -818,3 +818,9 @@ def test_toml_front_matter_is_read() -> None:
     assert decision.status is DecisionStatus.REJECTED
     assert decision.decided_at == datetime.date(2024, 5, 1)
     assert decision.deciders == ("Olena", "Taras")
+
+
+def test_a_diary_of_date_named_files_is_not_an_adr_folder() -> None:
+    paths = ["diary/2025-06-01.md", "diary/2025-06-02.md", "diary/2025-06-03-sync-notes.md", "notes/0001-a.md",
+             "notes/0002-b.md", "docs/adr/2025-06-01-use-sqlite.md"]
+    assert find_adr_paths(paths) == ["docs/adr/2025-06-01-use-sqlite.md", "notes/0001-a.md", "notes/0002-b.md"]

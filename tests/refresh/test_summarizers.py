@@ -98,7 +98,7 @@ def silent_port() -> Iterator[int]:
         yield sock.getsockname()[1]
 
 
-def test_extractive_summary_is_deterministic_chronological_and_cited() -> None:
+def test_extractive_summary_is_deterministic_most_significant_first_and_cited() -> None:
     first = ExtractiveSummarizer(max_sentences=4).summarize(MATERIAL)
     second = ExtractiveSummarizer(max_sentences=4).summarize(MATERIAL)
     assert first == second
@@ -109,12 +109,13 @@ def test_extractive_summary_is_deterministic_chronological_and_cited() -> None:
         "and 2 comment(s) since 2025-01-01 00:00 UTC."
     )
     assert lines[1] == "Most changed files: `scan/queue.py` (2), `scan/backoff.py` (1)."
+    assert lines[2] == "Period 2025-01-02 to 2025-01-06 (5 active day(s)); the 4 most significant of 5 events, latest included:"
     bullets = [line for line in lines if line.startswith("- ")]
     assert len(bullets) == 4
-    assert bullets == sorted(bullets)  # dates first: chronological
+    assert bullets[0] == "- 2025-01-04 · 2222222 · OPS-7: exponential backoff for scan retries"  # biggest change
     assert "- 2025-01-02 · 1111111 · OPS-7: add a retry queue for antivirus scans" in bullets
     assert any("comment c1 (taras)" in b for b in bullets)
-    assert not any("typo" in b for b in bullets)  # the unrelated commit is least central
+    assert bullets[-1] == "- 2025-01-06 · 3333333 · Fix typo in README (latest)"  # least significant, but the latest
 
 
 def test_extractive_summary_of_nothing_says_so() -> None:

@@ -52,13 +52,29 @@ DEMO_TASK = "How does mission-memory keep the digest within the token budget, an
 
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Any]:
-    """A rich progress bar on stderr, fed by ``progress(phase, done, total)`` callbacks."""
+    """Progress on stderr, fed by ``progress(phase, done, total)`` callbacks: a rich bar with the time
+    left when stderr is a terminal, else plain lines with rate and ETA (ADR 0035)."""
     if not enabled:
         yield None
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    if not err_console.is_terminal:
+        import sys
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        from mission_memory.cli.progress_lines import ProgressLines
+
+        yield ProgressLines(sys.stderr)
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
     with Progress(*columns, console=err_console, transient=True) as bar:
         tasks: dict[str, Any] = {}
 
@@ -90,17 +106,31 @@ def ingest(
     plane_workspace: PlaneWorkspaceOption = None,
     plane_project: PlaneProjectOption = None,
     github_repo: GithubRepoOption = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option("--include", help="Only files matching this .gitignore-style glob (repeatable), e.g. 'docs/**'."),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", help="Leave out files matching this .gitignore-style glob (repeatable), e.g. 'diary/'."),
+    ] = None,
 ) -> None:
     """Ingest commits, ADRs, principles and documents of a repository, or (--tracker) a tracker's tasks
-    and comments. Re-runs add only what changed."""
+    and comments. Re-runs add only what changed.
+
+    Progress goes to stderr (also with --json, whose report is on stdout): a bar with the time left on a
+    terminal, plain lines with rate and ETA otherwise. The end names the folders that cost the most."""
     if tracker is not None or path is None:
         from mission_memory.cli.tracker_item_commands import ingest_tracker_items
 
         ingest_tracker_items(path, mission, json_output, tracker, tasks_dir, plane_url, plane_workspace,
                              plane_project, github_repo)
         return
-    with reported_errors(), _open_memory() as memory, _progress(not json_output) as progress:
-        report = memory.ingest_repository(path, mission=mission, mission_type=mission_type, progress=progress)
+    with reported_errors(), _open_memory() as memory, _progress(True) as progress:
+        report = memory.ingest_repository(
+            path, mission=mission, mission_type=mission_type, progress=progress,
+            include=include or (), exclude=exclude or (),
+        )
     data = report.to_json()
     if json_output:
         print_json(data)
@@ -116,10 +146,22 @@ def ingest(
         reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(skipped["by_reason"].items()))
         console.print(f"Skipped {skipped['count']} files ({reasons})")
         for item in skipped["files"][:10]:
-            console.print(f"  {item['path']}: {item['reason']}")
+            detail = f" ({item['detail']})" if item.get("detail") else ""
+            console.print(f"  {item['path']}: {item['reason']}{detail}", markup=False)
+    costly = [row for row in data["folders"] if row["embedded"] or row["seconds"] >= 0.01][:5]
+    if costly:
+        console.print("Costliest folders (exclude with --exclude or .mission-memory-ignore):")
+        for row in costly:
+            console.print(
+                f"  {row['folder']}: {row['records']} records, {row['embedded']} embedded, {row['seconds']:.1f} s",
+                markup=False,
+            )
     for warning in data["warnings"]:
         console.print(f"Warning: {warning}", markup=False)
-    console.print(f"HEAD {data['head'] or '(not a git repository)'} · {data['embedded']} records embedded")
+    rate = f" in {data['seconds']:.1f} s" + (
+        f" ({data['records_per_second']:.1f} records/s)" if data["records_per_second"] else ""
+    )
+    console.print(f"HEAD {data['head'] or '(not a git repository)'} · {data['embedded']} records embedded{rate}")
 
 
 def query(

@@ -1,5 +1,5 @@
-"""Which files an ingest leaves out: the ``.mission-memory-ignore`` file at the repository root, in
-``.gitignore`` syntax (read with `pathspec`, the matcher many Python tools use for ``.gitignore``), and, for
+"""Which files an ingest leaves out: the ``.mission-memory-ignore`` file at the repository root and a run's
+``--include``/``--exclude`` globs, in ``.gitignore`` syntax (read with `pathspec`, the matcher many Python tools use for ``.gitignore``), and, for
 a plain folder that is not a git work tree, its ``.gitignore`` files plus the usual build and tool folders.
 A git work tree needs no ``.gitignore`` handling here: only tracked files are ingested there.
 """
@@ -14,7 +14,7 @@ import pathspec
 
 from mission_memory.errors import InputError
 
-__all__ = ["IGNORE_FILE", "IngestExclusion", "folder_files"]
+__all__ = ["IGNORE_FILE", "IngestExclusion", "PathGlobs", "folder_files"]
 
 IGNORE_FILE = ".mission-memory-ignore"
 """Name of the file, at the repository root, whose ``.gitignore``-style patterns exclude files from ingest."""
@@ -70,6 +70,46 @@ class IngestExclusion:
     def kept(self, paths: Iterable[str]) -> list[str]:
         """``paths`` without the excluded ones, in their order."""
         return [path for path in paths if not self.excludes(path)]
+
+
+class PathGlobs:
+    """A run's ``--include`` and ``--exclude`` globs, in ``.gitignore`` syntax (``docs/``, ``*.md``,
+    ``diary/**``), applied to repository-relative POSIX paths on top of ``.mission-memory-ignore``.
+
+    Args:
+        include: when not empty, only paths matching one of these are kept.
+        exclude: paths matching one of these are left out (also when they match ``include``).
+
+    Raises:
+        InputError: a glob is not a valid pattern (the message names the option and the glob).
+    """
+
+    def __init__(self, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> None:
+        self.include = self._compile(list(include), "--include")
+        self.exclude = self._compile(list(exclude), "--exclude")
+
+    @staticmethod
+    def _compile(globs: list[str], option: str) -> pathspec.GitIgnoreSpec | None:
+        if not globs:
+            return None
+        for glob in globs:
+            if not glob.strip():
+                raise InputError(f"{option} glob {glob!r} is empty")
+            try:
+                pathspec.GitIgnoreSpec.from_lines([glob])
+            except ValueError as exc:
+                raise InputError(f"{option} glob {glob!r} is not a .gitignore pattern ({exc})") from exc
+        return pathspec.GitIgnoreSpec.from_lines(globs)
+
+    def keeps(self, path: str) -> bool:
+        """True when ``path`` matches an include glob (or there are none) and no exclude glob."""
+        if self.include is not None and not self.include.match_file(path):
+            return False
+        return self.exclude is None or not self.exclude.match_file(path)
+
+    def kept(self, paths: Iterable[str]) -> list[str]:
+        """``paths`` that the globs keep, in their order."""
+        return [path for path in paths if self.keeps(path)]
 
 
 def folder_files(root: Path) -> list[str]:

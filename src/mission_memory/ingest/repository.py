@@ -6,7 +6,12 @@ on an unchanged repository adds nothing and embeds nothing. Commits are read fro
 ingested HEAD on. Files that cannot be read as text (binary, too large, not UTF-8) are skipped and
 reported with a reason. A folder that is not a git work tree is ingested as documents only, minus
 what its ``.gitignore`` files exclude; files matching ``.mission-memory-ignore`` at the root are left out
-either way (see `mission_memory.ingest.exclusion`).
+either way (see `mission_memory.ingest.exclusion`), and ``include``/``exclude`` globs narrow a run further.
+YAML and TOML files under documentation folders are ingested as documents, one chunk per top-level key
+or item (`mission_memory.ingest.structured_documents`); one that does not parse is skipped with the
+parser's reason. Document chunks are embedded by their informative head
+(`mission_memory.ingest.passage_heads`, ADR 0034). The report says which top-level folders cost the most
+records and seconds, so a user knows what to exclude.
 
 Records are written in batches, each batch one transaction: a process killed mid-ingest leaves a
 sound store holding the batches already committed, and a re-run completes the rest.
@@ -14,12 +19,16 @@ sound store holding the batches already committed, and a re-run completes the re
 
 from __future__ import annotations
 
+import time as clock
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from mission_memory.decision_recording import reconcile_recorded
 from mission_memory.decisions import Decision, DecisionStatus, Principle
@@ -27,9 +36,15 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
-from mission_memory.ingest.exclusion import IngestExclusion, folder_files
+from mission_memory.ingest.exclusion import IngestExclusion, PathGlobs, folder_files
 from mission_memory.ingest.git_history import Commit, GitRepository
+from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, link_principles, parse_principles
+from mission_memory.ingest.structured_documents import (
+    StructuredDocumentError,
+    is_structured_document,
+    split_structured_document,
+)
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MemoryStore
 
@@ -62,8 +77,15 @@ class IngestReport:
         head: the commit ingested up to, or None.
         added, updated, unchanged, removed: counts by record kind.
         skipped: files not ingested, with the reason (``binary``, ``too-large``, ``undecodable``,
-            ``undecodable file name``, ``unreadable``).
+            ``undecodable file name``, ``unreadable``, ``invalid-yaml``, ``invalid-toml``); a parse failure
+            also carries ``detail``, the parser's message with its line.
         embedded: vectors computed in this run.
+        vectors_reused: records whose id changed but whose embedded text did not: their vector was
+            copied from the record they replace instead of being computed again.
+        seconds: wall-clock seconds of the run.
+        folders: cost per top-level folder (``(root)`` for files at the root, ``(git history)`` for
+            commits): ``{folder: {"records": n, "embedded": n, "seconds": s}}``; seconds are the folder's
+            file reading plus its share of embedding and writing (by characters embedded).
         warnings: what the run decided on the reader's behalf (a supersession cycle broken by date,
             an oversized decision kept to its head), one sentence each.
     """
@@ -78,6 +100,24 @@ class IngestReport:
     skipped: list[dict[str, str]] = field(default_factory=list)
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    folders: dict[str, dict[str, float]] = field(default_factory=dict)
+    vectors_reused: int = 0
+
+    def costliest_folders(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The folders that cost the most seconds, most first: ``[{"folder", "records", "embedded", "seconds"}]``."""
+        ranked = sorted(self.folders.items(), key=lambda item: (-item[1]["seconds"], -item[1]["records"], item[0]))
+        return [
+            {"folder": name, "records": int(cost["records"]), "embedded": int(cost["embedded"]),
+             "seconds": round(cost["seconds"], 2)}
+            for name, cost in ranked[:limit]
+        ]
+
+    def _charge(self, folder: str, *, records: int = 0, embedded: int = 0, seconds: float = 0.0) -> None:
+        cost = self.folders.setdefault(folder, {"records": 0, "embedded": 0, "seconds": 0.0})
+        cost["records"] += records
+        cost["embedded"] += embedded
+        cost["seconds"] += seconds
 
     def by_layer(self) -> dict[str, dict[str, int]]:
         """Counts per layer: ``{layer: {"added": n, "updated": n, "unchanged": n, "removed": n}}``."""
@@ -103,6 +143,7 @@ class IngestReport:
             "unchanged": sum(self.unchanged.values()),
             "removed": sum(self.removed.values()),
             "embedded": self.embedded,
+            "vectors_reused": self.vectors_reused,
             "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
             "by_kind": {
                 label: dict(counter)
@@ -111,22 +152,27 @@ class IngestReport:
             },
             "by_layer": self.by_layer(),
             "warnings": list(self.warnings),
+            "seconds": round(self.seconds, 2),
+            "records_per_second": round(self.embedded / self.seconds, 2) if self.seconds > 0 else None,
+            "folders": self.costliest_folders(limit=len(self.folders)),
         }
 
 
 class _Source:
     """Where files come from: a git work tree (tracked files, commit info) or a plain folder."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, globs: PathGlobs | None = None) -> None:
+        self.globs = globs
         self.git: GitRepository | None = GitRepository(root) if GitRepository.is_git_work_tree(root) else None
         self.root = self.git.root if self.git else root
         self.last_changes: dict[str, tuple[str, datetime]] = self.git.last_changes() if self.git else {}
 
     def files(self) -> list[str]:
         """The files to consider: tracked ones (or, in a plain folder, those its ``.gitignore`` files
-        keep), minus those ``.mission-memory-ignore`` excludes."""
+        keep), minus those ``.mission-memory-ignore`` excludes, narrowed by the run's globs."""
         listed = self.git.tracked_files() if self.git else folder_files(self.root)
-        return IngestExclusion(self.root).kept(listed)
+        kept = IngestExclusion(self.root).kept(listed)
+        return self.globs.kept(kept) if self.globs is not None else kept
 
     def changed(self, path: str) -> tuple[str | None, datetime]:
         if path in self.last_changes:
@@ -169,6 +215,19 @@ def _readable_file_name(path: str) -> str:
     except UnicodeEncodeError:
         return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     return path
+
+
+def _folder_of(path: str) -> str:
+    """The top-level folder a repository-relative path is charged to (``(root)`` for root files)."""
+    return path.split("/", 1)[0] if "/" in path else "(root)"
+
+
+_HISTORY_FOLDER = "(git history)"
+
+
+def _record_folder(record: Record) -> str:
+    path = record.attributes.get("path")
+    return _folder_of(path) if isinstance(path, str) and record.kind is not RecordKind.COMMIT else _HISTORY_FOLDER
 
 
 def _component_of(path: str) -> str | None:
@@ -355,10 +414,12 @@ def _commit_record(source: _Source, mission: str, commit: Commit, mission_type: 
 def _document_records(
     source: _Source, mission: str, path: str, text: str, mission_type: str | None
 ) -> list[Record]:
+    """Document chunk records of one file; raises StructuredDocumentError for YAML/TOML that does not parse."""
     sha, changed = source.changed(path)
     records = []
     seen: Counter[str] = Counter()
-    for chunk in split_document(text, path):
+    chunks = split_structured_document(text, path) if is_structured_document(path) else split_document(text, path)
+    for chunk in chunks:
         if not chunk.text.strip():
             continue
         ref = f"{path}#{chunk.anchor}" if chunk.anchor else path
@@ -421,6 +482,9 @@ def ingest_repository(
     mission_type: str | None = None,
     max_file_bytes: int = 1_000_000,
     progress: ProgressFn | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    passage_heads: Mapping[RecordKind, int] | None = None,
 ) -> IngestReport:
     """Ingest a repository (or a plain folder of documents) into the store.
 
@@ -432,13 +496,22 @@ def ingest_repository(
         mission_type: optional mission type recorded on every record (for the ``mission_type`` filter).
         max_file_bytes: larger files are skipped (reason ``too-large``).
         progress: see :data:`ProgressFn`.
+        include: ``.gitignore``-style globs; when given, only files matching one are ingested (commits
+            are not files: history is ingested either way).
+        exclude: ``.gitignore``-style globs of files left out, on top of ``.mission-memory-ignore``.
+            Globs narrow one run: records stored earlier from files outside them are kept (a file named
+            in ``.mission-memory-ignore`` is removed at the next ingest instead).
+        passage_heads: characters embedded per record kind (see
+            :func:`~mission_memory.ingest.passage_heads.passage_text`); None for the default heads, an
+            empty mapping to embed every record whole (the behaviour before ADR 0034, kept for comparison).
 
     Returns:
-        What was added, updated, left unchanged, removed and skipped.
+        What was added, updated, left unchanged, removed and skipped, and what each top-level folder cost.
 
     Raises:
         InputError: ``path`` does not exist or is not a folder, or ``.mission-memory-ignore`` (or, in a
-            plain folder, a ``.gitignore``) holds a line that is not a valid pattern; nothing is written.
+            plain folder, a ``.gitignore``), ``include`` or ``exclude`` holds a line that is not a valid
+            pattern; nothing is written.
         BackendUnavailable: git or the store failed.
     """
     path = path.expanduser()
@@ -446,8 +519,10 @@ def ingest_repository(
         raise InputError(f"ingest path {path} does not exist")
     if not path.is_dir():
         raise InputError(f"ingest path {path} is a file; give the repository's folder")
+    started = clock.perf_counter()
+    globs = PathGlobs(include, exclude) if include or exclude else None
     store.ensure_sound()
-    source = _Source(path.resolve())
+    source = _Source(path.resolve(), globs)
     mission = mission or source.root.name
     report = IngestReport(mission=mission, path=str(source.root))
 
@@ -456,17 +531,20 @@ def ingest_repository(
     principle_paths = set(find_principle_paths(files)) - adr_paths
     doc_paths = [
         f for f in files
-        if f.lower().endswith(DOCUMENT_SUFFIXES) and f not in adr_paths and f not in principle_paths
+        if (f.lower().endswith(DOCUMENT_SUFFIXES) or is_structured_document(f))
+        and f not in adr_paths and f not in principle_paths
     ]
     texts: dict[str, str] = {}
     candidates = sorted(adr_paths | principle_paths) + doc_paths
     for i, rel in enumerate(candidates, start=1):
+        read_started = clock.perf_counter()
         shown = _readable_file_name(rel)
         text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root / rel, max_file_bytes)
         if text is None:
             report.skipped.append({"path": shown, "reason": reason or "unreadable"})
         else:
             texts[rel] = text
+        report._charge(_folder_of(rel), seconds=clock.perf_counter() - read_started)
         if progress:
             progress("read", i, len(candidates))
 
@@ -489,11 +567,21 @@ def ingest_repository(
             )
     for rel in doc_paths:
         if rel in texts:
-            records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+            try:
+                records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+            except StructuredDocumentError as exc:
+                report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
     # Decisions recorded with `decide` survive the re-read of their files (docs/adr/0028).
     records, recorded_keys = reconcile_recorded(store, mission, source.root, records)
     file_kinds = [RecordKind.DOC_CHUNK.value, RecordKind.DECISION.value, RecordKind.PRINCIPLE.value]
     file_keys = [r.source_key for r in records] + recorded_keys
+    if globs is not None:
+        # Globs narrow what this run reads; records of files outside them stay (the ignore file removes).
+        stored = sum(store.count_kind(mission, kind) for kind in file_kinds)
+        file_keys += [
+            r.source_key for r in store.records_of_kind(file_kinds, mission=mission, limit=max(1, stored))
+            if isinstance(r.attributes.get("path"), str) and not globs.keeps(r.attributes["path"])
+        ]
 
     if source.git is not None:
         report.head = source.git.head()
@@ -502,7 +590,7 @@ def ingest_repository(
             since = None
         records.extend(_commit_record(source, mission, c, mission_type) for c in source.git.commits(since))
 
-    _store_new(store, embedder, records, report, progress)
+    _store_new(store, embedder, records, report, progress, passage_heads)
     if source.git is not None:
         # Commits before the last ingested HEAD were not read again; count them as unchanged.
         known_commits = store.count_kind(mission, RecordKind.COMMIT.value)
@@ -512,16 +600,18 @@ def ingest_repository(
         report.removed[kind] += n
     if report.head:
         store.set_state(mission, f"git_head:{source.root}", report.head)
+    report.seconds = clock.perf_counter() - started
     return report
 
 
 def _store_new(
     store: MemoryStore, embedder: Embedder, records: list[Record], report: IngestReport,
-    progress: ProgressFn | None,
+    progress: ProgressFn | None, passage_heads: Mapping[RecordKind, int] | None = None,
 ) -> None:
     unique = list({r.id: r for r in records}.values())
     known = store.known_ids(r.id for r in unique)
     for r in unique:
+        report._charge(_record_folder(r), records=1)
         if r.id in known:
             report.unchanged[r.kind.value] += 1
     fresh = [r for r in unique if r.id not in known]
@@ -530,9 +620,14 @@ def _store_new(
         progress("embed", 0, len(fresh))
     for start in range(0, len(fresh), _BATCH):
         batch = fresh[start : start + _BATCH]
-        vectors = embedder.embed_passages([r.embedding_text for r in batch])
-        report.embedded += len(batch)
+        batch_started = clock.perf_counter()
+        passages = [passage_text(r, passage_heads) for r in batch]
+        vectors = _vectors(store, embedder, batch, passages, passage_heads, report)
         outcome = store.upsert(batch, vectors, embedder.model_id)
+        spent = clock.perf_counter() - batch_started
+        chars = sum(len(p) for p in passages) or 1
+        for r, passage in zip(batch, passages, strict=True):
+            report._charge(_record_folder(r), embedded=1, seconds=spent * len(passage) / chars)
         kinds = {r.id: r.kind.value for r in batch}
         for rid in outcome.added:
             report.added[kinds[rid]] += 1
@@ -543,6 +638,33 @@ def _store_new(
         done += len(batch)
         if progress:
             progress("embed", done, len(fresh))
+
+
+def _vectors(
+    store: MemoryStore, embedder: Embedder, batch: Sequence[Record], passages: Sequence[str],
+    passage_heads: Mapping[RecordKind, int] | None, report: IngestReport,
+) -> npt.NDArray[np.float32]:
+    """The batch's vectors: reused from the record each one replaces when that record's passage text is
+    the same (a section whose line number moved, a file whose last commit changed), embedded otherwise."""
+    previous_ids = store.ids_by_source_keys([r.source_key for r in batch])
+    previous = store.get(list(previous_ids.values())) if previous_ids else {}
+    stored = store.vectors_for(list(previous), embedder.model_id) if previous else {}
+    reuse: dict[int, npt.NDArray[np.float32]] = {}
+    for index, (record, passage) in enumerate(zip(batch, passages, strict=True)):
+        old_id = previous_ids.get(record.source_key)
+        if old_id in stored and passage_text(previous[old_id], passage_heads) == passage:
+            reuse[index] = stored[old_id]
+    todo = [i for i in range(len(batch)) if i not in reuse]
+    fresh = embedder.embed_passages([passages[i] for i in todo]) if todo else None
+    report.embedded += len(todo)
+    report.vectors_reused += len(reuse)
+    out = np.zeros((len(batch), embedder.dim), dtype=np.float32)
+    for row, index in enumerate(todo):
+        assert fresh is not None
+        out[index] = fresh[row]
+    for index, vector in reuse.items():
+        out[index] = vector
+    return out
 
 
 def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:

@@ -4,9 +4,10 @@ The first refresh artifact of DESIGN.md §5: "an executive summary of what chang
 refresh (an LLM summarizer over the relevant diffs and comments; a deterministic extractive
 summarizer when no LLM is configured)". Two implementations of the :class:`Summarizer` protocol:
 
-* :class:`ExtractiveSummarizer` — deterministic; ranks commit subjects, commit-body sentences and
-  comment sentences by term-overlap centrality and keeps the best in chronological order, each
-  citing its commit sha or comment id.
+* :class:`ExtractiveSummarizer` — deterministic; one event per commit (its subject) and per comment (its
+  first sentences), the most significant first (decisions touched, tracker keys, size of change,
+  overlap with the task), spread over the period and always including the latest, each citing its
+  commit sha or comment id. Commit bodies weigh an event but are never quoted as events.
 * :class:`ChatCompletionsSummarizer` — an OpenAI-compatible ``POST {base_url}/chat/completions``
   (Ollama, vLLM, llama.cpp server, hosted APIs) through httpx. Spend is counted from
   ``usage.total_tokens`` into a :class:`SpendLedger` with a daily cap. When the cap would be
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 import httpx
 
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, request_within
+from mission_memory.ingest.adr import find_adr_paths
 from mission_memory.ingest.git_history import Commit
 from mission_memory.refresh.open_questions import OpenQuestion
 from mission_memory.refresh.pass_budget import BUDGET_SETTING, PassBudget
@@ -154,12 +156,22 @@ class InMemorySpendLedger:
 
 
 @dataclass(frozen=True)
-class _Unit:
+class _Event:
+    """One candidate line of the summary: a commit (by its subject) or a comment (by its first sentences)."""
+
     text: str
     cite: str
     time: datetime
     order: int
-    is_subject: bool
+    significance: float
+    decisions: tuple[str, ...] = ()
+
+
+_COMMENT_CHARS = 240
+"""Characters of a comment quoted as its event (its first sentences)."""
+_SAME_WEEK_DAMPING = 0.6
+"""Each event already kept from the same ISO week multiplies a candidate's significance by this, so the
+summary spreads over the period instead of filling up with its busiest days."""
 
 
 def _sentences(text: str) -> list[str]:
@@ -172,38 +184,72 @@ def _terms(text: str) -> set[str]:
     return {t for t in (m.group(0).lower() for m in _TERM.finditer(text)) if t not in _STOPWORDS}
 
 
-def _units(material: SummaryMaterial) -> list[_Unit]:
-    units: list[_Unit] = []
+def _comment_head(text: str) -> str:
+    """A comment's first sentences, up to :data:`_COMMENT_CHARS` characters (one sentence at least)."""
+    head = ""
+    for sentence in _sentences(text):
+        if head and len(head) + 1 + len(sentence) > _COMMENT_CHARS:
+            break
+        head = f"{head} {sentence}".strip()
+    return head if len(head) <= _COMMENT_CHARS else head[: _COMMENT_CHARS - 1].rstrip() + "…"
+
+
+def _events(material: SummaryMaterial) -> list[_Event]:
+    """The candidate events with their significance (see :class:`ExtractiveSummarizer`)."""
+    task_terms = _terms(f"{material.task.title} {material.task.description}")
+    task_key = material.task.key.upper()
+    events: list[_Event] = []
     for commit in material.commits:
-        if commit.is_merge:
+        subject = " ".join(commit.subject.split())
+        if commit.is_merge or not subject:
             continue
-        cite = commit.sha[:7]
-        units.append(_Unit(commit.subject.strip(), cite, commit.committed_at, len(units), True))
-        for sentence in _sentences(commit.body)[:5]:
-            units.append(_Unit(sentence, cite, commit.committed_at, len(units), False))
+        decisions = tuple(find_adr_paths(commit.files))
+        keys = {key.upper() for key in commit.tracker_keys}
+        significance = (
+            6.0 * min(len(decisions), 2)
+            + (1.5 if keys else 0.0) + (1.0 if task_key in keys else 0.0)
+            + min(math.log2(1 + commit.insertions + commit.deletions) / 2, 4.0)
+            + min(len(_terms(f"{subject} {commit.body}") & task_terms), 3)
+        )
+        events.append(_Event(subject, commit.sha[:7], commit.committed_at, len(events), significance, decisions))
     for comment in material.comments:
+        head = _comment_head(comment.text)
+        if not head:
+            continue
         who = f" ({comment.author})" if comment.author else ""
-        for sentence in _sentences(comment.text)[:8]:
-            units.append(_Unit(sentence, f"comment {comment.id}{who}", comment.created_at, len(units), False))
-    return [u for u in units if u.text]
+        mentions_task = task_key in comment.text.upper()
+        significance = 2.0 + (1.0 if mentions_task else 0.0) + min(len(_terms(comment.text) & task_terms), 3)
+        events.append(_Event(head, f"comment {comment.id}{who}", comment.created_at, len(events), significance))
+    return events
 
 
 def _since_text(since: datetime | None) -> str:
     return f"since {since.astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC" if since else "since tracking began"
 
 
-class ExtractiveSummarizer:
-    """A deterministic summary: the most central sentences of the commits and comments, in time order.
+def _week(moment: datetime) -> tuple[int, int]:
+    year, week, _ = moment.astimezone(UTC).isocalendar()
+    return year, week
 
-    Each candidate (a commit subject, a sentence of a commit body or of a comment) is scored by its
-    degree in a term-overlap graph — the number of other candidates sharing each of its terms —
-    plus twice the terms it shares with the task title and description, divided by √(terms + 1)
-    so long sentences do not win on length; commit subjects get +0.5. The best ``max_sentences``
-    are printed oldest first, each citing its short sha or comment id, under a counts line.
-    Ties break on input order, so the same material always gives the same text.
+
+class ExtractiveSummarizer:
+    """A deterministic summary of a period: its most significant events first, spread over the period.
+
+    Each commit is one event, quoted by its subject (its body weighs the event but is never quoted:
+    bullet lines of a body are not events); each comment is one event, quoted by its first sentences.
+    An event's significance adds, for a commit, 6 per decision record it touches (ADR files, at most
+    2), 1.5 when it names tracker keys and 1 more when one is the task's, half the log2 of its changed
+    lines (at most 4), and the terms it shares with the task (at most 3); a comment starts at 2 (it is about the
+    task), plus 1 when it names the task's key, plus shared terms. The latest event is always kept;
+    the other places go to the most significant, each one already kept from the same ISO week
+    multiplying a candidate's weight by 0.6 and its largest term overlap (Jaccard) with a kept event
+    by 1 - overlap / 2, so a 55-commit period is not summarized by near-identical commits of its first
+    two days (issue 12 item 5). Lines are printed most significant first, each with its date and
+    citation, under a counts line, the most changed files and the period covered. Ties break on
+    input order, so the same material always gives the same text.
 
     Args:
-        max_sentences: how many sentences to keep (≥ 1).
+        max_sentences: how many events to list (≥ 1): the entry cap.
     """
 
     name = "extractive"
@@ -230,24 +276,53 @@ class ExtractiveSummarizer:
         if files:
             top = sorted(files.items(), key=lambda item: (-item[1], item[0]))[:5]
             lines.append("Most changed files: " + ", ".join(f"`{f}` ({n})" for f, n in top) + ".")
+        events = _events(material)
+        chosen = self._pick(events)
+        if events:
+            first, last = min(e.time for e in events), max(e.time for e in events)
+            days = len({e.time.astimezone(UTC).date() for e in events})
+            lines.append(
+                f"Period {first.astimezone(UTC).date().isoformat()} to {last.astimezone(UTC).date().isoformat()} "
+                f"({days} active day(s)); the {len(chosen)} most significant of {len(events)} events, latest included:"
+            )
         lines.append("")
-        lines.extend(f"- {u.time.astimezone(UTC).date().isoformat()} · {u.cite} · {u.text}" for u in self._pick(material))
+        latest = max(chosen, key=lambda e: (e.time, e.order)) if chosen else None
+        for event in chosen:
+            touched = f" (decision {', '.join(event.decisions)})" if event.decisions else ""
+            mark = " (latest)" if event is latest and len(chosen) > 1 else ""
+            lines.append(
+                f"- {event.time.astimezone(UTC).date().isoformat()} · {event.cite} · {event.text}{touched}{mark}"
+            )
         return SummaryResult("\n".join(lines), self.name, 0, None)
 
-    def _pick(self, material: SummaryMaterial) -> list[_Unit]:
-        units = _units(material)
-        terms = [_terms(u.text) for u in units]
-        frequency = Counter(t for ts in terms for t in ts)
-        task_terms = _terms(f"{material.task.title} {material.task.description}")
+    def _pick(self, events: list[_Event]) -> list[_Event]:
+        """The latest event and the most significant others, week-spread, most significant first."""
+        if not events:
+            return []
+        latest = max(events, key=lambda e: (e.time, e.order))
+        chosen = [latest]
+        kept_per_week: Counter[tuple[int, int]] = Counter({_week(latest.time): 1})
+        rest = [e for e in events if e is not latest]
+        terms = {id(e): _terms(e.text) for e in events}
 
-        def score(index: int) -> float:
-            ts = terms[index]
-            degree = sum(frequency[t] - 1 for t in ts) + 2 * len(ts & task_terms)
-            return degree / math.sqrt(len(ts) + 1) + (0.5 if units[index].is_subject else 0.0)
+        def redundancy(event: _Event) -> float:
+            """The largest term overlap (Jaccard) of ``event`` with an event already kept."""
+            mine = terms[id(event)]
+            return max((len(mine & terms[id(c)]) / len(mine | terms[id(c)]) for c in chosen if mine | terms[id(c)]),
+                       default=0.0)
 
-        best = sorted(range(len(units)), key=lambda i: (-score(i), i))[: self.max_sentences]
-        chosen = [units[i] for i in best]
-        return sorted(chosen, key=lambda u: (u.time, u.order))
+        while rest and len(chosen) < self.max_sentences:
+            best = max(
+                rest,
+                key=lambda e: (
+                    e.significance * _SAME_WEEK_DAMPING ** kept_per_week[_week(e.time)] * (1 - 0.5 * redundancy(e)),
+                    -e.order,
+                ),
+            )
+            chosen.append(best)
+            kept_per_week[_week(best.time)] += 1
+            rest.remove(best)
+        return sorted(chosen, key=lambda e: (-e.significance, e.order))
 
 
 # --- chat completions ------------------------------------------------------------------------

@@ -21,7 +21,9 @@ _ADR_DIR_NAMES = frozenset(
     }
 )
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
-_NUMBERED_FILE = re.compile(r"^\d{3,4}[-_].+\.(?:md|markdown)$", re.IGNORECASE)
+_NUMBERED_FILE = re.compile(r"^(?!\d{4}-\d{2}-\d{2})\d{3,4}[-_].+\.(?:md|markdown)$", re.IGNORECASE)
+"""``0012-title.md``; not a date-named file (``2025-06-01.md``, a diary's day), which a folder of
+numbered files would otherwise turn into decisions."""
 _NOT_A_RECORD = frozenset({"readme", "index", "_index", "toc", "summary", "_sidebar"})
 _NUMBER_PREFIX = re.compile(r"^(?:adr[-_ ]?)?(\d{1,5})(?=[-_. ]|$)", re.IGNORECASE)
 

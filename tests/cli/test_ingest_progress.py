@@ -1,0 +1,96 @@
+"""A redirected ingest is not silent: plain progress lines with rate and ETA, the costliest folders at the
+end, ``--include``/``--exclude`` on the command line (issue 12 items 4 and 6, ADR 0035)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mission_memory.cli.app import app
+from mission_memory.cli.progress_lines import ProgressLines, format_eta
+
+runner = CliRunner()
+
+
+class SteppedClock:
+    """A clock the test advances by hand (seconds)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_lines_carry_done_total_rate_and_eta() -> None:
+    out, clock = io.StringIO(), SteppedClock()
+    progress = ProgressLines(out, every_items=100, every_seconds=10, clock=clock)
+    progress("embed", 0, 400)
+    clock.now += 5
+    progress("embed", 50, 400)  # neither 100 items nor 10 s since the last line: quiet
+    clock.now += 5
+    progress("embed", 100, 400)
+    clock.now += 20
+    progress("embed", 400, 400)
+    assert out.getvalue().splitlines() == [
+        "embed records: 0/400 (0%)",
+        "embed records: 100/400 (25%) · 10.0/s · ETA 30 s",
+        "embed records: 400/400 (100%) · 13.3/s · done in 30 s",
+    ]
+
+
+def test_a_slow_phase_still_prints_every_interval() -> None:
+    out, clock = io.StringIO(), SteppedClock()
+    progress = ProgressLines(out, every_items=1000, every_seconds=10, clock=clock)
+    progress("embed", 0, 5000)
+    for done in range(1, 4):
+        clock.now += 11
+        progress("embed", done, 5000)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 4
+    assert lines[-1] == "embed records: 3/5000 (0%) · 0.1/s · ETA 15 h 16 min"  # 4,997 left at 3 per 33 s
+
+
+def test_eta_is_written_in_seconds_minutes_or_hours() -> None:
+    assert [format_eta(s) for s in (-3, 42.4, 185, 3720)] == ["0 s", "42 s", "3 min 05 s", "1 h 02 min"]
+
+
+def _folder(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    for name, text in {
+        "README.md": "# Notes\n\nWhat this is.\n",
+        "diary/day1.md": "# Day 1\n\nStarted.\n",
+        "diary/day2.md": "# Day 2\n\nContinued.\n",
+        "docs/setup.md": "# Setup\n\nInstall it.\n",
+    }.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_ingest_into_a_pipe_prints_plain_progress_and_the_costliest_folders(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(_folder(tmp_path))])
+    assert result.exit_code == 0, result.output
+    assert "read files: 3/3 (100%)" in result.stderr or "read files: 4/4 (100%)" in result.stderr
+    assert "embed records: 4/4 (100%)" in result.stderr and "done in" in result.stderr
+    assert "Costliest folders" in result.stdout
+    assert "  diary: 2 records, 2 embedded," in result.stdout
+
+
+def test_ingest_json_with_include_and_exclude_reports_folders(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app, ["ingest", str(_folder(tmp_path)), "--json", "--include", "*.md", "--exclude", "diary/day2.md"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {row["folder"]: row["records"] for row in data["folders"]} == {"(root)": 1, "diary": 1, "docs": 1}
+    assert "embed records: 3/3 (100%)" in result.stderr
+
+
+def test_a_bad_glob_is_an_error_naming_it(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ingest", str(_folder(tmp_path)), "--exclude", " "])
+    assert result.exit_code == 1
+    assert "--exclude glob ' ' is empty" in result.stderr
