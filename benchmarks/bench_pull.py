@@ -1,17 +1,23 @@
 """Pull latency at scale: warm ``Memory.query`` p50/p95 and a cold ``mission-memory query`` subprocess.
 
-For each size (default 10k and 100k records) the benchmark builds a synthetic store — varied English
-and Ukrainian texts of 200–1500 characters made from word lists and templates, mixed kinds, layers,
-components, times and criticality, each with a *random* unit vector (dim 384) tagged with the real
-embedder's model id — inserted in batches through ``memory.store.upsert``. Nothing is embedded at
-build time, so relevance is meaningless here: this measures latency and size only.
+For each size (default 10k and 100k records; ``--sizes 10000,100000,1000000`` adds 1M) the benchmark
+builds a synthetic store — varied English and Ukrainian texts of 200–1500 characters made from word
+lists and templates, mixed kinds, layers, components, times and criticality, each with a *random*
+unit vector (dim 384) tagged with the real embedder's model id — in bulk (:func:`build_store`: a
+generated pool of records varied per row, one FTS rebuild; about 12 minutes for 1M on a loaded
+2-core machine) and keeps it under ``--data-root`` for the next run. Nothing is embedded at build
+time, so relevance is meaningless here: this measures latency, size and agreement with exact
+search only. Random vectors are the hard case for a quantized first pass (no cluster structure).
 
 Then, in a fresh worker process (so its RSS is that of a query process, not of the builder):
 
 * warm pull latency over ``--queries`` varied tasks (English and Ukrainian, some with filters):
   real embedder, real tokenizer, default budget 8000; p50/p95 of the total and of the embed-query
   share, plus a per-stage breakdown (dense search, BM25, record fetch, near-duplicate suppression,
-  packing, event log);
+  packing, event log, and the fusion/rank and select steps), for filtered and unfiltered queries
+  apart, and the process's RSS;
+* recall@60 of the dense candidates (per layer) against exact search, and of BM25 against BM25
+  with every query term kept (docs/adr/0033), measured after the timed queries;
 * the first query of the process (it loads the vector table: from SQLite, writing the memory-mapped
   snapshot ``memory.vectors/*.mmvec`` next to the database, when none is current; else from the snapshot);
 
@@ -20,12 +26,19 @@ wall time, median of ``--cli-runs`` (default 5). "Cold" means a new process (int
 imports, model and tokenizer load, vector snapshot mapped); the OS page cache is warm (it is not
 dropped on a shared machine), and the snapshot already exists (the worker's first query wrote it).
 
-Targets (issue 2): pull p95 <= 50 ms at 100k records; cold CLI query <= 1 s at 100k.
+Targets (issue 12): pull p95 <= 50 ms at 100k records and <= 150 ms at 1M; cold CLI query <= 1 s at
+100k. Before/after figures come from one run: ``--compare-src DIR`` measures another checkout's
+``src/`` (``git archive main src | tar -x -C DIR``) in the same run, ``--variant-env
+MISSION_MEMORY_DENSE_SEARCH=exact`` this checkout with the exact dense scan, ``--variant-env
+MM_BENCH_BM25_SHARE=0.2`` with BM25 leaving out terms found in more than 20 % of the records. On a shared machine
+``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
 
 Usage::
 
-    /work/venv/bin/python benchmarks/bench_pull.py [--sizes 10000,100000] [--queries 50] [--cli-runs 5]
+    nice .venv/bin/python benchmarks/bench_pull.py [--sizes 10000,100000,1000000] [--queries 50]
+        [--cli-runs 5]      # 0 skips the cold CLI runs
         [--data-root DIR]   # keep the stores there (and reuse one that already holds the right count)
+        [--compare-src DIR] [--variant-env KEY=VALUE]
 
 Prints a table to stdout and writes ``benchmarks/out/bench_pull.json``.
 """
@@ -476,8 +489,21 @@ def store_bytes(data_dir: Path, pattern: str = "memory.db*") -> int:
     )
 
 
-def build_store(data_dir: Path, n: int, batch: int = 2000) -> dict[str, Any]:
-    """Fill a fresh store in ``data_dir`` with ``n`` synthetic records; reuse one holding exactly ``n``."""
+def build_store(data_dir: Path, n: int, pool_size: int = 8000, batch: int = 50_000) -> dict[str, Any]:
+    """Fill a fresh store in ``data_dir`` with ``n`` synthetic records in bulk; reuse one holding exactly ``n``.
+
+    Generating and upserting each record one by one runs at a few hundred records/s here, so a
+    1M store would take an hour. Instead a pool of ``pool_size`` records is generated (see
+    :func:`build_records`) and the ``n`` rows are variants of it: each takes a pool record's title,
+    text and kind, appends a few long-tail words (so no two texts are equal and BM25 statistics
+    vary), and draws its own time, criticality and component. Rows go in with one ``executemany``
+    per ``batch`` in the store's own schema; each gets a random
+    unit vector tagged with the real embedder's model id. The FTS index is built once at the end
+    (``rebuild``), which gives the same index as the per-row triggers in a fraction of the time.
+    """
+    import hashlib
+    import sqlite3
+
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
 
@@ -490,33 +516,82 @@ def build_store(data_dir: Path, n: int, batch: int = 2000) -> dict[str, Any]:
         if existing:
             raise SystemExit(f"{data_dir} holds {existing} records, not {n}: give an empty --data-root")
         model_id = memory.embedder.model_id  # loads the model once; its id tags the random vectors
-        rng = np.random.default_rng(n)
-        started = time.perf_counter()
-        gen_s = ins_s = 0.0
-        for offset in range(0, n, batch):
-            k = min(batch, n - offset)
-            t0 = time.perf_counter()
-            records = build_records(k, seed=n * 7919 + offset, start_index=offset)
-            vectors = random_unit_vectors(rng, k)
-            t1 = time.perf_counter()
-            memory.store.upsert(records, vectors, model_id)
-            t2 = time.perf_counter()
-            gen_s += t1 - t0
-            ins_s += t2 - t1
-            if (offset // batch) % 10 == 0 or offset + k == n:
-                log(f"[{n}] built {offset + k}/{n} records ({time.perf_counter() - started:.1f} s)")
-        total = time.perf_counter() - started
-        memory.store._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    started = time.perf_counter()
+    pool = build_records(min(pool_size, n), seed=n * 7919)
+    en_tail, uk_tail = _tail_vocabularies()
+    tail = np.asarray(en_tail[:5000] + uk_tail[:3000], dtype=object)
+    pool_rows = [
+        (
+            r.layer.value, r.kind.value, r.title, r.text, r.provenance.kind.value, r.provenance.ref,
+            r.provenance.uri, r.provenance.commit, r.access_level.value, r.operator,
+            json.dumps(r.attributes, ensure_ascii=False, sort_keys=True, default=str), r.source_key,
+            r.attributes.get("outcome"),
+        )
+        for r in pool
+    ]
+    log(f"[{n}] generated a pool of {len(pool)} records ({time.perf_counter() - started:.1f} s)")
+    rng = np.random.default_rng(n)
+    start = datetime(2021, 1, 1, tzinfo=UTC).timestamp()
+    span = datetime(2026, 11, 1, tzinfo=UTC).timestamp() - start
+    conn = sqlite3.connect(settings.database_path, isolation_level=None)
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA cache_size = -1500000")  # 1.5 GB: random-keyed unique indexes stay in memory
+    # Per-row FTS updates through the trigger cost most of the time; one rebuild at the end does not.
+    trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'records_ai'").fetchone()[0]
+    conn.execute("DROP TRIGGER records_ai")
+    now = time.time()
+    for offset in range(0, n, batch):
+        k = min(batch, n - offset)
+        which = rng.integers(0, len(pool_rows), size=k)
+        times = start + rng.random(k) * span
+        crit = rng.choice(CRITICALITY, size=k)
+        comps = rng.integers(0, len(COMPONENTS) + 1, size=k)
+        extra = tail[rng.integers(0, len(tail), size=(k, 4))]
+        vectors = random_unit_vectors(rng, k)
+        rows = []
+        for j in range(k):
+            i = offset + j
+            (layer, kind, title, text, source_kind, ref, uri, commit, access, operator, attrs, key,
+             outcome) = pool_rows[int(which[j])]
+            text = f"{text} {' '.join(extra[j])}"
+            source_key = f"{key}#{i}"
+            rid = hashlib.sha256(f"{source_key}\n{text}".encode()).hexdigest()[:32]
+            comp = COMPONENTS[int(comps[j])] if comps[j] < len(COMPONENTS) else None
+            rows.append((
+                rid, source_key, MISSION, layer, kind, title, text, source_kind, ref, uri, float(times[j]), commit,
+                float(crit[j]), access, comp, operator, None, outcome, attrs, now,
+            ))
+        conn.execute("BEGIN IMMEDIATE")
+        first = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]) + 1
+        conn.executemany(
+            "INSERT INTO records (id, source_key, mission, layer, kind, title, text, source_kind, ref, uri,"
+            " time, source_commit, criticality, access_level, component, operator, mission_type, outcome,"
+            " attributes, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+        conn.executemany(
+            "INSERT INTO vectors (record_rowid, model_id, dim, vector) VALUES (?, ?, ?, ?)",
+            ((first + j, model_id, DIM, vectors[j].tobytes()) for j in range(k)),
+        )
+        conn.execute("COMMIT")
+        log(f"[{n}] built {offset + k}/{n} records ({time.perf_counter() - started:.1f} s)")
+    log(f"[{n}] indexing the texts for BM25 …")
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
+    conn.execute(trigger)
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    total = time.perf_counter() - started
+    with Memory.open(settings) as memory:
         counts = memory.store.counts()
     return {
         "reused": False,
         "build_seconds": round(total, 2),
-        "generate_seconds": round(gen_s, 2),
-        "upsert_seconds": round(ins_s, 2),
         "records_per_second": round(n / total, 1),
-        "upsert_records_per_second": round(n / ins_s, 1),
         "counts": counts,
     }
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -574,6 +649,11 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
     store.vectors_for = timed("vectors_for", store.vectors_for)  # type: ignore[method-assign]
     store.log_retrieval_event = timed("log_event", store.log_retrieval_event)  # type: ignore[method-assign]
     query_module.pack_digest = timed("pack", query_module.pack_digest)
+    query_module.rank_candidates = timed("rank", query_module.rank_candidates)
+    query_module.select_candidates = timed("select", query_module.select_candidates)
+    share = os.environ.get("MM_BENCH_BM25_SHARE")
+    if share is not None:
+        store.bm25_common_share = float(share)
     if hasattr(query_module, "suppress_near_duplicates"):
         query_module.suppress_near_duplicates = timed("dedup", query_module.suppress_near_duplicates)
 
@@ -603,11 +683,16 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
                 "pack_ms": timings.get("pack", 0.0),
                 "dedup_ms": timings.get("dedup", 0.0),
                 "log_event_ms": timings.get("log_event", 0.0),
+                "rank_ms": timings.get("rank", 0.0),
+                "select_ms": timings.get("select", 0.0),
                 "tokens_used": digest.tokens_used,
                 "entries": len(digest.entries),
                 "omitted": digest.omitted,
             }
         )
+    rss_after_queries = _proc_status_kb("VmRSS")
+    peak_after_queries = _proc_status_kb("VmHWM")
+    agreement = search_agreement(memory, n_queries)  # its exact scans page in the whole float32 matrix
     memory.close()
     summary: dict[str, Any] = {}
     for key in (
@@ -621,6 +706,8 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
         "pack_ms",
         "dedup_ms",
         "log_event_ms",
+        "rank_ms",
+        "select_ms",
     ):
         vals = [r[key] for r in rows]
         summary[key] = {
@@ -636,11 +723,18 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
         "mean": round(statistics.fmean(rest), 2),
         "max": round(max(rest), 2),
     }
+    for name, subset in (("unfiltered", [r for r in rows if not r["filters"]]),
+                         ("filtered", [r for r in rows if r["filters"]])):
+        vals = [r["total_ms"] for r in subset]
+        summary[f"total_ms_{name}"] = {
+            "p50": round(pct(vals, 50), 2), "p95": round(pct(vals, 95), 2), "n": len(vals)
+        }
     summary["embed_share_of_total_mean"] = round(
         sum(r["embed_ms"] for r in rows) / sum(r["total_ms"] for r in rows), 3
     )
     return {
         "queries": len(rows),
+        "agreement": agreement,
         "first_query_ms": round(first_ms, 1),
         "first_query_stages_ms": first_stages,
         "first_query_entries": len(first.entries),
@@ -648,8 +742,9 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
             "start": round(rss_start / 1024, 1),
             "model_loaded": round(rss_loaded / 1024, 1),
             "after_first_query": round(rss_after_first / 1024, 1),
-            "after_queries": round(_proc_status_kb("VmRSS") / 1024, 1),
-            "peak": round(_proc_status_kb("VmHWM") / 1024, 1),
+            "after_queries": round(rss_after_queries / 1024, 1),
+            "peak": round(peak_after_queries / 1024, 1),
+            "after_recall_check": round(_proc_status_kb("VmRSS") / 1024, 1),
         },
         "summary": summary,
         "mean_tokens_used": round(statistics.fmean(r["tokens_used"] for r in rows), 1),
@@ -658,7 +753,52 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
     }
 
 
+def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, Any]:
+    """Recall@``limit`` of the dense candidates (per layer) against exact search, and of the BM25
+    candidates against BM25 with every term kept; measured after the timed queries."""
+    try:
+        from mission_memory.stores import dense_scan
+    except ImportError:  # the code measured predates the quantized search: it is exact
+        return {"dense_recall_at_60": None, "bm25_recall_at_60": None}
+    from mission_memory.record_filters import SearchFilter
+    from mission_memory.records import Layer
+    from mission_memory.retrieval.filters import QueryFilters
+    from mission_memory.retrieval.query_terms import query_terms
+
+    store, embedder = memory.store, memory.embedder
+    dense_found = dense_wanted = bm25_found = bm25_wanted = 0
+    share = store.bm25_common_share
+    for task, filters in query_set(n_queries):
+        where = SearchFilter(tuple(Layer), QueryFilters(**filters) if filters else None)
+        vector = embedder.embed_query(task)
+        fast = store.dense_search_by_layer(vector, embedder.model_id, where, limit)
+        os.environ["MISSION_MEMORY_DENSE_SEARCH"] = "exact"
+        try:
+            exact = store.dense_search_by_layer(vector, embedder.model_id, where, limit)
+        finally:
+            del os.environ["MISSION_MEMORY_DENSE_SEARCH"]
+        terms = query_terms(task)
+        capped = store.bm25_search_by_layer(terms, where, limit)
+        store.bm25_common_share = 1.0
+        full = store.bm25_search_by_layer(terms, where, limit)
+        store.bm25_common_share = share
+        for layer in where.layers:
+            truth = {h.record_id for h in exact[layer]}
+            dense_found += len(truth & {h.record_id for h in fast[layer]})
+            dense_wanted += len(truth)
+            truth = {h.record_id for h in full[layer]}
+            bm25_found += len(truth & {h.record_id for h in capped[layer]})
+            bm25_wanted += len(truth)
+    return {
+        "dense_recall_at_60": round(dense_found / max(dense_wanted, 1), 4),
+        "bm25_recall_at_60": round(bm25_found / max(bm25_wanted, 1), 4),
+        "bm25_common_share": share,
+        "dense_search": "exact" if dense_scan.exact_search_forced() else "int8 first pass + exact rescoring",
+    }
+
+
 def run_worker(data_dir: Path, n_queries: int, extra_env: dict[str, str]) -> dict[str, Any]:
+    """Run :func:`worker` in a fresh process; ``extra_env`` may set ``PYTHONPATH`` to measure other code."""
     cmd = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -679,6 +819,9 @@ def run_worker(data_dir: Path, n_queries: int, extra_env: dict[str, str]) -> dic
 
 
 def cold_cli(data_dir: Path, runs: int, extra_env: dict[str, str]) -> dict[str, Any]:
+    if runs <= 0:
+        return {"runs": 0, "median_wall_s": float("nan"), "median_query_duration_s": float("nan"),
+                "help_wall_s": float("nan")}
     env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir), **extra_env)
     tasks = [t for t, f in query_set(runs * 3) if not f][:runs]
     walls: list[float] = []
@@ -767,6 +910,8 @@ def print_table(
         "bm25_ms_max",
         "get_records_ms",
         "vectors_for_ms",
+        "rank_ms",
+        "select_ms",
         "dedup_ms",
         "pack_ms",
         "log_event_ms",
@@ -777,6 +922,19 @@ def print_table(
         print(
             f"{r['records']:>8} {r['variant']:<24} "
             + " ".join(f"{s[k]['p50']:>7.1f}/{s[k]['p95']:<7.1f}" for k in stages)
+        )
+    print("\nunfiltered vs filtered queries (ms, p50 / p95), RSS (MB), recall@60 against exact search:")
+    print(f"{'records':>8} {'variant':<24} {'unfiltered':>15} {'filtered':>15} {'RSS':>6} {'peak':>6} "
+          f"{'dense recall':>12} {'bm25 recall':>11}")
+    for r in results:
+        s, w = r["warm"]["summary"], r["warm"]
+        agreement = w.get("agreement", {})
+        print(
+            f"{r['records']:>8} {r['variant']:<24} "
+            f"{s['total_ms_unfiltered']['p50']:>7.1f}/{s['total_ms_unfiltered']['p95']:<7.1f} "
+            f"{s['total_ms_filtered']['p50']:>7.1f}/{s['total_ms_filtered']['p95']:<7.1f} "
+            f"{w['rss_mb']['after_queries']:>6.0f} {w['rss_mb']['peak']:>6.0f} "
+            f"{agreement.get('dense_recall_at_60')!s:>12} {agreement.get('bm25_recall_at_60')!s:>11}"
         )
     top = max(r["records"] for r in results)
     for big in (r for r in results if r["records"] == top):
@@ -808,6 +966,12 @@ def main() -> None:
         help="also measure with this environment variable set in the query processes "
         "(e.g. OMP_WAIT_POLICY=passive); repeatable",
     )
+    parser.add_argument(
+        "--compare-src",
+        type=Path,
+        help="also measure the package found in this src/ folder (e.g. `git archive main src | tar -x -C DIR`),"
+        " side by side with this checkout in the same run",
+    )
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -817,6 +981,8 @@ def main() -> None:
 
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     variants = ["as-shipped", *args.variant_env]
+    if args.compare_src:
+        variants.append(f"PYTHONPATH={args.compare_src.resolve()}")
     root = args.data_root or Path(tempfile.mkdtemp(prefix="mm-bench-pull-"))
     note_before = machine_note()
     log(f"load average {note_before['loadavg']}; stores under {root}")
@@ -827,6 +993,7 @@ def main() -> None:
             build = build_store(data_dir, n)
             for variant in variants:
                 extra = {} if variant == "as-shipped" else dict([variant.split("=", 1)])
+                variant = "compare-src" if variant.startswith("PYTHONPATH=") else variant
                 log(f"[{n}] {variant}: warm queries ({args.queries}) in a worker process …")
                 warm = run_worker(data_dir, args.queries, extra)
                 log(

@@ -13,8 +13,9 @@ a search filter in :mod:`~mission_memory.stores.sqlite_filters`, its vector cach
 :mod:`~mission_memory.stores.sqlite_vector_cache`. SQLite row ids stay inside this package:
 everything it returns is keyed by record id.
 
-Vector search is exact cosine similarity in NumPy over a per-process matrix cache. It needs no
-SQLite extension, so it works on Python builds that cannot load one.
+Vector search is cosine similarity in NumPy over a per-process matrix cache, with an int8 first
+pass and exact rescoring on large tables (docs/adr/0033). It needs no SQLite extension, so it works
+on Python builds that cannot load one.
 
 Several processes share one file: WAL lets readers run beside one writer, writes take the lock up
 front (``BEGIN IMMEDIATE``) and wait ``busy_timeout``, and a still-busy write is retried, so
@@ -47,6 +48,7 @@ from mission_memory.record_filters import SearchFilter, matches
 from mission_memory.records import Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
     LAYER_CODES,
@@ -54,6 +56,7 @@ from mission_memory.stores.sqlite_filters import (
     filter_sql,
     row_columns,
 )
+from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats
 from mission_memory.stores.sqlite_migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -85,6 +88,7 @@ _RECORD_COLUMNS = (
 
 
 _SNAPSHOT_MIN_ROWS = 2000
+_LAYER_OF_CODE = {code: layer for layer, code in LAYER_CODES.items()}
 _CHUNK = 500
 
 
@@ -125,14 +129,27 @@ class SqliteStore:
         path: the database file; its folder is created if missing.
         snapshot_min_rows: vector tables of at least this many rows are also kept as a snapshot
             file (``<stem>.vectors/``) so that a new process does not read them row by row.
+        quantized_min_rows: vector tables of at least this many rows are searched with the int8
+            first pass and exact rescoring (docs/adr/0033); smaller ones exactly.
+        bm25_common_share: BM25 leaves out query terms found in more than this share of the
+            records while rarer terms remain (1.0 keeps every term; docs/adr/0033).
 
     Raises:
         BackendUnavailable: the file cannot be opened or is not a mission-memory database.
     """
 
-    def __init__(self, path: Path, snapshot_min_rows: int = _SNAPSHOT_MIN_ROWS) -> None:
+    def __init__(
+        self,
+        path: Path,
+        snapshot_min_rows: int = _SNAPSHOT_MIN_ROWS,
+        quantized_min_rows: int = QUANTIZED_MIN_ROWS,
+        bm25_common_share: float = COMMON_SHARE,
+    ) -> None:
         self.path = path
         self.snapshot_min_rows = snapshot_min_rows
+        self.quantized_min_rows = quantized_min_rows
+        self.bm25_common_share = bm25_common_share
+        self._term_stats = FtsTermStats()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
@@ -524,43 +541,84 @@ class SqliteStore:
     def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
         """The best ``limit`` BM25 hits of each layer in ``where.layers``, best first.
 
-        One FTS5 query ranks the matching rows without touching the records table; the best
+        One FTS5 query ranks the matching rows without touching the records table; the ranked
         rows are then checked against ``where`` in Python (the same rules as the SQL, from one
-        field table). Only when the filter is so selective that too few of them pass does the
-        query join the records table on every matching row.
+        field table). Under filters, the best ``limit × layers`` passing rows are kept (each layer
+        capped at ``limit``); the ranking is read as deep as the share of records passing the
+        filter suggests, so a selective filter costs one ranking, not a ranking plus a join of the
+        records table on every matching row (docs/adr/0033). Terms found in more
+        than :attr:`bm25_common_share` of the records are left out of the query when rarer terms
+        remain (:class:`~mission_memory.stores.sqlite_fts_terms.FtsTermStats`).
         """
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if not terms:
             return out
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         conn = self._conn()
-        unrestricted = not where.active()
-        cap = limit * len(Layer) if unrestricted else max(limit * len(where.layers) * 4, 800)
-        ranked = conn.execute(
-            "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
-            " ORDER BY s LIMIT ?",
-            (match, cap),
-        ).fetchall()
-        passing = self._passing(where, [r[0] for r in ranked])
-        for rowid, score in ranked:
-            found = passing.get(rowid)
-            if found is not None and len(out[found[1]]) < limit:
-                out[found[1]].append(Hit(record_id=found[0], score=-float(score)))
-        if unrestricted or len(ranked) < cap or sum(len(hits) for hits in out.values()) >= limit:
-            return out
-        out = {layer: [] for layer in where.layers}
-        clauses, params = filter_sql(where, alias="r")
-        rows = conn.execute(
-            "SELECT r.id, bm25(records_fts, 2.0, 1.0) AS s, r.layer FROM records_fts "
-            "JOIN records r ON r.rowid = records_fts.rowid "
-            f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} ORDER BY s LIMIT ?",
-            (match, *params, limit * len(where.layers)),
-        ).fetchall()
-        for rid, score, layer_name in rows:
-            layer = Layer(layer_name)
-            if len(out[layer]) < limit:
-                out[layer].append(Hit(record_id=rid, score=-float(score)))
+        kept = self._term_stats.rare_terms(conn, terms, self.bm25_common_share)
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+        chosen: dict[Layer, list[tuple[int, float]]] = {layer: [] for layer in where.layers}
+        if not where.active():
+            ranked = self._bm25_ranked(match, limit * len(Layer), 0)
+            passing = self._passing_layers(where, [r[0] for r in ranked])
+            for rowid, score in ranked:
+                layer = passing.get(rowid)
+                if layer is not None and len(chosen[layer]) < limit:
+                    chosen[layer].append((rowid, score))
+            return self._bm25_hits(chosen)
+        # Under filters: the best ``limit × layers`` rows that pass, each layer capped at ``limit``.
+        # The ranking is read as far as the share of rows passing suggests (twice that, to be
+        # safe): estimated from the vector cache when it is loaded, else observed on the way.
+        wanted, seen, offset = limit * len(where.layers), 0, 0
+        share = self._vectors.passing_share(where)
+        size = max(4 * wanted, 800) if share is None else max(int(2 * wanted / max(share, 1e-4)), 800)
+        ranked = self._bm25_ranked(match, size, 0)
+        while ranked:
+            passing = self._passing_layers(where, [r[0] for r in ranked])
+            for rowid, score in ranked:
+                layer = passing.get(rowid)
+                if layer is None:
+                    continue
+                seen += 1
+                if len(chosen[layer]) < limit:
+                    chosen[layer].append((rowid, score))
+                if seen >= wanted:
+                    return self._bm25_hits(chosen)
+            if len(ranked) < size:
+                break
+            share = share if share is not None else max(len(passing), 1) / len(ranked)
+            offset += len(ranked)
+            size = max(int(2 * (wanted - seen) / max(share, 1e-4)), size)
+            ranked = self._bm25_ranked(match, size, offset)
+        return self._bm25_hits(chosen)
+
+    def _bm25_hits(self, chosen: dict[Layer, list[tuple[int, float]]]) -> dict[Layer, list[Hit]]:
+        """Hits (record ids, ``score = -bm25``) of the chosen ``(rowid, bm25)`` rows of each layer."""
+        ids = self._ids_of([rowid for rows in chosen.values() for rowid, _ in rows])
+        return {
+            layer: [Hit(record_id=ids[rowid], score=-float(score)) for rowid, score in rows if rowid in ids]
+            for layer, rows in chosen.items()
+        }
+
+    def _passing_layers(self, where: SearchFilter, rowids: Sequence[int]) -> dict[int, Layer]:
+        """The layer of each row among ``rowids`` that passes ``where``.
+
+        Rows the vector cache holds are checked there (NumPy, no SQL); the others, and every row
+        when no table is cached, are read from the records table (:meth:`_passing`).
+        """
+        known, unknown = self._vectors.passing_layers(where, rowids)
+        out = {rowid: _LAYER_OF_CODE[code] for rowid, code in known.items()}
+        if unknown:
+            out.update({rowid: layer for rowid, (_, layer) in self._passing(where, unknown).items()})
         return out
+
+    def _bm25_ranked(self, match: str, limit: int, offset: int) -> list[tuple[int, float]]:
+        """``(rowid, bm25)`` of the rows matching ``match``, best (lowest) first, from ``offset``."""
+        rows: list[tuple[int, float]] = self._conn().execute(
+            "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
+            " ORDER BY s LIMIT ? OFFSET ?",
+            (match, limit, offset),
+        ).fetchall()
+        return rows
 
     def phrase_search(
         self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False
@@ -619,28 +677,25 @@ class SqliteStore:
     ) -> dict[Layer, list[Hit]]:
         """Like :meth:`dense_search`, but the best ``limit`` hits of each layer in ``where.layers``.
 
-        One matrix-vector product scores every vector (about 7 ms over 100k × 384 here); the
-        filters and layers are then applied as boolean masks on the scores, so no vector is copied.
+        The filters and layers become groups of row positions of the cached vector table; a
+        large table is searched with an int8 first pass and exact float32 rescoring, a small one
+        exactly (:func:`~mission_memory.stores.dense_scan.best_rows`, docs/adr/0033). Scores are
+        exact cosine similarities either way.
         """
         table = self._vectors.table(model_id)
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if table.rowids.size == 0:
             return out
-        scores = table.matrix @ np.asarray(query, dtype=np.float32)
         base = filter_mask(table, where)
-        found: dict[Layer, list[tuple[int, float]]] = {}
+        groups = []
         for layer in where.layers:
-            mask = table.layer == LAYER_CODES[layer]
-            if base is not None:
-                mask &= base
-            idx = np.flatnonzero(mask)
-            if idx.size == 0:
-                continue
-            layer_scores = scores[idx]
-            k = min(limit, idx.size)
-            top = np.argpartition(-layer_scores, k - 1)[:k]
-            top = top[np.argsort(-layer_scores[top])]
-            found[layer] = [(int(table.rowids[idx[i]]), float(layer_scores[i])) for i in top]
+            rows = table.layer_rows(LAYER_CODES[layer])
+            groups.append(rows[base[rows]] if base is not None else rows)
+        best = best_rows(table, query, groups, limit, quantized_min_rows=self.quantized_min_rows)
+        found: dict[Layer, list[tuple[int, float]]] = {}
+        for layer, (positions, scores) in zip(where.layers, best, strict=True):
+            if positions.size:
+                found[layer] = list(zip(table.rowids[positions].tolist(), scores.tolist(), strict=True))
         ids = self._ids_of([rowid for hits in found.values() for rowid, _ in hits])
         for layer, hits in found.items():
             out[layer] = [Hit(record_id=ids[rowid], score=score) for rowid, score in hits if rowid in ids]

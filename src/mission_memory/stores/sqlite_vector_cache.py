@@ -12,11 +12,15 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+import numpy.typing as npt
+
 from mission_memory.errors import BackendUnavailable
-from mission_memory.stores.sqlite_filters import CODED_COLUMNS, LAYER_CODES, NUMERIC_COLUMNS
+from mission_memory.record_filters import SearchFilter
+from mission_memory.stores.sqlite_filters import CODED_COLUMNS, LAYER_CODES, NUMERIC_COLUMNS, filter_mask
 from mission_memory.stores.vector_table import VectorTable
 
 __all__ = ["SqliteVectorCache"]
@@ -39,6 +43,7 @@ class SqliteVectorCache:
         self._connect = connect
         self._lock = threading.Lock()
         self._table: VectorTable | None = None
+        self._last_mask: tuple[VectorTable, SearchFilter, npt.NDArray[np.bool_] | None] | None = None
 
     def table(self, model_id: str) -> VectorTable:
         """The vector table of ``model_id``, current with the database.
@@ -72,6 +77,52 @@ class SqliteVectorCache:
                     self._save_snapshot(table)
             self._table = table
             return table
+
+    def passing_share(self, where: SearchFilter) -> float | None:
+        """Share of the cached table's rows in ``where``'s layers passing its filters, or None
+        when no table is cached; an estimate for sizing a BM25 read (the table may be a little
+        behind the database)."""
+        table = self._table
+        if table is None or table.size == 0:
+            return None
+        in_layers = np.isin(table.layer, [LAYER_CODES[layer] for layer in where.layers])
+        mask = self._mask(table, where)
+        passing = in_layers if mask is None else in_layers & mask
+        return float(np.count_nonzero(passing)) / table.size
+
+    def passing_layers(self, where: SearchFilter, rowids: Sequence[int]) -> tuple[dict[int, int], list[int]]:
+        """Check rows against ``where`` with the cached table's columns, without SQL.
+
+        A record's filter columns never change under its row id (a changed record is a new row),
+        so the cached table answers for every row it holds, even when it is behind the database.
+
+        Returns:
+            ``(passing, unknown)``: the layer code of each row of ``rowids`` in the table that
+            passes (layers and filters), and the rows the table does not hold (all of them when
+            no table is cached), for the caller to check another way.
+        """
+        table = self._table
+        if table is None or table.size == 0 or not rowids:
+            return {}, list(rowids)
+        wanted = np.asarray(rowids, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(table.rowids, wanted), table.size - 1)
+        known = table.rowids[pos] == wanted
+        layers = table.layer[pos]
+        ok = known & np.isin(layers, [LAYER_CODES[layer] for layer in where.layers])
+        mask = self._mask(table, where)
+        if mask is not None:
+            ok &= mask[pos]
+        passing = dict(zip(wanted[ok].tolist(), layers[ok].tolist(), strict=True))
+        return passing, wanted[~known].tolist()
+
+    def _mask(self, table: VectorTable, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
+        """:func:`filter_mask` of ``where`` over ``table``, kept for the next call with the same pair."""
+        cached = self._last_mask
+        if cached is not None and cached[0] is table and cached[1] == where:
+            return cached[2]
+        mask = filter_mask(table, where)
+        self._last_mask = (table, where, mask)
+        return mask
 
     def _snapshot_path(self, model_id: str) -> Path:
         return VectorTable.snapshot_path(self.database.parent / f"{self.database.stem}.vectors", model_id)

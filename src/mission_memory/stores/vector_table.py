@@ -1,7 +1,8 @@
 """The in-memory vector table behind exact dense search, and its snapshot file.
 
-A :class:`VectorTable` holds, for one embedding model, every stored vector as one float32 matrix
-plus the per-row fields dense search filters on: the layer, the numeric filter columns (criticality,
+A :class:`VectorTable` holds, for one embedding model, every stored vector as one float32 matrix,
+the same vectors quantized to int8 (one scale per row) for the fast first pass of dense search
+(:mod:`mission_memory.stores.dense_scan`, docs/adr/0033), plus the per-row fields dense search filters on: the layer, the numeric filter columns (criticality,
 time, as float64 like SQLite's REAL) and the named ones (mission, component, operator, access level…)
 as integer codes into small vocabularies. Which columns there are comes from the filter field table
 (:mod:`mission_memory.record_filters`). Filtering is then a few vectorised comparisons and scoring
@@ -29,9 +30,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["VectorTable"]
+__all__ = ["VectorTable", "quantize_rows"]
 
-_MAGIC = b"MMVEC2\n"
+_MAGIC = b"MMVEC3\n"
+_SUFFIX = "-v3.mmvec"
+"""Format 3 adds the int8 matrix and its row scales; a format-2 file (another name) is never read."""
+_QUANTIZE_ROWS = 65_536
+"""Rows quantized at a time, which bounds the temporary float32 copies to about 100 MB."""
 _ALIGN = 64
 
 
@@ -44,6 +49,8 @@ class VectorTable:
         deletions, max_rowid: the database state the table reflects.
         rowids: shape ``(n,)`` int64, ascending.
         matrix: shape ``(n, dim)`` float32, unit rows.
+        quantized: shape ``(n, dim)`` int8, ``matrix`` rows scaled to use the range -127..127.
+        scales: shape ``(n,)`` float32; ``quantized[i] * scales[i]`` approximates ``matrix[i]``.
         layer: shape ``(n,)`` int8 layer codes.
         numbers: per numeric column, shape ``(n,)`` float64.
         codes: per coded column, shape ``(n,)`` int32 indexes into ``vocab[column]`` (-1 for None).
@@ -55,10 +62,13 @@ class VectorTable:
     max_rowid: int
     rowids: npt.NDArray[np.int64]
     matrix: npt.NDArray[np.float32]
+    quantized: npt.NDArray[np.int8]
+    scales: npt.NDArray[np.float32]
     layer: npt.NDArray[np.int8]
     numbers: dict[str, npt.NDArray[np.float64]]
     codes: dict[str, npt.NDArray[np.int32]]
     vocab: dict[str, list[str]] = field(default_factory=dict)
+    _layer_rows: dict[int, npt.NDArray[np.int64]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def size(self) -> int:
@@ -69,6 +79,13 @@ class VectorTable:
     def columns(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The numeric and the coded column names."""
         return tuple(self.numbers), tuple(self.codes)
+
+    def layer_rows(self, code: int) -> npt.NDArray[np.int64]:
+        """Positions (not row ids) of the rows of layer ``code``, ascending; computed once per table."""
+        rows = self._layer_rows.get(code)
+        if rows is None:
+            rows = self._layer_rows[code] = np.flatnonzero(self.layer == code)
+        return rows
 
     def code_of(self, column: str, value: str | None) -> int:
         """The code of ``value`` in ``column`` (-1 for None, -2 when the value never occurs)."""
@@ -114,6 +131,7 @@ class VectorTable:
             if n
             else np.zeros((0, dim), dtype=np.float32)
         )
+        quantized, scales = quantize_rows(matrix)
         numbers = {
             column: np.fromiter((row[3 + j] for row in rows), dtype=np.float64, count=n)
             for j, column in enumerate(numeric_columns)
@@ -124,6 +142,8 @@ class VectorTable:
             max_rowid=int(rows[-1][0]) if rows else after,
             rowids=np.fromiter((row[0] for row in rows), dtype=np.int64, count=n),
             matrix=matrix,
+            quantized=quantized,
+            scales=scales,
             layer=np.fromiter((layer_codes[row[2]] for row in rows), dtype=np.int8, count=n),
             numbers=numbers,
             codes=codes,
@@ -138,10 +158,12 @@ class VectorTable:
         """
         if self.size == 0:
             return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), more.rowids,
-                               more.matrix, more.layer, more.numbers, more.codes, more.vocab)
+                               more.matrix, more.quantized, more.scales, more.layer, more.numbers, more.codes,
+                               more.vocab)
         if more.size == 0:
             return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), self.rowids,
-                               self.matrix, self.layer, self.numbers, self.codes, self.vocab)
+                               self.matrix, self.quantized, self.scales, self.layer, self.numbers, self.codes,
+                               self.vocab)
         vocab = {c: list(self.vocab[c]) for c in self.codes}
         codes = {}
         for column in self.codes:
@@ -158,6 +180,8 @@ class VectorTable:
             max_rowid=more.max_rowid,
             rowids=np.concatenate([self.rowids, more.rowids]),
             matrix=np.concatenate([self.matrix, more.matrix]),
+            quantized=np.concatenate([self.quantized, more.quantized]),
+            scales=np.concatenate([self.scales, more.scales]),
             layer=np.concatenate([self.layer, more.layer]),
             numbers={c: np.concatenate([self.numbers[c], more.numbers[c]]) for c in self.numbers},
             codes=codes,
@@ -169,12 +193,13 @@ class VectorTable:
     @staticmethod
     def snapshot_path(folder: Path, model_id: str) -> Path:
         """Where the snapshot of ``model_id`` lives inside ``folder``."""
-        return folder / f"{hashlib.sha256(model_id.encode()).hexdigest()[:16]}.mmvec"
+        return folder / f"{hashlib.sha256(model_id.encode()).hexdigest()[:16]}{_SUFFIX}"
 
     def save(self, path: Path) -> None:
         """Write the table to ``path`` atomically (temp file, then rename)."""
         arrays: dict[str, np.ndarray[Any, Any]] = {
-            "rowids": self.rowids, "matrix": self.matrix, "layer": self.layer,
+            "rowids": self.rowids, "matrix": self.matrix, "quantized": self.quantized, "scales": self.scales,
+            "layer": self.layer,
             **{f"num:{c}": self.numbers[c] for c in self.numbers},
             **{f"code:{c}": self.codes[c] for c in self.codes},
         }
@@ -226,6 +251,8 @@ class VectorTable:
                 max_rowid=int(header["max_rowid"]),
                 rowids=arrays["rowids"],
                 matrix=arrays["matrix"],
+                quantized=arrays["quantized"],
+                scales=arrays["scales"],
                 layer=arrays["layer"],
                 numbers={c: arrays[f"num:{c}"] for c in header["numeric"]},
                 codes={c: arrays[f"code:{c}"] for c in header["coded"]},
@@ -233,3 +260,27 @@ class VectorTable:
             )
         except (OSError, ValueError, KeyError, json.JSONDecodeError):
             return None
+
+
+def quantize_rows(matrix: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """Symmetric int8 quantization with one scale per row (docs/adr/0033).
+
+    Args:
+        matrix: shape ``(n, dim)`` float32.
+
+    Returns:
+        ``(quantized, scales)``: shape ``(n, dim)`` int8 in -127..127 and shape ``(n,)`` float32,
+        so that ``quantized[i] * scales[i]`` is within ``scales[i] / 2`` of ``matrix[i]`` in every
+        coordinate. An all-zero row gets scale 0 (and all-zero codes).
+    """
+    n = matrix.shape[0]
+    quantized = np.empty(matrix.shape, dtype=np.int8)
+    scales = np.empty(n, dtype=np.float32)
+    for start in range(0, n, _QUANTIZE_ROWS):
+        block = np.asarray(matrix[start : start + _QUANTIZE_ROWS], dtype=np.float32)
+        peak = np.abs(block).max(axis=1) if block.shape[1] else np.zeros(block.shape[0], dtype=np.float32)
+        scale = (peak / 127.0).astype(np.float32)
+        safe = np.where(scale > 0, scale, np.float32(1.0))
+        quantized[start : start + block.shape[0]] = np.clip(np.rint(block / safe[:, None]), -127, 127)
+        scales[start : start + block.shape[0]] = scale
+    return quantized, scales

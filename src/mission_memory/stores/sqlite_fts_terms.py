@@ -1,0 +1,95 @@
+"""Which query terms are worth a BM25 query over the SQLite FTS5 index: document frequencies of terms.
+
+FTS5 scores every row a query matches before it can return the best, so a query term found in
+a large share of the records (``file`` is in every commit's file list) makes each query cost a
+scan of most of the index while adding little to the ranking: its inverse document frequency is
+small (below log 4 ≈ 1.4 at 20 % of the records, against 4.6 at 1 %) and FTS5 floors it to 10⁻⁶
+at half of the records. :func:`rare_terms` leaves such terms out of the query as long as rarer
+terms remain (docs/adr/0033). A term's frequency is that of its index tokens: the query's words are
+tokenized by a temporary FTS5 table with the same tokenizer (Porter stemming, so ``files`` counts
+as ``file``), and their document counts read through ``fts5vocab``; both are cached per store
+state.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+
+__all__ = ["COMMON_SHARE", "FtsTermStats"]
+
+COMMON_SHARE = 0.5
+"""Terms found in more than this share of the records are left out while rarer ones remain.
+
+At 0.5 this changes no BM25 score above FTS5's IDF floor (such terms score 10⁻⁶), so the best
+rows stay the same; lower shares are faster but change the ranking (figures in docs/adr/0033)."""
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+"""The tokenizer of ``records_fts`` (migration ``0001_initial``): stems must be the index's."""
+
+
+class FtsTermStats:
+    """Document frequencies of query terms in ``records_fts``, cached until the records change.
+
+    Safe to share between threads; each call uses the caller's connection.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state: int | None = None
+        self._records = 0
+        self._docs: dict[str, int] = {}
+
+    def rare_terms(self, conn: sqlite3.Connection, terms: Sequence[str], common_share: float) -> list[str]:
+        """``terms`` without those found in more than ``common_share`` of the records.
+
+        Args:
+            conn: a connection to the store (its temp schema gets two helper tables).
+            terms: query terms (words, not FTS5 syntax).
+            common_share: a share in (0, 1]; 1.0 or more keeps every term.
+
+        Returns:
+            The kept terms in their order: all of them when every term is common, when
+            ``common_share >= 1`` or when there is at most one term. A word whose tokens are not
+            all common is kept.
+        """
+        if common_share >= 1.0 or len(terms) < 2:
+            return list(terms)
+        tokens = self._tokens(conn, terms)
+        with self._lock:
+            state = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0])
+            if state != self._state:
+                self._records = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+                self._docs = {}
+                self._state = state
+            missing = sorted({t for ts in tokens for t in ts} - self._docs.keys())
+            if missing:
+                marks = ",".join("?" * len(missing))
+                found = dict(conn.execute(
+                    f"SELECT term, doc FROM temp.mm_records_vocab WHERE term IN ({marks})", missing
+                ).fetchall())
+                self._docs.update({t: int(found.get(t, 0)) for t in missing})
+            bound = common_share * self._records
+            common = [bool(ts) and all(self._docs[t] > bound for t in ts) for ts in tokens]
+        kept = [term for term, is_common in zip(terms, common, strict=True) if not is_common]
+        return kept or list(terms)
+
+    @staticmethod
+    def _tokens(conn: sqlite3.Connection, terms: Sequence[str]) -> list[list[str]]:
+        """The index tokens of each term (usually one: its stem)."""
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.mm_query_terms USING fts5(term, tokenize='{TOKENIZER}')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mm_query_vocab USING fts5vocab(temp, mm_query_terms, instance)"
+        )
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.mm_records_vocab USING fts5vocab(main, records_fts, row)")
+        conn.execute("DELETE FROM temp.mm_query_terms")
+        conn.executemany(
+            "INSERT INTO temp.mm_query_terms (rowid, term) VALUES (?, ?)", list(enumerate(terms, start=1))
+        )
+        out: list[list[str]] = [[] for _ in terms]
+        for token, doc in conn.execute("SELECT term, doc FROM temp.mm_query_vocab ORDER BY doc, offset"):
+            out[int(doc) - 1].append(str(token))
+        conn.execute("DELETE FROM temp.mm_query_terms")
+        return out
