@@ -38,7 +38,6 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
-
     from mission_memory.corrections.practitioner_records import Correction
     from mission_memory.corrections.rate import CorrectionRate
     from mission_memory.corrections.recording import CorrectionImport

@@ -57,7 +57,7 @@ def test_with_write_tools_a_correction_is_recorded_and_linked_to_the_query_befor
         ("workflow_memory_query", {"task_description": "How are the API keys rotated?", "scope": "domain"}),
         ("record_correction", ARGUMENTS),
     )
-    assert [t.name for t in tools.tools] == ["workflow_memory_query", "record_correction"]
+    assert [t.name for t in tools.tools] == ["workflow_memory_query", "record_correction", "record_decision"]
     assert set(tools.tools[1].input_schema["required"]) == {"correction_class", "category", "outcome", "summary"}
     assert not queried.is_error and not recorded.is_error, recorded.content[0].text
     text = recorded.content[0].text
@@ -100,4 +100,4 @@ def test_serve_with_write_tools_over_stdio_exposes_the_write_tool(data_dir: Path
         async with Client(params) as client:
             return await client.list_tools()
 
-    assert [t.name for t in anyio.run(go).tools] == ["workflow_memory_query", "record_correction"]
+    assert [t.name for t in anyio.run(go).tools] == ["workflow_memory_query", "record_correction", "record_decision"]

@@ -10,7 +10,7 @@ import pytest
 from mcp import Client
 
 from mission_memory.api import Memory
-from mission_memory.mcp.decision_tool import DECISION_TOOL_NAME, add_decision_tool, decision_tool_schema
+from mission_memory.mcp.decision_tool import DECISION_TOOL_NAME, decision_tool_schema
 from mission_memory.mcp.server import build_server
 from mission_memory.records import RecordKind
 from tests.conftest import GitRepo
@@ -18,8 +18,7 @@ from tests.conftest import GitRepo
 
 def _with_tool(call: str, arguments: dict[str, Any] | None = None) -> Any:
     async def go() -> Any:
-        server = build_server()
-        add_decision_tool(server)
+        server = build_server(write_tools=True)  # serve --write-tools
         async with Client(server) as client:
             if call == "list":
                 return await client.list_tools()
@@ -30,7 +29,7 @@ def _with_tool(call: str, arguments: dict[str, Any] | None = None) -> Any:
 
 def test_the_tool_is_listed_beside_the_query_tool_with_the_schema_decision_tool_schema_gives() -> None:
     tools = {tool.name: tool for tool in _with_tool("list").tools}
-    assert set(tools) == {"workflow_memory_query", DECISION_TOOL_NAME}
+    assert set(tools) == {"workflow_memory_query", "record_correction", DECISION_TOOL_NAME}
     schema = tools[DECISION_TOOL_NAME].input_schema
     assert set(schema["required"]) == {"title", "decision", "rationale"}
     assert set(schema["properties"]) == set(decision_tool_schema()["properties"])

@@ -282,7 +282,7 @@ def serve(
         typer.Option(help="Default mission of the tool's queries; default (stdio): the repository the server starts in."),
     ] = None,
     write_tools: Annotated[
-        bool, typer.Option("--write-tools", help="Also expose record_correction (explicit opt-in).")
+        bool, typer.Option("--write-tools", help="Also expose the write tools record_correction and record_decision (explicit opt-in).")
     ] = False,
 ) -> None:
     """Run the MCP server exposing the one tool, workflow_memory_query (and record_correction with --write-tools)."""

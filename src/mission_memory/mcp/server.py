@@ -165,7 +165,8 @@ def build_server(
         default_mission: the mission a call without ``filters.mission`` answers from when it is
             stored (else all missions, said in the digest header); None: all missions. The tool's
             description names it and the stored missions, read here (ADR 0029).
-        write_tools: also expose ``record_correction`` (explicit opt-in; default: the one query tool).
+        write_tools: also expose ``record_correction`` and ``record_decision`` (explicit opt-in;
+            default: the one query tool).
     """
     factory = memory_factory or Memory.open
     description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission)}"
@@ -229,7 +230,10 @@ def build_server(
 
     _add_event_receivers(server, running)
     if write_tools:
+        from mission_memory.mcp.decision_tool import add_decision_tool
+
         _add_write_tools(server)
+        add_decision_tool(server)
     return server
 
 
@@ -348,7 +352,8 @@ def run_server(
         mission: the default mission of the tool's queries; default over stdio: the mission of the
             current directory (:func:`~mission_memory.mission_scope.mission_of_directory`); over HTTP
             (a shared server, not started in a project): none, so all missions.
-        write_tools: also expose ``record_correction`` (explicit opt-in; default: the one query tool).
+        write_tools: also expose ``record_correction`` and ``record_decision`` (explicit opt-in;
+            default: the one query tool).
     """
     if mission is None and transport == "stdio":
         mission = mission_of_directory(Path.cwd())
