@@ -13,6 +13,7 @@ BM25 score.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -20,9 +21,20 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.records import Record, RecordKind
-from mission_memory.stores.base import Hit, RecordPriors
+from mission_memory.stores.base import Hit, RecordPriors, StateStore
 
-__all__ = ["Candidate", "RankingParams", "fuse", "is_superseded", "suppress_near_duplicates"]
+__all__ = [
+    "BEFORE_PARAMS",
+    "FUSION_STATE_KEY",
+    "FUSION_STATE_MISSION",
+    "Candidate",
+    "FusionWeights",
+    "RankingParams",
+    "fuse",
+    "is_superseded",
+    "suppress_near_duplicates",
+    "tuned_params",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +53,11 @@ class RankingParams:
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
         critical_candidates: also take this many of the most critical records matching the
             filters as a third rank list (criticality triage, DESIGN.md §7); 0 in normal mode.
+        dense_weight, bm25_weight: weights of the dense and the BM25 rank lists in the fusion
+            (weighted RRF); fitted by ``ranking tune`` (ADR 0032).
+        normalize_present: divide a kind's fused score by the best score the lists that kept
+            anything could give, so a record first in the only list that found anything of its
+            kind scores 1.0 (ADR 0031).
     """
 
     rrf_k: int = 60
@@ -50,6 +67,56 @@ class RankingParams:
     criticality_weight: float = 0.3
     duplicate_cosine: float = 0.97
     critical_candidates: int = 0
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    normalize_present: bool = False
+
+
+BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False)
+"""The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
+
+
+FUSION_STATE_MISSION = "*"
+"""State-store mission under which ``ranking tune``'s adopted weights are kept (they apply to every mission)."""
+FUSION_STATE_KEY = "ranking.fusion_weights"
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """The fitted part of :class:`RankingParams`: the RRF constant and the two list weights."""
+
+    rrf_k: int
+    dense_weight: float
+    bm25_weight: float
+
+    @classmethod
+    def of(cls, params: RankingParams) -> FusionWeights:
+        """The fusion weights ``params`` holds."""
+        return cls(params.rrf_k, params.dense_weight, params.bm25_weight)
+
+    def applied_to(self, params: RankingParams) -> RankingParams:
+        """``params`` with these weights."""
+        return replace(params, rrf_k=self.rrf_k, dense_weight=self.dense_weight, bm25_weight=self.bm25_weight)
+
+
+def tuned_params(store: StateStore, base: RankingParams | None = None) -> RankingParams:
+    """The ranking parameters pull uses: ``base`` (the defaults) with the adopted weights, if any.
+
+    A stored value that does not parse is ignored (the defaults apply), so a damaged state entry
+    never stops pull.
+    """
+    params = base or RankingParams()
+    raw = store.get_state(FUSION_STATE_MISSION, FUSION_STATE_KEY)
+    if not raw:
+        return params
+    try:
+        data = json.loads(raw)["weights"]
+        weights = FusionWeights(int(data["rrf_k"]), float(data["dense_weight"]), float(data["bm25_weight"]))
+    except (ValueError, KeyError, TypeError):
+        return params
+    if weights.rrf_k < 1 or weights.dense_weight < 0 or weights.bm25_weight < 0:
+        return params
+    return weights.applied_to(params)
 
 
 @dataclass(frozen=True)
@@ -100,17 +167,21 @@ def fuse(
     """
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
-    top = 2.0 / (params.rrf_k + 1)
+    wd, wb = params.dense_weight, params.bm25_weight
+    if params.normalize_present:
+        top = (wd * bool(dense_kept) + wb * bool(bm25_kept)) / (params.rrf_k + 1) or 1.0
+    else:
+        top = (wd + wb) / (params.rrf_k + 1)
     acc: dict[str, dict[str, float | int]] = {}
     for rank, hit in enumerate(dense_kept, start=1):
         slot = acc.setdefault(hit.record_id, {})
         slot["dense_rank"] = rank
         slot["cosine"] = hit.score
-        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+        slot["rrf"] = slot.get("rrf", 0.0) + wd / (params.rrf_k + rank)
     for rank, hit in enumerate(bm25_kept, start=1):
         slot = acc.setdefault(hit.record_id, {})
         slot["bm25_rank"] = rank
-        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+        slot["rrf"] = slot.get("rrf", 0.0) + wb / (params.rrf_k + rank)
     for rank, hit in enumerate(critical, start=1):
         slot = acc.setdefault(hit.record_id, {})
         slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
@@ -141,8 +212,13 @@ def apply_priors(
     """Weight fused scores by record criticality, demote and mark superseded decisions; sort best first.
 
     Each candidate needs its ``record`` attached or its entry in ``priors`` (read before the
-    records, so that priors apply to every candidate before any is cut). Scores stay in [0, 1].
+    records, so that priors apply to every candidate before any is cut). Scores stay in [0, 1]:
+    they are divided by the largest criticality factor, never capped, so the fused order survives.
     """
+    # Scale by the largest factor instead of capping at 1: a cap made every candidate of a critical
+    # kind whose fused score came within a few percent of the best tie at 1.0, and ties fall back to
+    # record-id order, which is arbitrary (ADR 0031).
+    ceiling = 1.0 + max(0.0, params.criticality_weight) * 0.5
     out = []
     for cand in candidates:
         if cand.record is not None:
@@ -153,7 +229,7 @@ def apply_priors(
         factor = 1.0 + params.criticality_weight * (criticality - 0.5)
         if superseded:
             factor *= params.superseded_factor
-        out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor)))
+        out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor / ceiling)))
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out
 
