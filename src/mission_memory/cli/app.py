@@ -56,6 +56,9 @@ app.add_typer(prompt_commands.app, name="prompts")
 from mission_memory.cli import refresh_commands  # noqa: E402
 
 app.add_typer(refresh_commands.app, name="refresh")
+from mission_memory.cli import ranking_commands  # noqa: E402
+
+app.add_typer(ranking_commands.app, name="ranking")
 # --- end of command groups --------------------------------------------------------------------
 
 

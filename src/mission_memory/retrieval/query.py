@@ -37,6 +37,7 @@ from mission_memory.retrieval.ranking import (
     fuse,
     is_superseded,
     suppress_near_duplicates,
+    tuned_params,
 )
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
@@ -101,7 +102,7 @@ def run_query(
         raise InputError(f"task_description has {len(task)} characters; at most {MAX_TASK_CHARS} are accepted")
     if token_budget < 1:
         raise InputError(f"token_budget must be a positive number of tokens, got {token_budget}")
-    params = params or RankingParams()
+    params = params or tuned_params(store)
     layers = layers_in_scope(scope)
     where = SearchFilter(layers, filters)
     lists = search_candidates(store, embedder, task, where, params)
