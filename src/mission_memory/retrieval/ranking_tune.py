@@ -3,7 +3,7 @@
 A retrieval-correction pair (DESIGN.md §6; format in ``docs/adr/0032-…``) says: this query retrieved
 these records, and should have served these (``missed``). :func:`tune_fusion_weights` re-runs each
 pair's query against today's store once, then ranks the same candidate lists under a small grid of
-fusion weights (the RRF constant and the weights of the dense and the BM25 lists), picks the point
+fusion weights (convex or reciprocal rank fusion, the RRF constant, the weights of the dense and the BM25 lists), picks the point
 that serves the most missed records on a training split, and adopts it only if it also serves more of
 them on the held-out split than the weights in use. It reports the recall before and after either way.
 
@@ -180,7 +180,9 @@ def _recall(
 
 
 def _grid() -> list[FusionWeights]:
-    return [FusionWeights(k, round(2 * (1 - s), 3), round(2 * s, 3)) for k in _GRID_K for s in _GRID_BM25_SHARE]
+    shares = [(round(2 * (1 - s), 3), round(2 * s, 3)) for s in _GRID_BM25_SHARE]
+    convex = [FusionWeights("convex", 60, d, b) for d, b in shares]
+    return convex + [FusionWeights("rrf", k, d, b) for k in _GRID_K for d, b in shares]
 
 
 def tune_fusion_weights(
