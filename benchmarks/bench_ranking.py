@@ -165,7 +165,7 @@ def main() -> None:
         finally:
             memory.close()
 
-    columns = ["n", "hit@1", "hit@3", "MRR", "current>old", "recall@10"]
+    columns = ["n", "hit@1", "hit@3", "MRR", "in-digest", "current>old", "recall@10"]
     print(f"{'set':34} {'ranking':10} " + " ".join(f"{c:>11}" for c in columns))
     for key, by_ranking in results.items():
         for ranking, score in by_ranking.items():

@@ -204,6 +204,8 @@ class SetScore:
         questions: how many questions were scored.
         hit1, hit3: share of questions whose target ranks first / among the first three, in [0, 1].
         mrr: mean reciprocal rank of the target, in [0, 1] (a miss counts 0).
+        in_digest: share of questions whose target ranks among the first ``top_n`` candidates of
+            all kinds (what the digest is packed from), in [0, 1].
         current_first: of the questions with a stale record named, how many rank the target above it.
         current_total: how many questions name a stale record.
         recall_at_k: mean share of the exact dense top ``k`` found in the final ranking's top ``k``.
@@ -214,6 +216,7 @@ class SetScore:
     hit1: float
     hit3: float
     mrr: float
+    in_digest: float
     current_first: int
     current_total: int
     recall_at_k: float
@@ -226,6 +229,7 @@ class SetScore:
             "hit@1": round(100 * self.hit1, 1),
             "hit@3": round(100 * self.hit3, 1),
             "MRR": round(self.mrr, 3),
+            "in-digest": round(100 * self.in_digest, 1),
             "current>old": f"{self.current_first}/{self.current_total}",
             "recall@10": round(self.recall_at_k, 3),
         }
@@ -234,12 +238,14 @@ class SetScore:
 RankFn = Callable[[CandidateLists, Sequence[Layer], RankingParams], list[Candidate]]
 
 
-def _rank_of(ranked: Sequence[Candidate], prepared: PreparedQuestion, paths: Sequence[str]) -> int | None:
+def _rank_of(
+    ranked: Sequence[Candidate], prepared: PreparedQuestion, paths: Sequence[str], any_kind: bool = False
+) -> int | None:
     kinds = _AMONG[prepared.question.among]
     position = 0
     for cand in ranked:
         prior = prepared.lists.priors.get(cand.record_id)
-        if prior is None or prior.kind not in kinds:
+        if prior is None or (prior.kind not in kinds and not any_kind):
             continue
         position += 1
         if prepared.paths.get(cand.record_id) in paths:
@@ -253,15 +259,23 @@ def score_ranking(
     params: RankingParams,
     rank: RankFn = rank_candidates,
     k: int = 10,
+    top_n: int = 10,
 ) -> SetScore:
-    """Rank every prepared question with ``rank`` under ``params`` and score the results."""
+    """Rank every prepared question with ``rank`` under ``params`` and score the results.
+
+    ``top_n`` is the digest's entry count (settings ``max_digest_entries``): ``in_digest`` counts
+    the targets ranked among the first ``top_n`` candidates of every kind.
+    """
     ranks: dict[str, int | None] = {}
+    in_top = 0
     current_first = current_total = 0
     recalls = []
     for prep in prepared:
         ranked = rank(prep.lists, layers, params)
         position = _rank_of(ranked, prep, prep.question.targets)
         ranks[prep.question.id] = position
+        overall = _rank_of(ranked, prep, prep.question.targets, any_kind=True)
+        in_top += overall is not None and overall <= top_n
         if prep.question.stale:
             current_total += 1
             stale_position = _rank_of(ranked, prep, (prep.question.stale,))
@@ -276,6 +290,7 @@ def score_ranking(
         hit1=sum(1 for r in ranks.values() if r == 1) / n,
         hit3=sum(1 for r in ranks.values() if r is not None and r <= 3) / n,
         mrr=sum(1 / r for r in ranks.values() if r) / n,
+        in_digest=in_top / n,
         current_first=current_first,
         current_total=current_total,
         recall_at_k=float(np.mean(recalls)) if recalls else float("nan"),
