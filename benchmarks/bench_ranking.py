@@ -129,6 +129,7 @@ def main() -> None:
         "log4brains": (args.log4brains, ["questions-log4brains.jsonl"]),
     }
     results: dict[str, dict[str, Any]] = {}
+    rank_ms: dict[str, list[float]] = {}
     for name, (source, sets) in sources.items():
         if args.only and name not in args.only:
             continue
@@ -150,10 +151,14 @@ def main() -> None:
                     if not subset or (lang != "all" and len({p.question.lang for p in prepared}) == 1):
                         continue
                     key = label if lang == "all" else f"{label} [{lang}]"
-                    results[key] = {
-                        r: score_ranking(subset, LAYERS, p, rank=rank_before if r == "before" else rank_candidates)
-                        for r, p in rankings.items()
-                    }
+                    results[key] = {}
+                    for r, p in rankings.items():
+                        started = time.perf_counter()
+                        results[key][r] = score_ranking(
+                            subset, LAYERS, p, rank=rank_before if r == "before" else rank_candidates
+                        )
+                        if lang == "all":
+                            rank_ms.setdefault(r, []).append((time.perf_counter() - started) * 1000 / len(subset))
                 if args.show_misses:
                     after = results[label]["after"].ranks
                     before = results[label]["before"].ranks
@@ -171,6 +176,8 @@ def main() -> None:
         for ranking, score in by_ranking.items():
             row = score.as_row()
             print(f"{key:34} {ranking:10} " + " ".join(f"{row[c]!s:>11}" for c in columns))
+    print("rank step (fusion + priors + scoring), ms per question, mean over sets: "
+          + ", ".join(f"{r} {sum(v) / len(v):.2f}" for r, v in rank_ms.items()))
     OUT_DIR.mkdir(exist_ok=True)
     out = {
         key: {r: {**s.as_row(), "ranks": s.ranks} for r, s in by.items()} for key, by in results.items()
