@@ -146,3 +146,12 @@ def test_tune_names_the_bad_line_of_a_pairs_file_and_a_bad_holdout(store_dir: Pa
     result = CliRunner().invoke(app, ["ranking", "tune", "--pairs", str(tmp_path / "absent.jsonl")],
                                 env={"MISSION_MEMORY_DATA_DIR": str(store_dir)})
     assert result.exit_code == 1 and "cannot read pairs file" in result.output
+
+
+def test_tune_without_pairs_says_where_pairs_come_from(tmp_path: Path) -> None:
+    """An empty store holds no correction records, so there is nothing to fit on."""
+    with (
+        Memory.open(load_settings(data_dir=tmp_path / "empty")) as memory,
+        pytest.raises(InputError, match="no retrieval-correction pairs: pass --pairs FILE"),
+    ):
+        memory.tune_ranking()

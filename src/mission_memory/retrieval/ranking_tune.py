@@ -221,6 +221,11 @@ def tune_fusion_weights(
         filters = QueryFilters(mission=pair.mission) if pair.mission in missions else QueryFilters()
         where = SearchFilter(_LAYERS, filters)
         prepared.append((search_candidates(store, embedder, pair.query, where, current), missed))
+    if not pairs:
+        raise InputError(
+            "no retrieval-correction pairs: pass --pairs FILE (written by `mission-memory corrections pairs -o FILE`)"
+            " or record corrections that name the records memory missed"
+        )
     if len(prepared) < 2:
         raise InputError(
             f"{len(prepared)} of {len(pairs)} pairs name a missed record that is still stored;"
