@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from mission_memory.config import load_settings
 from mission_memory.errors import InputError
+from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.retrieval.ranking import FUSION_STATE_KEY, FUSION_STATE_MISSION
 from tests.conftest import GitRepo
 
@@ -155,3 +158,37 @@ def test_tune_without_pairs_says_where_pairs_come_from(tmp_path: Path) -> None:
         pytest.raises(InputError, match="no retrieval-correction pairs: pass --pairs FILE"),
     ):
         memory.tune_ranking()
+
+
+def test_tune_without_a_pairs_file_builds_the_pairs_from_the_stored_correction_records(
+    store_dir: Path, tmp_path: Path
+) -> None:
+    """Correction records (practitioner layer, the shared interface) name the retrieval event and
+    the missed records; the query comes from the event."""
+    data = tmp_path / "data"
+    shutil.copytree(store_dir, data)
+    with Memory.open(load_settings(data_dir=data)) as memory:
+        decisions = {
+            name: r.id for r in memory.store.records_of_kind(["decision"], limit=100)
+            for name in CODE_NAMES if name in r.title.lower()
+        }
+        records = []
+        for i, (name, question) in enumerate(_questions()):
+            event = memory.query(question, token_budget=4000, session_id="s-1").retrieval_event_id
+            correction_id = f"{i:032x}"
+            records.append(Record.build(
+                kind=RecordKind.CORRECTION_PATTERN, title="Memory missed the code-name decision",
+                text="Memory missed the code-name decision", operator="ana", component="cluster",
+                provenance=Provenance(kind=SourceKind.CORRECTION, ref=f"correction/{correction_id}",
+                                      uri=f"mission-memory://correction/{correction_id}", mission="cluster",
+                                      time=datetime(2024, 4, 1, 10, i, tzinfo=UTC)),
+                slot=correction_id,
+                attributes={"correction_id": correction_id, "outcome": "rejected", "retrieval_caused": "true",
+                            "session_id": "s-1", "retrieval_event_id": event,
+                            "missed_record_ids": [decisions[name]], "served_record_ids": []},
+            ))
+        memory.store.upsert(records, memory.embedder.embed_passages([r.embedding_text for r in records]),
+                            memory.embedder.model_id)
+        report = memory.tune_ranking(holdout=0.34, seed=1, dry_run=True)
+    assert report.pairs == len(CODE_NAMES) and report.used == len(CODE_NAMES)
+    assert report.holdout_recall_after > report.holdout_recall_before
