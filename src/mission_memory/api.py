@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from mission_memory.refresh.artifacts import PruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
+    from mission_memory.retrieval.ranking_tune import TuneReport
     from mission_memory.trackers.base import TaskHistory, Tracker
 
 __all__ = ["Memory"]
@@ -848,6 +849,34 @@ class Memory:
             "window": timedelta(minutes=self.settings.correction_link_window_minutes),
             "threshold": self.settings.correction_relevance_threshold,
         }
+
+
+    # -- ranking ------------------------------------------------------------------------------
+
+    def tune_ranking(
+        self, pairs: str | Path | None = None, *, holdout: float = 0.3, seed: int = 0, dry_run: bool = False
+    ) -> TuneReport:
+        """Fit pull's fusion weights on retrieval-correction pairs; adopt them only if held-out recall rises.
+
+        Args:
+            pairs: a JSON Lines file of pairs (``mission-memory corrections pairs -o FILE``); None
+                builds them from the store's correction records that name missed records.
+            holdout: share of the pairs held out to judge the fit, in (0, 1).
+            seed: seed of the split.
+            dry_run: measure and report without storing the weights.
+
+        See :func:`mission_memory.retrieval.ranking_tune.tune_fusion_weights` (ADR 0032).
+
+        Raises:
+            InputError: unreadable or malformed pairs, a bad holdout, too few usable pairs.
+        """
+        from mission_memory.retrieval.ranking_tune import pairs_from_store, read_pairs, tune_fusion_weights
+
+        found = read_pairs(Path(pairs).expanduser()) if pairs is not None else pairs_from_store(self.store)
+        return tune_fusion_weights(
+            self.store, self.embedder, found, holdout=holdout, seed=seed,
+            max_entries=self.settings.max_digest_entries, dry_run=dry_run,
+        )
 
     # -- maintenance ----------------------------------------------------------------------------
 

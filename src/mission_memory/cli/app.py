@@ -69,6 +69,9 @@ event_commands.register(app)
 from mission_memory.cli import correction_commands  # noqa: E402
 
 correction_commands.register(app)
+from mission_memory.cli import ranking_commands  # noqa: E402
+
+app.add_typer(ranking_commands.app, name="ranking")
 # --- end of command groups --------------------------------------------------------------------
 
 

@@ -7,8 +7,9 @@ Named steps, each a function:
    one BM25 query, split by layer), under the same structured filters; optionally also take the
    most critical records matching the filters; read every hit's priors; drop bare merge commits.
 2. :func:`rank_candidates` — the ranking policy: per layer and record kind, cut each list to the
-   plausibly relevant and fuse with reciprocal rank fusion; apply the record priors (criticality;
-   superseded decisions demoted) to every candidate.
+   plausibly relevant and fuse the lists (convex score fusion by default, ADR 0031; weights
+   fitted by ``ranking tune``, ADR 0032); apply the record priors (criticality; superseded
+   decisions demoted) to every candidate.
 3. :func:`select_candidates` — read the best in full, put records the task names first, put each
    stale record's current successor in its place (:mod:`~mission_memory.retrieval.staleness`), drop
    near-duplicates keeping the newest (:mod:`~mission_memory.retrieval.near_duplicates`).
@@ -38,6 +39,7 @@ from mission_memory.retrieval.ranking import (
     apply_priors,
     fuse,
     is_superseded,
+    tuned_params,
 )
 from mission_memory.retrieval.staleness import replace_stale
 from mission_memory.retrieval.triage import triage_for
@@ -106,7 +108,7 @@ def run_query(
         raise InputError(f"task_description has {len(task)} characters; at most {MAX_TASK_CHARS} are accepted")
     if token_budget < 1:
         raise InputError(f"token_budget must be a positive number of tokens, got {token_budget}")
-    params = params or RankingParams()
+    params = params or tuned_params(store)
     layers = layers_in_scope(scope)
     where = SearchFilter(layers, filters)
     triage = triage_for(store, filters.mission)  # DESIGN.md §7: degraded mode triages by criticality
@@ -213,10 +215,11 @@ def search_candidates(
 
 
 def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: RankingParams) -> list[Candidate]:
-    """Step 2, the ranking policy: fuse ranks per layer and record kind, then apply the priors.
+    """Step 2, the ranking policy: fuse the lists per layer and record kind, then apply the priors.
 
-    Ranks are fused per record kind: similarity scores of short commit subjects, long ADRs and
-    document sections are not comparable, but their ranks within their own kind are. The priors
+    Lists are fused per record kind: similarity scores of short commit subjects, long ADRs and
+    document sections are not comparable, but within their own kind they are, once each list's
+    scores are normalised within its cut (:func:`~mission_memory.retrieval.ranking.fuse`). The priors
     (criticality, superseded decisions demoted) apply to every fused candidate before anything is
     cut, from :attr:`CandidateLists.priors`, so no record is read in full yet.
     """

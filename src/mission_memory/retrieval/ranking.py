@@ -1,18 +1,29 @@
-"""Ranking pull candidates: relevance cut-offs, reciprocal rank fusion, demotion, near-duplicates.
-
-Dense (embedding) and BM25 results are fused with reciprocal rank fusion (Cormack, Clarke and
-Büttcher, "Reciprocal Rank Fusion outperforms Condorcet and individual rank learning methods",
-SIGIR 2009): ``rrf(d) = Σ_lists 1 / (k + rank(d))`` with ``k = 60``. The displayed score is RRF
-divided by its maximum ``2 / (k + 1)``, so a record ranked first by both retrievers scores 1.0.
+"""Ranking pull candidates: relevance cut-offs, score fusion, priors, near-duplicates, fitted weights.
 
 Before fusion each list is cut to what is plausibly relevant, so that a digest stops when the
 relevant records are used up instead of filling its budget with noise: dense hits must lie within
 ``dense_window`` of the best cosine similarity, BM25 hits must reach ``bm25_ratio`` of the best
 BM25 score.
+
+The cut lists are then fused, per layer and record kind, by one of two functions
+(:attr:`RankingParams.fusion`; ADR 0031 chose by measurement):
+
+* ``convex`` (the default): a weighted sum of each list's score normalised within its cut, the
+  cosine by its distance below the best (``1 − (best − cos) / dense_window``) and BM25 by the best
+  BM25 score (Bruch, Gai and Ingber, "An Analysis of Fusion Functions for Hybrid Retrieval", ACM
+  TOIS 2023). A rare, decisive term that gives one record a BM25 score far above the rest keeps
+  that margin, where rank fusion would flatten it to one rank step.
+* ``rrf``: weighted reciprocal rank fusion (Cormack, Clarke and Büttcher, SIGIR 2009),
+  ``Σ_lists w / (k + rank(d))``.
+
+Either way the fused score is divided by its maximum, so a record first in both lists scores 1.0.
+The list weights (and the function and ``k``) are what ``ranking tune`` fits on retrieval
+corrections (ADR 0032); :func:`tuned_params` reads the adopted ones for pull.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -20,9 +31,21 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.records import Record, RecordKind
-from mission_memory.stores.base import Hit, RecordPriors
+from mission_memory.stores.base import Hit, RecordPriors, StateStore
 
-__all__ = ["Candidate", "RankingParams", "fuse", "is_superseded", "suppress_near_duplicates"]
+__all__ = [
+    "BEFORE_PARAMS",
+    "FUSIONS",
+    "FUSION_STATE_KEY",
+    "FUSION_STATE_MISSION",
+    "Candidate",
+    "FusionWeights",
+    "RankingParams",
+    "fuse",
+    "is_superseded",
+    "suppress_near_duplicates",
+    "tuned_params",
+]
 
 
 @dataclass(frozen=True)
@@ -41,6 +64,13 @@ class RankingParams:
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
         critical_candidates: also take this many of the most critical records matching the
             filters as a third rank list (criticality triage, DESIGN.md §7); 0 in normal mode.
+        dense_weight, bm25_weight: weights of the dense and the BM25 rank lists in the fusion
+            (weighted RRF); fitted by ``ranking tune`` (ADR 0032).
+        normalize_present: divide a kind's fused score by the best score the lists that kept
+            anything could give, so a record first in the only list that found anything of its
+            kind scores 1.0 (ADR 0031).
+        fusion: ``rrf`` (weighted reciprocal rank fusion) or ``convex`` (weighted sum of each
+            list's score normalised within its cut: cosine by the dense window, BM25 by the best).
     """
 
     rrf_k: int = 60
@@ -50,6 +80,64 @@ class RankingParams:
     criticality_weight: float = 0.3
     duplicate_cosine: float = 0.97
     critical_candidates: int = 0
+    dense_weight: float = 1.0
+    bm25_weight: float = 1.0
+    normalize_present: bool = False
+    fusion: str = "convex"
+
+
+BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf")
+"""The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
+
+
+FUSIONS = ("convex", "rrf")
+"""The fusion functions :func:`fuse` knows (:attr:`RankingParams.fusion`)."""
+FUSION_STATE_MISSION = "*"
+"""State-store mission under which ``ranking tune``'s adopted weights are kept (they apply to every mission)."""
+FUSION_STATE_KEY = "ranking.fusion_weights"
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """The fitted part of :class:`RankingParams`: the fusion function, the RRF constant and the list weights."""
+
+    fusion: str
+    rrf_k: int
+    dense_weight: float
+    bm25_weight: float
+
+    @classmethod
+    def of(cls, params: RankingParams) -> FusionWeights:
+        """The fusion weights ``params`` holds."""
+        return cls(params.fusion, params.rrf_k, params.dense_weight, params.bm25_weight)
+
+    def applied_to(self, params: RankingParams) -> RankingParams:
+        """``params`` with these weights."""
+        return replace(
+            params, fusion=self.fusion, rrf_k=self.rrf_k, dense_weight=self.dense_weight, bm25_weight=self.bm25_weight
+        )
+
+
+def tuned_params(store: StateStore, base: RankingParams | None = None) -> RankingParams:
+    """The ranking parameters pull uses: ``base`` (the defaults) with the adopted weights, if any.
+
+    A stored value that does not parse is ignored (the defaults apply), so a damaged state entry
+    never stops pull.
+    """
+    params = base or RankingParams()
+    raw = store.get_state(FUSION_STATE_MISSION, FUSION_STATE_KEY)
+    if not raw:
+        return params
+    try:
+        data = json.loads(raw)["weights"]
+        weights = FusionWeights(
+            str(data["fusion"]), int(data["rrf_k"]), float(data["dense_weight"]), float(data["bm25_weight"])
+        )
+    except (ValueError, KeyError, TypeError):
+        return params
+    if weights.fusion not in FUSIONS or weights.rrf_k < 1 or weights.dense_weight < 0 or weights.bm25_weight < 0:
+        return params
+    return weights.applied_to(params)
 
 
 @dataclass(frozen=True)
@@ -93,27 +181,37 @@ def _cut_bm25(hits: Sequence[Hit], ratio: float) -> list[Hit]:
 def fuse(
     dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = ()
 ) -> list[Candidate]:
-    """Fuse one layer's dense and BM25 hits (each best first) into candidates, best first.
+    """Fuse one layer's dense and BM25 hits of one record kind (each best first) into candidates, best first.
 
     ``critical`` (most critical first, see :attr:`RankingParams.critical_candidates`) is a third
-    rank list, taken whole; fused scores are capped at 1.
+    rank list, taken whole, contributing like a rank list of weight 1; fused scores are capped at 1.
+    Scores are in [0, 1]; see the module docstring for the two fusion functions.
     """
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
-    top = 2.0 / (params.rrf_k + 1)
+    wd, wb = params.dense_weight, params.bm25_weight
+    convex = params.fusion == "convex"
+    unit = 1.0 if convex else 1.0 / (params.rrf_k + 1)  # what rank 1 of one list contributes per weight
+    present = (wd * bool(dense_kept) + wb * bool(bm25_kept)) if params.normalize_present else (wd + wb)
+    top = present * unit or 1.0
     acc: dict[str, dict[str, float | int]] = {}
+    best_cosine = dense_kept[0].score if dense_kept else 0.0
+    window = max(params.dense_window, 1e-6)
     for rank, hit in enumerate(dense_kept, start=1):
         slot = acc.setdefault(hit.record_id, {})
         slot["dense_rank"] = rank
         slot["cosine"] = hit.score
-        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+        part = 1.0 - (best_cosine - hit.score) / window if convex else 1.0 / (params.rrf_k + rank)
+        slot["rrf"] = slot.get("rrf", 0.0) + wd * part
+    best_bm25 = bm25_kept[0].score if bm25_kept else 0.0
     for rank, hit in enumerate(bm25_kept, start=1):
         slot = acc.setdefault(hit.record_id, {})
         slot["bm25_rank"] = rank
-        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+        part = (hit.score / best_bm25 if best_bm25 > 0 else 0.0) if convex else 1.0 / (params.rrf_k + rank)
+        slot["rrf"] = slot.get("rrf", 0.0) + wb * part
     for rank, hit in enumerate(critical, start=1):
         slot = acc.setdefault(hit.record_id, {})
-        slot["rrf"] = slot.get("rrf", 0.0) + 1.0 / (params.rrf_k + rank)
+        slot["rrf"] = slot.get("rrf", 0.0) + unit * (params.rrf_k + 1) / (params.rrf_k + rank)
     out = [
         Candidate(
             record_id=record_id,
@@ -141,8 +239,13 @@ def apply_priors(
     """Weight fused scores by record criticality, demote and mark superseded decisions; sort best first.
 
     Each candidate needs its ``record`` attached or its entry in ``priors`` (read before the
-    records, so that priors apply to every candidate before any is cut). Scores stay in [0, 1].
+    records, so that priors apply to every candidate before any is cut). Scores stay in [0, 1]:
+    they are divided by the largest criticality factor, never capped, so the fused order survives.
     """
+    # Scale by the largest factor instead of capping at 1: a cap made every candidate of a critical
+    # kind whose fused score came within a few percent of the best tie at 1.0, and ties fall back to
+    # record-id order, which is arbitrary (ADR 0031).
+    ceiling = 1.0 + max(0.0, params.criticality_weight) * 0.5
     out = []
     for cand in candidates:
         if cand.record is not None:
@@ -153,7 +256,7 @@ def apply_priors(
         factor = 1.0 + params.criticality_weight * (criticality - 0.5)
         if superseded:
             factor *= params.superseded_factor
-        out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor)))
+        out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor / ceiling)))
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out
 
