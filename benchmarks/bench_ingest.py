@@ -50,11 +50,12 @@ import numpy as np
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.embeddings import Embedder, make_embedder
+from mission_memory.ingest.passage_heads import DOC_CHUNK_HEADS
 from mission_memory.ingest.repository import ingest_repository
 from mission_memory.records import RecordKind
 
 BUNDLE = Path("/work/shared/corpora/tdr-docs.bundle")
-MODES: dict[str, dict[RecordKind, int] | None] = {"whole": {}, "heads": None}
+MODES: dict[str, dict[RecordKind, int] | None] = {"whole": {}, "heads": dict(DOC_CHUNK_HEADS)}
 ADR_TOPIC_TASKS = [  # the same tasks as tests/test_shared_corpus.py
     ("Which frontend framework should the web application use?", "0003"),
     ("How do users log in and which identity provider do we run?", "0005"),

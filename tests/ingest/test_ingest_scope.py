@@ -11,7 +11,7 @@ import pytest
 from mission_memory.api import Memory
 from mission_memory.errors import InputError
 from mission_memory.ingest.exclusion import PathGlobs
-from mission_memory.ingest.passage_heads import DOC_CHUNK_HEAD_CHARS, passage_text
+from mission_memory.ingest.passage_heads import DOC_CHUNK_HEAD_CHARS, DOC_CHUNK_HEADS, passage_text
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from tests.conftest import GitRepo
 
@@ -86,17 +86,21 @@ def _chunk(text: str) -> Record:
     )
 
 
-def test_a_document_chunk_is_embedded_by_its_head_cut_between_words() -> None:
+def test_with_heads_a_document_chunk_is_embedded_by_its_head_cut_between_words() -> None:
     record = _chunk("# Long\n\n" + "слово " * 400)
-    head = passage_text(record)
+    head = passage_text(record, DOC_CHUNK_HEADS)
     assert len(head) <= DOC_CHUNK_HEAD_CHARS
     assert record.embedding_text.startswith(head) and head.endswith("слово")
-    assert passage_text(record, {}) == record.embedding_text  # the behaviour before ADR 0034
+
+
+def test_by_default_a_document_chunk_is_embedded_whole() -> None:
+    record = _chunk("# Long\n\n" + "слово " * 400)
+    assert passage_text(record) == passage_text(record, {}) == record.embedding_text  # ADR 0034
 
 
 def test_a_short_chunk_is_embedded_whole() -> None:
     record = _chunk("# Long\n\nShort text.")
-    assert passage_text(record) == record.embedding_text
+    assert passage_text(record, DOC_CHUNK_HEADS) == record.embedding_text
 
 
 def test_sections_whose_text_did_not_change_keep_their_vectors_when_an_edit_above_moves_them(tmp_path: Path) -> None:

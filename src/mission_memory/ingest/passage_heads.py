@@ -5,9 +5,11 @@ Embedding cost on the default embedder grows with each passage's tokens, and fas
 with passage length: measured 2.1 ms per token at 64-token passages and 3.5 ms at 500, per CPU).
 Document chunks are most of the corpus's tokens and their heading path plus first paragraph say
 what the section is about; the rest of the section stays in the record's text, where BM25 indexes
-it whole. So a document chunk is embedded by its head (:data:`DOC_CHUNK_HEAD_CHARS`); decisions,
-principles and commits keep their passage text (the embedder's own cap still applies), because
-the ADR-topic ranking rests on the decision's vector (ADR 0034 has the measurements).
+it whole. Embedding a document chunk by its head (:data:`DOC_CHUNK_HEAD_CHARS`) makes ingest about
+1.4x faster per CPU-second, but it cost the shared corpus's history replay (commit subject → the
+documents it touched) hit@3 77.5 → 70.0 on the CI sample, so it is not the default:
+:data:`HEAD_CHARS` is empty and every kind is embedded whole; ``passage_heads`` on
+:func:`~mission_memory.ingest.repository.ingest_repository` opts in (ADR 0034 has the measurements).
 
 Ingest and ``reindex`` both embed through :func:`passage_text`, so a record's vector is the same
 whichever made it.
@@ -19,14 +21,17 @@ from collections.abc import Mapping
 
 from mission_memory.records import Record, RecordKind
 
-__all__ = ["DOC_CHUNK_HEAD_CHARS", "HEAD_CHARS", "passage_text"]
+__all__ = ["DOC_CHUNK_HEADS", "DOC_CHUNK_HEAD_CHARS", "HEAD_CHARS", "passage_text"]
 
 DOC_CHUNK_HEAD_CHARS = 480
 """Characters of a document chunk's passage text (title line included) that are embedded: about 120
 multilingual-e5 tokens of English, fewer words of Ukrainian (ADR 0034)."""
 
-HEAD_CHARS: Mapping[RecordKind, int] = {RecordKind.DOC_CHUNK: DOC_CHUNK_HEAD_CHARS}
-"""Head length per record kind, in characters; kinds not named are embedded as a whole."""
+DOC_CHUNK_HEADS: Mapping[RecordKind, int] = {RecordKind.DOC_CHUNK: DOC_CHUNK_HEAD_CHARS}
+"""The faster, opt-in heads: document chunks cut to :data:`DOC_CHUNK_HEAD_CHARS` (ADR 0034)."""
+
+HEAD_CHARS: Mapping[RecordKind, int] = {}
+"""Head length per record kind, in characters, by default; kinds not named (all, today) are embedded whole."""
 
 
 def passage_text(record: Record, heads: Mapping[RecordKind, int] | None = None) -> str:
