@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -184,3 +186,39 @@ def mission_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
         "docs/legacy.txt": "caf\xe9 latin-1 text".encode("latin-1"),
     })
     return repo
+
+
+# The shared corpus lies in ../shared beside the checkout (as on the project's machines and in CI);
+# MISSION_MEMORY_CORPUS_BUNDLE points elsewhere.
+CORPUS_BUNDLE = Path(
+    os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "tdr-docs.bundle"
+)
+
+
+@dataclass(frozen=True)
+class IngestedCorpus:
+    """The shared corpus, cloned and ingested once: its memory, the ingest report and the clone."""
+
+    memory: Any
+    report: dict[str, Any]
+    repo: Path
+
+
+@pytest.fixture(scope="session")
+def tdr_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestedCorpus]:
+    """The shared corpus ingested once per test session as mission ``tdr`` in its own data dir.
+
+    Ingesting it is the costliest step of the suite (about two minutes), so the corpus tests and the
+    ranking evaluation share one store; tests must only read it (queries log retrieval events, which
+    nothing here counts).
+    """
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+
+    root = tmp_path_factory.mktemp("tdr-corpus")
+    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(root / "tdr-docs")], check=True)
+    memory = Memory.open(load_settings(data_dir=root / "data"))
+    report = memory.ingest_repository(root / "tdr-docs", mission="tdr")
+    yield IngestedCorpus(memory, report.to_json(), root / "tdr-docs")
+    memory.close()

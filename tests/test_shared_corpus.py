@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.config import load_settings
+from tests.conftest import CORPUS_BUNDLE, IngestedCorpus
 
 # The corpus lies in ../shared beside the checkout (as on the project's machines and in CI);
 # MISSION_MEMORY_CORPUS_BUNDLE points elsewhere. Under CI a missing corpus fails instead of skipping.
-BUNDLE = Path(
-    os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "tdr-docs.bundle"
-)
+BUNDLE = CORPUS_BUNDLE
 
 pytestmark = pytest.mark.skipif(
     not BUNDLE.exists() and not os.environ.get("CI"),
@@ -26,13 +20,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def tdr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, dict]]:
-    root = tmp_path_factory.mktemp("tdr")
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(root / "tdr-docs")], check=True)
-    memory = Memory.open(load_settings(data_dir=root / "data"))
-    report = memory.ingest_repository(root / "tdr-docs", mission="tdr")
-    yield memory, report.to_json()
-    memory.close()
+def tdr(tdr_corpus: IngestedCorpus) -> tuple[Memory, dict]:
+    """The shared corpus's memory and ingest report (ingested once per session, tests/conftest.py)."""
+    return tdr_corpus.memory, tdr_corpus.report
 
 
 def test_the_corpus_ingests_cleanly_with_every_adr_and_commit(tdr: tuple[Memory, dict]) -> None:

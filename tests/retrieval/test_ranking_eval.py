@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,12 +27,10 @@ from mission_memory.retrieval.ranking_eval import (
     replay_questions,
     score_ranking,
 )
+from tests.conftest import CORPUS_BUNDLE, IngestedCorpus
 
 EVAL = Path(__file__).resolve().parents[2] / "benchmarks" / "eval"
-BUNDLE = Path(
-    os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "tdr-docs.bundle"
-)
+BUNDLE = CORPUS_BUNDLE
 LAYERS = (Layer.DOMAIN, Layer.WORKFLOW, Layer.PRACTITIONER)
 REPLAY_SAMPLE = 40
 # Today's figures (ADR 0031, `benchmarks/bench_ranking.py`), as shares in [0, 1].
@@ -60,11 +57,9 @@ def _prepared(memory: Memory, questions: list) -> list[PreparedQuestion]:
 
 
 @pytest.fixture(scope="module")
-def tdr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, Path]]:
-    root = tmp_path_factory.mktemp("rank-tdr")
-    memory = _memory(root, BUNDLE, "tdr-docs")
-    yield memory, root / "tdr-docs"
-    memory.close()
+def tdr(tdr_corpus: IngestedCorpus) -> tuple[Memory, Path]:
+    """The shared corpus's memory and clone (ingested once per session, tests/conftest.py)."""
+    return tdr_corpus.memory, tdr_corpus.repo
 
 
 def _at_least(score: SetScore, hit3: float, mrr: float) -> None:
