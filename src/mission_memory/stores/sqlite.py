@@ -96,6 +96,16 @@ def _ts(moment: datetime) -> float:
     return as_utc(moment).timestamp()
 
 
+def _add_time_window(clauses: list[str], params: list[Any], since: datetime | None, until: datetime | None) -> None:
+    """Add ``since <= time < until`` (either bound optional) to a WHERE clause list and its parameters."""
+    if since is not None:
+        clauses.append("time >= ?")
+        params.append(_ts(since))
+    if until is not None:
+        clauses.append("time < ?")
+        params.append(_ts(until))
+
+
 def _translating(cls: type[SqliteStore]) -> type[SqliteStore]:
     """Wrap the public methods of ``cls`` so that SQLite errors leave as :class:`BackendUnavailable`."""
     for name, member in list(vars(cls).items()):
@@ -378,12 +388,7 @@ class SqliteStore:
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
-        if since is not None:
-            clauses.append("time >= ?")
-            params.append(_ts(since))
-        if until is not None:
-            clauses.append("time < ?")
-            params.append(_ts(until))
+        _add_time_window(clauses, params, since, until)
         rows = self._conn().execute(
             f"SELECT {_RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)}"
             " ORDER BY time DESC, rowid DESC LIMIT ?",
@@ -813,12 +818,7 @@ class SqliteStore:
                     return []
                 clauses.append(f"{column} = ?")
                 params.append(value)
-        if since is not None:
-            clauses.append("time >= ?")
-            params.append(_ts(since))
-        if until is not None:
-            clauses.append("time < ?")
-            params.append(_ts(until))
+        _add_time_window(clauses, params, since, until)
         return self._select_events(" AND ".join(clauses) or "1", params, limit)
 
     def count_retrieval_events(self) -> int:
