@@ -83,18 +83,7 @@ class LocalFolderTracker:
             ConfigError: the folder does not exist or is not a directory.
         """
         wanted = label.casefold()
-        tasks: list[Task] = []
-        self._unreadable = []
-        for path in self._task_files():
-            try:
-                task, _ = parse_task_file(path)
-            except InputError as exc:
-                self._unreadable.append((path.stem, str(exc)))
-                continue
-            self._paths[task.key] = path
-            if any(name.casefold() == wanted for name in task.labels):
-                tasks.append(task)
-        return tasks
+        return [task for task in self._read_tasks() if any(name.casefold() == wanted for name in task.labels)]
 
     @property
     def location(self) -> str:
@@ -110,6 +99,15 @@ class LocalFolderTracker:
             ConfigError: the folder does not exist or is not a directory.
         """
         since = as_utc(updated_since) if updated_since is not None else None
+        return [task for task in self._read_tasks() if since is None or task.updated_at >= since]
+
+    def _read_tasks(self) -> list[Task]:
+        """Every readable task file's task, ordered by file name; malformed files go to
+        :meth:`unreadable_items` and each task key's file is remembered for :meth:`list_comments`.
+
+        Raises:
+            ConfigError: the folder does not exist or is not a directory.
+        """
         tasks: list[Task] = []
         self._unreadable = []
         for path in self._task_files():
@@ -119,8 +117,7 @@ class LocalFolderTracker:
                 self._unreadable.append((path.stem, str(exc)))
                 continue
             self._paths[task.key] = path
-            if since is None or task.updated_at >= since:
-                tasks.append(task)
+            tasks.append(task)
         return tasks
 
     def unreadable_items(self) -> list[tuple[str, str]]:

@@ -135,29 +135,11 @@ class PlaneTracker:
             BackendUnavailable: unreachable, timeout, 5xx or 429 after the retries, malformed answers.
         """
         wanted = label.casefold()
-        with self._http.session() as client:
-            project = self._get_object(client, self._project_url("/"))
-            identifier = str(project.get("identifier") or "").strip()
-            if not identifier:
-                raise BackendUnavailable(f"Plane project {self.project_id} has no identifier in its answer")
-            label_names = {
-                str(item["id"]): str(item.get("name") or "")
-                for item in self._paginate(client, self._project_url("/labels/"))
-                if "id" in item
-            }
-            tasks: list[Task] = []
-            for item in self._paginate(client, self._project_url("/work-items/"), {"expand": "state"}):
-                if item.get("id") is None or item.get("sequence_id") is None:
-                    raise BackendUnavailable(
-                        f"Plane listed a work item without id or sequence_id: {item!r:.200}"
-                    )
-                names = _label_names(item.get("labels", item.get("label_ids")), label_names)
-                if not any(name.casefold() == wanted for name in names):
-                    continue
-                task = self._task(item, identifier, names)
-                self._work_item_ids[task.key] = str(item["id"])
-                tasks.append(task)
-        return tasks
+        return [
+            task
+            for task, _ in self._work_items({"expand": "state"})
+            if any(name.casefold() == wanted for name in task.labels)
+        ]
 
     @property
     def location(self) -> str:
@@ -174,6 +156,20 @@ class PlaneTracker:
             ConfigError, BackendUnavailable: as for :meth:`list_tasks`.
         """
         since = as_utc(updated_since) if updated_since is not None else None
+        return [
+            replace(task, assignees=_assignee_names(item.get("assignees")))
+            for task, item in self._work_items({"expand": "state,assignees"})
+            if since is None or task.updated_at >= since
+        ]
+
+    def _work_items(self, query: dict[str, str]) -> list[tuple[Task, Mapping[str, Any]]]:
+        """Every work item of the project as ``(task, raw item)``, in the API's order; remembers each
+        task key's work item id for :meth:`list_comments`.
+
+        Raises:
+            ConfigError, BackendUnavailable: as for :meth:`list_tasks`; also an item without ``id`` or
+                ``sequence_id``, or a project without an identifier.
+        """
         with self._http.session() as client:
             project = self._get_object(client, self._project_url("/"))
             identifier = str(project.get("identifier") or "").strip()
@@ -184,8 +180,7 @@ class PlaneTracker:
                 for item in self._paginate(client, self._project_url("/labels/"))
                 if "id" in item
             }
-            tasks: list[Task] = []
-            query = {"expand": "state,assignees"}
+            items: list[tuple[Task, Mapping[str, Any]]] = []
             for item in self._paginate(client, self._project_url("/work-items/"), query):
                 if item.get("id") is None or item.get("sequence_id") is None:
                     raise BackendUnavailable(
@@ -194,9 +189,8 @@ class PlaneTracker:
                 names = _label_names(item.get("labels", item.get("label_ids")), label_names)
                 task = self._task(item, identifier, names)
                 self._work_item_ids[task.key] = str(item["id"])
-                if since is None or task.updated_at >= since:
-                    tasks.append(replace(task, assignees=_assignee_names(item.get("assignees"))))
-        return tasks
+                items.append((task, item))
+        return items
 
     def list_comments(self, task: Task) -> list[TaskComment]:
         """All comments on ``task``, oldest first.
