@@ -69,7 +69,7 @@ def _parse_now(value: str | None) -> datetime | None:
     return as_utc(moment)
 
 
-def _make_tracker(
+def tracker_from_options(
     settings: Settings,
     kind: TrackerKind,
     tasks_dir: Path | None,
@@ -149,7 +149,7 @@ def once(
     with reported_errors():
         moment = _parse_now(now) or datetime.now(UTC)
         settings = _load_settings()
-        source = _make_tracker(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         with _open_memory(settings) as memory:
             report = memory.refresh_once(source, repo, moment, label=label)
     data = report.to_json()
@@ -198,7 +198,7 @@ def run(
 
     with reported_errors():
         settings = _load_settings()
-        source = _make_tracker(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
             with _open_memory(settings) as memory:

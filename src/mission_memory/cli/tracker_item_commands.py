@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from mission_memory.cli.output import console, print_json, reported_errors
-from mission_memory.cli.refresh_commands import TrackerKind, _make_tracker
+from mission_memory.cli.refresh_commands import TrackerKind, tracker_from_options
 from mission_memory.errors import InputError
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def ingest_tracker_items(
                 f"`ingest --tracker {tracker.value}` one after the other"
             )
         settings = load_settings()
-        source = _make_tracker(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
+        source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         with Memory.open(settings) as memory:
             # The three shipped trackers implement TaskHistory (listing every task, not only labelled ones).
             report = memory.ingest_tracker(cast("TaskHistory", source), mission=mission)
