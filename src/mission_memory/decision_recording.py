@@ -13,6 +13,7 @@ recorded supersession keeps its target marked superseded however often the targe
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -316,7 +317,7 @@ def madr_text(
     if s.tasks:
         front.append(f"tasks: {', '.join(s.tasks)}")
     if supersedes:
-        front.append(f"supersedes: {supersedes}")
+        front.append(f"supersedes: {json.dumps(supersedes)}")  # quoted: YAML 1.1 reads 0020 as octal
     lines = ["---", *front, "---", "", f"# {s.title}", ""]
     lines += ["## Context and Problem Statement", "", s.context or s.title, ""]
     lines += ["## Considered Options", "", f"* {s.title}", *(f"* {a.option}" for a in s.rejected), ""]

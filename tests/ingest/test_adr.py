@@ -444,6 +444,17 @@ def test_ukrainian_madr_chosen_option_and_y_statement_are_understood() -> None:
     assert y.consequences == "додаткову роботу"
 
 
+@pytest.mark.parametrize("number", ["0010", "0012", "0020", "0077"])
+def test_a_front_matter_supersedes_number_made_of_octal_digits_names_that_adr(number: str) -> None:
+    # YAML 1.1 reads an unquoted 0020 as the octal number 16: the ADR superseded would be the wrong one.
+    decision = parse_adr(
+        f"---\nstatus: accepted\nsupersedes: {number}\nversion: 1.10\n---\n\n# Retry scans\n\n"
+        "## Decision Outcome\n\nChosen option: \"retry\", because it is cheap.\n",
+        "docs/decisions/0030-retry-scans.md",
+    )
+    assert decision.supersedes == (number,)
+
+
 # -------------------------------------------------------------------------------- real-world variants
 
 

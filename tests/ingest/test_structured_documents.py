@@ -114,3 +114,9 @@ def test_ingest_reads_user_stories_and_skips_a_broken_spec_with_its_reason(tmp_p
     assert skip["path"] == "docs/broken.yaml" and skip["reason"] == "invalid-yaml"
     assert "line 1" in skip["detail"]
     assert report.to_json()["skipped"]["by_reason"] == {"invalid-yaml": 1}
+
+
+def test_numbers_in_yaml_keep_the_text_their_author_wrote() -> None:
+    chunks = split_structured_document("release:\n  version: 1.10\n  story: 0020\n", "docs/spec/release.yaml")
+    assert "version: 1.10" in chunks[0].text
+    assert "story: 0020" in chunks[0].text

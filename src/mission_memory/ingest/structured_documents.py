@@ -23,6 +23,7 @@ import yaml
 
 from mission_memory.errors import InputError
 from mission_memory.ingest.documents import DocumentChunk, github_anchor
+from mission_memory.ingest.yaml_scalars import load_all_text_yaml
 
 __all__ = [
     "DOCUMENTATION_FOLDERS",
@@ -126,7 +127,7 @@ def _parse(text: str, path: str) -> list[Any]:
         except tomllib.TOMLDecodeError as exc:
             raise StructuredDocumentError(path, "invalid-toml", str(exc)) from exc
     try:
-        return [doc for doc in yaml.safe_load_all(text) if doc is not None]
+        return [doc for doc in load_all_text_yaml(text) if doc is not None]
     except yaml.YAMLError as exc:
         detail = " ".join(str(exc).split())
         raise StructuredDocumentError(path, "invalid-yaml", detail) from exc

@@ -1,5 +1,6 @@
 """Front matter of an ADR (MADR 3.x+ puts status, date and deciders there) read into flat
-``{key: text}`` fields: YAML (``---``) with PyYAML's safe loader, TOML (``+++``) with `tomllib`. A
+``{key: text}`` fields: YAML (``---``) with PyYAML's safe loader keeping numbers as written
+(``supersedes: 0020`` stays ``0020``, not the octal 16: `ingest.yaml_scalars`), TOML (``+++``) with `tomllib`. A
 template's placeholders (``status: {proposed | rejected | ...}``) or a hand-edited block that is not
 valid YAML fall back to a tolerant ``key: value`` line reader, so such an ADR still yields its fields.
 """
@@ -12,6 +13,8 @@ import tomllib
 from typing import Any
 
 import yaml
+
+from mission_memory.ingest.yaml_scalars import load_text_yaml
 
 
 def _as_text(value: Any) -> str:
@@ -39,7 +42,7 @@ def _read_front_matter(body: str, toml: bool = False) -> dict[str, str]:
         One text per top-level key (see `_as_text`); keys whose value is empty are left out.
     """
     try:
-        parsed: Any = tomllib.loads(body) if toml else yaml.safe_load(body)
+        parsed: Any = tomllib.loads(body) if toml else load_text_yaml(body)
     except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError):
         parsed = None
     if not isinstance(parsed, dict) or any(isinstance(value, dict) for value in parsed.values()):
