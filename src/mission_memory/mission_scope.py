@@ -78,8 +78,8 @@ class MissionScope:
                 return "Missions: all (widened on purpose)"
             case MissionScopeReason.DEFAULT_NOT_STORED:
                 return (
-                    f"Missions: all (no mission {_shown(self.default_mission)} is stored for the repository"
-                    " asked from; ingest it to answer from it alone)"
+                    f"Missions: all (the default mission {_shown(self.default_mission)} is not stored;"
+                    " ingest it to answer from it alone)"
                 )
             case MissionScopeReason.NO_DEFAULT:
                 return "Missions: all"

@@ -96,9 +96,9 @@ def test_outside_a_stored_mission_the_query_answers_from_all_and_the_header_says
     assert {e["mission"] for e in data["entries"]} == {"archive", "uploader"}
     assert data["mission_scope"] == {"mission": None, "all_missions": True, "reason": "default-not-stored",
                                      "default_mission": "never-ingested"}
-    assert "Missions: all (no mission 'never-ingested' is stored" in data["digest"]
+    assert "Missions: all (the default mission 'never-ingested' is not stored" in data["digest"]
     plain = runner.invoke(app, ["query", QUESTION])
-    assert plain.exit_code == 0 and "Missions: all (no mission 'never-ingested' is stored" in plain.stdout
+    assert plain.exit_code == 0 and "Missions: all (the default mission 'never-ingested' is not stored" in plain.stdout
 
 
 def test_the_retrieval_event_records_the_mission_the_query_answered_from(

@@ -97,7 +97,7 @@ def test_a_default_mission_that_is_not_stored_answers_from_all_and_says_so(
     description, result = _in_process("never-ingested", {"task_description": QUESTION, "token_budget": 3000})
     assert "No mission 'never-ingested' is stored" in description
     text = result.content[0].text
-    assert "Missions: all (no mission 'never-ingested' is stored" in text
+    assert "Missions: all (the default mission 'never-ingested' is not stored" in text
     assert ARCHIVE_TITLE in text and UPLOADER_TITLE in text
 
 

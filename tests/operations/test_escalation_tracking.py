@@ -88,3 +88,12 @@ def test_replayed_events_outside_the_window_do_not_count() -> None:
         old = [event(i, T0 - timedelta(hours=2, minutes=i)) for i in range(30)]
         state = memory.record_events(old, now=T0, embed=False).escalation
     assert state.rate == 0 and state.mode is EscalationMode.NORMAL
+
+
+def test_status_of_a_mission_that_holds_nothing_is_an_error_not_an_all_clear(data_dir: Path) -> None:
+    with Memory.open(event_mission="ops") as memory:
+        memory.record_events(burst(14, T0), now=T0, embed=False)
+    result = runner.invoke(app, ["escalation", "status", "--mission", "opz", "--now", T0.isoformat()])
+    assert result.exit_code == 1
+    assert "no mission named 'opz' is stored" in result.output and "missions: ops" in result.output
+    assert "Escalation: normal" not in result.output

@@ -132,6 +132,14 @@ def status(
         clock = _parse_now(now)
         with _open_memory() as memory:
             name = mission or memory.settings.event_mission or Path.cwd().name
+            stored = memory.store.missions()
+            if name not in stored:
+                # An unknown mission has no events, so it would read as "normal": a false all-clear.
+                names = ", ".join(sorted(stored)) or "none yet: feed events with `mission-memory feed FILE`"
+                raise InputError(
+                    f"no mission named {name!r} is stored, so its escalation cannot be assessed "
+                    f"(missions: {names}; name one with --mission or MISSION_MEMORY_EVENT_MISSION)"
+                )
             state = memory.escalation_status(name, now=clock)
             capacity = memory.settings.escalation_flood_start * memory.settings.operators_on_duty
     data = {"mission": name, "capacity": capacity, **state.to_json()}
