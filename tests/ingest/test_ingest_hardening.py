@@ -134,3 +134,30 @@ def test_a_single_huge_line_splits_into_bounded_chunks() -> None:
     chunks = split_document("x" * 3_000_000, "docs/blob.md", max_chars=2400)
     assert all(0 < len(chunk.text) <= 2400 for chunk in chunks)
     assert sum(len(chunk.text) for chunk in chunks) == 3_000_000
+
+
+def test_a_git_folder_a_wildcard_mission_or_a_blank_one_is_refused_and_nothing_is_stored(
+    memory: Memory, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    from mission_memory.errors import InputError
+
+    repo = make_git_repo("field")
+    repo.commit("README", "2024-06-01T10:00:00+00:00", {"README.md": "# Field\n\nMoves records.\n"})
+    with pytest.raises(InputError, match=r"inside a \.git folder"):
+        memory.ingest_repository(repo.root / ".git")
+    for name, reason in [("*", "all-missions wildcard"), ("  ", "is empty"), (" ops", "surrounding blanks"),
+                         ("ops\nx", "control characters")]:
+        with pytest.raises(InputError, match=reason):
+            memory.ingest_repository(repo.root, mission=name)
+    assert _records(memory) == []
+
+
+def test_a_subfolder_of_a_repository_ingests_the_whole_repository_and_says_so(
+    memory: Memory, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    repo = make_git_repo("field")
+    repo.commit("Docs", "2024-06-01T10:00:00+00:00", {"README.md": "# Field\n", "docs/guide.md": "# Guide\n\nRun it.\n"})
+    report = memory.ingest_repository(repo.root / "docs")
+    data = report.to_json()
+    assert data["mission"] == "field" and data["path"] == str(repo.root.resolve())
+    assert any("is inside the git repository" in w and "--include" in w for w in data["warnings"])

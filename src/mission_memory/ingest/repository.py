@@ -519,12 +519,19 @@ def ingest_repository(
         raise InputError(f"ingest path {path} does not exist")
     if not path.is_dir():
         raise InputError(f"ingest path {path} is a file; give the repository's folder")
+    if ".git" in path.resolve().parts:
+        raise InputError(f"ingest path {path} is inside a .git folder; give the repository's work tree")
     started = clock.perf_counter()
     globs = PathGlobs(include, exclude) if include or exclude else None
     store.ensure_sound()
     source = _Source(path.resolve(), globs)
-    mission = mission or source.root.name
+    mission = check_mission_name(mission if mission is not None else source.root.name)
     report = IngestReport(mission=mission, path=str(source.root))
+    if source.root != path.resolve():
+        report.warnings.append(
+            f"{path} is inside the git repository {source.root}: the whole repository is ingested as"
+            f" mission {mission!r} (narrow it with --include)"
+        )
 
     files = source.files()
     adr_paths = set(find_adr_paths(files))
@@ -665,6 +672,23 @@ def _vectors(
     for index, vector in reuse.items():
         out[index] = vector
     return out
+
+
+def check_mission_name(name: str) -> str:
+    """A mission name as given, or a clear error: names are labels shown in digests and matched
+    exactly in filters, so they must be non-empty, printable, free of surrounding blanks and not the
+    all-missions wildcard ``*`` (ADR 0029).
+
+    Raises:
+        InputError: the name is empty, ``*``, has leading/trailing whitespace or control characters.
+    """
+    if not name.strip():
+        raise InputError("mission name is empty; give one with --mission")
+    if name.strip() == "*":
+        raise InputError("mission name '*' is the all-missions wildcard; give a mission its own name")
+    if name != name.strip() or not name.isprintable():
+        raise InputError(f"mission name {name!r} has surrounding blanks or control characters")
+    return name
 
 
 def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
