@@ -90,3 +90,21 @@ def test_the_pairs_export_leaves_out_records_above_the_clearance(
 def test_an_unknown_level_on_the_export_is_an_error_naming_it(team: TeamMission) -> None:
     done = CliRunner().invoke(app, ["corrections", "pairs", "--max-access-level", "cosmic"])
     assert done.exit_code == 1 and "--max-access-level 'cosmic'" in done.output
+
+
+def test_mission_scoping_keeps_workflow_views_to_the_tokens_missions_and_shares_the_domain_layer(
+    team: TeamMission,
+) -> None:
+    from mission_memory.errors import InputError
+    from mission_memory.records import Layer
+
+    elsewhere = AccessContext("dana", AccessLevel.RESTRICTED, Role.LEAD, frozenset({"another-mission"}))
+    with team.memory() as memory:
+        with pytest.raises(InputError, match="outside the missions operator 'dana' may read"):
+            memory.query("How are failed uploads retried?", filters={"mission": MISSION}, access=elsewhere)
+        digest = memory.query("Where is the upload ledger kept and how are uploads retried?", access=elsewhere,
+                              token_budget=20_000)
+        own = memory.query("Where is the upload ledger kept and how are uploads retried?", token_budget=20_000)
+    layers = {e.record.layer for e in digest.entries}
+    assert layers == {Layer.DOMAIN}  # the domain layer is shared; the mission's workflow is not theirs
+    assert Layer.WORKFLOW in {e.record.layer for e in own.entries}

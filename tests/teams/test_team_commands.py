@@ -90,3 +90,20 @@ def test_tokens_from_the_environment_need_no_file(monkeypatch: pytest.MonkeyPatc
     assert source.lookup("mmt_ci-token") is not None and source.lookup("mmt_other") is None
     with pytest.raises(ConfigError, match="MISSION_MEMORY_TEAM_TOKENS is not JSON"):
         TokenSource.from_environment_text("[{")
+
+
+def test_a_server_with_tokens_refuses_a_call_that_carries_none(data_dir: Path) -> None:
+    from mcp import Client as McpClient
+
+    from mission_memory.mcp.server import build_server
+
+    source = TokenSource(entries=TokenSource.from_environment_text(json.dumps(
+        [{"id": "t-1", "operator": "bob", "clearance": "internal", "sha256": hash_token("mmt_b")}]
+    )).entries().values())
+
+    async def go() -> object:
+        async with McpClient(build_server(tokens=source)) as client:  # in-process: no HTTP, so no bearer header
+            return await client.call_tool("workflow_memory_query", {"task_description": "anything"})
+
+    result = anyio.run(go)
+    assert result.is_error and "needs an operator token" in result.content[0].text  # type: ignore[attr-defined]
