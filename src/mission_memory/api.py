@@ -38,6 +38,7 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
+    from mission_memory.access_control import AccessContext
     from mission_memory.corrections.practitioner_records import Correction
     from mission_memory.corrections.rate import CorrectionRate
     from mission_memory.corrections.recording import CorrectionImport
@@ -141,14 +142,19 @@ class Memory:
     ) -> IngestReport:
         """Ingest a git repository (commits, ADRs, principles, documents) or a folder of documents.
 
+        Records get their access level from ``settings.access_paths`` and front matter ``access:``
+        (:mod:`mission_memory.ingest.access_levels`; default ``internal``).
+
         See :func:`mission_memory.ingest.repository.ingest_repository` (``include``/``exclude``:
         ``.gitignore``-style globs narrowing the files read).
         """
+        from mission_memory.ingest.access_levels import AccessRules
         from mission_memory.ingest.repository import ingest_repository  # parsers load only to ingest
 
         return ingest_repository(
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
             max_file_bytes=self.settings.max_file_bytes, progress=progress, include=include, exclude=exclude,
+            access_rules=AccessRules(self.settings.access_paths),
         )
 
     # -- pull -----------------------------------------------------------------------------------
@@ -163,6 +169,7 @@ class Memory:
         client: Client | str = Client.API,
         session_id: str | None = None,
         default_mission: str | None = None,
+        access: AccessContext | None = None,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -184,19 +191,28 @@ class Memory:
                 in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
                 ``filters`` name no mission and it is stored, else the query answers across all
                 missions and the digest header says so (DESIGN.md §4, ADR 0029). None: all missions.
+            access: who asks on a team server (:class:`~mission_memory.access_control.AccessContext`):
+                the digest holds no record above their clearance, no other operator's practitioner
+                record unless they lead, and the retrieval event carries their operator (ADR 0045).
+                None: the local user, who owns the store and sees everything.
 
         Returns:
             The digest; :attr:`Digest.mission_scope` says which missions it answered from and why.
 
         Raises:
-            InputError: bad scope, filters, budget, client or task description; a budget above
+            InputError: bad scope, filters, budget, client or task description; a mission outside
+                the ``access`` context's missions; a budget above
                 the maximum; a mission or a component the store does not hold (the message lists
                 the known ones). An empty store is not an error: the digest says nothing is ingested yet.
             BudgetError: the budget cannot hold the digest header.
         """
         checked = parse_filters(filters)
+        if access is not None:
+            access.check_mission(checked.mission)
         if (scope if isinstance(scope, Scope) else parse_scope(scope)) is Scope.HANDOVER:
-            return self._handover_digest(task_description, token_budget, checked, client=client, session_id=session_id)
+            return self._handover_digest(
+                task_description, token_budget, checked, client=client, session_id=session_id, access=access
+            )
         try:
             asking = Client(client)
         except ValueError:
@@ -219,7 +235,7 @@ class Memory:
                 )
         with self._pull_priority():  # the background embedding queue waits while a pull runs
             digest = run_query(
-                store=self.store,
+                store=self._store_for(access),
                 embedder=self.embedder,
                 tokenizer=self.tokenizer,
                 task_description=task_description,
@@ -230,7 +246,7 @@ class Memory:
                 max_entries=self.settings.max_digest_entries,
                 client=asking,
                 session_id=session_id or process_session_id(),
-                operator=resolve_operator(),
+                operator=access.operator if access is not None else resolve_operator(),
                 scope_note=missions.header_line() if stored else None,
             )
         digest = replace(digest, mission_scope=missions.to_json())
@@ -278,6 +294,7 @@ class Memory:
         archive: bool = True,
         client: Client | str = Client.API,
         session_id: str | None = None,
+        access: AccessContext | None = None,
     ) -> RotationBrief:
         """The rotation brief handing the mission from the outgoing to the incoming operator (DESIGN.md §6).
 
@@ -297,11 +314,18 @@ class Memory:
             repository: the mission's checkout, to warn when memory is behind it (default: none).
             archive: store the brief as a ``handover_brief`` record and log the retrieval event.
             client, session_id: logged with the retrieval event, as for :meth:`query`.
+            access: who asks on a team server: the brief is built for them (``for_operator`` must be
+                them unless they lead) and holds no record they may not see; the outgoing operator's
+                practitioner records are the one exception, as the brief hands them over (ADR 0045).
+
+        The archived brief takes the most restricted access level of the records it quotes.
 
         Raises:
-            InputError: an unknown mission, a bad ``since`` or budget, an unknown client.
+            InputError: an unknown mission, a bad ``since`` or budget, an unknown client, a brief
+                for another operator asked by a non-lead.
             BudgetError: the budget cannot hold the brief's header.
         """
+        from mission_memory.access_control import most_restricted
         from mission_memory.handover.acknowledgement import acknowledgement_of
         from mission_memory.handover.archive import brief_record, shift_key
         from mission_memory.handover.brief import RotationBrief, collect_brief_items, pack_brief
@@ -322,16 +346,26 @@ class Memory:
             )
         moment = as_utc(now) if now is not None else datetime.now(UTC)
         name = self._brief_mission(mission)
+        if access is not None:
+            access.check_mission(name)
+            if for_operator not in (None, access.operator) and not access.is_lead:
+                raise InputError(
+                    f"operator {access.operator!r} may build a rotation brief only for themselves, not for {for_operator!r}"
+                )
+            for_operator = for_operator or access.operator
         incoming = for_operator or resolve_operator(Path(repository) if repository is not None else None)
         window = resolve_shift(self.store, name, now=moment, from_operator=from_operator, to_operator=incoming,
                                since=_parse_since(since, moment))
-        watch = repository_watch_items(self.store, name, Path(repository)) if repository is not None else []
-        items, counts, profile = collect_brief_items(self.store, window, extra_watch=watch)
+        store = self._store_for(access.for_handover_from(window.from_operator) if access is not None else None)
+        watch = repository_watch_items(store, name, Path(repository)) if repository is not None else []
+        items, counts, profile = collect_brief_items(store, window, extra_watch=watch)
         text, entries, tokens, omitted = pack_brief(items, budget, self.tokenizer)
         brief = RotationBrief(window, counts, budget, tokens, text, tuple(entries), omitted, profile)
         if not archive or self.store.read_only:
             return brief
+        quoted = self.store.get(list(dict.fromkeys(r for item, _ in entries for r in item.record_ids)))
         record = brief_record(brief)
+        record = record.model_copy(update={"access_level": most_restricted(q.access_level for q in quoted.values())})
         self.store.upsert_records([record])
         event = self.store.log_retrieval_event(NewRetrievalEvent(
             query=f"handover brief for {incoming or 'unknown'} from {window.from_operator or 'unknown'}",
@@ -344,7 +378,7 @@ class Memory:
             omitted=omitted,
             model_id="",
             session_id=session_id or process_session_id(),
-            operator=incoming,
+            operator=access.operator if access is not None else incoming,
             mission=name,
             client=asking,
         ))
@@ -435,12 +469,12 @@ class Memory:
 
     def _handover_digest(
         self, task_description: str, token_budget: int | None, filters: QueryFilters, *,
-        client: Client | str, session_id: str | None,
+        client: Client | str, session_id: str | None, access: AccessContext | None = None,
     ) -> Digest:
         """``query(scope="handover")``: the rotation brief wrapped as a :class:`Digest`."""
         brief = self.rotation_brief(
             mission=filters.mission, from_operator=filters.operator, since=filters.since,
-            token_budget=token_budget, client=client, session_id=session_id,
+            token_budget=token_budget, client=client, session_id=session_id, access=access,
         )
         return Digest(
             query=task_description, scope=Scope.HANDOVER.value, token_budget=brief.token_budget,
@@ -532,13 +566,15 @@ class Memory:
         by_agent: bool = False,
         write_adr: str | Path | None = None,
         now: datetime | None = None,
+        access: AccessContext | None = None,
     ) -> RecordedDecision:
         """Record a decision where it is taken (DESIGN.md §3; docs/adr/0028).
 
         ``decided_by`` is the operator (:func:`~mission_memory.query_origin.resolve_operator`) or
         ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
         mission defaults to the repository the working directory (or ``write_adr``) lies in.
-        See :func:`mission_memory.decision_recording.record_decision`.
+        With ``access`` (a team server), the decision is the operator's, and ``supersedes`` can name
+        only decisions they may see. See :func:`mission_memory.decision_recording.record_decision`.
 
         Raises:
             InputError: an empty title, decision or rationale; a rejected option not written
@@ -556,8 +592,11 @@ class Memory:
             mission = _mission_of_folder(Path.cwd())
         near = folder if folder is not None and folder.is_dir() else None
         decided_by = AGENT if by_agent else (resolve_operator(near) or "unknown operator")
+        if access is not None:
+            access.check_mission(mission)
+            decided_by = AGENT if by_agent else access.operator
         return record_decision(
-            self.store, self.embedder, statement, mission=mission or "", decided_by=decided_by,
+            self._store_for(access), self.embedder, statement, mission=mission or "", decided_by=decided_by,
             session_id=session_id or process_session_id(), write_adr=folder, now=now,
         )
 
@@ -650,6 +689,15 @@ class Memory:
                 )
             return self._embedding_queue
 
+    def _store_for(self, access: AccessContext | None) -> MemoryStore:
+        """The store as ``access`` sees it (:class:`~mission_memory.access_control.AccessScopedStore`),
+        or the whole store for the local user."""
+        if access is None:
+            return self.store
+        from mission_memory.access_control import AccessScopedStore
+
+        return AccessScopedStore(self.store, access)
+
     def _pull_priority(self) -> AbstractContextManager[None]:
         """While a pull runs, the background embedding queue (if this memory started one) waits."""
         queue = self._embedding_queue
@@ -692,6 +740,7 @@ class Memory:
         mission: str | None = None,
         operator: str | None = None,
         time: datetime | None = None,
+        access: AccessContext | None = None,
     ) -> Correction:
         """Record one explicit operator correction as a labelled practitioner record (DESIGN.md §3, §6).
 
@@ -708,6 +757,8 @@ class Memory:
             mission: default: the only stored mission, or the one named like the working directory.
             operator: default: as for queries (:func:`~mission_memory.query_origin.resolve_operator`).
             time: when it happened; default now (UTC).
+            access: who records it on a team server: the correction is theirs (``operator`` is
+                ignored), and the label names only missed records they may see (ADR 0045).
 
         Returns:
             The correction with its label; recording the same correction at the same time again
@@ -720,15 +771,24 @@ class Memory:
         from mission_memory.corrections.pipeline import explicit_correction
         from mission_memory.corrections.recording import check_explicit, explicit_mission, store_corrections
 
+        if access is not None:
+            access.check_mission(mission)
+            operator = access.operator
         correction = explicit_correction(
             correction_class=correction_class, category=category, outcome=outcome, summary=summary,
             component=component, expected=expected, session_id=session_id,
             mission=explicit_mission(self.store, mission), operator=operator or resolve_operator(),
             time=time if time is not None else datetime.now(UTC),
         )
-        check_explicit(self.store, correction)
-        labelled, _ = store_corrections(self.store, self.embedder, [correction], **self._signal_settings())
-        return labelled[0]
+        store = self._store_for(access)
+        check_explicit(store, correction)
+        labelled, _ = store_corrections(store, self.embedder, [correction], **self._signal_settings())
+        if access is None:
+            return labelled[0]
+        label = labelled[0].label
+        visible = store.get(list(label.missed_record_ids))
+        shown = tuple(r for r in label.missed_record_ids if r in visible)
+        return labelled[0].model_copy(update={"label": label.model_copy(update={"missed_record_ids": shown})})
 
     def import_corrections(
         self,
@@ -835,14 +895,30 @@ class Memory:
 
         return correction_rate(self.corrections(mission=mission, operator=operator), by=by, confidence=confidence)
 
-    def correction_pairs(self, *, mission: str | None = None) -> list[dict[str, Any]]:
+    def correction_pairs(
+        self, *, mission: str | None = None, access: AccessContext | None = None
+    ) -> list[dict[str, Any]]:
         """The "retrieved X, should have served Y" pairs of the retrieval-caused corrections, oldest first.
 
         See :mod:`mission_memory.corrections.pairs` for the shape (fixed by the shared interface).
+        With ``access``, only the pairs of corrections that context may see, and only the record
+        ids it may see in ``retrieved`` and ``missed`` (a pair left with no missed record is dropped).
         """
         from mission_memory.corrections.pairs import correction_pairs
+        from mission_memory.corrections.recording import stored_corrections
 
-        return list(correction_pairs(self.store, self.corrections(mission=mission)))
+        if access is None:
+            return list(correction_pairs(self.store, self.corrections(mission=mission)))
+        access.check_mission(mission)
+        store = self._store_for(access)
+        out = []
+        for pair in correction_pairs(store, stored_corrections(store, mission=mission)):
+            visible = store.get([*pair["retrieved"], *pair["missed"]])
+            pair["retrieved"] = [r for r in pair["retrieved"] if r in visible]
+            pair["missed"] = [r for r in pair["missed"] if r in visible]
+            if pair["missed"]:
+                out.append(pair)
+        return out
 
     def _signal_settings(self) -> dict[str, Any]:
         return {

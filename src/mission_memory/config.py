@@ -18,6 +18,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mission_memory.domain_events import AlertmanagerMapping
 from mission_memory.errors import ConfigError
+from mission_memory.records import AccessLevel
 from mission_memory.trackers.base import DEFAULT_LABEL
 
 __all__ = ["MAX_TOKEN_BUDGET", "Settings", "load_settings"]
@@ -92,6 +93,14 @@ class Settings(BaseSettings):
         correction_relevance_threshold: cosine similarity a record needs with a correction's topic
             to count as relevant to it when the correction names no record (docs/adr/0024, where
             its precision is measured).
+        team_token_file: the team server's token file (TOML of token hashes,
+            :mod:`mission_memory.operator_tokens`); default ``<data_dir>/team-tokens.toml``, used by
+            ``serve --transport http`` when it exists.
+        team_tokens: the same entries as a JSON list, instead of a file (containers); takes
+            precedence over the file.
+        access_paths: access levels by path at ingest, ``{"docs/security/**": "restricted"}``
+            (``.gitignore``-style patterns, the most restricted match wins; ADR 0045). Default for
+            unmatched files: ``internal``, unless front matter says otherwise.
     """
 
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
@@ -130,6 +139,9 @@ class Settings(BaseSettings):
     embed_batch: int = Field(default=4, ge=1, le=1024)
     correction_link_window_minutes: float = Field(default=120.0, gt=0)
     correction_relevance_threshold: float = Field(default=0.85, ge=-1.0, le=1.0)
+    team_token_file: Path | None = None
+    team_tokens: str | None = None
+    access_paths: dict[str, AccessLevel] = Field(default_factory=dict)
 
     @field_validator("data_dir")
     @classmethod
@@ -144,6 +156,11 @@ class Settings(BaseSettings):
                 f"({self.escalation_flood_start:g}): the flood ends below the level it starts above (hysteresis)"
             )
         return self
+
+    @property
+    def token_file_path(self) -> Path:
+        """The team server's token file: :attr:`team_token_file`, else ``<data_dir>/team-tokens.toml``."""
+        return (self.team_token_file or self.data_dir / "team-tokens.toml").expanduser()
 
     @property
     def database_path(self) -> Path:

@@ -57,6 +57,8 @@ class QueryFilters(BaseModel):
         operator: only records about this operator (records of no operator are left out).
         max_access: the reader's clearance: only records at this access level or below
             (public < internal < restricted < secret).
+        practitioner_operator: only practitioner records of this operator; other layers are not
+            affected (a team server sets it for non-leads, ADR 0045).
         sector: only records of this sector or service (a domain event's sector is its
             component, so this is ``component`` under the operations name).
         event_type: only domain events of this type (``shelling``, ``HighErrorRate``); records
@@ -79,6 +81,7 @@ class QueryFilters(BaseModel):
     outcome: Literal["accepted", "rejected", "modified"] | None = None
     operator: str | None = None
     max_access: AccessLevel | None = None
+    practitioner_operator: str | None = None
     sector: str | None = None
     event_type: str | None = None
 
@@ -161,6 +164,7 @@ FILTER_FIELDS: tuple[FilterField, ...] = (
     FilterField("outcome", "outcome", Comparison.LAYER_RESTRICTED, layer=Layer.PRACTITIONER),
     FilterField("operator", "operator", Comparison.EQUALS),
     FilterField("max_access", "access_level", Comparison.RANK_AT_MOST, ranks=ACCESS_ORDER),
+    FilterField("practitioner_operator", "operator", Comparison.LAYER_RESTRICTED, layer=Layer.PRACTITIONER),
     FilterField("sector", "component", Comparison.EQUALS),
     FilterField("event_type", "event_type", Comparison.EQUALS),
 )

@@ -285,7 +285,10 @@ def serve(
         bool, typer.Option("--write-tools", help="Also expose the write tools record_correction and record_decision (explicit opt-in).")
     ] = False,
 ) -> None:
-    """Run the MCP server exposing the one tool, workflow_memory_query (and record_correction with --write-tools)."""
+    """Run the MCP server exposing the one tool, workflow_memory_query (and record_correction with --write-tools).
+
+    Over HTTP with operator tokens (`mission-memory team token add`), every request needs `Authorization: Bearer <token>` and runs as that operator; without tokens, loopback only.
+    """
     from mission_memory.mcp.server import run_server
 
     with reported_errors():

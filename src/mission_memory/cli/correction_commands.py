@@ -176,12 +176,20 @@ def pairs_command(
         str | None, typer.Option("-o", "--output", help="Write JSON Lines to this file ('-' or none: stdout).")
     ] = None,
     mission: MissionOpt = None,
+    max_access_level: Annotated[
+        str | None,
+        typer.Option("--max-access-level", help="Leave out records above this level (public, internal, restricted, secret)."),
+    ] = None,
+    operator: Annotated[
+        str | None, typer.Option("--operator", help="Only this operator's corrections (default: every operator's).")
+    ] = None,
 ) -> None:
     """Export "retrieved X, should have served Y" pairs as JSON Lines (for `ranking tune`)."""
     from mission_memory.corrections.pairs import pairs_jsonl
 
     with reported_errors(), _open_memory() as memory:
-        text = pairs_jsonl(memory.correction_pairs(mission=mission))
+        access = _export_access(max_access_level, operator)
+        text = pairs_jsonl(memory.correction_pairs(mission=mission, access=access))
         if output is None or output == "-":
             sys.stdout.write(text)
             return
@@ -190,6 +198,24 @@ def pairs_command(
         except OSError as exc:
             raise InputError(f"cannot write the pairs to {output}: {exc.strerror or exc}") from exc
     console.print(f"{text.count(chr(10))} pairs written to {output}", highlight=False)
+
+
+def _export_access(max_access_level: str | None, operator: str | None) -> Any:
+    """The access context of an export narrowed by ``--max-access-level`` / ``--operator`` (None: whole store)."""
+    if max_access_level is None and operator is None:
+        return None
+    from mission_memory.access_control import AccessContext, Role
+    from mission_memory.query_origin import resolve_operator
+    from mission_memory.records import AccessLevel
+
+    try:
+        level = AccessLevel((max_access_level or AccessLevel.SECRET.value).strip().lower())
+    except ValueError:
+        raise InputError(
+            f"--max-access-level {max_access_level!r} is not one of: {', '.join(a.value for a in AccessLevel)}"
+        ) from None
+    who = operator or resolve_operator() or "unknown operator"
+    return AccessContext(who, level, Role.OPERATOR if operator else Role.LEAD)
 
 
 def register(root: typer.Typer) -> None:

@@ -34,6 +34,7 @@ from mission_memory.decision_recording import reconcile_recorded
 from mission_memory.decisions import Decision, DecisionStatus, Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.ingest.access_levels import AccessRules
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import IngestExclusion, PathGlobs, folder_files
@@ -485,6 +486,7 @@ def ingest_repository(
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
     passage_heads: Mapping[RecordKind, int] | None = None,
+    access_rules: AccessRules | None = None,
 ) -> IngestReport:
     """Ingest a repository (or a plain folder of documents) into the store.
 
@@ -504,12 +506,15 @@ def ingest_repository(
         passage_heads: characters embedded per record kind (see
             :func:`~mission_memory.ingest.passage_heads.passage_text`); None for the default heads, an
             empty mapping to embed every record whole (the behaviour before ADR 0034, kept for comparison).
+        access_rules: the settings' path-pattern access levels; front matter ``access:`` is read
+            either way (:mod:`~mission_memory.ingest.access_levels`, ADR 0045). Default: none.
 
     Returns:
         What was added, updated, left unchanged, removed and skipped, and what each top-level folder cost.
 
     Raises:
-        InputError: ``path`` does not exist or is not a folder, or ``.mission-memory-ignore`` (or, in a
+        InputError: ``path`` does not exist or is not a folder, a file's front matter names an unknown
+            access level, or ``.mission-memory-ignore`` (or, in a
             plain folder, a ``.gitignore``), ``include`` or ``exclude`` holds a line that is not a valid
             pattern; nothing is written.
         BackendUnavailable: git or the store failed.
@@ -578,6 +583,7 @@ def ingest_repository(
                 records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
             except StructuredDocumentError as exc:
                 report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
+    records = (access_rules or AccessRules({})).assign(records, texts)  # before anything is stored
     # Decisions recorded with `decide` survive the re-read of their files (docs/adr/0028).
     records, recorded_keys = reconcile_recorded(store, mission, source.root, records)
     file_kinds = [RecordKind.DOC_CHUNK.value, RecordKind.DECISION.value, RecordKind.PRINCIPLE.value]

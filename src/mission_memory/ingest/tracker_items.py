@@ -20,6 +20,7 @@ from typing import Any
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.ingest.access_levels import with_label_access
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.trackers.base import Task, TaskComment, TaskHistory
@@ -173,10 +174,15 @@ def tracker_item_records(
     task ``state``, ``labels``, ``assignee`` (first assignee or None), ``assignees``, ``created``,
     ``updated``, ``url``, ``in_progress`` (state or a label in :data:`IN_PROGRESS_STATES`); for a
     comment ``issue_key``, ``author``, ``answered`` (a later comment by someone else exists),
-    ``created``, ``url``. Provenance: kind ISSUE / COMMENT, the tracker URL as ``uri``.
+    ``created``, ``url``. Provenance: kind ISSUE / COMMENT, the tracker URL as ``uri``. A label
+    ``access:LEVEL`` gives the task and its comments that access level (default ``internal``).
+
+    Raises:
+        InputError: an ``access:`` label naming an unknown level (the message names the task).
     """
     ordered = sorted(comments, key=lambda comment: comment.created_at)
-    return [_task_record(task, tracker, mission), *_comment_records(task, ordered, tracker, mission)]
+    records = [_task_record(task, tracker, mission), *_comment_records(task, ordered, tracker, mission)]
+    return with_label_access(records, task.labels, f"{tracker} task {task.key}")  # access:LEVEL labels, ADR 0045
 
 
 def ingest_tracker(

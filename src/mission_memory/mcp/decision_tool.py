@@ -10,6 +10,7 @@ become ``ToolError``.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
@@ -23,6 +24,8 @@ from mission_memory.mcp.server import ServedMemory, _session_id  # the tool's ty
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+    from mission_memory.access_control import AccessContext
 
 __all__ = [
     "DECISION_TOOL_DESCRIPTION",
@@ -74,10 +77,13 @@ def decision_tool_schema() -> dict[str, Any]:
     return DecisionToolArguments.model_json_schema()
 
 
-def add_decision_tool(server: MCPServer[ServedMemory]) -> None:
+def add_decision_tool(
+    server: MCPServer[ServedMemory], access_of: Callable[[Context[Any, Any]], AccessContext | None] = lambda _: None
+) -> None:
     """Register ``record_decision`` on ``server`` (a server from ``build_server``).
 
     Call it only when write tools are enabled; the server's lifespan provides the memory.
+    ``access_of`` gives the calling operator's access context (a team server, ADR 0045).
     """
 
     @server.tool(name=DECISION_TOOL_NAME, description=DECISION_TOOL_DESCRIPTION)
@@ -100,12 +106,13 @@ def add_decision_tool(server: MCPServer[ServedMemory]) -> None:
         memory = ctx.request_context.lifespan_context.usable()
         session_id = _session_id(ctx)
         alternatives = [RejectedAlternative(r.option, r.why) for r in rejected or []]
+        access = access_of(ctx)
 
         def run() -> str:
             outcome = memory.record_decision(
                 title, decision=decision, rationale=rationale, rejected=alternatives, context=context,
                 principles=principles or [], component=component, tasks=tasks or [], supersedes=supersedes,
-                status=status, session_id=session_id, by_agent=decided_by == "agent",
+                status=status, session_id=session_id, by_agent=decided_by == "agent", access=access,
             )
             return json.dumps(outcome.to_json(), ensure_ascii=False)
 

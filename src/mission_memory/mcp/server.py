@@ -12,6 +12,13 @@ clear error the CLI prints. The tool runs the synchronous core in a worker threa
 a tool error rather than as a successful answer. Arguments are strict: an unknown argument, or a
 value of the wrong type, is a tool error naming it, with pydantic's help URL removed.
 
+With operator tokens (:mod:`mission_memory.operator_tokens`, ADR 0045/0046), the HTTP server
+authenticates every request through the SDK's own bearer-token support (``token_verifier`` and
+``AuthSettings``): a request without a valid, unexpired token gets 401 from the SDK's middleware
+before anything runs, the event receiver routes included; every tool call runs as the token's
+operator, with their clearance (:class:`~mission_memory.access_control.AccessContext`). Without
+tokens the server is the local user's and listens on loopback only (:func:`run_server`).
+
 Queries answer from the server's default mission (ADR 0029): over stdio, the mission of the
 directory the server is started in (Claude Code starts it in the project), or ``serve --mission``.
 The tool's description names that default and the stored missions, read when the server is built.
@@ -26,16 +33,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import Field, ValidationError
+from pydantic import AnyHttpUrl, Field, ValidationError
 
 from mission_memory import __version__
+from mission_memory.access_control import AccessContext
 from mission_memory.api import Memory
-from mission_memory.config import MAX_TOKEN_BUDGET
-from mission_memory.errors import MissionMemoryError, user_message
+from mission_memory.config import MAX_TOKEN_BUDGET, load_settings
+from mission_memory.errors import ConfigError, MissionMemoryError, user_message
 from mission_memory.mission_scope import describe_stored_missions, mission_of_directory, resolve_mission_scope
+from mission_memory.operator_tokens import OperatorAccessToken, OperatorTokenVerifier, TokenSource
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
 
@@ -47,7 +57,9 @@ __all__ = [
     "WRITE_TOOL_NAME",
     "ServedMemory",
     "build_server",
+    "caller_access",
     "run_server",
+    "token_source",
 ]
 
 TOOL_NAME = "workflow_memory_query"
@@ -76,7 +88,8 @@ FiltersArg = Annotated[
             "(minimum, 0..1; decisions are 0.6-0.7, commits 0.3-0.4, documents 0.4-0.5), since / until "
             "(ISO 8601 date or time), mission (a stored mission's name, or '*' for all missions), "
             "mission_type, outcome (accepted|rejected|modified), "
-            "operator, max_access (public|internal|restricted|secret: the reader's clearance), "
+            "operator, max_access (public|internal|restricted|secret: at most the caller's clearance), "
+            "practitioner_operator (practitioner records of this operator only), "
             "sector and event_type (domain events, e.g. sector 'north', event_type 'shelling')."
         )
     ),
@@ -152,9 +165,31 @@ class _StrictServer(MCPServer[ServedMemory]):
             raise ToolError(user_message(exc)) from cause
 
 
+def caller_access(ctx: Context[Any, Any] | None, verifier: OperatorTokenVerifier | None) -> AccessContext | None:
+    """The access context of the calling request: its operator token's, or None on a server without tokens.
+
+    Raises:
+        ToolError: the server has tokens but the request carries none (an in-process client, or
+            a transport the SDK's bearer middleware does not guard): fail closed.
+    """
+    if verifier is None:
+        return None
+    from mcp.server.auth.middleware.auth_context import get_access_token
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    token: Any = get_access_token()
+    if not isinstance(token, OperatorAccessToken) and ctx is not None:
+        request = getattr(ctx.request_context, "request", None)
+        user = request.scope.get("user") if request is not None else None
+        token = user.access_token if isinstance(user, AuthenticatedUser) else None
+    if not isinstance(token, OperatorAccessToken):
+        raise ToolError("this server needs an operator token: send Authorization: Bearer <token>")
+    return token.entry.access()
+
+
 def build_server(
     memory_factory: Callable[[], Memory] | None = None, *, default_mission: str | None = None,
-    write_tools: bool = False,
+    write_tools: bool = False, tokens: TokenSource | None = None,
 ) -> MCPServer[ServedMemory]:
     """Make the MCP server.
 
@@ -167,8 +202,11 @@ def build_server(
             description names it and the stored missions, read here (ADR 0029).
         write_tools: also expose ``record_correction`` and ``record_decision`` (explicit opt-in;
             default: the one query tool).
+        tokens: operator tokens; given, the HTTP transport requires a bearer token on every route
+            and each call runs as the token's operator (ADR 0045). None: no authentication.
     """
     factory = memory_factory or Memory.open
+    verifier = OperatorTokenVerifier(tokens) if tokens is not None else None
     description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission)}"
 
     running: list[ServedMemory] = []  # the lifespan's memory, for the event receivers' HTTP routes
@@ -192,6 +230,12 @@ def build_server(
             "the task description to learn the decisions, history and documents that bear on it."
         ),
         lifespan=lifespan,
+        token_verifier=verifier,
+        # Resource server only, without an authorization server: tokens are issued by `team token add`.
+        # issuer_url is required by the SDK's settings but unused without an auth provider or
+        # resource metadata (resource_server_url None: no discovery routes are added).
+        auth=AuthSettings(issuer_url=AnyHttpUrl("http://localhost"), resource_server_url=None)
+        if verifier is not None else None,
     )
 
     @server.tool(name="workflow_memory_query", description=description)
@@ -216,11 +260,12 @@ def build_server(
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
         session_id = _session_id(ctx)
+        access = caller_access(ctx, verifier)
 
         def run() -> str:
             return memory.query(
                 task_description, scope=scope, token_budget=token_budget, filters=filters,
-                client=Client.MCP, session_id=session_id, default_mission=default_mission,
+                client=Client.MCP, session_id=session_id, default_mission=default_mission, access=access,
             ).text
 
         try:
@@ -228,19 +273,24 @@ def build_server(
         except MissionMemoryError as exc:
             raise ToolError(user_message(exc)) from exc
 
-    _add_event_receivers(server, running)
+    _add_event_receivers(server, running, authenticated=verifier is not None)
     if write_tools:
         from mission_memory.mcp.decision_tool import add_decision_tool
 
-        _add_write_tools(server)
-        add_decision_tool(server)
+        _add_write_tools(server, verifier)
+        add_decision_tool(server, lambda ctx: caller_access(ctx, verifier))
     return server
 
 
-def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMemory]) -> None:
-    """Routes beside ``/mcp`` for Alertmanager webhooks and JSON Lines events (mcp/event_receiver.py)."""
+def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMemory], *, authenticated: bool) -> None:
+    """Routes beside ``/mcp`` for Alertmanager webhooks and JSON Lines events (mcp/event_receiver.py).
+
+    With ``authenticated``, a request the SDK's bearer middleware did not authenticate gets 401, as
+    ``/mcp`` does (the SDK leaves custom routes unguarded), and nothing is stored.
+    """
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import JSONResponse, Response
 
     from mission_memory.mcp import event_receiver
 
@@ -255,11 +305,19 @@ def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMe
             raise served.problem
         return served.memory
 
+    def refused(request: Request) -> Response | None:
+        if not authenticated or isinstance(request.scope.get("user"), AuthenticatedUser):
+            return None
+        return JSONResponse(
+            {"error": "invalid_token", "error_description": "Authentication required; nothing was stored"},
+            status_code=401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        )
+
     async def alertmanager(request: Request) -> Response:
-        return await event_receiver.receive_alertmanager(request, memory_of)
+        return refused(request) or await event_receiver.receive_alertmanager(request, memory_of)
 
     async def events(request: Request) -> Response:
-        return await event_receiver.receive_jsonl(request, memory_of)
+        return refused(request) or await event_receiver.receive_jsonl(request, memory_of)
 
     server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
@@ -273,7 +331,7 @@ WRITE_TOOL_DESCRIPTION = (
 )
 
 
-def _add_write_tools(server: MCPServer[ServedMemory]) -> None:
+def _add_write_tools(server: MCPServer[ServedMemory], verifier: OperatorTokenVerifier | None) -> None:
     """Register ``record_correction`` (only on a server started with the write-tools opt-in)."""
 
     @server.tool(name=WRITE_TOOL_NAME, description=WRITE_TOOL_DESCRIPTION)
@@ -299,11 +357,13 @@ def _add_write_tools(server: MCPServer[ServedMemory]) -> None:
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
         session = session_id or _session_id(ctx)
+        access = caller_access(ctx, verifier)
 
         def run() -> str:
             correction = memory.record_correction(
                 correction_class=correction_class, category=category, outcome=outcome, summary=summary,
                 component=component, expected=expected or (), session_id=session, mission=mission,
+                access=access,
             )
             label = correction.label
             missed = f"; missed records: {', '.join(label.missed_record_ids)}" if label.missed_record_ids else ""
@@ -341,6 +401,26 @@ def _missions_sentence(factory: Callable[[], Memory], default_mission: str | Non
     return describe_stored_missions(stored, resolve_mission_scope(None, default_mission, stored))
 
 
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def token_source() -> TokenSource | None:
+    """The configured operator tokens: ``MISSION_MEMORY_TEAM_TOKENS``, else the token file if it exists.
+
+    Raises:
+        ConfigError: the variable or the file is invalid (the message names it).
+    """
+    settings = load_settings()
+    if settings.team_tokens:
+        return TokenSource.from_environment_text(settings.team_tokens)
+    path = settings.token_file_path
+    if not path.exists():
+        return None
+    source = TokenSource(path)
+    source.entries()  # an invalid file stops the server at start, not at the first request
+    return source
+
+
 def run_server(
     transport: str, host: str = "127.0.0.1", port: int = 8765, mission: str | None = None, *, write_tools: bool = False
 ) -> None:
@@ -354,10 +434,22 @@ def run_server(
             (a shared server, not started in a project): none, so all missions.
         write_tools: also expose ``record_correction`` and ``record_decision`` (explicit opt-in;
             default: the one query tool).
+
+    Over HTTP with operator tokens configured (:func:`token_source`), every request needs one.
+
+    Raises:
+        ConfigError: HTTP on a non-loopback address without tokens (the server would hand the
+            whole memory to anyone who can reach it); an invalid token file or variable.
     """
     if mission is None and transport == "stdio":
         mission = mission_of_directory(Path.cwd())
-    server = build_server(default_mission=mission, write_tools=write_tools)
+    tokens = token_source() if transport != "stdio" else None
+    if transport != "stdio" and tokens is None and host not in _LOOPBACK:
+        raise ConfigError(
+            f"refusing to listen on {host}:{port} without authentication: add operator tokens with "
+            "`mission-memory team token add` (or set MISSION_MEMORY_TEAM_TOKENS), or serve on 127.0.0.1"
+        )
+    server = build_server(default_mission=mission, write_tools=write_tools, tokens=tokens)
     if transport == "stdio":
         server.run("stdio")
     else:

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mission_memory.ingest.access_levels import with_label_access
 from mission_memory.ingest.git_history import Commit, GitRepository
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.refresh.open_questions import (
@@ -141,7 +142,11 @@ def build_artifacts(
         now: the refresh time; it is in each record's source key, so each refresh adds records.
 
     Returns:
-        The three records in :data:`ARTIFACT_KINDS` order, and who wrote the summary.
+        The three records in :data:`ARTIFACT_KINDS` order, and who wrote the summary; they take the
+        access level of the task's ``access:LEVEL`` label (default ``internal``).
+
+    Raises:
+        InputError: an ``access:`` label naming an unknown level (that task fails; the pass goes on).
     """
     material = SummaryMaterial(task=task, commits=activity.commits, comments=activity.comments, since=last_refresh)
     summary = summarizer.summarize(material)
@@ -191,6 +196,7 @@ def build_artifacts(
             attributes=attributes | extra,
             slot=f"{task.key}:{artifact}:{now.isoformat()}",
         ))
+    records = with_label_access(records, task.labels, f"{task.tracker} task {task.key}")  # the task's level, ADR 0045
     return BuiltArtifacts(records=records, summarizer=summary.summarizer, fallback_reason=summary.fallback_reason)
 
 

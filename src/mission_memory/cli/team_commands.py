@@ -1,0 +1,124 @@
+"""Team server commands: ``team token add``, ``team token list`` and ``team token revoke`` (ADR 0046).
+
+Tokens go to the token file (``MISSION_MEMORY_TEAM_TOKEN_FILE``, default ``<data dir>/team-tokens.toml``)
+as SHA-256 hashes; ``add`` prints the token once, and it cannot be shown again. ``serve --transport
+http`` picks the file up, and re-reads it when it changes, so no restart is needed.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.errors import InputError
+
+__all__ = ["app"]
+
+app = typer.Typer(help="A shared team server: operator tokens with clearances and roles.", no_args_is_help=True)
+token_app = typer.Typer(help="Issue, list and revoke operator tokens (stored hashed).", no_args_is_help=True)
+app.add_typer(token_app, name="token")
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def _token_file() -> Path:
+    from mission_memory.config import load_settings
+
+    return load_settings().token_file_path
+
+
+def _expiry(value: str | None, now: datetime) -> datetime | None:
+    """``--expires``: an ISO 8601 date/time (naive = UTC) or a duration ``30d`` / ``12h``."""
+    if value is None:
+        return None
+    text = value.strip().lower()
+    for unit, span in (("d", timedelta(days=1)), ("h", timedelta(hours=1))):
+        if text.endswith(unit) and text[:-1].isdigit():
+            return now + int(text[:-1]) * span
+    from mission_memory.utc import as_utc
+
+    try:
+        return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+    except ValueError:
+        raise InputError(
+            f"--expires {value!r} is neither a date/time (2027-01-31, 2027-01-31T09:00:00Z) nor a duration (30d, 12h)"
+        ) from None
+
+
+@token_app.command("add")
+def add(
+    operator: Annotated[str, typer.Option("--operator", help="The operator the token's requests run as.")],
+    clearance: Annotated[str, typer.Option("--clearance", help="Highest access level readable: public, internal, restricted, secret.")],
+    role: Annotated[str, typer.Option("--role", help="operator (own practitioner records) or lead (everyone's).")] = "operator",
+    mission: Annotated[
+        list[str] | None, typer.Option("--mission", help="Scope workflow views to this mission (repeatable); default: all.")
+    ] = None,
+    expires: Annotated[
+        str | None, typer.Option("--expires", help="Expiry: a date/time (ISO 8601, UTC when naive) or a duration (30d, 12h).")
+    ] = None,
+    json_output: JsonOpt = False,
+) -> None:
+    """Issue a token; print it once (it is stored only as a SHA-256 hash)."""
+    from mission_memory.operator_tokens import add_token
+
+    now = datetime.now(UTC)
+    with reported_errors():
+        path = _token_file()
+        issued = add_token(
+            path, operator=operator, clearance=clearance, role=role, missions=mission or (),
+            expires=_expiry(expires, now), now=now,
+        )
+    entry = issued.entry
+    if json_output:
+        print_json({"token": issued.token, **entry.model_dump(mode="json", exclude={"sha256"}), "file": str(path)})
+        return
+    typer.echo(issued.token)
+    expiry = entry.expires.isoformat() if entry.expires else "never"
+    err_console.print(
+        f"Token {entry.id} for {entry.operator} (clearance {entry.clearance.value}, role {entry.role.value}, "
+        f"expires {expiry}) added to {path}. It is shown only now: hand it to the operator."
+    )
+
+
+@token_app.command("list")
+def list_tokens(json_output: JsonOpt = False) -> None:
+    """List the issued tokens (ids, operators, clearances, roles, expiry; never the tokens)."""
+    from mission_memory.operator_tokens import read_token_file
+
+    with reported_errors():
+        path = _token_file()
+        entries = read_token_file(path)
+    if json_output:
+        print_json([e.model_dump(mode="json", exclude={"sha256"}) for e in entries])
+        return
+    if not entries:
+        console.print(f"No tokens in {path}: add one with `mission-memory team token add`.")
+        return
+    now = datetime.now(UTC)
+    table = Table("id", "operator", "clearance", "role", "missions", "expires")
+    for e in entries:
+        expiry = (e.expires.isoformat() + (" (expired)" if e.expired(now) else "")) if e.expires else "never"
+        table.add_row(e.id, e.operator, e.clearance.value, e.role.value, ", ".join(e.missions) or "all", expiry)
+    console.print(table)
+
+
+@token_app.command("revoke")
+def revoke(
+    token_id: Annotated[str, typer.Argument(help="The token's id (see `team token list`).")],
+    json_output: JsonOpt = False,
+) -> None:
+    """Remove a token; a running server refuses it from its next request."""
+    from mission_memory.operator_tokens import revoke_token
+
+    with reported_errors():
+        path = _token_file()
+        entry = revoke_token(path, token_id)
+    if json_output:
+        print_json({"revoked": entry.id, "operator": entry.operator})
+    else:
+        console.print(f"Revoked token {entry.id} of {entry.operator}.")
