@@ -184,6 +184,8 @@ def test_a_malformed_task_file_fails_alone_naming_the_file_and_the_other_tasks_a
     assert report["refreshed"] or report["skipped"]
     status = json.loads(runner.invoke(app, ["refresh", "status", "--json"]).stdout)
     assert status["last_pass"] is not None and status["queue"]
+    text = " ".join(runner.invoke(app, ["refresh", "status"]).stdout.split())
+    assert "1 failed" in text and "failed: OPS-9:" in text and "not ISO 8601" in text
 
 
 # -- the schedule loop ---------------------------------------------------------------------------------

@@ -241,6 +241,14 @@ def status(
         console.print(f"Escalation (degraded, α {escalation['alpha']:.2f}): sectors {sectors}; queue by criticality; "
                       f"forced due at the pass of {escalation['pass'][:16]}: {', '.join(escalation['forced_due']) or 'none'}",
                       markup=False)
+    last_pass = data.get("last_pass")
+    if last_pass:
+        failed = last_pass.get("failed") or []
+        console.print(f"Last pass at {str(last_pass.get('now'))[:16]} ({last_pass.get('tracker')} tracker): "
+                      f"{last_pass.get('refreshed', 0)} refreshed, {last_pass.get('skipped', 0)} skipped, "
+                      f"{len(failed)} failed", markup=False)
+        for failure in failed:
+            console.print(f"  failed: {failure.get('task')}: {failure.get('error')}", markup=False)
     for item in data["recent_refreshes"][:10]:
         note = f" (fallback: {item['fallback_reason']})" if item["fallback_reason"] else ""
         console.print(f"Refreshed {item['task']} at {item['time'][:16]} by {item['summarizer']}{note}")
