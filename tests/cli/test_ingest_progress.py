@@ -94,3 +94,34 @@ def test_a_bad_glob_is_an_error_naming_it(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", str(_folder(tmp_path)), "--exclude", " "])
     assert result.exit_code == 1
     assert "--exclude glob ' ' is empty" in result.stderr
+
+
+def test_ctrl_c_during_an_ingest_says_how_to_continue_and_a_rerun_finishes(tmp_path: Path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for i in range(120):
+        body = " ".join(f"Shift note {i} line {j}: the relay in sector {j % 7} was checked." for j in range(40))
+        (folder / f"note-{i:03}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
+    env = {**os.environ, "MISSION_MEMORY_DATA_DIR": str(tmp_path / "data")}
+    command = [sys.executable, "-m", "mission_memory", "ingest", str(folder)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    seen = []
+    for line in process.stderr:  # progress lines go to stderr, plain when piped
+        seen.append(line)
+        if line.startswith("embed records:"):
+            break
+    process.send_signal(signal.SIGINT)
+    _, rest = process.communicate(timeout=120)
+    stderr = "".join(seen) + rest
+    assert process.returncode == 130, stderr
+    assert "Interrupted" in stderr and "re-run the same command" in stderr and "Traceback" not in stderr
+    rerun = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr
+    report = json.loads(rerun.stdout)
+    assert report["mission"] == "notes"

@@ -46,7 +46,7 @@ def reported_errors() -> Iterator[None]:
     on the click context, so every command with that flag gets it without passing anything):
     ``{"error": <message>, "kind": <error class>, "input": {"command": ..., "arguments": {...}}}``
     on stderr, so a script reading JSON never has to parse prose. Either way pydantic's help URL is
-    removed from the message.
+    removed from the message. Ctrl-C (`KeyboardInterrupt`) prints how to continue and exits 130.
     """
     try:
         yield
@@ -63,6 +63,13 @@ def reported_errors() -> Iterator[None]:
         else:
             err_console.print(f"[bold red]Error:[/] {escape(message)}", markup=True, highlight=False)
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        err_console.print(
+            "Interrupted. Each write to the store is one transaction, so it holds only completed steps;"
+            " re-run the same command to continue (ingest keeps what it stored).",
+            markup=False, highlight=False,
+        )
+        raise typer.Exit(130) from None
 
 
 def _current_context() -> Any:
