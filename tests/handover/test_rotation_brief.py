@@ -56,7 +56,12 @@ def test_brief_for_the_incoming_operator_carries_the_predecessors_decisions_zone
     # sections in the order of ADR 0026
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Status", "## What to do first", "## Decisions taken in the window",
-                        "## The predecessor's profile", "## Open questions", "## Watch items"]
+                        "## The predecessor's profile", "## Open questions", "## Watch items",
+                        "## Recently changed files"]
+    # recently changed files (ADR 0038): retry.py (two of alice's commits) first, each with its latest commit
+    recent = text.split("## Recently changed files", 1)[1]
+    assert recent.index("- src/ledger/retry.py: 2 commits (2 by alice)") < recent.index("- src/upload/client.py")
+    assert "README.md: 1 commit, latest 2025-01-10" in recent
     assert brief.tokens_used == memory.tokenizer.count(text) <= 4000
 
 
@@ -80,7 +85,11 @@ def test_a_narrower_window_leaves_earlier_decisions_out(shift: Shift) -> None:
     memory, _ = shift
     brief = memory.rotation_brief(for_operator="bob", since="2025-03-05", now=NOW)
     assert "Cap upload retries at four" in brief.text
-    assert "ADR-0001: Use SQLite in WAL mode" not in brief.text.split("## The predecessor's profile")[0]
+    taken = [shown for item, shown in brief.entries if item.label == "decision"]
+    assert not any("ADR-0001: Use SQLite in WAL mode" in shown for shown in taken)
+    # it is still named, in one line, as a decision linked to the active work (its file changed lately)
+    linked = [shown for item, shown in brief.entries if item.label == "decisions linked to the active work"]
+    assert "ADR-0001: Use SQLite in WAL mode for the upload ledger · accepted · `docs/adr/0001-use-sqlite-in-wal-mode.md`" in linked[0]
     assert brief.counts["decisions"] == 1
 
 
