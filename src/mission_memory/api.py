@@ -781,6 +781,15 @@ class Memory:
             derived["transcript"] = transcript_corrections(
                 sessions, known_component=self.store.has_component, mission=mission, operator=who
             )
+        if "transcript" in derived:
+            # A prompt the hook captured and a transcript shows is one correction under one id; the
+            # hook's capture is kept (it names the operator), the transcript's copy is left out.
+            from mission_memory.corrections.practitioner_records import CorrectionSource
+
+            captured_ids = {c.correction_id for c in derived["prompt"].corrections} if "prompt" in derived else set()
+            captured_ids |= {c.correction_id for c in self.corrections(mission=mission)
+                             if c.source is CorrectionSource.PROMPT}
+            derived["transcript"].without(captured_ids, "captured-by-the-prompt-hook")
         report = CorrectionImport()
         for source, found in derived.items():
             labelled, outcome = store_corrections(self.store, self.embedder, found.corrections, **self._signal_settings())

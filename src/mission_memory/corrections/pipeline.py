@@ -113,7 +113,9 @@ class DerivedCorrections:
         component = detection.components[0] if detection.components else None
         self.corrections.append(
             Correction(
-                correction_id=correction_id_for(source, detection.session_id, detection.anchor),
+                # an operator prompt keeps one id whether the hook or a transcript reported it
+                correction_id=correction_id_for(CorrectionSource.PROMPT, detection.session_id, detection.prompt_key)
+                if detection.prompt_key else correction_id_for(source, detection.session_id, detection.anchor),
                 correction_class=detection.correction_class,
                 category=detection.category,
                 component=component,
@@ -126,6 +128,14 @@ class DerivedCorrections:
                 time=detection.time,
             )
         )
+
+
+    def without(self, correction_ids: set[str], reason: str) -> None:
+        """Leave out the corrections whose id is in ``correction_ids``, counting them under ``reason``."""
+        kept = [c for c in self.corrections if c.correction_id not in correction_ids]
+        if len(kept) < len(self.corrections):
+            self.skipped[reason] = self.skipped.get(reason, 0) + len(self.corrections) - len(kept)
+        self.corrections = kept
 
 
 def _mission_of(given: str | None, cwd: str | None) -> str:
