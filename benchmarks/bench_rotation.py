@@ -24,7 +24,10 @@ root file is named. Shares are pooled over all rotations (named / touched).
 Usage::
 
     .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--max-rotations 0]
-        [--bundle ../shared/corpora/tdr-docs.bundle]
+        [--bundle ../shared/corpora/tdr-docs.bundle] [--methods "git log -20 --stat|git log --stat, to budget"]
+
+``--methods`` keeps only the named methods (separated by ``|``); with only the git log baselines nothing is
+ingested, so they run in seconds.
 
 Progress goes to stderr, the table to stdout, per-rotation rows to ``benchmarks/out/bench_rotation.json``.
 """
@@ -170,6 +173,7 @@ def main() -> None:
     parser.add_argument("--max-rotations", "--limit", dest="limit", type=int, default=0,
                         help="replay only the first N rotations (0 = all)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
+    parser.add_argument("--methods", default="", help="method names to run, separated by | (default: all)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="mm-bench-rotation-"))
@@ -190,12 +194,20 @@ def main() -> None:
         "git log --stat, to budget": lambda r: git_log_baseline(repo, r["parent"], args.budget, memory.tokenizer,
                                                                 count=400),
     }
+    if args.methods:
+        wanted = [m.strip() for m in args.methods.split("|") if m.strip()]
+        unknown = [m for m in wanted if m not in methods]
+        if unknown:
+            raise SystemExit(f"--methods: unknown {unknown}; known: {list(methods)}")
+        methods = {name: methods[name] for name in wanted}
+    needs_memory = any(not name.startswith("git log") for name in methods)
     rows = []
     try:
         for i, rot in enumerate(found, start=1):
             started = time.perf_counter()
             git(repo, "checkout", "-q", "--detach", rot["parent"])
-            memory.ingest_repository(repo, mission=mission)
+            if needs_memory:
+                memory.ingest_repository(repo, mission=mission)
             ingest_s = time.perf_counter() - started
             row: dict[str, Any] = {**rot, "ingest_s": round(ingest_s, 1), "methods": {}}
             for name, produce in methods.items():
