@@ -773,8 +773,15 @@ class Memory:
             if prompts is not None and not repo.exists():
                 raise InputError(f"prompt repository {str(repo)!r} does not exist")
             captured = PromptCorpus(repo).prompts()
+            llm = None
+            if self.settings.llm_configured:  # the LLM sees the prompt; the store gets only a checked sentence
+                from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
+
+                llm = LlmCorrectionSummaries(str(self.settings.llm_base_url), str(self.settings.llm_model),
+                                             self.settings.llm_api_key,
+                                             deadline_seconds=self.settings.llm_deadline_seconds)
             derived["prompt"] = prompt_corrections(
-                captured, known_component=self.store.has_component, mission=mission, operator=who
+                captured, known_component=self.store.has_component, mission=mission, operator=who, llm=llm
             )
         if transcripts:
             sessions, _ = read_sessions([Path(p) for p in transcripts])

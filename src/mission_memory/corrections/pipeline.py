@@ -21,6 +21,7 @@ from mission_memory.corrections.detector import (
     detect_prompt_corrections,
     detect_transcript_corrections,
 )
+from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
 from mission_memory.corrections.practitioner_records import (
     Correction,
     CorrectionSource,
@@ -103,8 +104,8 @@ class DerivedCorrections:
         self.corrections: list[Correction] = []
         self.skipped: dict[str, int] = {}
 
-    def add(self, detection: Detection, mission: str, operator: str | None) -> None:
-        """Turn one detection into a correction (its summary built from its fields)."""
+    def add(self, detection: Detection, mission: str, operator: str | None, summary: str | None = None) -> None:
+        """Turn one detection into a correction (its summary ``summary``, else built from its fields)."""
         if detection.time is None:
             self.skipped["no-time"] = self.skipped.get("no-time", 0) + 1
             return
@@ -120,7 +121,8 @@ class DerivedCorrections:
                 category=detection.category,
                 component=component,
                 outcome=outcome,
-                summary=summary_from_fields(detection.correction_class, detection.category, component, outcome),
+                summary=summary or summary_from_fields(detection.correction_class, detection.category, component,
+                                                       outcome),
                 source=source,
                 mission=mission,
                 operator=operator,
@@ -151,6 +153,7 @@ def prompt_corrections(
     known_component: Callable[[str], bool],
     mission: str | None = None,
     operator: str | None = None,
+    llm: LlmCorrectionSummaries | None = None,
 ) -> DerivedCorrections:
     """Corrections among captured prompts (those the intent labeller marks ``correction``).
 
@@ -159,12 +162,17 @@ def prompt_corrections(
         known_component: whether the memory holds a component.
         mission: the mission of every correction; default: the prompt's repository folder name.
         operator: the operator when a prompt carries none.
+        llm: when an LLM is configured, it writes each summary from the prompt (checked not to copy
+            it, :mod:`.llm_summary`); else, or when it cannot, the summary is built from the fields.
     """
     derived = DerivedCorrections()
     by_id = {p.prompt_id: p for p in prompts}
     for detection in detect_prompt_corrections(prompts, known_component):
         prompt = by_id[detection.anchor]
-        derived.add(detection, _mission_of(mission, prompt.repository), prompt.operator or operator)
+        component = detection.components[0] if detection.components else None
+        sentence = llm.summary(prompt.prompt, detection.correction_class, detection.category, component,
+                               detection.outcome) if llm is not None else None
+        derived.add(detection, _mission_of(mission, prompt.repository), prompt.operator or operator, sentence)
     return derived
 
 
