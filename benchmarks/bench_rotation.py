@@ -11,7 +11,9 @@ token budget (cl100k_base with the store's safety margin):
 * ``generic digest``: the generic pull digest the SessionStart hook injected before it knew who is
   starting ("Resume work on the … repository: the decisions in force …", all layers);
 * ``git log -20 --stat``: the plain baseline, the last 20 commits with their file lists, cut at a
-  line boundary to the budget.
+  line boundary to the budget;
+* ``git log --stat, to budget``: the same log with as many commits as the budget holds (a baseline
+  that spends the same tokens as the brief may).
 
 The score is what the incoming author then works on: the files, ADRs and top-level components that
 author's next ``--next`` commits touch. A file counts as named when its path appears in the text; an
@@ -22,7 +24,10 @@ root file is named. Shares are pooled over all rotations (named / touched).
 Usage::
 
     .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--max-rotations 0]
-        [--bundle ../shared/corpora/tdr-docs.bundle]
+        [--bundle ../shared/corpora/tdr-docs.bundle] [--methods "git log -20 --stat|git log --stat, to budget"]
+
+``--methods`` keeps only the named methods (separated by ``|``); with only the git log baselines nothing is
+ingested, so they run in seconds.
 
 Progress goes to stderr, the table to stdout, per-rotation rows to ``benchmarks/out/bench_rotation.json``.
 """
@@ -125,9 +130,9 @@ def named(text: str, files: list[str]) -> dict[str, tuple[int, int]]:
             "components": (len(named_components), len(components))}
 
 
-def git_log_baseline(repo: Path, parent: str, budget: int, tokenizer: Tokenizer) -> str:
-    """``git log -20 --stat`` at ``parent``, cut at a line boundary to ``budget`` tokens."""
-    text = git(repo, "log", "-20", "--stat=200", parent)
+def git_log_baseline(repo: Path, parent: str, budget: int, tokenizer: Tokenizer, count: int = 20) -> str:
+    """``git log -<count> --stat`` at ``parent``, cut at a line boundary to ``budget`` tokens."""
+    text = git(repo, "log", f"-{count}", "--stat=200", parent)
     if tokenizer.count(text) <= budget:
         return text
     lines = text.splitlines(keepends=True)
@@ -168,6 +173,7 @@ def main() -> None:
     parser.add_argument("--max-rotations", "--limit", dest="limit", type=int, default=0,
                         help="replay only the first N rotations (0 = all)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
+    parser.add_argument("--methods", default="", help="method names to run, separated by | (default: all)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="mm-bench-rotation-"))
@@ -185,13 +191,23 @@ def main() -> None:
         "rotation brief": lambda r: rotation_brief(memory, mission, r, args.budget),
         "generic digest": lambda r: generic_digest(memory, mission, args.budget),
         "git log -20 --stat": lambda r: git_log_baseline(repo, r["parent"], args.budget, memory.tokenizer),
+        "git log --stat, to budget": lambda r: git_log_baseline(repo, r["parent"], args.budget, memory.tokenizer,
+                                                                count=400),
     }
+    if args.methods:
+        wanted = [m.strip() for m in args.methods.split("|") if m.strip()]
+        unknown = [m for m in wanted if m not in methods]
+        if unknown:
+            raise SystemExit(f"--methods: unknown {unknown}; known: {list(methods)}")
+        methods = {name: methods[name] for name in wanted}
+    needs_memory = any(not name.startswith("git log") for name in methods)
     rows = []
     try:
         for i, rot in enumerate(found, start=1):
             started = time.perf_counter()
             git(repo, "checkout", "-q", "--detach", rot["parent"])
-            memory.ingest_repository(repo, mission=mission)
+            if needs_memory:
+                memory.ingest_repository(repo, mission=mission)
             ingest_s = time.perf_counter() - started
             row: dict[str, Any] = {**rot, "ingest_s": round(ingest_s, 1), "methods": {}}
             for name, produce in methods.items():
@@ -208,7 +224,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
     print(f"\nRotation replay: {len(rows)} rotations, budget {args.budget} tokens, next {args.next} commits scored\n")
-    print(f"{'method':<24} {'tokens p50':>10} {'files':>8} {'ADRs':>8} {'components':>11}")
+    print(f"{'method':<26} {'tokens p50':>10} {'files':>8} {'ADRs':>8} {'components':>11}")
     summary = {}
     for name in methods:
         pooled = {}
@@ -222,7 +238,7 @@ def main() -> None:
         def pct(value: float | None) -> str:
             return "n/a" if value is None else f"{value:.0%}"
 
-        print(f"{name:<24} {tokens:>10.0f} {pct(pooled['files']):>8} {pct(pooled['adrs']):>8} "
+        print(f"{name:<26} {tokens:>10.0f} {pct(pooled['files']):>8} {pct(pooled['adrs']):>8} "
               f"{pct(pooled['components']):>11}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"budget": args.budget, "summary": summary, "rows": rows}, indent=2, default=str))

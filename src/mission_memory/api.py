@@ -833,14 +833,30 @@ class Memory:
             if prompts is not None and not repo.exists():
                 raise InputError(f"prompt repository {str(repo)!r} does not exist")
             captured = PromptCorpus(repo).prompts()
+            llm = None
+            if self.settings.llm_configured:  # the LLM sees the prompt; the store gets only a checked sentence
+                from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
+
+                llm = LlmCorrectionSummaries(str(self.settings.llm_base_url), str(self.settings.llm_model),
+                                             self.settings.llm_api_key,
+                                             deadline_seconds=self.settings.llm_deadline_seconds)
             derived["prompt"] = prompt_corrections(
-                captured, known_component=self.store.has_component, mission=mission, operator=who
+                captured, known_component=self.store.has_component, mission=mission, operator=who, llm=llm
             )
         if transcripts:
             sessions, _ = read_sessions([Path(p) for p in transcripts])
             derived["transcript"] = transcript_corrections(
                 sessions, known_component=self.store.has_component, mission=mission, operator=who
             )
+        if "transcript" in derived:
+            # A prompt the hook captured and a transcript shows is one correction under one id; the
+            # hook's capture is kept (it names the operator), the transcript's copy is left out.
+            from mission_memory.corrections.practitioner_records import CorrectionSource
+
+            captured_ids = {c.correction_id for c in derived["prompt"].corrections} if "prompt" in derived else set()
+            captured_ids |= {c.correction_id for c in self.corrections(mission=mission)
+                             if c.source is CorrectionSource.PROMPT}
+            derived["transcript"].without(captured_ids, "captured-by-the-prompt-hook")
         report = CorrectionImport()
         for source, found in derived.items():
             labelled, outcome = store_corrections(self.store, self.embedder, found.corrections, **self._signal_settings())

@@ -11,7 +11,13 @@ from typer.testing import CliRunner
 
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
-from mission_memory.corrections.detector import category_of, component_of, detect_transcript_corrections
+from mission_memory.corrections.detector import (
+    category_of,
+    component_of,
+    detect_transcript_corrections,
+    prompt_fingerprint,
+)
+from mission_memory.hook.redaction import redact
 from mission_memory.metrics.transcript_sessions import read_sessions
 from tests.conftest import GitRepo
 from tests.corrections.captured_prompts import capture_prompt
@@ -129,3 +135,41 @@ def test_the_default_import_reads_the_hooks_prompt_repository_in_the_data_dir(
     with Memory.open() as memory:
         report = memory.import_corrections()
     assert report.sources["prompt"].added == 1 and "transcript" not in report.sources
+
+
+def test_a_prompt_captured_by_the_hook_and_present_in_a_transcript_is_one_correction(
+    ingested: GitRepo, tmp_path: Path
+) -> None:
+    root = ingested.root
+    hook_dir = tmp_path / "hook-data"
+    # the same two prompts the transcript holds, captured by the hook in the same session
+    capture_prompt(hook_dir, "2025-10-10T09:00:00+00:00", "Move the ledger to a new table",
+                   session="sess-rework", cwd=root)
+    capture_prompt(hook_dir, "2025-10-10T09:02:00+00:00", "no, don't rename the table, keep the old schema",
+                   session="sess-rework", cwd=root)
+    transcript = write_reworking_session(tmp_path / "projects" / "x" / "sess-rework.jsonl", root)
+    prompts = str(hook_dir / "prompts.git")
+    with Memory.open() as memory:
+        # transcripts first: the redirecting prompt is stored from the transcript
+        alone = memory.import_corrections(transcripts=[transcript], operator="alice")
+        assert alone.sources["transcript"].added == 3
+        # then the prompt corpus: the same prompt keeps its id, and the hook's copy replaces the transcript's
+        captured = memory.import_corrections(prompts=prompts, operator="alice")
+        assert (captured.sources["prompt"].added, captured.sources["prompt"].replaced) == (0, 1)
+        # both again: nothing added, nothing replaced, the transcript's copy is left out and counted
+        both = memory.import_corrections(prompts=prompts, transcripts=[transcript], operator="alice")
+        assert both.sources["transcript"].skipped == {"captured-by-the-prompt-hook": 1}
+        assert both.sources["transcript"].added == both.sources["transcript"].replaced == 0
+        assert both.sources["prompt"].added == both.sources["prompt"].replaced == 0
+        corrections = memory.corrections()
+    assert sorted((c.source.value, c.correction_class) for c in corrections) == [
+        ("prompt", "prompt-correction"), ("transcript", "edit-reworked"), ("transcript", "tool-rejected")]
+
+
+def test_the_prompt_fingerprint_survives_the_hooks_redaction_and_whitespace() -> None:
+    raw = "no,  use the token ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + " from the vault instead"
+    redacted, counts = redact(raw)
+    assert counts and redacted != raw
+    reflowed = " NO, use the token ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8\n from the vault instead"
+    assert prompt_fingerprint(raw) == prompt_fingerprint(redacted) == prompt_fingerprint(reflowed)
+    assert prompt_fingerprint(raw) != prompt_fingerprint("no, use the other one")

@@ -16,7 +16,8 @@ from mission_memory.cli.app import app
 from mission_memory.errors import BudgetError, InputError
 from mission_memory.handover.brief import collect_brief_items, pack_brief
 from mission_memory.handover.shift_window import resolve_shift
-from mission_memory.records import RecordKind
+from mission_memory.records import Layer, RecordKind
+from mission_memory.stores.base import SearchFilter
 from mission_memory.tokens import TiktokenTokenizer
 from tests.conftest import GitRepo
 from tests.handover.scenario import MISSION, NOW, at
@@ -56,7 +57,12 @@ def test_brief_for_the_incoming_operator_carries_the_predecessors_decisions_zone
     # sections in the order of ADR 0026
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings == ["## Status", "## What to do first", "## Decisions taken in the window",
-                        "## The predecessor's profile", "## Open questions", "## Watch items"]
+                        "## The predecessor's profile", "## Open questions", "## Watch items",
+                        "## Recently changed files"]
+    # recently changed files (ADR 0038): retry.py (two of alice's commits) first, each with its latest commit
+    recent = text.split("## Recently changed files", 1)[1]
+    assert recent.index("- src/ledger/retry.py: 2 commits (2 by alice)") < recent.index("- src/upload/client.py")
+    assert "README.md: 1 commit, latest 2025-01-10" in recent
     assert brief.tokens_used == memory.tokenizer.count(text) <= 4000
 
 
@@ -80,7 +86,11 @@ def test_a_narrower_window_leaves_earlier_decisions_out(shift: Shift) -> None:
     memory, _ = shift
     brief = memory.rotation_brief(for_operator="bob", since="2025-03-05", now=NOW)
     assert "Cap upload retries at four" in brief.text
-    assert "ADR-0001: Use SQLite in WAL mode" not in brief.text.split("## The predecessor's profile")[0]
+    taken = [shown for item, shown in brief.entries if item.label == "decision"]
+    assert not any("ADR-0001: Use SQLite in WAL mode" in shown for shown in taken)
+    # it is still named, in one line, as a decision linked to the active work (its file changed lately)
+    linked = [shown for item, shown in brief.entries if item.label == "decisions linked to the active work"]
+    assert "ADR-0001: Use SQLite in WAL mode for the upload ledger · accepted · `docs/adr/0001-use-sqlite-in-wal-mode.md`" in linked[0]
     assert brief.counts["decisions"] == 1
 
 
@@ -194,3 +204,23 @@ def test_memory_behind_the_repository_is_a_watch_item(shift: Shift, make_git_rep
     other = make_git_repo("billing")
     other.commit("Start billing", "2025-03-01T10:00:00+00:00", {"README.md": "# billing\n"})
     assert "stale source" not in memory.rotation_brief(for_operator="bob", now=NOW, repository=other.root).text
+
+
+@pytest.mark.parametrize("query", ["handover brief from alice to bob", "what did alice hand over to bob",
+                                   "shift handover alice bob"])
+def test_an_archived_brief_is_found_by_a_pull_naming_the_shift(shift: Shift, query: str) -> None:
+    memory, _ = shift
+    brief = memory.rotation_brief(for_operator="bob", now=NOW)
+    [archived] = memory.store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=MISSION)
+    assert archived.attributes["brief"] == brief.text
+    assert archived.text.startswith("Shift handover from alice to bob on mission uploader")
+    # BM25 ranks it first for the shift's words
+    words = [w for w in query.replace("what did", "").split() if w not in ("from", "to", "over")]
+    hits = memory.store.bm25_search(words, SearchFilter((Layer.WORKFLOW,)), 5)
+    assert hits[0].record_id == brief.archived_id
+    for scope in ("workflow", "all"):
+        digest = memory.query(query, scope=scope, filters={"mission": MISSION})
+        assert brief.archived_id in [e.record.id for e in digest.entries], scope
+    # a pull about something the brief quotes gets the quoted records, not the brief's copy of them
+    other = memory.query("SQLite in WAL mode, write-ahead log", scope="workflow", filters={"mission": MISSION})
+    assert brief.archived_id not in [e.record.id for e in other.entries]

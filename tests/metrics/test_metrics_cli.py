@@ -17,6 +17,8 @@ from transcript_builder import Scenario
 from typer.testing import CliRunner
 
 from mission_memory.cli.metrics_commands import app
+from mission_memory.corrections.detector import detect_transcript_corrections
+from mission_memory.metrics.transcript_sessions import read_sessions
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -158,18 +160,12 @@ def test_corrections_json_lists_structured_events(scenario_corrections: Scenario
     assert result.exit_code == 0, result.output
     events = json.loads(result.stdout)["corrections"]
     assert [e["kind"] for e in events][:2] == ["tool-rejected", "redirecting-prompt"]
-    assert set(events[0]) == {
-        "id",
-        "session_id",
-        "transcript",
-        "record_uuid",
-        "time",
-        "kind",
-        "signal",
-        "tool",
-        "file",
-        "sidechain",
-    }
+    # the merged detector of `corrections import` (corrections/detector.py): class, category, outcome
+    assert set(events[0]) == {"id", "session_id", "time", "kind", "category", "outcome", "tool", "components"}
+    assert (events[0]["category"], events[0]["outcome"], events[0]["tool"]) == ("file-edit", "rejected", "Edit")
+    sessions, _ = read_sessions([scenario_corrections.root])
+    merged = [d for s in sessions for d in detect_transcript_corrections(s, known_component=lambda _: False)]
+    assert [e["kind"] for e in events] == [d.correction_class for d in merged]
     assert "SECRET" not in result.stdout
 
 

@@ -244,31 +244,44 @@ def rotation_command(
 
 @app.command("corrections")
 def corrections_command(paths: PathsArgument, json_output: JsonOption = False) -> None:
-    """Operator corrections seen in transcripts: rejected tool calls, interruptions, redirects."""
+    """Operator corrections seen in transcripts: rejected tool calls, interruptions, redirects, reworked edits.
+
+    The same detector as `mission-memory corrections import` (corrections/detector.py): each
+    correction with its class, semantic category, outcome and the components (top-level folders of
+    the session's working directory) it concerned; no prompt, tool input or file text.
+    """
     with reported_errors():
-        from mission_memory.metrics.transcript_corrections import find_corrections
+        from mission_memory.corrections.detector import detect_transcript_corrections
+        from mission_memory.corrections.practitioner_records import CorrectionSource, correction_id_for
         from mission_memory.metrics.transcript_sessions import read_sessions
 
         sessions, _ = read_sessions(paths)
-        corrections = find_corrections(sessions)
+        found = [d for s in sessions for d in detect_transcript_corrections(s, known_component=lambda _: False)]
+        rows = [
+            {"id": correction_id_for(CorrectionSource(d.source), d.session_id, d.anchor), "session_id": d.session_id, "time": d.time.isoformat() if d.time else None,
+             "kind": d.correction_class, "category": d.category, "outcome": d.outcome, "tool": d.tool,
+             "components": list(d.components)}
+            for d in found
+        ]
         if json_output:
-            print_json({"corrections": [c.model_dump(mode="json") for c in corrections]})
+            print_json({"corrections": rows})
             return
-        if not corrections:
+        if not rows:
             console.print(f"No corrections found in {len(sessions)} sessions.")
             return
-        table = Table(title=f"{len(corrections)} corrections in {len(sessions)} sessions")
-        for column in ("time", "session", "kind", "signal", "tool"):
+        table = Table(title=f"{len(rows)} corrections in {len(sessions)} sessions")
+        for column in ("time", "session", "kind", "category", "outcome", "tool"):
             table.add_column(column, no_wrap=True)
-        table.add_column("file", overflow="fold")
-        for c in corrections:
+        table.add_column("components", overflow="fold")
+        for d in found:
             table.add_row(
-                c.time.strftime("%Y-%m-%d %H:%M:%S") if c.time else "-",
-                c.session_id[:8],
-                str(c.kind) + (" (subagent)" if c.sidechain else ""),
-                str(c.signal),
-                c.tool or "-",
-                c.file or "-",
+                d.time.strftime("%Y-%m-%d %H:%M:%S") if d.time else "-",
+                (d.session_id or "-")[:8],
+                d.correction_class,
+                d.category,
+                d.outcome,
+                d.tool or "-",
+                ", ".join(d.components) or "-",
             )
         console.print(table)
 

@@ -11,6 +11,11 @@ the transcript scanner) and one output type, :class:`Detection`:
   correction, the agent modifies again a file it had already modified (and the operator had not
   refused) before it — the operator's correction made it redo that change.
 
+A prompt that is both captured by the prompt hook and present in a transcript is one correction,
+not two: both sources give it the same :attr:`Detection.prompt_key` — a fingerprint of the prompt's
+opening (redacted as the hook redacts, normalised, hashed) and how many prompts of the session
+opened the same way before it — from which the correction's id is derived.
+
 Text is read in memory only and reduced at once to closed-vocabulary fields: the correction class
 from the signal kind, the semantic category from a small keyword taxonomy (:data:`CATEGORIES`), the
 outcome, and the files touched. A :class:`Detection` holds no text (docs/adr/0025); its ``files``
@@ -19,6 +24,7 @@ are turned into a component by :func:`component_of` and then dropped.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -26,6 +32,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 from mission_memory.correction_cues import normalise
+from mission_memory.hook.redaction import redact
 from mission_memory.metrics.transcript_corrections import CorrectionKind, find_session_corrections
 from mission_memory.metrics.transcript_sessions import SessionTranscript
 from mission_memory.metrics.transcripts import Interruption, OperatorPrompt, ToolCall, ToolOutcome
@@ -40,6 +47,7 @@ __all__ = [
     "component_of",
     "detect_prompt_corrections",
     "detect_transcript_corrections",
+    "prompt_fingerprint",
 ]
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
@@ -79,6 +87,10 @@ class Detection:
         components: top-level folders of the files concerned that the memory knows (see
             :func:`component_of`); the files themselves are not kept.
         cwd: the session's working directory or the prompt's repository, for naming the mission.
+        tool: the tool call concerned (rejected, interrupted, the agent's last before a redirecting
+            prompt, the reworked edit), or None; a tool name, not its input.
+        prompt_key: for a correction made by an operator prompt (a captured prompt, a redirecting
+            prompt in a transcript), ``<fingerprint>:<ordinal>``, the same in both sources; else None.
     """
 
     source: str
@@ -90,6 +102,38 @@ class Detection:
     anchor: str
     components: tuple[str, ...]
     cwd: str | None
+    tool: str | None = None
+    prompt_key: str | None = None
+
+
+FINGERPRINT_CHARS = 120
+"""How much of a prompt's opening the fingerprint reads: less than a transcript keeps (160 characters),
+so a secret the hook redacted inside the opening still fits whole."""
+
+
+def prompt_fingerprint(text: str) -> str:
+    """A fingerprint of a prompt's opening, equal for the hook's capture and the transcript's record.
+
+    The text is redacted as the prompt hook redacts it (:func:`mission_memory.hook.redaction.redact`),
+    normalised (:func:`mission_memory.correction_cues.normalise`, whitespace collapsed), cut to
+    :data:`FINGERPRINT_CHARS` characters and hashed: 16 hex digits of SHA-256. The text is not kept.
+    """
+    redacted, _ = redact(text[: FINGERPRINT_CHARS * 2])
+    flat = " ".join(normalise(redacted).split())[:FINGERPRINT_CHARS]
+    return hashlib.sha256(flat.encode("utf-8")).hexdigest()[:16]
+
+
+class _PromptKeys:
+    """``<fingerprint>:<ordinal>`` per session, the ordinal counting earlier prompts of the same opening."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str | None, str], int] = {}
+
+    def next(self, session_id: str | None, text: str) -> str:
+        fingerprint = prompt_fingerprint(text)
+        ordinal = self.seen.get((session_id, fingerprint), 0)
+        self.seen[(session_id, fingerprint)] = ordinal + 1
+        return f"{fingerprint}:{ordinal}"
 
 
 def category_of(text: str | None, tool: str | None = None) -> str:
@@ -160,10 +204,12 @@ def detect_prompt_corrections(
         known_component: whether the memory holds a component (paths named in a prompt give it).
     """
     seen: set[str | None] = set()
+    keys = _PromptKeys()
     found: list[Detection] = []
     for prompt in prompts:
         first = prompt.session_id not in seen
         seen.add(prompt.session_id)
+        key = keys.next(prompt.session_id, prompt.prompt)
         if label_intent(prompt.prompt, first_in_session=first).intent is not Intent.CORRECTION:
             continue
         category = category_of(prompt.prompt)
@@ -179,6 +225,7 @@ def detect_prompt_corrections(
                 anchor=prompt.prompt_id,
                 components=_components(paths, prompt.repository, known_component),
                 cwd=prompt.repository,
+                prompt_key=key,
             )
         )
     return found
@@ -200,6 +247,11 @@ def detect_transcript_corrections(
     openings = {
         e.uuid: e.opening for f in session.files for e in f.events if isinstance(e, OperatorPrompt) and e.uuid
     }
+    keys = _PromptKeys()
+    prompt_keys = {
+        e.uuid: keys.next(session.session_id, e.opening)
+        for e in session.main.events if isinstance(e, OperatorPrompt) and not e.sidechain and e.uuid
+    }
     events = find_session_corrections(session)
     found: list[Detection] = []
     for event in events:
@@ -218,6 +270,8 @@ def detect_transcript_corrections(
                 anchor=event.id,
                 components=_components([event.file], cwd, known_component),
                 cwd=cwd,
+                tool=event.tool,
+                prompt_key=prompt_keys.get(event.record_uuid or "") if redirect else None,
             )
         )
     marks = {e.record_uuid for e in events if e.record_uuid}
@@ -259,6 +313,7 @@ def _reworked_edits(
                             anchor=f"reworked\0{event.uuid or event.tool_use_id}\0{event.tool_use_id}",
                             components=_components([path], cwd, known),
                             cwd=cwd,
+                            tool=name,
                         )
                     )
             case ToolOutcome(rejected=False) if event.tool_use_id in calls:

@@ -21,6 +21,7 @@ from mission_memory.corrections.detector import (
     detect_prompt_corrections,
     detect_transcript_corrections,
 )
+from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
 from mission_memory.corrections.practitioner_records import (
     Correction,
     CorrectionSource,
@@ -103,8 +104,8 @@ class DerivedCorrections:
         self.corrections: list[Correction] = []
         self.skipped: dict[str, int] = {}
 
-    def add(self, detection: Detection, mission: str, operator: str | None) -> None:
-        """Turn one detection into a correction (its summary built from its fields)."""
+    def add(self, detection: Detection, mission: str, operator: str | None, summary: str | None = None) -> None:
+        """Turn one detection into a correction (its summary ``summary``, else built from its fields)."""
         if detection.time is None:
             self.skipped["no-time"] = self.skipped.get("no-time", 0) + 1
             return
@@ -113,12 +114,15 @@ class DerivedCorrections:
         component = detection.components[0] if detection.components else None
         self.corrections.append(
             Correction(
-                correction_id=correction_id_for(source, detection.session_id, detection.anchor),
+                # an operator prompt keeps one id whether the hook or a transcript reported it
+                correction_id=correction_id_for(CorrectionSource.PROMPT, detection.session_id, detection.prompt_key)
+                if detection.prompt_key else correction_id_for(source, detection.session_id, detection.anchor),
                 correction_class=detection.correction_class,
                 category=detection.category,
                 component=component,
                 outcome=outcome,
-                summary=summary_from_fields(detection.correction_class, detection.category, component, outcome),
+                summary=summary or summary_from_fields(detection.correction_class, detection.category, component,
+                                                       outcome),
                 source=source,
                 mission=mission,
                 operator=operator,
@@ -126,6 +130,14 @@ class DerivedCorrections:
                 time=detection.time,
             )
         )
+
+
+    def without(self, correction_ids: set[str], reason: str) -> None:
+        """Leave out the corrections whose id is in ``correction_ids``, counting them under ``reason``."""
+        kept = [c for c in self.corrections if c.correction_id not in correction_ids]
+        if len(kept) < len(self.corrections):
+            self.skipped[reason] = self.skipped.get(reason, 0) + len(self.corrections) - len(kept)
+        self.corrections = kept
 
 
 def _mission_of(given: str | None, cwd: str | None) -> str:
@@ -141,6 +153,7 @@ def prompt_corrections(
     known_component: Callable[[str], bool],
     mission: str | None = None,
     operator: str | None = None,
+    llm: LlmCorrectionSummaries | None = None,
 ) -> DerivedCorrections:
     """Corrections among captured prompts (those the intent labeller marks ``correction``).
 
@@ -149,12 +162,17 @@ def prompt_corrections(
         known_component: whether the memory holds a component.
         mission: the mission of every correction; default: the prompt's repository folder name.
         operator: the operator when a prompt carries none.
+        llm: when an LLM is configured, it writes each summary from the prompt (checked not to copy
+            it, :mod:`.llm_summary`); else, or when it cannot, the summary is built from the fields.
     """
     derived = DerivedCorrections()
     by_id = {p.prompt_id: p for p in prompts}
     for detection in detect_prompt_corrections(prompts, known_component):
         prompt = by_id[detection.anchor]
-        derived.add(detection, _mission_of(mission, prompt.repository), prompt.operator or operator)
+        component = detection.components[0] if detection.components else None
+        sentence = llm.summary(prompt.prompt, detection.correction_class, detection.category, component,
+                               detection.outcome) if llm is not None else None
+        derived.add(detection, _mission_of(mission, prompt.repository), prompt.operator or operator, sentence)
     return derived
 
 

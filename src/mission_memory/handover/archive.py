@@ -2,9 +2,12 @@
 
 One record per shift: its slot is derived from the mission, the outgoing and incoming operators and
 the window's start, so building the brief again for the same shift replaces the archived copy
-instead of adding another (idempotent per window, from and for). The record holds the brief's text
-as handed over and its counts; it is built only from memory's records, so it carries no more than
-they do (no prompt or transcript text).
+instead of adding another (idempotent per window, from and for). The record's searchable text is
+the shift's one-line summary (who handed over to whom, the window, the counts), so a pull naming the
+shift or its operators finds it while a pull about anything the brief quotes finds the quoted
+records themselves, not their copy; the brief as handed over is kept in the attribute ``brief``.
+It is built only from memory's records, so it carries no more than they do (no prompt or
+transcript text).
 """
 
 from __future__ import annotations
@@ -23,12 +26,23 @@ def shift_key(mission: str, from_operator: str | None, to_operator: str | None, 
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
 
 
+def _summary(brief: RotationBrief) -> str:
+    w, c = brief.window, brief.counts
+    return (f"Shift handover from {w.from_operator or 'unknown'} to {w.to_operator or 'unknown'} on mission "
+            f"{w.mission}, {w.since.date().isoformat()} to {w.until.date().isoformat()}: {c.get('decisions', 0)} "
+            f"decisions, {c.get('corrections', 0)} corrections, {c.get('open_questions', 0)} open questions, "
+            f"{c.get('tasks_in_progress', 0)} tasks in progress.")
+
+
 def brief_record(brief: RotationBrief) -> Record:
     """The ``handover_brief`` record archiving ``brief``.
 
     Returns:
         A workflow record; provenance ``handover`` with ref ``handover-brief/<shift key>`` and the
-        window's end as its time; ``operator`` is the incoming operator.
+        window's end as its time; ``operator`` is the incoming operator; criticality 0.2 (it repeats
+        records memory holds); text: the shift's summary (who, when, counts), found by its words
+        (BM25) at once and by meaning once the embedding queue or ``reindex`` gives it a vector;
+        attribute ``brief``: the brief's text as handed over.
     """
     w = brief.window
     key = shift_key(w.mission, w.from_operator, w.to_operator, w.since.isoformat())
@@ -36,7 +50,7 @@ def brief_record(brief: RotationBrief) -> Record:
         kind=RecordKind.HANDOVER_BRIEF,
         title=f"Handover brief: {w.from_operator or 'unknown'} → {w.to_operator or 'unknown'}"
               f" ({w.since.date().isoformat()} → {w.until.date().isoformat()})",
-        text=brief.text,
+        text=_summary(brief),
         provenance=Provenance(kind=SourceKind.HANDOVER, ref=f"handover-brief/{key}",
                               uri=f"mission-memory://handover-brief/{key}", mission=w.mission, time=w.until),
         criticality=0.2,
@@ -48,6 +62,7 @@ def brief_record(brief: RotationBrief) -> Record:
             "since": w.since.isoformat(),
             "until": w.until.isoformat(),
             "counts": brief.counts,
+            "brief": brief.text,
             "token_budget": brief.token_budget,
             "tokens_used": brief.tokens_used,
             "refs": sorted({ref for item, _ in brief.entries for ref in item.refs}),

@@ -6,20 +6,24 @@ Six sections, in this order (ADR 0026; ICS-201 and SOC/SRE on-call handovers):
    tasks in progress;
 2. **What to do first** — the outgoing operator's handover notes (warnings and next steps first)
    and the tasks in progress;
-3. **Decisions taken in the window** — with rationale and rejected alternatives;
+3. **Decisions taken in the window** — with rationale and rejected alternatives; then, in one
+   compact entry, the decisions linked to the active work (ADR 0038);
 4. **The predecessor's profile** — typical corrections by class and category, then the attention
-   zones (:mod:`mission_memory.handover.profile`) with the files and commits that made them, read
-   from the window's commits and at least the mission's latest :data:`MIN_ACTIVITY_COMMITS`;
+   zones (:mod:`mission_memory.handover.profile`) ranked by corrections and recent activity
+   (:mod:`mission_memory.handover.activity`), and the other active components in one line each;
 5. **Open questions** — refresh artifacts' open questions, proposed decisions, unanswered tracker
    comments;
 6. **Watch items** — failing or stale sources (refresh failures, memory behind the repository) and
-   tasks with activity but no owner.
+   tasks with activity but no owner;
+7. **Recently changed files** — the files ranked by recent activity, each with its latest commit,
+   filling the budget the other sections leave (at least :data:`RECENT_FILES_SHARE` of it, ADR 0038).
 
 Every entry carries its provenance. Everything quoted from repositories, trackers, events and notes
 sits inside the digest's envelope (:func:`~mission_memory.retrieval.digest.open_marker`, ADR 0021);
 outside it there is only text this module writes. The budget bounds the exact text returned, counted
 by the project's tokenizer as digests are. Entries are taken round by round — every section's first
-entry before any section's second — so a long decision list cannot crowd out the attention zones.
+entry before any section's second — so a long decision list cannot crowd out the attention zones —
+and the recently changed files take the room that is left, so the budget is spent, not wasted.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from enum import StrEnum
 from typing import Any
 
 from mission_memory.errors import BudgetError
+from mission_memory.handover.activity import RecentActivity, rank_activity
 from mission_memory.handover.profile import PredecessorProfile, build_profile
 from mission_memory.handover.shift_window import ShiftWindow
 from mission_memory.records import Record, RecordKind
@@ -40,7 +45,7 @@ from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
-    "MIN_ACTIVITY_COMMITS",
+    "RECENT_FILES_SHARE",
     "BriefItem",
     "BriefSection",
     "RotationBrief",
@@ -48,9 +53,9 @@ __all__ = [
     "pack_brief",
 ]
 
-MIN_ACTIVITY_COMMITS = 20
-"""Attention zones read the window's commits, and at least the mission's latest 20 (the ``git log -20`` an
-operator would otherwise read), so a thin window still shows where the work is (ADR 0026)."""
+RECENT_FILES_SHARE = 0.35
+"""The share of the budget kept for the recently changed files while the other sections are packed;
+they then also take whatever those leave (ADR 0038)."""
 
 _SEPARATOR = "\n\n"
 _MIN_ENTRY_TOKENS = 32
@@ -68,6 +73,7 @@ class BriefSection(StrEnum):
     PROFILE = "The predecessor's profile"
     OPEN_QUESTIONS = "Open questions"
     WATCH = "Watch items"
+    RECENT_FILES = "Recently changed files"
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ class BriefItem:
         refs: provenance references it rests on (commit shas, ADR paths, tracker keys, ``correction/…``).
         record_ids: ids of the records it quotes.
         max_tokens: cap on ``text``, in tokens.
+        fill: a list that takes the room the other entries leave, cut at a line boundary
+            (``max_tokens`` is then ignored).
     """
 
     section: BriefSection
@@ -89,6 +97,7 @@ class BriefItem:
     refs: tuple[str, ...] = ()
     record_ids: tuple[str, ...] = ()
     max_tokens: int = 220
+    fill: bool = False
 
     def to_json(self, shown: str) -> dict[str, Any]:
         """The entry as ``mission-memory brief --json`` prints it (``shown``: the text after cutting)."""
@@ -229,13 +238,85 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
                                "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 260))
     for zone in profile.zones:
         name = zone.component if zone.component == "(root)" else f"{zone.component}/"
-        lines = [f"Component {name}: {_n(zone.corrections, 'correction')}, {_n(zone.commits, 'recent commit')}"]
+        mine = f" ({zone.by_outgoing} by {profile.operator})" if profile.operator and zone.by_outgoing else ""
+        lines = [f"Component {name}: {_n(zone.corrections, 'correction')}, {_n(zone.commits, 'recent commit')}{mine}"]
         if zone.files:
             lines.append("Files: " + ", ".join(zone.files))
-        lines.extend(f"commit {sha[:12]}: {_one_line(subject, 120)}" for sha, subject in zone.latest_commits)
+        lines.extend(f"latest commit {sha[:12]}: {_one_line(subject, 120)}" for sha, subject in zone.latest_commits)
         items.append(BriefItem(BriefSection.PROFILE, "attention zone", "\n".join(lines),
-                               tuple(sha for sha, _ in zone.latest_commits), (), 320))
+                               tuple(sha for sha, _ in zone.latest_commits), (), 200))
     return items
+
+
+def _other_components_item(activity: RecentActivity, shown: set[str]) -> list[BriefItem]:
+    rest = [c for c in activity.components if c.component not in shown]
+    if not rest:
+        return []
+    lines = [f"- {c.component if c.component == '(root)' else c.component + '/'}: {_n(c.commits, 'commit')},"
+             f" {_n(c.files, 'file')}, latest {c.last_time.date().isoformat()} `{c.last_sha[:12]}`" for c in rest]
+    return [BriefItem(BriefSection.PROFILE, "other active components, by recent activity", "\n".join(lines),
+                      tuple(c.last_sha for c in rest), (), 400)]
+
+
+def _recent_files_item(activity: RecentActivity, outgoing: str | None, incoming: str | None) -> list[BriefItem]:
+    if not activity.files:
+        return []
+    lines = []
+    for f in activity.files:
+        who = []
+        if outgoing and f.by_outgoing:
+            who.append(f"{f.by_outgoing} by {outgoing}")
+        if incoming and f.by_incoming:
+            who.append(f"{f.by_incoming} by {incoming}")
+        lines.append(f"- {f.path}: {_n(f.commits, 'commit')}{' (' + ', '.join(who) + ')' if who else ''},"
+                     f" latest {f.last_time.date().isoformat()} `{f.last_sha[:12]}`")
+    since = activity.oldest.date().isoformat() if activity.oldest else "?"
+    return [BriefItem(BriefSection.RECENT_FILES,
+                      f"files by recent activity ({activity.horizon} commits since {since}; ranked by ADR 0038)",
+                      "\n".join(lines), tuple(f.last_sha for f in activity.files), (), 0, fill=True)]
+
+
+def _linked_decision_items(store: MemoryStore, window: ShiftWindow, activity: RecentActivity,
+                           shown: set[str], hot_components: set[str]) -> list[BriefItem]:
+    """Decisions linked to the active work (ADR 0038): ADRs whose file changed lately, the decisions
+    they reference (supersedes, superseded by, related), and decisions recorded for an active component."""
+    decisions = store.records_of_kind([RecordKind.DECISION.value], mission=window.mission, until=window.until,
+                                      limit=_SCAN_LIMIT)
+    by_key: dict[str, Record] = {}
+    for r in decisions:
+        for key in (r.provenance.ref, str(r.attributes.get("path") or ""), r.title.split(":", 1)[0]):
+            if key:
+                by_key.setdefault(key.lower(), r)
+    score: dict[str, float] = {}
+    why: dict[str, str] = {}
+    for r in decisions:
+        path = str(r.attributes.get("path") or r.provenance.ref)
+        f = activity.file(path)
+        if f is not None:
+            score[r.id] = max(score.get(r.id, 0.0), f.score)
+            why.setdefault(r.id, f"changed {f.last_time.date().isoformat()} `{f.last_sha[:12]}`")
+        elif not r.attributes.get("path") and r.component in hot_components:
+            score[r.id] = max(score.get(r.id, 0.0), 0.1)
+            why.setdefault(r.id, f"recorded for the active component {r.component}")
+    for r in decisions:
+        if r.id not in score:
+            continue
+        for link_kind in ("supersedes", "superseded_by", "related"):
+            links = r.attributes.get(link_kind) or []
+            for ref in links if isinstance(links, list) else []:
+                linked = by_key.get(str(ref).lower())
+                if linked is not None and linked.id not in score:
+                    score[linked.id] = score[r.id] / 2
+                    why[linked.id] = f"{link_kind.replace('_', ' ')} link of {r.title.split(':', 1)[0]}"
+    ranked = sorted((r for r in decisions if r.id in score and r.id not in shown
+                     and str(r.attributes.get("status") or "").lower() != "proposed"),  # under open questions
+                    key=lambda r: (-score[r.id], -r.provenance.time.timestamp(), r.id))
+    if not ranked:
+        return []
+    lines = [f"- {_one_line(r.title, 120)} · {r.attributes.get('status') or 'status not stated'}"
+             f" · `{_one_line(r.provenance.ref, 160)}` · {why[r.id]}" for r in ranked]
+    return [BriefItem(BriefSection.DECISIONS, "decisions linked to the active work", "\n".join(lines),
+                      tuple(r.provenance.ref for r in ranked), tuple(r.id for r in ranked), 500)]
 
 
 def _question_count(artifact: Record) -> int:
@@ -340,10 +421,10 @@ def collect_brief_items(
     decisions = store.records_of_kind([RecordKind.DECISION.value], mission=m, since=since, until=until, limit=200)
     corrections = store.records_of_kind([RecordKind.CORRECTION_PATTERN.value], mission=m,
                                         operator=window.from_operator, since=since, until=until, limit=_SCAN_LIMIT)
-    commits = store.records_of_kind([RecordKind.COMMIT.value], mission=m, since=since, until=until, limit=_SCAN_LIMIT)
-    activity = commits
-    if len(commits) < MIN_ACTIVITY_COMMITS:  # a thin window still shows where the work is
-        activity = store.records_of_kind([RecordKind.COMMIT.value], mission=m, until=until, limit=MIN_ACTIVITY_COMMITS)
+    history = store.records_of_kind([RecordKind.COMMIT.value], mission=m, until=until, limit=_SCAN_LIMIT)
+    commits = [c for c in history if c.provenance.time >= since]
+    activity = rank_activity(history, window_commits=len(commits), outgoing=window.from_operator,
+                             incoming=window.to_operator)
     profile = build_profile(window.from_operator, corrections, activity)
     questions, question_count = _open_question_items(store, window)
     taken = [r for r in decisions if str(r.attributes.get("status") or "").lower() != "proposed"]
@@ -362,9 +443,13 @@ def collect_brief_items(
     items = [status, *_note_items(notes), *_task_items(tasks)]
     items += [BriefItem(BriefSection.DECISIONS, "decision", _decision_text(r), (r.provenance.ref,), (r.id,), 200)
               for r in taken]
+    zoned = {z.component for z in profile.zones}
+    items += _linked_decision_items(store, window, activity, {r.id for r in taken}, zoned)
     items += _profile_items(profile)
+    items += _other_components_item(activity, zoned)
     items += questions
     items += [*extra_watch, *_refresh_watch_items(store), *_unowned_task_items(store, window)]
+    items += _recent_files_item(activity, window.from_operator, window.to_operator)
     return items, counts, profile
 
 
@@ -406,6 +491,19 @@ def _round_robin(items: Sequence[BriefItem]) -> list[BriefItem]:
     return order
 
 
+def _cut_lines(text: str, room: int, tokenizer: Tokenizer) -> str:
+    """The longest prefix of whole lines of ``text`` within ``room`` tokens ("" when not even one fits)."""
+    lines = text.splitlines()
+    low, high = 0, len(lines)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if tokenizer.count("\n".join(lines[:mid])) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    return "\n".join(lines[:low])
+
+
 def pack_brief(
     items: Sequence[BriefItem],
     token_budget: int,
@@ -416,9 +514,11 @@ def pack_brief(
     """Render ``items`` as a fenced Markdown brief of at most ``token_budget`` tokens.
 
     The status line is always kept (it is priced with the header). The other items are considered
-    round by round (each section's first, then each section's second, …);
-    one that does not fit whole is cut to the room left when at least 32 tokens of it fit. The
-    whole text is counted again at the end and the last-taken entries dropped until it fits, so the
+    round by round (each section's first, then each section's second, …) within the budget less
+    what *fill* items need whole, at most :data:`RECENT_FILES_SHARE` of it; one that does not fit whole is
+    cut to the room left when at least 32 tokens of it fit. Fill items (the recently changed files)
+    then take the room that is left, cut at a line boundary. The whole text is counted again at the
+    end and the last-taken entries dropped (a fill item loses lines first) until it fits, so the
     bound holds for the exact text, envelope markers included (as :func:`~mission_memory.retrieval.digest.pack_digest`).
 
     Args:
@@ -455,22 +555,28 @@ def pack_brief(
             f"token_budget {token_budget} is too small: the brief's header and status line alone take {fixed} tokens"
         )
     used = fixed
-    for item in _round_robin([i for i in items if i.section is not BriefSection.STATUS]):
-        text = tokenizer.truncate(item.text, item.max_tokens)
-        extra = 0 if item.section in opened else section_cost[item.section]
-        cost = tokenizer.count(_block(widest, item, text, nonce)) + sep
-        if used + cost + extra > token_budget:
-            frame = tokenizer.count(_block(widest, item, "", nonce)) + sep
-            room = token_budget - used - extra - frame - 2
-            if room < _MIN_ENTRY_TOKENS:
-                continue
-            text = tokenizer.truncate(text, room)
+    fills = [i for i in items if i.fill and i.section is not BriefSection.STATUS]
+    needed = sum(tokenizer.count(_block(widest, i, i.text, nonce)) + sep + section_cost[i.section] for i in fills)
+    reserve = min(int(token_budget * RECENT_FILES_SHARE), needed)  # no more than the list needs whole
+    for limit, queue in ((token_budget - reserve, _round_robin([i for i in items if i.section is not BriefSection.STATUS
+                                                                and not i.fill])),
+                         (token_budget, fills)):
+        for item in queue:
+            text = item.text if item.fill else tokenizer.truncate(item.text, item.max_tokens)
+            extra = 0 if item.section in opened else section_cost[item.section]
             cost = tokenizer.count(_block(widest, item, text, nonce)) + sep
-            if used + cost + extra > token_budget:
-                continue
-        used += cost + extra
-        opened.add(item.section)
-        taken.append((item, text))
+            if used + cost + extra > limit:
+                frame = tokenizer.count(_block(widest, item, "", nonce)) + sep
+                room = limit - used - extra - frame - 2
+                if room < _MIN_ENTRY_TOKENS:
+                    continue
+                text = _cut_lines(text, room, tokenizer) if item.fill else tokenizer.truncate(text, room)
+                cost = tokenizer.count(_block(widest, item, text, nonce)) + sep
+                if not text or used + cost + extra > limit:
+                    continue
+            used += cost + extra
+            opened.add(item.section)
+            taken.append((item, text))
     rank = {s: i for i, s in enumerate(BriefSection)}
     position = {id(item): i for i, item in enumerate(items)}
     while True:
@@ -487,4 +593,9 @@ def pack_brief(
         tokens = tokenizer.count(rendered)
         if tokens <= token_budget or all(item.section is BriefSection.STATUS for item, _ in taken):
             return rendered, ordered, tokens, n - len(ordered)
-        taken.pop()
+        last, last_text = taken[-1]
+        shorter = "\n".join(last_text.splitlines()[:-max(1, (tokens - token_budget) // 8)]) if last.fill else ""
+        if shorter:
+            taken[-1] = (last, shorter)
+        else:
+            taken.pop()

@@ -4,11 +4,11 @@ Computed from records only, no I/O:
 
 * typical corrections — the outgoing operator's correction patterns in the shift window, counted by
   correction class and semantic category (the practitioner records of the corrections pipeline);
-* attention zones — the components that drew the most corrections *and* activity in the window.
-  A file's component is its top-level folder (``(root)`` for files at the top). Components are
-  ranked by corrections first (where the operator had to step in), then by the commits that touched
-  them, then by files touched; each zone names its most-touched files and its latest commits, so an
-  incoming operator knows where the work is (ADR 0026).
+* attention zones — the components that drew the most corrections *and* activity. A file's
+  component is its top-level folder (``(root)`` for files at the top). Components are ranked by
+  corrections first (where the operator had to step in), then by their recent-activity score
+  (:mod:`mission_memory.handover.activity`, ADR 0038); each zone names its highest-ranked files and
+  its latest commit, so an incoming operator knows where the work is (ADR 0026).
 """
 
 from __future__ import annotations
@@ -17,18 +17,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from mission_memory.handover.activity import RecentActivity, component_of_path
 from mission_memory.records import Record
 
 __all__ = ["AttentionZone", "CorrectionPattern", "PredecessorProfile", "build_profile", "component_of_path"]
-
-ROOT_COMPONENT = "(root)"
-
-
-def component_of_path(path: str) -> str:
-    """The component a repository path belongs to: its top-level folder, or ``(root)``."""
-    path = path.strip("/")
-    return path.split("/", 1)[0] if "/" in path else ROOT_COMPONENT
-
 
 @dataclass(frozen=True)
 class CorrectionPattern:
@@ -57,9 +49,11 @@ class AttentionZone:
     Attributes:
         component: the component (top-level folder, or ``(root)``).
         corrections: the predecessor's corrections concerning it.
-        commits: commits in the window touching a file in it.
-        files: its touched files, most touched first (ties: latest touched first).
-        latest_commits: ``(sha, subject)`` of its latest commits, newest first.
+        commits: recent commits (the activity horizon) touching a file in it.
+        files: its touched files, highest activity score first.
+        latest_commits: ``(sha, subject)`` of its latest commit.
+        by_outgoing: how many of ``commits`` the outgoing operator authored.
+        score: its recent-activity score (ADR 0038; 0 when only corrections name it).
     """
 
     component: str
@@ -67,6 +61,8 @@ class AttentionZone:
     commits: int
     files: tuple[str, ...]
     latest_commits: tuple[tuple[str, str], ...]
+    by_outgoing: int = 0
+    score: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -86,31 +82,26 @@ class PredecessorProfile:
     zones: tuple[AttentionZone, ...] = field(default_factory=tuple)
 
 
-def _commit_files(commit: Record) -> list[str]:
-    files = commit.attributes.get("files")
-    return [str(f) for f in files] if isinstance(files, list) else []
-
-
 def build_profile(
     operator: str | None,
     corrections: Sequence[Record],
-    commits: Sequence[Record],
+    activity: RecentActivity,
     *,
     max_zones: int = 8,
-    files_per_zone: int = 20,
+    files_per_zone: int = 5,
 ) -> PredecessorProfile:
-    """The predecessor's profile from their corrections and the window's commits.
+    """The predecessor's profile from their corrections and the ranked recent activity.
 
     Args:
         operator: the outgoing operator (None when unknown).
         corrections: their ``correction_pattern`` records in the window (attributes
             ``correction_class``, ``category``, ``outcome``; ``component`` on the record).
-        commits: ``commit`` records in the window, newest first (attribute ``files``).
+        activity: the mission's ranked recent activity (:func:`~mission_memory.handover.activity.rank_activity`).
         max_zones: at most this many zones.
         files_per_zone: at most this many files named per zone.
 
     Returns:
-        The profile; zones ranked by (corrections, commits, files touched), descending.
+        The profile; zones ranked by (corrections, activity score), descending.
     """
     by_pattern: dict[tuple[str, str], list[Record]] = defaultdict(list)
     for record in corrections:
@@ -129,26 +120,13 @@ def build_profile(
     patterns.sort(key=lambda p: (-p.count, p.correction_class, p.category))
 
     corrected: Counter[str] = Counter(r.component for r in corrections if r.component)
-    touched_commits: Counter[str] = Counter()
-    file_touches: Counter[str] = Counter()
-    file_latest: dict[str, int] = {}
-    latest: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    for order, commit in enumerate(commits):  # newest first
-        files = _commit_files(commit)
-        touched = {component_of_path(f) for f in files}
-        if not files and commit.component:
-            touched = {commit.component}
-        for comp in touched:
-            touched_commits[comp] += 1
-            latest[comp].append((str(commit.attributes.get("sha") or commit.provenance.ref), commit.title))
-        for f in files:
-            file_touches[f] += 1
-            file_latest.setdefault(f, order)
+    active = {c.component: c for c in activity.components}
     zones = []
-    for comp in set(corrected) | set(touched_commits):
-        files = sorted((f for f in file_touches if component_of_path(f) == comp),
-                       key=lambda f: (-file_touches[f], file_latest[f], f))
-        zones.append(AttentionZone(comp, corrected[comp], touched_commits[comp], tuple(files[:files_per_zone]),
-                                   tuple(latest[comp][:3])))
-    zones.sort(key=lambda z: (-z.corrections, -z.commits, -len(z.files), z.component))
+    for comp in set(corrected) | set(active):
+        a = active.get(comp)
+        files = tuple(f.path for f in activity.files if f.component == comp)[:files_per_zone]
+        zones.append(AttentionZone(comp, corrected[comp], a.commits if a else 0, files,
+                                   ((a.last_sha, a.last_subject),) if a else (), a.by_outgoing if a else 0,
+                                   a.score if a else 0.0))
+    zones.sort(key=lambda z: (-z.corrections, -z.score, z.component))
     return PredecessorProfile(operator, len(corrections), tuple(patterns), tuple(zones[:max_zones]))

@@ -1,0 +1,221 @@
+"""Where the work is: files and components ranked by recent activity, for the rotation brief (ADR 0038).
+
+The incoming operator's next work lands, more often than not, where the work was lately, where the
+outgoing operator was busy, and where the incoming operator left off. The ranking is a recency-
+weighted change frequency ("frecency", as in change-history mining: files changed often and lately
+are changed next) over the mission's commit records, with no I/O and nothing tuned to a repository:
+
+* **horizon** — the shift window's commits, and at least the mission's latest
+  :data:`HORIZON_COMMITS` commits (ten times the ``git log -20`` an operator would otherwise read),
+  plus the incoming operator's own latest :data:`OWN_COMMITS` commits however old they are;
+* **weight of a commit** — ``0.5 ** (rank / HALF_LIFE_COMMITS)`` where ``rank`` is its position,
+  newest first, among the horizon's commits that touch files (so the last 20 commits weigh at
+  least half as much as the newest); the incoming operator's own commits take
+  ``min(rank, own rank)`` ("where you left off" counts as recent work);
+  a commit of the outgoing operator counts :data:`OUTGOING_FACTOR` times (the handover's subject);
+  a bulk commit touching more than :data:`BULK_FILES` files shares ``BULK_FILES / files`` of its
+  weight (renames and reformatting say little about any one file);
+* **score of a file** — the sum of the weights of the horizon commits touching it; of a component
+  (the top-level folder, ``(root)`` for top-level files) the sum of its files' scores.
+
+Ties are broken by the latest touch, newest first, then by path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from mission_memory.records import Record
+
+__all__ = [
+    "BULK_FILES",
+    "HALF_LIFE_COMMITS",
+    "HORIZON_COMMITS",
+    "OUTGOING_FACTOR",
+    "OWN_COMMITS",
+    "ComponentActivity",
+    "FileActivity",
+    "RecentActivity",
+    "component_of_path",
+    "rank_activity",
+]
+
+HORIZON_COMMITS = 200
+"""At least this many of the mission's latest commits are read (ten times ``git log -20``)."""
+HALF_LIFE_COMMITS = 20
+"""A commit 20 positions older weighs half as much: the latest 20 commits weigh at least half."""
+OUTGOING_FACTOR = 2.0
+"""The outgoing operator's commits count this many times: their work is what is handed over."""
+OWN_COMMITS = 20
+"""The incoming operator's own latest commits join the horizon at their own rank ("where you left off")."""
+BULK_FILES = 10
+"""A commit touching more files than this shares its weight among them."""
+
+ROOT_COMPONENT = "(root)"
+
+
+def component_of_path(path: str) -> str:
+    """The component a repository path belongs to: its top-level folder, or ``(root)``."""
+    path = path.strip("/")
+    return path.split("/", 1)[0] if "/" in path else ROOT_COMPONENT
+
+
+@dataclass(frozen=True)
+class FileActivity:
+    """One file's recent activity.
+
+    Attributes:
+        path: the repository path.
+        component: its component.
+        score: the sum of the weights of the horizon commits touching it (unitless, > 0).
+        commits: how many horizon commits touched it.
+        by_outgoing, by_incoming: how many of those the outgoing / incoming operator authored.
+        last_sha, last_time: the newest commit touching it (provenance).
+    """
+
+    path: str
+    component: str
+    score: float
+    commits: int
+    by_outgoing: int
+    by_incoming: int
+    last_sha: str
+    last_time: datetime
+
+
+@dataclass(frozen=True)
+class ComponentActivity:
+    """One component's recent activity.
+
+    Attributes:
+        component: the top-level folder, or ``(root)``.
+        score: the sum of its files' scores.
+        commits: horizon commits touching a file in it.
+        files: how many of its files the horizon touched.
+        by_outgoing: commits of the outgoing operator touching it.
+        last_sha, last_subject, last_time: its newest commit (provenance).
+    """
+
+    component: str
+    score: float
+    commits: int
+    files: int
+    by_outgoing: int
+    last_sha: str
+    last_subject: str
+    last_time: datetime
+
+
+@dataclass(frozen=True)
+class RecentActivity:
+    """The ranked activity of a mission before a handover.
+
+    Attributes:
+        files: files, highest score first.
+        components: components, highest score first.
+        horizon: how many commits were read.
+        oldest: the oldest horizon commit's time, or None when there were none.
+    """
+
+    files: tuple[FileActivity, ...]
+    components: tuple[ComponentActivity, ...]
+    horizon: int
+    oldest: datetime | None
+
+    def file(self, path: str) -> FileActivity | None:
+        """The activity of ``path``, or None when the horizon did not touch it."""
+        for f in self.files:
+            if f.path == path:
+                return f
+        return None
+
+
+def _files(commit: Record) -> list[str]:
+    files = commit.attributes.get("files")
+    return [str(f) for f in files if str(f).strip()] if isinstance(files, list) else []
+
+
+def _author(commit: Record) -> str:
+    author = commit.attributes.get("author")
+    return author if isinstance(author, str) else ""
+
+
+def rank_activity(
+    commits: Sequence[Record],
+    *,
+    window_commits: int = 0,
+    outgoing: str | None = None,
+    incoming: str | None = None,
+) -> RecentActivity:
+    """Rank files and components by the rule of this module's docstring.
+
+    Args:
+        commits: the mission's ``commit`` records before the handover, newest first (attributes
+            ``files``, ``author``, ``sha``); more than the horizon may be passed, the rest is only
+            searched for the incoming operator's own commits.
+        window_commits: how many of ``commits`` fall in the shift window (the horizon holds them all).
+        outgoing, incoming: the operators, matched on the commit author; None when unknown.
+
+    Returns:
+        The ranking; empty when no commit names files.
+    """
+    horizon_size = max(HORIZON_COMMITS, window_commits)
+    with_files = [c for c in commits if _files(c)]
+    chosen: dict[str, tuple[int, Record]] = {}
+    for rank, commit in enumerate(with_files[:horizon_size]):
+        chosen[commit.id] = (rank, commit)
+    if incoming:
+        own = [c for c in with_files if _author(c) == incoming][:OWN_COMMITS]
+        for own_rank, commit in enumerate(own):
+            rank = chosen[commit.id][0] if commit.id in chosen else own_rank
+            chosen[commit.id] = (min(rank, own_rank), commit)
+    order = {c.id: i for i, c in enumerate(with_files)}
+    horizon = sorted(chosen.values(), key=lambda rc: order[rc[1].id])  # newest first
+
+    score: dict[str, float] = {}
+    touches: dict[str, int] = {}
+    out_touches: dict[str, int] = {}
+    in_touches: dict[str, int] = {}
+    last: dict[str, Record] = {}
+    comp_commits: dict[str, list[Record]] = {}
+    for rank, commit in horizon:
+        files = sorted(set(_files(commit)))
+        author = _author(commit)
+        weight = 0.5 ** (rank / HALF_LIFE_COMMITS)
+        if outgoing and author == outgoing:
+            weight *= OUTGOING_FACTOR
+        if len(files) > BULK_FILES:
+            weight *= BULK_FILES / len(files)
+        for path in files:
+            score[path] = score.get(path, 0.0) + weight
+            touches[path] = touches.get(path, 0) + 1
+            out_touches[path] = out_touches.get(path, 0) + (1 if outgoing and author == outgoing else 0)
+            in_touches[path] = in_touches.get(path, 0) + (1 if incoming and author == incoming else 0)
+            last.setdefault(path, commit)
+        for comp in {component_of_path(p) for p in files}:
+            comp_commits.setdefault(comp, []).append(commit)
+
+    def sha(commit: Record) -> str:
+        return str(commit.attributes.get("sha") or commit.provenance.ref)
+
+    files_ranked = sorted(
+        (FileActivity(p, component_of_path(p), score[p], touches[p], out_touches[p], in_touches[p],
+                      sha(last[p]), last[p].provenance.time) for p in score),
+        key=lambda f: (-f.score, -f.last_time.timestamp(), f.path),
+    )
+    comp_score: dict[str, float] = {}
+    comp_files: dict[str, int] = {}
+    for f in files_ranked:
+        comp_score[f.component] = comp_score.get(f.component, 0.0) + f.score
+        comp_files[f.component] = comp_files.get(f.component, 0) + 1
+    components = sorted(
+        (ComponentActivity(comp, comp_score[comp], len(cs), comp_files[comp],
+                           sum(1 for c in cs if outgoing and _author(c) == outgoing),
+                           sha(cs[0]), cs[0].title, cs[0].provenance.time)
+         for comp, cs in comp_commits.items()),
+        key=lambda c: (-c.score, -c.last_time.timestamp(), c.component),
+    )
+    oldest = min((c.provenance.time for _, c in horizon), default=None)
+    return RecentActivity(tuple(files_ranked), tuple(components), len(horizon), oldest)
