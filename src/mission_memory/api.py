@@ -163,6 +163,7 @@ class Memory:
         client: Client | str = Client.API,
         session_id: str | None = None,
         default_mission: str | None = None,
+        timeline: bool = False,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -184,6 +185,9 @@ class Memory:
                 in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
                 ``filters`` name no mission and it is stored, else the query answers across all
                 missions and the digest header says so (DESIGN.md §4, ADR 0029). None: all missions.
+            timeline: put the crisis timeline (what is escalating, what cascades, the links, decisions
+                since the escalation began, open questions; docs/adr/0040) first even in normal mode;
+                a degraded mission's digest has it anyway.
 
         Returns:
             The digest; :attr:`Digest.mission_scope` says which missions it answered from and why.
@@ -232,6 +236,7 @@ class Memory:
                 session_id=session_id or process_session_id(),
                 operator=resolve_operator(),
                 scope_note=missions.header_line() if stored else None,
+                timeline=timeline,
             )
         digest = replace(digest, mission_scope=missions.to_json())
         if not digest.entries and not digest.omitted and not stored:
