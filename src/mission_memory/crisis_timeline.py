@@ -54,6 +54,7 @@ from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
+    "CRITICAL_EVENT",
     "TIMELINE_SHARE",
     "TIMELINE_TITLE",
     "Cascade",
@@ -74,7 +75,7 @@ __all__ = [
 TIMELINE_TITLE = "Crisis timeline"
 """The heading of the timeline section in digests and in the rotation brief."""
 
-TIMELINE_SHARE = 0.4
+TIMELINE_SHARE = 0.5
 """Largest share of a digest's token budget the timeline's summary may take (the events' entries follow
 within the rest); at most :data:`_MAX_TIMELINE_TOKENS`."""
 
@@ -430,10 +431,17 @@ def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
         f" ← {'stated' if link.basis == 'caused_by' else 'inferred'} from event:{link.cause_id}"
     )
     return (f"{_hm(event.time)} {' '.join(event.type.split())} · {' '.join(event.sector.split())} · "
-            f"criticality {event.criticality:.2f} · event:{event.id}{basis}")
+            f"{event.criticality:.2f} · event:{event.id}{basis}")
 
 
-def _timeline_lines(report: CrisisReport, sectors: int, cascades: int, members: int, notes: int) -> list[str]:
+CRITICAL_EVENT = 0.8
+"""Events at or above this criticality are listed one per line in the timeline, newest first (the
+issue's threshold for events triage must never drop)."""
+
+
+def _timeline_lines(
+    report: CrisisReport, sectors: int, cascades: int, members: int, notes: int, critical: int
+) -> list[str]:
     t = report.timeline
     minutes = t.window.total_seconds() / 60
     lines: list[str] = []
@@ -443,7 +451,8 @@ def _timeline_lines(report: CrisisReport, sectors: int, cascades: int, members: 
     else:
         lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
                      f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
-    lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend):")
+    lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
+                 "event lines: time type · sector · criticality · provenance):")
     if not t.sectors:
         lines.append("- no events in the last two windows")
     for trend in t.sectors[:sectors]:
@@ -451,6 +460,19 @@ def _timeline_lines(report: CrisisReport, sectors: int, cascades: int, members: 
         lines.append(f"- {' '.join(trend.sector.split())}: {trend.rate} / {trend.previous_rate} · {trend.trend}{flag}")
     if len(t.sectors) > sectors:
         lines.append(f"- … {len(t.sectors) - sectors} more sectors")
+    urgent = sorted((e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at),
+                    key=lambda e: (e.time, e.id), reverse=True)
+    if urgent:
+        lines.append(f"Critical events of this window (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)}, by type and "
+                     "sector, newest first):")
+        groups: dict[tuple[str, str, float], list[DomainEvent]] = {}
+        for e in urgent[:critical]:
+            groups.setdefault((" ".join(e.type.split()), " ".join(e.sector.split()), e.criticality), []).append(e)
+        for (kind, sector, level), group in groups.items():
+            lines.append(f"- {kind} · {sector} · {level:.2f} · {len(group)}: "
+                         + ", ".join(f"{_hm(e.time)} event:{e.id}" for e in group))
+        if len(urgent) > critical:
+            lines.append(f"- … {len(urgent) - critical} more, older")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
     lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
                  f"{len(t.links) - stated} inferred from sector, type and time):")
@@ -484,21 +506,24 @@ def _timeline_lines(report: CrisisReport, sectors: int, cascades: int, members: 
     return lines
 
 
-_DETAIL_LEVELS = ((8, 5, 8, 5), (5, 3, 5, 3), (3, 2, 3, 2), (2, 1, 2, 1), (1, 1, 1, 1), (1, 0, 0, 0))
+# (sectors, chains, members per chain, decisions and questions, critical events), most detailed first:
+# chain members go first, then chains, and the window's critical events last (triage must not drop them).
+_DETAIL_LEVELS = ((8, 5, 8, 5, 40), (6, 3, 4, 3, 40), (4, 2, 3, 3, 32), (3, 1, 2, 2, 26), (3, 1, 1, 1, 20),
+                  (2, 1, 1, 1, 14), (1, 0, 0, 1, 8), (1, 0, 0, 0, 3))
 
 
 def render_timeline(report: CrisisReport, tokenizer: Tokenizer, max_tokens: int) -> str:
     """The timeline as plain lines of at most ``max_tokens`` tokens (unfenced: the caller fences it).
 
     Order (docs/adr/0040): the escalation line; what is escalating (sectors, rates now and one window
-    before, trend, flooding or not); what cascades (chains from their roots, each event with its time,
+    before, trend, flooding or not; then the window's critical events, newest first); what cascades (chains from their roots, each event with its time,
     type, sector, criticality, ``event:<id>`` provenance and the link that brought it in, stated or
     inferred); decisions taken since the escalation began and by whom; open questions. When the whole
     does not fit, fewer sectors, chains, chain members and notes are shown before the text is cut.
     """
     text = ""
-    for sectors, cascades, members, notes in _DETAIL_LEVELS:
-        text = "\n".join(_timeline_lines(report, sectors, cascades, members, notes))
+    for level in _DETAIL_LEVELS:
+        text = "\n".join(_timeline_lines(report, *level))
         if tokenizer.count(text) <= max_tokens:
             return text
     return tokenizer.truncate(text, max_tokens)
@@ -558,7 +583,7 @@ def crisis_brief_entries(
         return []
     report = crisis_report(store, mission, state, at)
     text = (render_timeline(report, tokenizer, max_tokens) if tokenizer is not None
-            else "\n".join(_timeline_lines(report, 8, 5, 8, 5)))
+            else "\n".join(_timeline_lines(report, *_DETAIL_LEVELS[0])))
     roots = [c.root_id for c in report.timeline.cascades]
     refs = tuple([f"event:{r}" for r in roots] + [n.ref for n in report.decisions])
     ids = tuple([report.record_ids[r] for r in roots if r in report.record_ids] + [n.record_id for n in report.decisions])

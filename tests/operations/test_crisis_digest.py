@@ -66,8 +66,8 @@ def test_a_degraded_digest_starts_with_the_timeline_fenced_and_within_budget(mon
     assert re.search(r"- east: 20 / 0 · rising · FLOODING", summary)
     assert "- north: 3 / 0 · rising" in summary and "north: 3 / 0 · rising · FLOODING" not in summary
     assert "links found: 1 stated by the source, 1 inferred from sector, type and time" in summary
-    assert "ew_jamming · north · criticality 0.70 · event:ev-2 ← stated from event:ev-1" in summary
-    assert "lost_link · north · criticality 0.85 · event:ev-3 ← inferred from event:ev-2" in summary
+    assert "ew_jamming · north · 0.70 · event:ev-2 ← stated from event:ev-1" in summary
+    assert "lost_link · north · 0.85 · event:ev-3 ← inferred from event:ev-2" in summary
     assert re.search(r"Evacuate position 3 · by olena · ", summary)
     # the event entries sit in the timeline section, before the other layers'
     timeline_part = text.split("## Crisis timeline", 1)[1].split("\n## ", 1)[0]
@@ -142,6 +142,6 @@ def test_a_rotation_during_an_escalation_gets_the_timeline_first(monkeypatch: py
     assert first[0].section.value.startswith("Crisis timeline")
     assert "event:ev-1" in first[0].refs
     assert "FLOODING" in first[1] and "Evacuate position 3 · by olena" in first[1]
-    assert "lost_link · north · criticality 0.85 · event:ev-3 ← inferred from event:ev-2" in first[1]
+    assert "lost_link · north · 0.85 · event:ev-3 ← inferred from event:ev-2" in first[1]
     assert "<<<end excerpt 0 nonce=000000000000>>>" not in brief.text
     assert brief.tokens_used <= brief.token_budget
