@@ -7,8 +7,9 @@ time order, through ``Memory.record_events`` with the clock set to each batch's 
 most 10 events within 10 s of scenario time; one Alertmanager payload at a time for the service
 estate). The escalation is assessed at each batch and once a minute of scenario time while the window
 still holds events (as pull re-assesses a stale state on read). During each ground-truth flood an
-operator question worded unlike the critical events is asked every 2 minutes of scenario time, with
-both rankings on the same stored state and the same candidate lists:
+operator question worded unlike the critical events is asked every 2 minutes of scenario time (from
+one minute in), in time order with the assessments and after every event up to its time is stored,
+with both rankings on the same stored state and the same candidate lists:
 
 * **similarity** — the pull pipeline's steps with no triage (normal-mode ranking);
 * **triage** — the same steps as ``run_query`` runs them in degraded mode: the most critical recent
@@ -168,49 +169,51 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
     modes: list[tuple[datetime, EscalationMode]] = []
     with tempfile.TemporaryDirectory() as tmp, Memory.open(data_dir=Path(tmp), event_mission=scenario.mission) as memory:
         memory.embedder.embed_passages(["warm up"])
-        asked: set[datetime] = set()
+        asked = 0
         last_assessed: datetime | None = None
-        next_ask = {start: start for start, _ in scenario.floods}
+        next_ask = {start: start + ASK_EVERY / 2 for start, _ in scenario.floods}
 
-        def assess_until(moment: datetime) -> None:
-            nonlocal last_assessed
-            if last_assessed is None:
-                return
-            tick = last_assessed + GRID
-            stop = min(moment, last_assessed + WINDOW + GRID)
-            while tick < stop:
-                modes.append((tick, memory.escalation_status(now=tick).mode))
-                tick += GRID
+        def pull_at(at: datetime) -> None:
+            nonlocal asked
+            asked += 1
+            began = time.perf_counter()
+            figures.embedded += memory.embed_pending()
+            figures.embed_s += time.perf_counter() - began
+            recent = {e.id for e in by_time if at - WINDOW < e.time <= at and e.id in scenario.critical_ids}
+            question = scenario.questions[asked % len(scenario.questions)][1]
+            order = ("triage", "similarity") if asked % 2 else ("similarity", "triage")
+            for budget, ranking in ((b, name) for b in budgets for name in order):
+                ms, tokens, missed, missed_entries = _pull(memory, scenario, question, at, budget,
+                                                           ranking == "triage", recent)
+                r = figures.rankings[f"{ranking} {budget}"]
+                r.pulls += 1
+                r.ms.append(ms)
+                r.tokens.append(tokens)
+                r.critical += len(recent)
+                r.missed += missed
+                r.missed_entries += missed_entries
 
-        def ask_until(moment: datetime) -> None:
+        def advance(moment: datetime) -> None:
+            """Assessments on the minute grid and flood questions strictly before ``moment``, in time order."""
+            agenda: list[tuple[datetime, int]] = []
+            if last_assessed is not None:
+                tick = last_assessed + GRID
+                while tick < min(moment, last_assessed + WINDOW + GRID):
+                    agenda.append((tick, 0))
+                    tick += GRID
             for start, end in scenario.floods:
-                while next_ask[start] <= min(moment, end):
-                    at = next_ask[start]
-                    next_ask[start] = at + ASK_EVERY
-                    if at in asked:
-                        continue
-                    asked.add(at)
-                    began = time.perf_counter()
-                    figures.embedded += memory.embed_pending()
-                    figures.embed_s += time.perf_counter() - began
-                    recent = {e.id for e in by_time if at - WINDOW < e.time <= at and e.id in scenario.critical_ids}
-                    question = scenario.questions[len(asked) % len(scenario.questions)][1]
-                    order = ("triage", "similarity") if len(asked) % 2 else ("similarity", "triage")
-                    for budget, ranking in ((b, name) for b in budgets for name in order):
-                        ms, tokens, missed, missed_entries = _pull(memory, scenario, question, at, budget,
-                                                                   ranking == "triage", recent)
-                        r = figures.rankings[f"{ranking} {budget}"]
-                        r.pulls += 1
-                        r.ms.append(ms)
-                        r.tokens.append(tokens)
-                        r.critical += len(recent)
-                        r.missed += missed
-                        r.missed_entries += missed_entries
+                while next_ask[start] < moment and next_ask[start] <= end:
+                    agenda.append((next_ask[start], 1))
+                    next_ask[start] += ASK_EVERY
+            for at, kind in sorted(agenda):
+                if kind == 0:
+                    modes.append((at, memory.escalation_status(now=at).mode))
+                else:
+                    pull_at(at)
 
         for batch in _batches(scenario):
             at = max(e.time for e in batch)
-            assess_until(at)
-            ask_until(at)
+            advance(min(e.time for e in batch))  # every event up to a question's time is stored before it
             began = time.perf_counter()
             report = memory.record_events(batch, scenario.mission, now=at, embed=False)
             spent = time.perf_counter() - began
@@ -219,9 +222,7 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
                 figures.flood_ingest_s += spent
             modes.append((at, report.escalation.mode))
             last_assessed = at
-        end = by_time[-1].time + WINDOW + GRID
-        assess_until(end)
-        ask_until(end)
+        advance(by_time[-1].time + WINDOW + GRID)
     for start, end in scenario.floods:
         on = next((t for t, m in modes if t >= start and m is EscalationMode.DEGRADED), None)
         if on is None or on > end:
