@@ -100,6 +100,12 @@ def test_malformed_posts_get_400_or_413_naming_the_problem_and_store_nothing(dat
         assert "request body line 2: criticality: Input should be greater than or equal to 0" in jsonl.json()["error"]
         unknown = http.post("/events?mission=ops", content=(json.dumps(event(3, T0) | {"priority": 1}) + "\n").encode())
         assert unknown.status_code == 400 and "line 1: priority is not a known field" in unknown.json()["error"]
+        untimed = {k: v for k, v in event(5, T0).items() if k != "time"}
+        no_time = http.post("/events?mission=ops", content=(json.dumps(event(4, T0)) + "\n" + json.dumps(untimed)).encode())
+        assert no_time.status_code == 400
+        assert no_time.json()["error"] == "request body line 2: time is missing; nothing was stored"
+        no_start = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok2"), _alert("Down", "d2") | {"startsAt": ""}))
+        assert no_start.status_code == 400 and "alerts[1]: startsAt is missing" in no_start.json()["error"]
     with Memory.open() as memory:
         assert memory.store.counts().get("domain", {}) == {}
 
