@@ -81,7 +81,7 @@ within the rest); at most :data:`_MAX_TIMELINE_TOKENS`."""
 
 _MAX_TIMELINE_TOKENS = 1500
 _MIN_TIMELINE_TOKENS = 60
-_MAX_EVENTS = 5000
+_MAX_EVENTS = 2000  # a window of 2,000 events is 200 times the default capacity; reading them costs ~0.1 s
 
 _TREND_BAND = 0.2
 
