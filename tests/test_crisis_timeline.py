@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 from mission_memory.crisis_timeline import build_crisis_timeline, link_events
@@ -62,7 +63,7 @@ def test_the_timeline_of_a_flood_shows_the_rising_sector_first_and_its_cascades(
 def test_after_the_flood_the_sector_trend_is_falling() -> None:
     scenario = uav_scenario(4)
     _, flood_end = scenario.floods[0]
-    at = flood_end + timedelta(minutes=12)
+    at = flood_end + timedelta(minutes=2)  # the flood ends as its last burst leaves the window
     policy = FloodPolicy()
     seen = [e for e in scenario.events if e.time <= at]
     state = assess_escalation(EscalationState(), event_rates(((e.time, e.sector) for e in seen), at, policy.window), policy)
@@ -70,3 +71,26 @@ def test_after_the_flood_the_sector_trend_is_falling() -> None:
     north = next(s for s in timeline.sectors if s.sector == "Північ")
     assert north.trend == "falling"
     assert timeline.mode == "normal" and timeline.since is None
+
+
+def test_the_rendered_timeline_keeps_the_windows_critical_events_longest_as_the_budget_shrinks() -> None:
+    from mission_memory.api import Memory
+    from mission_memory.crisis_timeline import crisis_report, render_timeline
+
+    flood = [event(f"s{i}", i * 0.25, "north", "shelling" if i % 2 else "lost_link", 0.9 if i % 2 else 0.85)
+             for i in range(30)] + [event(f"r{i}", i * 0.3, "east", "status", 0.1) for i in range(10)]
+    at = T0 + timedelta(minutes=8)
+    with Memory.open(event_mission="ops") as memory:
+        state = memory.record_events(flood, now=at, embed=False).escalation
+        report = crisis_report(memory.store, "ops", state, at)
+        tokenizer = memory.tokenizer
+    roomy = render_timeline(report, tokenizer, 4000)
+    assert all(f"event:s{i}" in roomy for i in range(30))
+    assert "shelling · north · 0.90 · 15: 12:07:15 event:s29, 12:06:45 event:s27" in roomy
+    assert "- north: 30 / 0 · rising · FLOODING" in roomy and "- east: 10 / 0 · rising" in roomy
+    tight = render_timeline(report, tokenizer, 400)
+    assert tokenizer.count(tight) <= 400
+    assert "event:s29" in tight and "… 1 more chains" in tight  # chains give way before the newest critical events
+    assert re.search(r"- … \d+ more, older", tight)
+    tiny = render_timeline(report, tokenizer, 150)
+    assert tokenizer.count(tiny) <= 150 and tiny.startswith("Escalation: degraded since")

@@ -170,6 +170,7 @@ class Memory:
         session_id: str | None = None,
         default_mission: str | None = None,
         access: AccessContext | None = None,
+        timeline: bool = False,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -195,6 +196,9 @@ class Memory:
                 the digest holds no record above their clearance, no other operator's practitioner
                 record unless they lead, and the retrieval event carries their operator (ADR 0045).
                 None: the local user, who owns the store and sees everything.
+            timeline: put the crisis timeline (what is escalating, what cascades, the links, decisions
+                since the escalation began, open questions; docs/adr/0040) first even in normal mode;
+                a degraded mission's digest has it anyway.
 
         Returns:
             The digest; :attr:`Digest.mission_scope` says which missions it answered from and why.
@@ -248,6 +252,7 @@ class Memory:
                 session_id=session_id or process_session_id(),
                 operator=access.operator if access is not None else resolve_operator(),
                 scope_note=missions.header_line() if stored else None,
+                timeline=timeline,
             )
         digest = replace(digest, mission_scope=missions.to_json())
         if not digest.entries and not digest.omitted and not stored:

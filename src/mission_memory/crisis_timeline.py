@@ -18,20 +18,70 @@ The cascade rule (docs/adr/0023):
 
 Trends compare each sector's count in the current window with the window before it: ``rising`` when
 it grew by more than 20 %, ``falling`` when it shrank by more than 20 %, else ``steady``.
+
+:func:`crisis_report` reads what the section needs from the store (the events since the escalation
+began, or two windows back; the decisions recorded since then and who took them; the open
+questions), :func:`render_timeline` writes it within a token budget, dropping detail before
+whole parts, and :func:`timeline_section` / :func:`crisis_brief_entries` hand it to the digest (a
+section ahead of the layers, holding the event entries) and to the rotation brief (its first
+section while the mission is degraded). Everything the timeline quotes from events and decisions is
+untrusted: the digest fences it like any entry (docs/adr/0021), the brief fences every item.
+docs/adr/0040 records the section's content, order and budget.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mission_memory.domain_events import DomainEvent
-from mission_memory.escalation import EscalationState
+from mission_memory.domain_events import DomainEvent, event_from_record
+from mission_memory.errors import InputError
+from mission_memory.escalation import EscalationMode, EscalationState
+from mission_memory.escalation_state import current_state
+from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.retrieval.digest import (
+    DigestSection,
+    close_marker,
+    layer_sections,
+    neutralise_markers,
+    open_marker,
+)
+from mission_memory.retrieval.ranking import Candidate
+from mission_memory.stores.base import MemoryStore
+from mission_memory.tokens import Tokenizer
 
-__all__ = ["Cascade", "CascadeLink", "CrisisTimeline", "SectorTrend", "build_crisis_timeline", "link_events"]
+__all__ = [
+    "CRITICAL_EVENT",
+    "TIMELINE_SHARE",
+    "TIMELINE_TITLE",
+    "Cascade",
+    "CascadeLink",
+    "CrisisReport",
+    "CrisisTimeline",
+    "SectorTrend",
+    "TimelineNote",
+    "build_crisis_timeline",
+    "crisis_brief_entries",
+    "crisis_report",
+    "digest_sections",
+    "link_events",
+    "render_timeline",
+    "timeline_section",
+]
+
+TIMELINE_TITLE = "Crisis timeline"
+"""The heading of the timeline section in digests and in the rotation brief."""
+
+TIMELINE_SHARE = 0.5
+"""Largest share of a digest's token budget the timeline's summary may take (the events' entries follow
+within the rest); at most :data:`_MAX_TIMELINE_TOKENS`."""
+
+_MAX_TIMELINE_TOKENS = 1500
+_MIN_TIMELINE_TOKENS = 60
+_MAX_EVENTS = 2000  # a window of 2,000 events is 200 times the default capacity; reading them costs ~0.1 s
 
 _TREND_BAND = 0.2
 
@@ -226,3 +276,360 @@ def build_crisis_timeline(
         at=at, since=since, mode=state.mode.value, alpha=state.alpha, rate=state.rate, window=window,
         sectors=tuple(sectors), cascades=tuple(_cascades(recent, links)), links=tuple(links),
     )
+
+
+# -- reading and rendering the timeline section -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TimelineNote:
+    """A decision or an open question the timeline lists.
+
+    Attributes:
+        time: when it was recorded.
+        text: its title, on one line (untrusted: rendered inside the fence).
+        by: who took the decision (``decided_by``, the ADR's deciders, or the record's operator), "" if unknown.
+        ref: its provenance reference.
+        record_id: the record's id.
+    """
+
+    time: datetime
+    text: str
+    by: str
+    ref: str
+    record_id: str
+
+
+@dataclass(frozen=True)
+class CrisisReport:
+    """Everything the timeline section shows for one mission at one moment.
+
+    Attributes:
+        mission: the mission.
+        timeline: sectors, cascades and links (:func:`build_crisis_timeline`).
+        events: the events read, by event id.
+        record_ids: the record id of each event id.
+        start: the start of the period read (the escalation's start minus two windows, or two
+            windows before ``at`` in normal mode).
+        decided_since: where decisions are read from: one window before the degraded mode began (the
+            window whose count crossed capacity), or ``start`` in normal mode.
+        decisions: decisions recorded since then, oldest first.
+        open_questions: proposed decisions and unanswered tracker comments of the mission, newest first.
+        truncated: True when more than the events read fell in the period (the oldest were left out).
+    """
+
+    mission: str
+    timeline: CrisisTimeline
+    events: Mapping[str, DomainEvent]
+    record_ids: Mapping[str, str]
+    start: datetime
+    decided_since: datetime | None = None
+    decisions: tuple[TimelineNote, ...] = ()
+    open_questions: tuple[TimelineNote, ...] = ()
+    truncated: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form: the timeline, the decisions and open questions."""
+        def note(n: TimelineNote) -> dict[str, Any]:
+            return {"time": n.time.isoformat(), "text": n.text, "by": n.by, "ref": n.ref, "record_id": n.record_id}
+
+        return {
+            "mission": self.mission, "start": self.start.isoformat(), "truncated": self.truncated,
+            **self.timeline.to_json(),
+            "decisions": [note(n) for n in self.decisions],
+            "open_questions": [note(n) for n in self.open_questions],
+        }
+
+
+def _decider(record: Record) -> str:
+    a = record.attributes
+    if a.get("decided_by"):
+        return str(a["decided_by"])
+    deciders = a.get("deciders")
+    if isinstance(deciders, (list, tuple)) and deciders:
+        return ", ".join(str(d) for d in deciders)
+    return record.operator or ""
+
+
+def crisis_report(
+    store: MemoryStore,
+    mission: str,
+    state: EscalationState,
+    at: datetime,
+    *,
+    proximity: timedelta = timedelta(minutes=5),
+    max_events: int = _MAX_EVENTS,
+) -> CrisisReport:
+    """Read the timeline of ``mission`` at ``at`` from ``store``.
+
+    Args:
+        store: where the events, decisions and open questions are.
+        mission: the mission.
+        state: its escalation state at ``at`` (its ``since`` sets where the escalation began).
+        at: the clock's now (timezone-aware).
+        proximity: the cascade rule's proximity (docs/adr/0023).
+        max_events: at most this many events are read, the newest (a flood of days is summarised
+            from its latest part).
+
+    Raises:
+        InputError: ``at`` is naive.
+        BackendUnavailable: the store cannot be read.
+    """
+    if at.tzinfo is None:
+        raise InputError("the timeline clock must be timezone-aware")
+    degraded = state.mode is EscalationMode.DEGRADED and state.since is not None
+    began = state.since if degraded and state.since is not None else at
+    start = min(began, at) - 2 * state.window
+    records = store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=mission, since=start,
+                                    until=at + timedelta(microseconds=1), limit=max_events + 1)
+    truncated = len(records) > max_events
+    events: dict[str, DomainEvent] = {}
+    record_ids: dict[str, str] = {}
+    for record in records[:max_events]:
+        try:
+            ev = event_from_record(record)
+        except InputError:
+            continue  # a damaged record does not hide the rest of the timeline
+        events[ev.id] = ev
+        record_ids[ev.id] = record.id
+    timeline = build_crisis_timeline(list(events.values()), state, at, proximity=proximity)
+    # The escalation began with the window whose count crossed capacity, one window before the switch.
+    decided_since = began - state.window if degraded else start
+    decisions = [
+        TimelineNote(r.provenance.time, " ".join(r.title.split()), _decider(r), r.provenance.ref, r.id)
+        for r in store.records_of_kind([RecordKind.DECISION.value], mission=mission, since=decided_since,
+                                       until=at + timedelta(microseconds=1), limit=50)
+        if str(r.attributes.get("status") or "").lower() != "proposed"
+    ]
+    questions = [
+        TimelineNote(r.provenance.time, " ".join(r.title.split()), _decider(r), r.provenance.ref, r.id)
+        for r in store.records_of_kind([RecordKind.DECISION.value], mission=mission,
+                                       until=at + timedelta(microseconds=1), limit=200)
+        if str(r.attributes.get("status") or "").lower() == "proposed"
+    ][:10]
+    questions += [
+        TimelineNote(r.provenance.time, " ".join(r.text.split())[:300], str(r.attributes.get("author") or ""),
+                     r.provenance.uri, r.id)
+        for r in store.records_of_kind([RecordKind.COMMENT.value], mission=mission, since=decided_since,
+                                       until=at + timedelta(microseconds=1), limit=200)
+        if r.attributes.get("answered") is False
+    ][:10]
+    return CrisisReport(
+        mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
+        decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
+        truncated=truncated,
+    )
+
+
+def _hm(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%H:%M:%S")
+
+
+def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
+    basis = "" if link is None else (
+        f" ← {'stated' if link.basis == 'caused_by' else 'inferred'} from event:{link.cause_id}"
+    )
+    return (f"{_hm(event.time)} {' '.join(event.type.split())} · {' '.join(event.sector.split())} · "
+            f"{event.criticality:.2f} · event:{event.id}{basis}")
+
+
+CRITICAL_EVENT = 0.8
+"""Events at or above this criticality are listed one per line in the timeline, newest first (the
+issue's threshold for events triage must never drop)."""
+
+
+def _timeline_lines(
+    report: CrisisReport, sectors: int, cascades: int, members: int, notes: int, critical: int
+) -> list[str]:
+    t = report.timeline
+    minutes = t.window.total_seconds() / 60
+    lines: list[str] = []
+    if t.since is not None:
+        lines.append(f"Escalation: degraded since {t.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC · α {t.alpha:.2f} · "
+                     f"{t.rate} events in the {minutes:g} min window to {t.at.astimezone(UTC):%H:%M} UTC")
+    else:
+        lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
+                     f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
+    lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
+                 "event lines: time type · sector · criticality · provenance):")
+    if not t.sectors:
+        lines.append("- no events in the last two windows")
+    for trend in t.sectors[:sectors]:
+        flag = " · FLOODING" if trend.escalating else ""
+        lines.append(f"- {' '.join(trend.sector.split())}: {trend.rate} / {trend.previous_rate} · {trend.trend}{flag}")
+    if len(t.sectors) > sectors:
+        lines.append(f"- … {len(t.sectors) - sectors} more sectors")
+    urgent = sorted((e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at),
+                    key=lambda e: (e.time, e.id), reverse=True)
+    if urgent:
+        lines.append(f"Critical events of this window (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)}, by type and "
+                     "sector, newest first):")
+        groups: dict[tuple[str, str, float], list[DomainEvent]] = {}
+        for e in urgent[:critical]:
+            groups.setdefault((" ".join(e.type.split()), " ".join(e.sector.split()), e.criticality), []).append(e)
+        for (kind, sector, level), group in groups.items():
+            lines.append(f"- {kind} · {sector} · {level:.2f} · {len(group)}: "
+                         + ", ".join(f"{_hm(e.time)} event:{e.id}" for e in group))
+        if len(urgent) > critical:
+            lines.append(f"- … {len(urgent) - critical} more, older")
+    stated = sum(1 for link in t.links if link.basis == "caused_by")
+    lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
+                 f"{len(t.links) - stated} inferred from sector, type and time):")
+    if not t.cascades:
+        lines.append("- no linked events")
+    incoming = {link.effect_id: link for link in t.links}
+    for number, cascade in enumerate(t.cascades[:cascades], start=1):
+        lines.append(f"{number}. from event:{cascade.root_id} · {len(cascade.event_ids)} events · "
+                     f"{_hm(cascade.start)}–{_hm(cascade.end)} · sectors {', '.join(' '.join(s.split()) for s in cascade.sectors)}"
+                     f" · max criticality {cascade.max_criticality:.2f}")
+        shown = cascade.event_ids[:members]
+        for event_id in shown:
+            lines.append("   " + _event_line(report.events[event_id], incoming.get(event_id)))
+        if len(cascade.event_ids) > members:
+            lines.append(f"   … {len(cascade.event_ids) - members} more events in this chain")
+    if len(t.cascades) > cascades:
+        lines.append(f"… {len(t.cascades) - cascades} more chains")
+    began = f"{(report.decided_since or report.start).astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    lines.append(f"Decisions taken since {began} ({len(report.decisions)}):")
+    for n in report.decisions[-notes:] if notes else ():
+        lines.append(f"- {_hm(n.time)} {n.text} · by {n.by or 'not recorded'} · {n.ref}")
+    if not report.decisions:
+        lines.append("- none recorded")
+    lines.append(f"Open questions ({len(report.open_questions)}):")
+    for n in report.open_questions[:notes]:
+        lines.append(f"- {n.text} · {n.ref}")
+    if not report.open_questions:
+        lines.append("- none recorded")
+    if report.truncated:
+        lines.append(f"(only the newest {len(report.events)} events of the period were read)")
+    return lines
+
+
+# (sectors, chains, members per chain, decisions and questions, critical events), most detailed first:
+# chain members go first, then chains, and the window's critical events last (triage must not drop them).
+_DETAIL_LEVELS = ((8, 5, 8, 5, 40), (6, 3, 4, 3, 40), (4, 2, 3, 3, 32), (3, 1, 2, 2, 26), (3, 1, 1, 1, 20),
+                  (2, 1, 1, 1, 14), (1, 0, 0, 1, 8), (1, 0, 0, 0, 3))
+
+
+def render_timeline(report: CrisisReport, tokenizer: Tokenizer, max_tokens: int) -> str:
+    """The timeline as plain lines of at most ``max_tokens`` tokens (unfenced: the caller fences it).
+
+    Order (docs/adr/0040): the escalation line; what is escalating (sectors, rates now and one window
+    before, trend, flooding or not; then the window's critical events, newest first); what cascades (chains from their roots, each event with its time,
+    type, sector, criticality, ``event:<id>`` provenance and the link that brought it in, stated or
+    inferred); decisions taken since the escalation began and by whom; open questions. When the whole
+    does not fit, fewer sectors, chains, chain members and notes are shown before the text is cut.
+    """
+    text = ""
+    for level in _DETAIL_LEVELS:
+        text = "\n".join(_timeline_lines(report, *level))
+        if tokenizer.count(text) <= max_tokens:
+            return text
+    return tokenizer.truncate(text, max_tokens)
+
+
+def _fenced(text: str, nonce: str) -> str:
+    return f"{open_marker(0, nonce)}\n{neutralise_markers(text)}\n{close_marker(0, nonce)}"
+
+
+def timeline_section(
+    store: MemoryStore,
+    mission: str,
+    state: EscalationState,
+    at: datetime,
+    *,
+    nonce: str,
+    tokenizer: Tokenizer,
+    token_budget: int,
+) -> DigestSection:
+    """The digest's timeline section: the rendered timeline fenced as excerpt 0, then the event entries.
+
+    The section holds every domain-event candidate (so events appear here instead of among the
+    domain layer's documents); its summary takes at most :data:`TIMELINE_SHARE` of ``token_budget``
+    (and :data:`_MAX_TIMELINE_TOKENS`), and is left out when that is under 60 tokens.
+
+    Args:
+        store, mission, state, at: see :func:`crisis_report`.
+        nonce: the digest's envelope nonce (the summary quotes event and decision text).
+        tokenizer: the digest's tokenizer.
+        token_budget: the digest's budget, in tokens.
+    """
+    room = min(int(token_budget * TIMELINE_SHARE), _MAX_TIMELINE_TOKENS)
+    lead = ""
+    if room >= _MIN_TIMELINE_TOKENS:
+        frame = tokenizer.count(_fenced("", nonce))
+        body = render_timeline(crisis_report(store, mission, state, at), tokenizer, room - frame)
+        lead = _fenced(body, nonce)
+
+    def is_event(cand: Candidate) -> bool:
+        return cand.record is not None and cand.record.kind is RecordKind.DOMAIN_EVENT
+
+    return DigestSection(f"{TIMELINE_TITLE} · mission {mission}", includes=is_event, lead=lead)
+
+
+def crisis_brief_entries(
+    store: MemoryStore, mission: str, at: datetime, tokenizer: Tokenizer | None = None, max_tokens: int = 600
+) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
+    """The rotation brief's timeline entry, when ``mission`` is degraded at ``at`` (none otherwise).
+
+    Returns:
+        ``[(label, text, refs, record_ids)]``: one entry whose text is the rendered timeline
+        (the brief fences it), whose refs are the ``event:<id>`` of the cascades' roots and the
+        decisions' references, and whose record ids are theirs; ``[]`` in normal mode.
+    """
+    state = current_state(store, mission, at)
+    if state.mode is not EscalationMode.DEGRADED:
+        return []
+    report = crisis_report(store, mission, state, at)
+    text = (render_timeline(report, tokenizer, max_tokens) if tokenizer is not None
+            else "\n".join(_timeline_lines(report, *_DETAIL_LEVELS[0])))
+    roots = [c.root_id for c in report.timeline.cascades]
+    refs = tuple([f"event:{r}" for r in roots] + [n.ref for n in report.decisions])
+    ids = tuple([report.record_ids[r] for r in roots if r in report.record_ids] + [n.record_id for n in report.decisions])
+    since = f"{state.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if state.since else "now"
+    return [(f"escalation in progress since {since} · α {state.alpha:.2f} · rate {state.rate} per window", text, refs, ids)]
+
+
+def digest_sections(
+    store: MemoryStore,
+    *,
+    degraded_mission: str | None,
+    asked_mission: str | None,
+    layers: Sequence[Layer],
+    requested: bool,
+    nonce: str,
+    tokenizer: Tokenizer,
+    token_budget: int,
+    now: datetime | None = None,
+) -> list[DigestSection] | None:
+    """The digest layout with the timeline section first, or None for the default layout.
+
+    The timeline is shown when the query's mission is degraded (``degraded_mission``, from the
+    triage) or when the caller asks for it (``requested``: ``query --timeline``, the MCP tool's
+    ``timeline``). Its mission is the degraded one, else the one asked about, else the only mission
+    holding events; with none of these (or, unasked, when the domain layer is out of scope) the
+    layout stays the default, so normal-mode digests are unchanged.
+
+    Args:
+        degraded_mission: the mission pull triages for (None in normal mode).
+        asked_mission: the query's mission filter (None: every mission).
+        layers: the layers in scope, in section order.
+        requested: the caller asked for the timeline.
+        nonce, tokenizer, token_budget: the digest's.
+        now: the clock (default: now).
+    """
+    if degraded_mission is None and not requested:
+        return None
+    if not requested and Layer.DOMAIN not in layers:
+        return None
+    mission = degraded_mission or asked_mission
+    if mission is None:
+        holding = [m for m in sorted(store.missions()) if store.count_kind(m, RecordKind.DOMAIN_EVENT.value)]
+        if len(holding) != 1:
+            return None
+        mission = holding[0]
+    clock = now or datetime.now(UTC)
+    section = timeline_section(store, mission, current_state(store, mission, clock), clock, nonce=nonce,
+                               tokenizer=tokenizer, token_budget=token_budget)
+    return [section, *layer_sections(layers)]

@@ -33,6 +33,7 @@ __all__ = [
     "AlertmanagerMapping",
     "DomainEvent",
     "EventState",
+    "event_from_record",
     "event_record",
     "events_from_alertmanager",
     "events_from_objects",
@@ -131,6 +132,36 @@ def event_record(event: DomainEvent, mission: str) -> Record:
         },
         slot=f"event:{event.id}",
     )
+
+
+def event_from_record(record: Record) -> DomainEvent:
+    """The event a domain-event record was made from (the inverse of :func:`event_record`).
+
+    Args:
+        record: a record of kind ``domain_event``.
+
+    Raises:
+        InputError: ``record`` is of another kind, or its stored attributes no longer make a valid event.
+    """
+    if record.kind is not RecordKind.DOMAIN_EVENT:
+        raise InputError(f"record {record.id} is a {record.kind.value}, not a domain event")
+    a = record.attributes
+    try:
+        return DomainEvent(
+            id=str(a.get("event_id") or record.provenance.ref.removeprefix("event:")),
+            time=record.provenance.time,
+            sector=str(a.get("sector") or record.component or "unknown"),
+            type=str(a.get("event_type") or "event"),
+            criticality=record.criticality,
+            source=str(a.get("source") or "unknown"),
+            text=record.text,
+            caused_by=tuple(str(c) for c in a.get("caused_by") or ()),
+            unit=a.get("unit"),
+            operator=record.operator,
+            state=EventState(a.get("state") or EventState.FIRING.value),
+        )
+    except (ValidationError, ValueError) as exc:
+        raise InputError(f"record {record.id}: stored event attributes are not a valid event ({exc})") from None
 
 
 def _problems(exc: ValidationError) -> str:

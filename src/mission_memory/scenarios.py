@@ -7,7 +7,10 @@ Two kinds of mission from the paper (DESIGN.md §1, §7), each a deterministic f
   swarm, in Ukrainian and English, with the causes linked by id;
 * :func:`service_estate_scenario` — a service estate: a dependency graph of services, and an outage
   at one service cascading to its dependents, emitted as the Prometheus Alertmanager webhook payloads
-  a real estate would post (and as the events they map to).
+  a real estate would post (and as the events they map to);
+* :func:`loghub_scenario` — real system logs: a labelled 2k sample of the loghub project (Zhu et al.,
+  "Loghub: A Large Collection of System Log Datasets", ISSRE 2023; github.com/logpai/loghub), its log
+  levels mapped to criticality by :data:`LOG_LEVEL_CRITICALITY` (docs/adr/0041).
 
 Each :class:`Scenario` carries its ground truth: the flood intervals (where the true event rate per
 window exceeds capacity), the critical events (criticality ≥ 0.8) and the cascade links, and a few
@@ -17,15 +20,26 @@ similarity-only ranking misses and triage must not.
 
 from __future__ import annotations
 
+import csv
+import io
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.domain_events import DomainEvent, events_from_alertmanager
+from mission_memory.errors import InputError
 
-__all__ = ["CRITICAL", "Scenario", "service_estate_scenario", "uav_scenario"]
+__all__ = [
+    "CRITICAL",
+    "LOGHUB_DATASETS",
+    "LOG_LEVEL_CRITICALITY",
+    "Scenario",
+    "loghub_scenario",
+    "service_estate_scenario",
+    "uav_scenario",
+]
 
 CRITICAL = 0.8
 """Events at or above this criticality are the ones triage must never drop (the issue's threshold)."""
@@ -42,8 +56,9 @@ class Scenario:
         kind: ``uav`` or ``service-estate``.
         events: the event stream in arrival order (for the service estate a resolved notification
             follows its firing one under the same id: storing it replaces the firing event).
-        floods: ``(start, end)`` of each flood: from the first event that puts the window's count above
-            capacity to the time its window count last exceeds the release level.
+        floods: ``(start, end)`` of each flood: from the event that puts the window's count above
+            capacity to the moment the window's count falls below the release level (events leave
+            the window one window length after they happened).
         critical_ids: ids of events with criticality ≥ :data:`CRITICAL`.
         cascades: ``(cause id, effect id)`` links.
         questions: ``(time, question)`` an operator asks during the scenario.
@@ -80,26 +95,31 @@ _ESCALATION = (
 
 
 def _flood_intervals(events: Sequence[DomainEvent], window: timedelta, capacity: float, release: float) -> tuple[tuple[datetime, datetime], ...]:
-    """Ground truth floods: the same hysteresis as :mod:`mission_memory.escalation`, evaluated at each event."""
-    times = sorted(e.time for e in events)
+    """Ground truth floods: the same hysteresis as :mod:`mission_memory.escalation`, in continuous time.
+
+    The count of the window ``(t − window, t]`` changes only when an event arrives (a flood can
+    start then) or when one leaves the window (it can end then), so both kinds of moment are
+    examined: a flood starts at the arrival that takes the count above ``capacity`` and ends at the
+    first moment after it that the count is below ``release``. One event per id (the store keeps one).
+    """
+    times = sorted({e.id: e.time for e in events}.values())
+    moments = sorted({*times, *(t + window for t in times)})
     floods: list[tuple[datetime, datetime]] = []
     start: datetime | None = None
-    last_high: datetime | None = None
-    left = 0
-    for right, now in enumerate(times):
-        while times[left] <= now - window:
+    left = right = 0
+    for now in moments:
+        while right < len(times) and times[right] <= now:
+            right += 1
+        while left < right and times[left] <= now - window:
             left += 1
-        count = right - left + 1
+        count = right - left
         if start is None and count > capacity:
-            start, last_high = now, now
-        elif start is not None:
-            if count >= release:
-                last_high = now
-            else:
-                floods.append((start, last_high or start))
-                start = None
+            start = now
+        elif start is not None and count < release:
+            floods.append((start, now))
+            start = None
     if start is not None:
-        floods.append((start, last_high or start))
+        floods.append((start, moments[-1]))
     return tuple(floods)
 
 
@@ -269,7 +289,7 @@ def service_estate_scenario(
             ("HighErrorRate", "critical", f"{service} 5xx above 20% (upstream {cause} failing)"),
             ("HighLatency", "warning", f"{service} p99 latency above 2 s"),
         ):
-            fingerprint = f"{name[:4].lower()}{seed:02d}{service}"
+            fingerprint = f"{name.lower()}{seed:02d}{service}"
             alert = _alert("firing", name, service, severity, summary, at, None, fingerprint)
             firing.append((at, alert, first_id[cause]))
             first_id.setdefault(service, f"{fingerprint}@{alert['startsAt']}")
@@ -297,7 +317,8 @@ def service_estate_scenario(
         for e in events_from_alertmanager(payload)
     ]
     firing_events = [e for e in stream if e.state.value == "firing"]
-    floods = _flood_intervals(firing_events, timedelta(minutes=10), capacity, release)
+    # A resolved notification replaces its firing event and counts at its end time, as the store keeps it.
+    floods = _flood_intervals(stream, timedelta(minutes=10), capacity, release)
     middle = start + outage_length / 2
     questions = (
         (middle, "When does the TLS certificate of the notifications service expire?"),
@@ -307,4 +328,94 @@ def service_estate_scenario(
         mission=f"service-estate-{seed}", kind="service-estate", events=tuple(stream), floods=floods,
         critical_ids=frozenset(e.id for e in firing_events if e.criticality >= CRITICAL),
         cascades=tuple(cascades), questions=questions, webhooks=tuple(p for _, p in webhooks),
+    )
+
+
+LOG_LEVEL_CRITICALITY: Mapping[str, float] = {
+    "fatal": 0.95, "severe": 0.9, "critical": 0.9, "failure": 0.9, "error": 0.8,
+    "warn": 0.5, "warning": 0.5, "notice": 0.3, "info": 0.2, "debug": 0.1, "trace": 0.1,
+}
+"""Log level -> criticality (docs/adr/0041): the syslog severities (RFC 5424) in order, with the two the
+issue's triage must never drop — FATAL/SEVERE/CRITICAL (the process or node is lost) and ERROR (an
+operation failed) — at or above :data:`CRITICAL`, WARN in the middle, INFO and below as routine."""
+
+
+def _sector_of(dataset: str, row: Mapping[str, str]) -> str:
+    if dataset == "BGL":  # a Blue Gene/L midplane, R02-M1 of R02-M1-N0-C:J12-U11
+        return "-".join(row.get("Node", "").split("-")[:2]) or "unknown"
+    if dataset == "Zookeeper":  # the quorum peer, QuorumPeer[myid=1] of QuorumPeer[myid=1]/0
+        return row.get("Node", "").split("/")[0] or "unknown"
+    component = row.get("Component", "") or "unknown"
+    return component.rsplit(".", 1)[-1].rsplit(":", 1)[-1] or component
+
+
+def _time_of(dataset: str, row: Mapping[str, str]) -> datetime:
+    if dataset == "BGL":
+        return datetime.fromtimestamp(int(row["Timestamp"]), UTC)
+    if dataset == "HDFS":  # Date 081109, Time 203615
+        return datetime.strptime(row["Date"] + row["Time"].zfill(6), "%y%m%d%H%M%S").replace(tzinfo=UTC)
+    clock = row["Time"].replace(",", ".")
+    return datetime.fromisoformat(f"{row['Date']}T{clock}").replace(tzinfo=UTC)
+
+
+LOGHUB_DATASETS: Mapping[str, tuple[str, str]] = {
+    "Zookeeper": ("Zookeeper/Zookeeper_2k.log_structured.csv", "When was the last snapshot of the data tree written?"),
+    "BGL": ("BGL/BGL_2k.log_structured.csv", "How many instruction cache parity errors were corrected on the node cards?"),
+    "Hadoop": ("Hadoop/Hadoop_2k.log_structured.csv", "Which containers were assigned to the reduce tasks?"),
+    "HDFS": ("HDFS/HDFS_2k.log_structured.csv", "Which blocks were added to the namesystem?"),
+    "OpenStack": ("OpenStack/OpenStack_2k.log_structured.csv", "How long did the image cache scan take?"),
+}
+"""Supported loghub samples: their path in the loghub repository, and an operator question worded
+unlike their errors (what similarity-only ranking answers while the errors pile up)."""
+
+
+def loghub_scenario(
+    dataset: str,
+    structured_csv: str,
+    *,
+    limit: int | None = None,
+    capacity: float = 10.0,
+    release: float = 5.0,
+) -> Scenario:
+    """Events from a loghub ``*_2k.log_structured.csv`` sample, with flood ground truth and questions.
+
+    Each line becomes an event: id ``<dataset>-<LineId>``, its timestamp (UTC), sector the node or
+    component (BGL: the midplane; Zookeeper: the quorum peer; others: the logging class), type the
+    template id (``EventId``: repetitions of one template are one type), criticality from the
+    ``Level`` column by :data:`LOG_LEVEL_CRITICALITY` (0.5 when absent or unknown), text the message.
+    Questions: the dataset's question, asked in the middle of each of its three longest floods.
+
+    Args:
+        dataset: a key of :data:`LOGHUB_DATASETS`.
+        structured_csv: the CSV's text.
+        limit: read at most this many lines (None: all).
+        capacity, release: flood thresholds per 10 minutes for the ground truth.
+
+    Raises:
+        InputError: an unknown dataset, or a CSV without the columns the dataset needs (named).
+    """
+    if dataset not in LOGHUB_DATASETS:
+        raise InputError(f"loghub dataset {dataset!r} is not supported (supported: {', '.join(LOGHUB_DATASETS)})")
+    rows = list(csv.DictReader(io.StringIO(structured_csv)))
+    if limit is not None:
+        rows = rows[:limit]
+    events = []
+    for row in rows:
+        try:
+            level = (row.get("Level") or "").strip().lower()
+            events.append(DomainEvent(
+                id=f"{dataset}-{row['LineId']}", time=_time_of(dataset, row), sector=_sector_of(dataset, row),
+                type=row.get("EventId") or "log", criticality=LOG_LEVEL_CRITICALITY.get(level, 0.5),
+                source=f"loghub/{dataset}", text=(row.get("Content") or "").strip() or "(empty log line)",
+            ))
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"loghub {dataset} line {row.get('LineId', '?')}: cannot read {exc}") from None
+    events.sort(key=lambda e: (e.time, e.id))
+    floods = _flood_intervals(events, timedelta(minutes=10), capacity, release)
+    longest = sorted(floods, key=lambda f: f[1] - f[0], reverse=True)[:3]
+    question = LOGHUB_DATASETS[dataset][1]
+    return Scenario(
+        mission=f"loghub-{dataset.lower()}", kind="loghub", events=tuple(events), floods=floods,
+        critical_ids=frozenset(e.id for e in events if e.criticality >= CRITICAL),
+        cascades=(), questions=tuple(sorted((start + (end - start) / 2, question) for start, end in longest)),
     )

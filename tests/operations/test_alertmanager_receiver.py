@@ -1,6 +1,7 @@
 """Alertmanager webhooks and JSON Lines posted over real HTTP to the running streamable-HTTP server:
-mapped to events, stored at once, refused with 400/413 naming the problem and storing nothing; and
-events posted while an ingest and queries run in other processes are all stored (issue 10 item 1)."""
+mapped to events, stored at once, refused with 400/413 naming the problem and storing nothing; a flood
+of posted alerts switches degraded mode on and a quiet period off, with hysteresis; and events posted
+while an ingest and queries run in other processes are all stored (issue 10 items 1 and 2)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from mission_memory.api import Memory
 from mission_memory.records import RecordKind
@@ -96,6 +100,12 @@ def test_malformed_posts_get_400_or_413_naming_the_problem_and_store_nothing(dat
         assert "request body line 2: criticality: Input should be greater than or equal to 0" in jsonl.json()["error"]
         unknown = http.post("/events?mission=ops", content=(json.dumps(event(3, T0) | {"priority": 1}) + "\n").encode())
         assert unknown.status_code == 400 and "line 1: priority is not a known field" in unknown.json()["error"]
+        untimed = {k: v for k, v in event(5, T0).items() if k != "time"}
+        no_time = http.post("/events?mission=ops", content=(json.dumps(event(4, T0)) + "\n" + json.dumps(untimed)).encode())
+        assert no_time.status_code == 400
+        assert no_time.json()["error"] == "request body line 2: time is missing; nothing was stored"
+        no_start = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok2"), _alert("Down", "d2") | {"startsAt": ""}))
+        assert no_start.status_code == 400 and "alerts[1]: startsAt is missing" in no_start.json()["error"]
     with Memory.open() as memory:
         assert memory.store.counts().get("domain", {}) == {}
 
@@ -146,3 +156,35 @@ def test_events_posted_while_an_ingest_and_queries_run_are_all_stored(
     with Memory.open() as memory:
         assert memory.store.count_kind("shop", RecordKind.DOMAIN_EVENT.value) == posts * 5 + 40
         assert memory.store.count_kind("estate", RecordKind.COMMIT.value) == 6
+
+
+def test_posted_alerts_switch_degraded_mode_on_and_a_quiet_period_off_with_hysteresis(data_dir: Path) -> None:
+    """A 30 s window (the server assesses at its real clock): 11 alerts flood it, 7 keep the flood going
+    only because one was under way (7 alone are normal), 2 end it."""
+    window = 30.0
+    started = time.monotonic()
+
+    def alerts(tag: str, count: int, age_s: float) -> dict[str, Any]:
+        at = (datetime.now(UTC) - timedelta(seconds=age_s)).isoformat().replace("+00:00", "Z")
+        return _payload(*[_alert(f"Flood{tag}", f"{tag}-{i}", service="db") | {"startsAt": at} for i in range(count)])
+
+    def wait_until(offset_s: float) -> None:
+        time.sleep(max(0.0, started + offset_s - time.monotonic()))
+
+    with http_mcp_server(data_dir, MISSION_MEMORY_ESCALATION_WINDOW_MINUTES=str(window / 60)) as url, \
+            httpx.Client(base_url=_base(url), timeout=60) as http:
+        started = time.monotonic()
+        flood = http.post("/alerts/alertmanager?mission=shop", json=alerts("a", 11, age_s=window - 5)).json()["escalation"]
+        assert (flood["mode"], flood["rate"]) == ("degraded", 11)
+        assert flood["alpha"] == pytest.approx(1 - 10 / 11, abs=1e-3)
+        more = http.post("/alerts/alertmanager?mission=shop", json=alerts("b", 6, age_s=10)).json()["escalation"]
+        assert (more["mode"], more["rate"]) == ("degraded", 17)
+        wait_until(7)  # the first 11 have left the window
+        held = http.post("/alerts/alertmanager?mission=shop", json=alerts("c", 1, age_s=0)).json()["escalation"]
+        assert (held["mode"], held["rate"], held["alpha"]) == ("degraded", 7, 0.0)
+        calm = http.post("/alerts/alertmanager?mission=calm", json=alerts("d", 7, age_s=0)).json()["escalation"]
+        assert (calm["mode"], calm["rate"]) == ("normal", 7)  # the same rate without a flood under way
+        wait_until(22)  # the 6 have left too
+        quiet = http.post("/alerts/alertmanager?mission=shop", json=alerts("e", 1, age_s=0)).json()["escalation"]
+        assert (quiet["mode"], quiet["rate"]) == ("normal", 2)
+        assert datetime.fromisoformat(quiet["since"]) > datetime.fromisoformat(flood["since"])

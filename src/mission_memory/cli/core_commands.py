@@ -183,6 +183,10 @@ def query(
     max_access: Annotated[
         str | None, typer.Option(help="Clearance: only records at this access level or below (public < internal < restricted < secret).")
     ] = None,
+    timeline: Annotated[
+        bool, typer.Option("--timeline", help="Start with the crisis timeline (escalating sectors, cascades, decisions "
+                           "since the escalation began); shown anyway while the mission is degraded.")
+    ] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the digest and its entries as JSON.")] = False,
 ) -> None:
     """Print the digest of stored decisions, history and documents relevant to TASK.
@@ -207,7 +211,7 @@ def query(
     }
     with reported_errors(), _open_memory() as memory:
         digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
-                              default_mission=mission_of_directory(Path.cwd()))
+                              default_mission=mission_of_directory(Path.cwd()), timeline=timeline)
     if json_output:
         print_json(digest.to_json())
     else:

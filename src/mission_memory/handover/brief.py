@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from mission_memory.crisis_timeline import crisis_brief_entries
 from mission_memory.errors import BudgetError
 from mission_memory.handover.activity import RecentActivity, rank_activity
 from mission_memory.handover.profile import PredecessorProfile, build_profile
@@ -67,6 +68,7 @@ _NOTE_ORDER = {"warning": 0, "next-step": 1, "hypothesis": 2}
 class BriefSection(StrEnum):
     """The brief's sections, in rendered order (ADR 0026)."""
 
+    CRISIS = "Crisis timeline: an escalation is in progress"  # only while degraded (ADR 0040)
     STATUS = "Status"
     DO_FIRST = "What to do first"
     DECISIONS = "Decisions taken in the window"
@@ -441,6 +443,7 @@ def collect_brief_items(
         max_tokens=120,
     )
     items = [status, *_note_items(notes), *_task_items(tasks)]
+    items += [BriefItem(BriefSection.CRISIS, *entry, max_tokens=600) for entry in crisis_brief_entries(store, m, until)]
     items += [BriefItem(BriefSection.DECISIONS, "decision", _decision_text(r), (r.provenance.ref,), (r.id,), 200)
               for r in taken]
     zoned = {z.component for z in profile.zones}

@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 TOOL_NAME = "workflow_memory_query"
-TOOL_ARGUMENTS = ("task_description", "scope", "token_budget", "filters")
+TOOL_ARGUMENTS = ("task_description", "scope", "token_budget", "filters", "timeline")
 WRITE_TOOL_NAME = "record_correction"
 WRITE_TOOL_ARGUMENTS = (
     "correction_class", "category", "outcome", "summary", "component", "expected", "session_id", "mission"
@@ -257,6 +257,14 @@ def build_server(
             Field(description="Upper bound on the digest's size, in tokens.", ge=1, le=MAX_TOKEN_BUDGET),
         ] = 8000,
         filters: FiltersArg = None,
+        timeline: Annotated[
+            bool,
+            Field(description=(
+                "Start the digest with the crisis timeline: what is escalating (rate per sector and trend),"
+                " what cascades, the links between events, decisions since the escalation began and by whom,"
+                " open questions. Always there while the mission is in degraded mode."
+            )),
+        ] = False,
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
         session_id = _session_id(ctx)
@@ -266,6 +274,7 @@ def build_server(
             return memory.query(
                 task_description, scope=scope, token_budget=token_budget, filters=filters,
                 client=Client.MCP, session_id=session_id, default_mission=default_mission, access=access,
+                timeline=timeline,
             ).text
 
         try:

@@ -310,11 +310,15 @@ class DigestSection:
         title: the section heading (text written by the caller, never stored text).
         includes: predicate on a candidate (its ``record`` is attached); ``None`` holds none.
         record_ids: records this section holds explicitly (ids of :class:`Record`).
+        lead: text shown under the heading before the entries, even when no entry is (the crisis
+            timeline's summary); the caller fences what it quotes with the digest's nonce. Left
+            out when it does not fit the budget beside the header.
     """
 
     title: str
     includes: Callable[[Candidate], bool] | None = None
     record_ids: frozenset[str] = frozenset()
+    lead: str = ""
 
     def holds(self, cand: Candidate) -> bool:
         """Whether ``cand`` belongs to this section."""
@@ -406,6 +410,13 @@ def pack_digest(
     used = fixed
     section_cost = [tokenizer.count(f"## {section.title}") + sep for section in layout]
     opened: set[int] = set()
+    leads = ["" for _ in layout]
+    for i, section in enumerate(layout):  # leads come before entries, while they fit
+        lead_cost = section_cost[i] + tokenizer.count(section.lead) + sep if section.lead else 0
+        if lead_cost and used + lead_cost <= token_budget:
+            leads[i] = section.lead
+            used += lead_cost
+            opened.add(i)
     # Blocks are priced with the widest index they can get, so renumbering never adds tokens.
     widest = max(n, 1)
     for cand, at in shown:
@@ -441,10 +452,14 @@ def pack_digest(
             )
         omitted = n - len(chosen)
         footer = _footer(omitted, len(chosen), empty_note)
-        text = _render(header, [(s.title, b) for s, b in zip(layout, blocks, strict=True)], footer)
+        text = _render(header, [(s.title, [lead, *b] if lead else b) for s, lead, b in zip(layout, leads, blocks, strict=True)],
+                       footer)
         tokens = tokenizer.count(text)
-        if tokens <= token_budget or not chosen:
+        if tokens <= token_budget or not (chosen or any(leads)):
             return text, entries, tokens, omitted
+        if not chosen:
+            leads = ["" for _ in layout]
+            continue
         worst = min(range(len(chosen)), key=lambda j: chosen[j][0].score)
         chosen.pop(worst)
 

@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+from mission_memory.crisis_timeline import digest_sections
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
-from mission_memory.retrieval.digest import Digest, pack_digest
+from mission_memory.retrieval.digest import Digest, new_nonce, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
@@ -82,6 +83,7 @@ def run_query(
     session_id: str | None = None,
     operator: str | None = None,
     scope_note: str | None = None,
+    timeline: bool = False,
 ) -> Digest:
     """Answer one pull query; see the module docstring for the steps.
 
@@ -95,6 +97,8 @@ def run_query(
         log_event: log the query as a retrieval event (never on a read-only store).
         client, session_id, operator: who asked and from where, for the retrieval event.
         scope_note: one line for the digest header saying which missions the query answers from.
+        timeline: put the crisis timeline section first even in normal mode (it is there whenever
+            the mission is degraded; :func:`~mission_memory.crisis_timeline.digest_sections`).
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -116,9 +120,14 @@ def run_query(
     ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
 
+    nonce = new_nonce()
+    sections = digest_sections(  # DESIGN.md §7: the crisis timeline, when degraded or asked for
+        store, degraded_mission=triage.mission if triage.degraded else None, asked_mission=filters.mission,
+        layers=layers, requested=timeline, nonce=nonce, tokenizer=tokenizer, token_budget=token_budget,
+    )
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers,
-        header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()),
+        header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""

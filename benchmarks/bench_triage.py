@@ -1,0 +1,303 @@
+"""Degraded mode evaluated on scenarios and real logs: similarity-only ranking beside criticality triage.
+
+Issue 10 item 6 (DESIGN.md §7). For each dataset — the seeded UAV situation centre and service estate
+(:mod:`mission_memory.scenarios`, with ground truth), and loghub's labelled 2k samples of real system
+logs (Zookeeper and BGL by default) — the events are replayed into a fresh embedded store in their own
+time order, through ``Memory.record_events`` with the clock set to each batch's time (batches of at
+most 10 events within 10 s of scenario time; one Alertmanager payload at a time for the service
+estate). The escalation is assessed at each batch and once a minute of scenario time while the window
+still holds events (as pull re-assesses a stale state on read). During each ground-truth flood an
+operator question worded unlike the critical events is asked every 2 minutes of scenario time (from
+one minute in), in time order with the assessments and after every event up to its time is stored,
+with both rankings on the same stored state and the same candidate lists:
+
+* **similarity** — the pull pipeline's steps with no triage (normal-mode ranking);
+* **triage** — the same steps as ``run_query`` runs them in degraded mode: the most critical recent
+  events join the candidates, ``α · criticality + (1 − α) · sim``, the crisis timeline section first.
+
+Printed, in one run: per dataset, how long after each flood starts and ends the mode switches; ingest
+throughput during floods (events/s of ``record_events``, vectors deferred) and the embedding rate of
+the catch-up; then per ranking: critical events (criticality ≥ 0.8) of the last window missing from
+the digest (the false-negative rate; goal 0), pull p50/p95 and digest tokens. Pulls run back to back
+in one process with the rankings alternating, so their times compare; absolute times on a shared
+machine are indicative only (the load average is printed).
+
+Usage::
+
+    .venv/bin/python benchmarks/bench_triage.py [--budgets 2000,8000] [--seed 0]
+        [--loghub DIR] [--loghub-sets Zookeeper,BGL] [--loghub-limit 2000]
+
+``--loghub DIR`` is a loghub checkout (``git clone --depth 1 https://github.com/logpai/loghub``) or
+its bare git directory; without it the loghub rows are skipped with that hint. The loghub data is
+read, never copied into this repository. Works in temporary data dirs; nothing else is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from mission_memory.api import Memory
+from mission_memory.crisis_timeline import digest_sections
+from mission_memory.domain_events import DomainEvent
+from mission_memory.escalation import EscalationMode
+from mission_memory.record_filters import SearchFilter
+from mission_memory.records import RecordKind
+from mission_memory.retrieval.digest import new_nonce, pack_digest
+from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
+from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
+from mission_memory.retrieval.ranking import RankingParams
+from mission_memory.retrieval.triage import Triage, triage_for
+from mission_memory.scenarios import (
+    LOGHUB_DATASETS,
+    Scenario,
+    loghub_scenario,
+    service_estate_scenario,
+    uav_scenario,
+)
+
+WINDOW = timedelta(minutes=10)
+ASK_EVERY = timedelta(minutes=2)
+GRID = timedelta(minutes=1)
+
+
+@dataclass
+class RankingFigures:
+    """One ranking's figures over a dataset's flood pulls."""
+
+    pulls: int = 0
+    critical: int = 0
+    missed: int = 0
+    missed_entries: int = 0
+    ms: list[float] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list)
+
+
+@dataclass
+class DatasetFigures:
+    """One dataset's figures."""
+
+    name: str
+    events: int
+    critical: int
+    floods: int
+    on_lags: list[float] = field(default_factory=list)
+    off_lags: list[float] = field(default_factory=list)
+    missed_floods: int = 0
+    flood_events: int = 0
+    flood_ingest_s: float = 0.0
+    embedded: int = 0
+    embed_s: float = 0.0
+    rankings: dict[str, RankingFigures] = field(default_factory=dict)
+
+
+def _batches(scenario: Scenario) -> Iterator[list[DomainEvent]]:
+    if scenario.kind == "service-estate":
+        for event in scenario.events:  # one webhook payload, one alert, as Alertmanager posts them
+            yield [event]
+        return
+    batch: list[DomainEvent] = []
+    for event in scenario.events:
+        if batch and (len(batch) >= 10 or event.time - batch[0].time > timedelta(seconds=10)):
+            yield batch
+            batch = []
+        batch.append(event)
+    if batch:
+        yield batch
+
+
+def _in_flood(moment: datetime, floods: Sequence[tuple[datetime, datetime]]) -> bool:
+    return any(start <= moment <= end for start, end in floods)
+
+
+def _pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _cited(text: str, event_id: str) -> bool:
+    """Whether the digest cites ``event:<id>`` (an entry's source line or a timeline line), as a whole id."""
+    return re.search(re.escape(f"event:{event_id}") + r"(?![\w@:.+-])", text) is not None
+
+
+def _pull(memory: Memory, scenario: Scenario, question: str, at: datetime, budget: int, triaged: bool,
+          recent_critical: set[str]) -> tuple[float, int, int, int]:
+    """One pull at scenario time ``at``.
+
+    Returns:
+        ``(ms, tokens, missing, missing from the entries)``: critical events of the window the digest
+        does not cite at all (neither as an entry nor in the timeline), and those not among its entries.
+    """
+    started = time.perf_counter()
+    store, params = memory.store, RankingParams()
+    layers = layers_in_scope(Scope.ALL)
+    where = SearchFilter(layers, QueryFilters(mission=scenario.mission))
+    triage = triage_for(store, scenario.mission, now=at) if triaged else Triage()
+    lists = triage.widen(store, search_candidates(store, memory.embedder, question, where, params), where)
+    ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
+    candidates, _ = select_candidates(store, memory.embedder.model_id, question, where, ranked, params,
+                                      memory.settings.max_digest_entries)
+    nonce = new_nonce()
+    sections = digest_sections(store, degraded_mission=triage.mission if triage.degraded else None,
+                               asked_mission=scenario.mission, layers=layers, requested=False, nonce=nonce,
+                               tokenizer=memory.tokenizer, token_budget=budget, now=at) if triaged else None
+    text, entries, tokens, _omitted = pack_digest(
+        question, "all", candidates, budget, memory.tokenizer, memory.settings.max_entry_tokens, layers, now=at,
+        sections=sections, nonce=nonce, header_lines=triage.header_lines(),
+    )
+    ms = (time.perf_counter() - started) * 1000
+    shown = {str(e.record.attributes.get("event_id")) for e in entries if e.record.kind is RecordKind.DOMAIN_EVENT}
+    cited = {i for i in recent_critical if _cited(text, i)}
+    return ms, tokens, len(recent_critical - cited), len(recent_critical - shown)
+
+
+def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
+    """Replay ``scenario`` into a fresh store and measure both rankings during its floods."""
+    figures = DatasetFigures(scenario.mission, len(scenario.events), len(scenario.critical_ids), len(scenario.floods))
+    figures.rankings = {f"{name} {b}": RankingFigures() for b in budgets for name in ("similarity", "triage")}
+    by_time = sorted(scenario.events, key=lambda e: e.time)
+    modes: list[tuple[datetime, EscalationMode]] = []
+    with tempfile.TemporaryDirectory() as tmp, Memory.open(data_dir=Path(tmp), event_mission=scenario.mission) as memory:
+        memory.embedder.embed_passages(["warm up"])
+        asked = 0
+        last_assessed: datetime | None = None
+        next_ask = {start: start + ASK_EVERY / 2 for start, _ in scenario.floods}
+
+        def pull_at(at: datetime) -> None:
+            nonlocal asked
+            asked += 1
+            began = time.perf_counter()
+            figures.embedded += memory.embed_pending()
+            figures.embed_s += time.perf_counter() - began
+            recent = {e.id for e in by_time if at - WINDOW < e.time <= at and e.id in scenario.critical_ids}
+            question = scenario.questions[asked % len(scenario.questions)][1]
+            order = ("triage", "similarity") if asked % 2 else ("similarity", "triage")
+            for budget, ranking in ((b, name) for b in budgets for name in order):
+                ms, tokens, missed, missed_entries = _pull(memory, scenario, question, at, budget,
+                                                           ranking == "triage", recent)
+                r = figures.rankings[f"{ranking} {budget}"]
+                r.pulls += 1
+                r.ms.append(ms)
+                r.tokens.append(tokens)
+                r.critical += len(recent)
+                r.missed += missed
+                r.missed_entries += missed_entries
+
+        def advance(moment: datetime) -> None:
+            """Assessments on the minute grid and flood questions strictly before ``moment``, in time order."""
+            agenda: list[tuple[datetime, int]] = []
+            if last_assessed is not None:
+                tick = last_assessed + GRID
+                while tick < min(moment, last_assessed + WINDOW + GRID):
+                    agenda.append((tick, 0))
+                    tick += GRID
+            for start, end in scenario.floods:
+                while next_ask[start] < moment and next_ask[start] <= end:
+                    agenda.append((next_ask[start], 1))
+                    next_ask[start] += ASK_EVERY
+            for at, kind in sorted(agenda):
+                if kind == 0:
+                    modes.append((at, memory.escalation_status(now=at).mode))
+                else:
+                    pull_at(at)
+
+        for batch in _batches(scenario):
+            at = max(e.time for e in batch)
+            advance(min(e.time for e in batch))  # every event up to a question's time is stored before it
+            began = time.perf_counter()
+            report = memory.record_events(batch, scenario.mission, now=at, embed=False)
+            spent = time.perf_counter() - began
+            if _in_flood(at, scenario.floods):
+                figures.flood_events += len(batch)
+                figures.flood_ingest_s += spent
+            modes.append((at, report.escalation.mode))
+            last_assessed = at
+        advance(by_time[-1].time + WINDOW + GRID)
+    for start, end in scenario.floods:
+        on = next((t for t, m in modes if t >= start and m is EscalationMode.DEGRADED), None)
+        if on is None or on > end:
+            figures.missed_floods += 1
+            continue
+        figures.on_lags.append((on - start).total_seconds())
+        off = next((t for t, m in modes if t > end and m is EscalationMode.NORMAL), None)
+        if off is not None:
+            figures.off_lags.append((off - end).total_seconds())
+    return figures
+
+
+def _loghub_text(root: Path, path: str) -> str:
+    if (root / path).is_file():
+        return (root / path).read_text(encoding="utf-8")
+    return subprocess.run(["git", "--git-dir", str(root), "show", f"HEAD:{path}"], capture_output=True, text=True,
+                          check=True, timeout=120).stdout
+
+
+def _lags(values: Sequence[float]) -> str:
+    if not values:
+        return "–"
+    return f"{_pct(values, 0.5):.0f} / {max(values):.0f} s"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--budgets", default="2000,8000", help="digest token budgets, comma-separated (8000: the default)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated scenarios")
+    parser.add_argument("--loghub", type=Path, default=None,
+                        help="a loghub checkout or bare git dir (git clone --depth 1 https://github.com/logpai/loghub)")
+    parser.add_argument("--loghub-sets", default="Zookeeper,BGL", help=f"comma-separated, of: {', '.join(LOGHUB_DATASETS)}")
+    parser.add_argument("--loghub-limit", type=int, default=2000, help="lines read per loghub sample")
+    args = parser.parse_args()
+
+    scenarios = [uav_scenario(args.seed), service_estate_scenario(args.seed)]
+    if args.loghub is None:
+        print("loghub: skipped (no --loghub DIR; get it with `git clone --depth 1 https://github.com/logpai/loghub` "
+              "and pass --loghub loghub)")
+    else:
+        for name in [s.strip() for s in args.loghub_sets.split(",") if s.strip()]:
+            scenarios.append(loghub_scenario(name, _loghub_text(args.loghub, LOGHUB_DATASETS[name][0]),
+                                             limit=args.loghub_limit))
+    load = os.getloadavg()
+    print(f"load average at start: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores; "
+          f"budgets {args.budgets} tokens; questions every {ASK_EVERY.total_seconds() / 60:g} min of each flood")
+    results = []
+    for scenario in scenarios:
+        print(f"… {scenario.mission}: {len(scenario.events)} events, {len(scenario.floods)} floods", flush=True)
+        results.append(evaluate(scenario, [int(b) for b in args.budgets.split(",") if b.strip()]))
+
+    print()
+    print("Detection and intake (lags: median / max, from the ground-truth flood start or end to the switch)")
+    print(f"{'dataset':22} {'events':>6} {'crit':>5} {'floods':>6} {'missed':>6} {'on lag':>12} {'off lag':>12} "
+          f"{'ingest ev/s':>11} {'embed rec/s':>11}")
+    for f in results:
+        ingest = f.flood_events / f.flood_ingest_s if f.flood_ingest_s else float("nan")
+        embed = f.embedded / f.embed_s if f.embed_s else float("nan")
+        print(f"{f.name:22} {f.events:>6} {f.critical:>5} {f.floods:>6} {f.missed_floods:>6} {_lags(f.on_lags):>12} "
+              f"{_lags(f.off_lags):>12} {ingest:>11.0f} {embed:>11.1f}")
+    print()
+    print("Ranking during floods (critical = criticality ≥ 0.8 in the last 10 min at each pull; missed = not cited by")
+    print("the digest with its event:<id> provenance, as an entry or a timeline line; FN rate = missed / critical;")
+    print("not an entry = missing from the entries alone)")
+    print(f"{'dataset':22} {'ranking, budget':16} {'pulls':>5} {'critical':>8} {'missed':>6} {'FN rate':>7} {'not an entry':>12} "
+          f"{'p50 ms':>7} {'p95 ms':>7} {'tokens mean':>11} {'max':>5}")
+    for f in results:
+        for name, r in f.rankings.items():
+            rate = r.missed / r.critical if r.critical else 0.0
+            mean_tokens = sum(r.tokens) / len(r.tokens) if r.tokens else float("nan")
+            print(f"{f.name:22} {name:16} {r.pulls:>5} {r.critical:>8} {r.missed:>6} {rate:>7.1%} {r.missed_entries:>12} "
+                  f"{_pct(r.ms, .5):>7.0f} {_pct(r.ms, .95):>7.0f} {mean_tokens:>11.0f} {max(r.tokens, default=0):>5}")
+    load = os.getloadavg()
+    print(f"\nload average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
