@@ -257,7 +257,15 @@ def read_events_csv(data: str | bytes, source: str = "<stdin>") -> list[DomainEv
             message names the source, the line and every bad field.
     """
     text = _check_size(data, source)
-    reader = csv.DictReader(io.StringIO(text))
+    # strict: an unterminated quote is an error, not a cell that swallows the rest of the file.
+    reader = csv.DictReader(io.StringIO(text), strict=True)
+    try:
+        return _csv_events(reader, source)
+    except csv.Error as exc:
+        raise InputError(f"{source} line {reader.line_num + 1}: not valid CSV ({exc}; a quoted cell is never closed?)") from None
+
+
+def _csv_events(reader: csv.DictReader[str], source: str) -> list[DomainEvent]:
     if not reader.fieldnames:
         raise InputError(f"{source}: empty CSV (a header row naming the fields is needed)")
     unknown = [name for name in reader.fieldnames if name not in DomainEvent.model_fields]

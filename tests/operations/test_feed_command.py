@@ -45,7 +45,7 @@ def test_feed_reads_csv_from_standard_input(tmp_path: Path) -> None:
     )
     result = runner.invoke(app, ["feed", "-", "--mission", "ops", "--no-embed"], input=rows)
     assert result.exit_code == 0, result.output
-    assert "Stored 3 new" in result.output and "0 embedded" in result.output
+    assert "Stored 3 new" in result.output and "0 records embedded" in result.output
     assert _events_stored() == 3
 
 
@@ -68,6 +68,19 @@ def test_an_unknown_csv_column_and_an_out_of_range_criticality_are_named(tmp_pat
     result = runner.invoke(app, ["feed", str(out_of_range), "--mission", "ops"])
     assert result.exit_code == 1
     assert "b.csv line 3: criticality: Input should be less than or equal to 1" in result.output
+    assert _events_stored() == 0
+
+
+def test_an_unterminated_quote_in_csv_is_an_error_and_a_folder_is_not_a_file(tmp_path: Path) -> None:
+    broken = tmp_path / "c.csv"
+    broken.write_text(
+        f"id,time,sector,type,criticality,text\nx,{T0.isoformat()},s,t,0.5,\"never closed\n"
+        f"y,{T0.isoformat()},s,t,0.5,ok\n"
+    )
+    result = runner.invoke(app, ["feed", str(broken), "--mission", "ops"])
+    assert result.exit_code == 1 and "c.csv line 2: not valid CSV" in " ".join(result.output.split())
+    result = runner.invoke(app, ["feed", str(tmp_path), "--mission", "ops"])
+    assert result.exit_code == 1 and "is a folder" in result.output
     assert _events_stored() == 0
 
 

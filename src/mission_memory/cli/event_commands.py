@@ -61,6 +61,8 @@ def _read_input(source: str) -> tuple[bytes, str]:
     if source == "-":
         return sys.stdin.buffer.read(MAX_EVENT_BATCH_BYTES + 1), "<stdin>"
     path = Path(source)
+    if path.is_dir():
+        raise InputError(f"{source} is a folder (give a JSON Lines or CSV file, or - for standard input)")
     if not path.is_file():
         raise InputError(f"{source}: no such file (give a JSON Lines or CSV file, or - for standard input)")
     with path.open("rb") as handle:
@@ -107,7 +109,7 @@ def feed(
     state = report.escalation
     console.print(
         f"Stored {report.added} new, {report.replaced} updated, {report.unchanged} unchanged events"
-        f" in mission '{report.mission}' · {embedded} embedded",
+        f" in mission '{report.mission}' · {embedded} records embedded (these and any left waiting for a vector)",
         markup=False,
     )
     console.print(_state_line(state.to_json()), markup=False)
