@@ -416,7 +416,7 @@ def _adr_record(
     from mission_memory.ingest.adr import is_adr_path, parse_adr
     from mission_memory.ingest.git_history import GitRepository
     from mission_memory.ingest.principles import find_principle_paths, parse_principles
-    from mission_memory.ingest.repository import _decision_records, _Source
+    from mission_memory.ingest.repository import RepositorySource, decision_records
 
     folder = folder.expanduser().resolve()
     if folder.exists() and not folder.is_dir():
@@ -428,7 +428,7 @@ def _adr_record(
         raise InputError(
             f"--write-adr {folder} is not inside a git work tree: the MADR file belongs in the mission's repository"
         )
-    source = _Source(probe)
+    source = RepositorySource(probe)
     root = source.root
     path = next_adr_path(folder, statement.title)
     rel = path.relative_to(root).as_posix()
@@ -452,7 +452,7 @@ def _adr_record(
             principles.extend(parse_principles((root / principle_path).read_text(encoding="utf-8"), principle_path))
         except (OSError, UnicodeDecodeError):
             continue  # ingest skips an unreadable registry too
-    [built] = _decision_records(source, mission, [(rel, parse_adr(text, rel))], principles, None, [])
+    [built] = decision_records(source, mission, [(rel, parse_adr(text, rel))], principles, None, [])
     attributes = dict(built.attributes, decided_by=decided_by, session_id=session_id, recorded=True)
     if supersedes_label:
         attributes["supersedes"] = _merged(attributes.get("supersedes"), [supersedes_label])

@@ -159,8 +159,13 @@ class IngestReport:
         }
 
 
-class _Source:
-    """Where files come from: a git work tree (tracked files, commit info) or a plain folder."""
+class RepositorySource:
+    """Where files come from: a git work tree (tracked files, commit info) or a plain folder.
+
+    Args:
+        root: the folder given to ingest; inside a git work tree, :attr:`root` becomes its top level.
+        globs: the run's ``--include`` / ``--exclude`` patterns, or None.
+    """
 
     def __init__(self, root: Path, globs: PathGlobs | None = None) -> None:
         self.globs = globs
@@ -280,7 +285,7 @@ def _cycle_groups(edges: dict[str, set[str]]) -> list[set[str]]:
 
 
 def _supersessions(
-    source: _Source, adrs: Sequence[tuple[str, Decision]], warnings: list[str]
+    source: RepositorySource, adrs: Sequence[tuple[str, Decision]], warnings: list[str]
 ) -> tuple[dict[str, list[str]], set[str]]:
     """Who supersedes each ADR (``{path: [refs]}``), with links written on either side made symmetric and
     supersession cycles broken; also the paths that a broken cycle leaves current.
@@ -319,10 +324,26 @@ def _decision_label(path: str, decision: Decision) -> str:
     return f"ADR-{decision.number:04d} ({path})" if decision.number is not None else path
 
 
-def _decision_records(
-    source: _Source, mission: str, adrs: Sequence[tuple[str, Decision]], principles: Sequence[Principle],
+def decision_records(
+    source: RepositorySource, mission: str, adrs: Sequence[tuple[str, Decision]], principles: Sequence[Principle],
     mission_type: str | None, warnings: list[str],
 ) -> list[Record]:
+    """Decision records (workflow layer) for parsed ADRs, with supersession resolved across them.
+
+    Used by ingest and by ``decide --write-adr`` (decision_recording.py), so a decision written as a
+    MADR file is the same record a later ingest builds for it.
+
+    Args:
+        source: where the files come from (commit and time of each path).
+        mission: the mission the records are filed under.
+        adrs: ``(repository-relative path, parsed decision)`` pairs.
+        principles: the mission's principle registry, linked from decisions that name a principle.
+        mission_type: recorded on every record, or None.
+        warnings: appended to when a supersession cycle is broken by date (docs/adr/0030).
+
+    Returns:
+        One record per ADR, in ``adrs`` order.
+    """
     later_of, kept_current = _supersessions(source, adrs, warnings)
     records = []
     for path, d in adrs:
@@ -375,7 +396,7 @@ def _decision_records(
     return records
 
 
-def _commit_record(source: _Source, mission: str, commit: Commit, mission_type: str | None) -> Record:
+def _commit_record(source: RepositorySource, mission: str, commit: Commit, mission_type: str | None) -> Record:
     assert source.git is not None
     files = list(commit.files)
     shown = ", ".join(files[:12]) + (f" (+{len(files) - 12} more)" if len(files) > 12 else "")
@@ -413,7 +434,7 @@ def _commit_record(source: _Source, mission: str, commit: Commit, mission_type: 
 
 
 def _document_records(
-    source: _Source, mission: str, path: str, text: str, mission_type: str | None
+    source: RepositorySource, mission: str, path: str, text: str, mission_type: str | None
 ) -> list[Record]:
     """Document chunk records of one file; raises StructuredDocumentError for YAML/TOML that does not parse."""
     sha, changed = source.changed(path)
@@ -449,7 +470,7 @@ def _document_records(
 
 
 def _principle_records(
-    source: _Source, mission: str, path: str, principles: Iterable[Principle], mission_type: str | None
+    source: RepositorySource, mission: str, path: str, principles: Iterable[Principle], mission_type: str | None
 ) -> list[Record]:
     sha, changed = source.changed(path)
     out = []
@@ -529,7 +550,7 @@ def ingest_repository(
     started = clock.perf_counter()
     globs = PathGlobs(include, exclude) if include or exclude else None
     store.ensure_sound()
-    source = _Source(path.resolve(), globs)
+    source = RepositorySource(path.resolve(), globs)
     mission = check_mission_name(mission if mission is not None else source.root.name)
     report = IngestReport(mission=mission, path=str(source.root))
     if source.root != path.resolve():
@@ -567,7 +588,7 @@ def ingest_repository(
         principles.extend(parsed)
         principle_records.extend(_principle_records(source, mission, rel, parsed, mission_type))
     adrs = [(rel, parse_adr(texts[rel], rel)) for rel in sorted(adr_paths & texts.keys())]
-    records: list[Record] = principle_records + _decision_records(
+    records: list[Record] = principle_records + decision_records(
         source, mission, adrs, principles, mission_type, report.warnings
     )
     for rel, d in adrs:

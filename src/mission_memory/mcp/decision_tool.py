@@ -20,7 +20,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mission_memory.decisions import RejectedAlternative
 from mission_memory.errors import MissionMemoryError, user_message
-from mission_memory.mcp.server import ServedMemory, _session_id  # the tool's types are read at registration
+from mission_memory.mcp.server import (  # the tool's types are read at registration
+    ServedMemory,
+    mcp_session_id,
+)
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -104,7 +107,7 @@ def add_decision_tool(
         decided_by: Annotated[Literal["agent", "operator"], Field(description="Who took the decision.")] = "agent",
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
-        session_id = _session_id(ctx)
+        session_id = mcp_session_id(ctx)
         alternatives = [RejectedAlternative(r.option, r.why) for r in rejected or []]
         access = access_of(ctx)
 

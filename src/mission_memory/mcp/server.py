@@ -267,7 +267,7 @@ def build_server(
         ] = False,
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
-        session_id = _session_id(ctx)
+        session_id = mcp_session_id(ctx)
         access = caller_access(ctx, verifier)
 
         def run() -> str:
@@ -365,7 +365,7 @@ def _add_write_tools(server: MCPServer[ServedMemory], verifier: OperatorTokenVer
         mission: Annotated[str | None, Field(description="The mission (default: the only stored one).")] = None,
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
-        session = session_id or _session_id(ctx)
+        session = session_id or mcp_session_id(ctx)
         access = caller_access(ctx, verifier)
 
         def run() -> str:
@@ -387,7 +387,7 @@ def _add_write_tools(server: MCPServer[ServedMemory], verifier: OperatorTokenVer
             raise ToolError(user_message(exc)) from exc
 
 
-def _session_id(ctx: Context[Any, Any]) -> str | None:
+def mcp_session_id(ctx: Context[Any, Any]) -> str | None:
     """The streamable-HTTP session id of the calling connection (``Mcp-Session-Id``); None on stdio."""
     request = getattr(ctx.request_context, "request", None)
     headers = getattr(request, "headers", None)
