@@ -189,3 +189,13 @@ def test_a_selective_filter_still_finds_its_rows_among_many_matches(tmp_path: Pa
     assert [store.get([h.record_id])[h.record_id].component for h in hits] == ["api"]
     broad = store.bm25_search(["proxy"], SearchFilter(layers=(Layer.DOMAIN,), mission="m"), 10)
     assert len(broad) == 10
+
+
+def test_a_data_dir_that_is_a_file_is_named_as_a_configuration_error(tmp_path: Path) -> None:
+    from mission_memory.errors import ConfigError
+
+    not_a_folder = tmp_path / "data"
+    not_a_folder.write_text("notes\n")
+    with pytest.raises(ConfigError, match=r"data dir .*data is a file, not a folder"):
+        SqliteStore(not_a_folder / "memory.db")
+    assert not_a_folder.read_text() == "notes\n"

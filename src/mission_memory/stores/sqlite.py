@@ -43,7 +43,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.errors import BackendUnavailable, ConfigError, InputError
 from mission_memory.record_filters import SearchFilter, matches
 from mission_memory.records import Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
@@ -164,6 +164,10 @@ class SqliteStore:
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
         self._vectors = SqliteVectorCache(path, self._conn, snapshot_min_rows)
+        if path.parent.exists() and not path.parent.is_dir():
+            raise ConfigError(
+                f"data dir {path.parent} is a file, not a folder (set MISSION_MEMORY_DATA_DIR to a folder)"
+            )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
