@@ -188,3 +188,48 @@ def test_posted_alerts_switch_degraded_mode_on_and_a_quiet_period_off_with_hyste
         quiet = http.post("/alerts/alertmanager?mission=shop", json=alerts("e", 1, age_s=0)).json()["escalation"]
         assert (quiet["mode"], quiet["rate"]) == ("normal", 2)
         assert datetime.fromisoformat(quiet["since"]) > datetime.fromisoformat(flood["since"])
+
+
+def test_over_http_a_critical_alert_worded_unlike_the_task_reaches_the_digest_only_once_alerts_flood(
+    data_dir: Path, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    """The triage test of tests/operations/test_triage_in_pull.py end to end: alerts posted to the running
+    server, the digest asked for by an MCP client over streamable HTTP."""
+    import anyio
+    from mcp import Client as McpClient
+
+    from tests.operations.test_triage_in_pull import CRITICAL_TEXT, TASK, repository_for_triage
+
+    with Memory.open() as memory:
+        memory.ingest_repository(repository_for_triage(make_git_repo).root, mission="ops")
+
+    def now_minus(seconds: float) -> str:
+        return (datetime.now(UTC) - timedelta(seconds=seconds)).isoformat().replace("+00:00", "Z")
+
+    def worded_like_the_task(tag: str, count: int) -> dict[str, Any]:
+        return _payload(*[
+            _alert("UploadRetries", f"{tag}-{i}", severity="warning", service=f"relay-{i}",
+                   summary=f"Upload proxy on relay {tag}-{i} retried a failed upload with backoff.")
+            | {"startsAt": now_minus(60 - i)}
+            for i in range(count)
+        ])
+
+    critical = _alert("Shelling", "critical-1", severity="critical", service="north", summary=CRITICAL_TEXT)
+
+    async def ask(url: str) -> str:
+        async with McpClient(url) as client:
+            result = await client.call_tool("workflow_memory_query", {"task_description": TASK, "filters": {"mission": "ops"}})
+            assert not result.is_error
+            return "\n".join(getattr(part, "text", "") for part in result.content)
+
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=60) as http:
+        http.post("/alerts/alertmanager?mission=ops", json=_payload(critical | {"startsAt": now_minus(120)}))
+        posted = http.post("/alerts/alertmanager?mission=ops", json=worded_like_the_task("a", 4)).json()["escalation"]
+        assert posted["mode"] == "normal"
+        normal = anyio.run(ask, url)
+        assert CRITICAL_TEXT not in normal and "Mode: degraded" not in normal
+        flood = http.post("/alerts/alertmanager?mission=ops", json=worded_like_the_task("b", 36)).json()["escalation"]
+        assert flood["mode"] == "degraded" and flood["rate"] == 41
+        degraded = anyio.run(ask, url)
+    assert "Mode: degraded" in degraded
+    assert CRITICAL_TEXT in degraded

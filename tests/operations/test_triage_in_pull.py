@@ -32,7 +32,8 @@ def _noise(count: int, end: datetime, start_index: int, spread: timedelta = time
             for e in burst(count, end, spread=spread, start_index=start_index)]
 
 
-def _repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
+def repository_for_triage(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
+    """A small mission (upload proxy, storage, relay runbooks) whose documents the triage task is about."""
     repo = make_git_repo("ops")
     repo.commit("Upload proxy: retries", "2026-01-05T10:00:00+00:00", {
         "docs/upload-proxy.md": "# Upload proxy\n\n## Retries\n\nThe upload proxy retries a failed upload three "
@@ -54,7 +55,7 @@ def _entry_texts(digest_entries: object) -> list[str]:
 @pytest.fixture
 def memory(make_git_repo: Callable[[str], GitRepo]) -> Memory:
     opened = Memory.open(event_mission="ops")
-    opened.ingest_repository(_repo(make_git_repo).root, mission="ops")
+    opened.ingest_repository(repository_for_triage(make_git_repo).root, mission="ops")
     return opened
 
 
