@@ -84,7 +84,7 @@ class Memory:
         store: MemoryStore | None = None,
     ) -> None:
         self.settings = settings
-        self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir)
+        self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir, settings)
         self._embedder = embedder
         self._owns_embedder = embedder is None
         self._tokenizer = tokenizer
