@@ -72,6 +72,9 @@ correction_commands.register(app)
 from mission_memory.cli import ranking_commands  # noqa: E402
 
 app.add_typer(ranking_commands.app, name="ranking")
+from mission_memory.cli import transfer_commands  # noqa: E402
+
+transfer_commands.register(app)
 # --- end of command groups --------------------------------------------------------------------
 
 

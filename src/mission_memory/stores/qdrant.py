@@ -7,9 +7,12 @@ Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-liv
   in the payload, beside the filter columns (:func:`~mission_memory.record_filters.filter_columns`)
   and the look-up keys, each with a payload index; a sparse vector ``bm25`` with Qdrant's IDF
   modifier for lexical search (:mod:`~mission_memory.stores.qdrant_terms`);
-* ``<prefix>vectors_<hash of the model id>`` — one collection per embedding model (cosine), one
-  point per record with the same point id and the filter columns, so a filtered dense search is
-  one request and vectors of two models can never be compared;
+* ``<prefix>vectors_<hash of the model id>`` — one collection per embedding model, one point per
+  record with the same point id and the filter columns, so a filtered dense search is one request
+  and vectors of two models can never be compared. The distance is the dot product: the vectors
+  are unit vectors (the :class:`~mission_memory.stores.base.VectorIndex` contract), so it is
+  their cosine, and Qdrant stores them as given (with ``Cosine`` it would normalise them again
+  and an export would no longer return the bits that were imported);
 * ``<prefix>events`` — retrieval events (payload only), newest first by a ``time`` range index;
 * ``<prefix>state`` — per-mission named values (payload only);
 * ``<prefix>meta`` — the layout version and the model id of each vector collection.
@@ -213,7 +216,7 @@ class QdrantStore:
         self._dims = {str(p.payload["model_id"]): int(p.payload["dim"]) for p in points if p.payload}
 
     def _vector_collection(self, model_id: str, dim: int) -> str:
-        """The collection of ``model_id``'s vectors, created (cosine, ``dim``) on first use.
+        """The collection of ``model_id``'s vectors, created (dot product of unit vectors, ``dim``) on first use.
 
         Raises:
             InputError: the model's stored vectors have another dimension.
@@ -226,7 +229,7 @@ class QdrantStore:
             return known
         name = f"{self._prefix}vectors_{hashlib.sha256(model_id.encode()).hexdigest()[:16]}"
         self._call(lambda c: c.create_collection(
-            name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
+            name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
         ))
         self._index(name, {k: v for k, v in PAYLOAD_INDEXES.items() if k not in ("kind", "source_key", "vector_model")})
         self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
