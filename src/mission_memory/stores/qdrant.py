@@ -13,6 +13,8 @@ Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-liv
   are unit vectors (the :class:`~mission_memory.stores.base.VectorIndex` contract), so it is
   their cosine, and Qdrant stores them as given (with ``Cosine`` it would normalise them again
   and an export would no longer return the bits that were imported);
+* ``<prefix>keys`` — the source-key map: one point per source key (a name-based id), naming the
+  record that holds it, so an upsert finds the record it replaces by id instead of by a filter;
 * ``<prefix>events`` — retrieval events (payload only), newest first by a ``time`` range index;
 * ``<prefix>state`` — per-mission named values (payload only);
 * ``<prefix>meta`` — the layout version and the model id of each vector collection.
@@ -24,7 +26,8 @@ replaces it (the record's ``vector_model`` payload says which).
 
 Qdrant has no transactions. Writes are ordered so that an interrupted one leaves nothing a
 reader trusts wrongly: new vectors, then new records, then the records they replace and their
-vectors; a later upsert of the same source key removes whatever an interrupted one left.
+vectors, then the key map; a later upsert of the same record finds the key map naming another
+record and finishes the replacement. A delete removes the key-map entry first.
 
 Every call goes through the client's REST (or local-mode) interface with its ``timeout`` as the
 total deadline of one request; every client error leaves as
@@ -141,6 +144,7 @@ class QdrantStore:
         self._events = f"{prefix}events"
         self._state = f"{prefix}state"
         self._meta = f"{prefix}meta"
+        self._keys = f"{prefix}keys"
         self._models: dict[str, str] = {}
         self._dims: dict[str, int] = {}
         try:
@@ -193,6 +197,9 @@ class QdrantStore:
         if self._state not in existing:
             self._call(lambda c: c.create_collection(self._state, vectors_config={}))
             self._index(self._state, {"mission": models.PayloadSchemaType.KEYWORD})
+        if self._keys not in existing:
+            self._call(lambda c: c.create_collection(self._keys, vectors_config={}))
+            self._index(self._keys, {"mission": models.PayloadSchemaType.KEYWORD})
         if self._meta not in existing:
             self._call(lambda c: c.create_collection(self._meta, vectors_config={}))
             self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
@@ -248,7 +255,7 @@ class QdrantStore:
 
     def ensure_sound(self) -> None:
         """Raise :class:`BackendUnavailable` when a collection is missing or its status is red."""
-        names = [self._records, self._events, self._state, self._meta, *self._models.values()]
+        names = [self._records, self._keys, self._events, self._state, self._meta, *self._models.values()]
         for name in names:
             try:
                 info = self._run(self._client.get_collection, name)
@@ -320,26 +327,29 @@ class QdrantStore:
             _check_rows(len(records), vectors)
         outcome = UpsertOutcome()
         stored = self.known_ids([r.id for r in records])
-        holders = self._holders([r.source_key for r in records])
+        held = self._held_by_keys([r.source_key for r in records])
         fresh: dict[str, tuple[int, Record]] = {}  # by source key: a later record replaces an earlier one
+        mapped: dict[str, Record] = {}  # source key -> the record the key map must name
         batch_ids: set[str] = set()
         for i, record in enumerate(records):
             if record.id in stored or record.id in batch_ids:
                 outcome.unchanged.append(record.id)
+                if record.id in stored and held.get(record.source_key) != record.id:
+                    mapped[record.source_key] = record  # an interrupted write: finish it
                 continue
-            if record.source_key in holders or record.source_key in fresh:
+            if record.source_key in held or record.source_key in fresh:
                 outcome.replaced.append(record.id)
             else:
                 outcome.added.append(record.id)
             batch_ids.add(record.id)
             fresh[record.source_key] = (i, record)
-        if not fresh:
+            mapped[record.source_key] = record
+        if not mapped:
             return outcome
-        new_points = {point_id(r.id) for _, r in fresh.values()}
-        stale = {pid: model for key in fresh for pid, model in holders.get(key, {}).items() if pid not in new_points}
+        stale = [held[key] for key, record in mapped.items() if key in held and held[key] != record.id]
         kept = list(fresh.values())
         vector_model = model_id if vectors is not None else None
-        if vectors is not None:
+        if vectors is not None and kept:
             collection = self._vector_collection(model_id, int(vectors.shape[1]))
             self._put_vector_points(collection, [r for _, r in kept], vectors[[i for i, _ in kept]])
         sparse = self._terms.document_vectors([(r.title, r.text) for _, r in kept])
@@ -349,21 +359,57 @@ class QdrantStore:
         ]
         for start in range(0, len(points), _PAGE):
             self._run(self._client.upsert, self._records, points[start : start + _PAGE], wait=True)
-        self._delete_points(stale)
+        self._delete_records(stale, keep_keys=True)
+        entries = [
+            models.PointStruct(id=_key_point(key), vector={},
+                               payload={"source_key": key, "record_id": r.id, "mission": r.provenance.mission})
+            for key, r in mapped.items()
+        ]
+        for start in range(0, len(entries), _PAGE):
+            self._run(self._client.upsert, self._keys, entries[start : start + _PAGE], wait=True)
         return outcome
 
-    def _holders(self, source_keys: Sequence[str]) -> dict[str, dict[str, str | None]]:
-        """For each stored source key: the point ids holding it, with their vector model."""
-        out: dict[str, dict[str, str | None]] = {}
+    def _held_by_keys(self, source_keys: Sequence[str]) -> dict[str, str]:
+        """The record id the key map names for each of ``source_keys`` that it holds."""
         keys = list(dict.fromkeys(source_keys))
+        out: dict[str, str] = {}
         for start in range(0, len(keys), _PAGE):
-            where = models.Filter(must=[models.FieldCondition(
-                key="source_key", match=models.MatchAny(any=keys[start : start + _PAGE]),
-            )])
-            for p in self._scroll_all(self._records, where, ["source_key", "vector_model"]):
-                assert p.payload is not None
-                out.setdefault(str(p.payload["source_key"]), {})[str(p.id)] = p.payload.get("vector_model")
+            chunk = [_key_point(key) for key in keys[start : start + _PAGE]]
+            for p in self._run(self._client.retrieve, self._keys, chunk, with_payload=True):
+                if p.payload:
+                    out[str(p.payload["source_key"])] = str(p.payload["record_id"])
         return out
+
+    def _delete_records(self, record_ids: Sequence[str], keep_keys: bool = False) -> int:
+        """Delete records with their vectors (and, unless ``keep_keys``, the key-map entries naming
+        them, first: a record the map does not name is healed by the next upsert of its source);
+        return how many records existed."""
+        found = self._retrieve(self._records, record_ids, ["record_id", "source_key", "vector_model"])
+        if not found:
+            return 0
+        payloads = [cast(dict[str, Any], p.payload) for p in found]
+        if not keep_keys:
+            held = self._held_by_keys([str(p["source_key"]) for p in payloads])
+            naming = [_key_point(key) for key, rid in held.items()
+                      if rid in {str(p["record_id"]) for p in payloads}]
+            self._delete_ids(self._keys, naming)
+        self._delete_ids(self._records, [str(p.id) for p in found])
+        by_model: dict[str, list[str]] = {}
+        for p in found:
+            model = cast(dict[str, Any], p.payload).get("vector_model")
+            if model is not None:
+                by_model.setdefault(str(model), []).append(str(p.id))
+        if any(model not in self._models for model in by_model):
+            self._load_models()  # another replica may have added a model
+        for model, pids in by_model.items():
+            if model in self._models:
+                self._delete_ids(self._models[model], pids)
+        return len(found)
+
+    def _delete_ids(self, collection: str, pids: Sequence[str]) -> None:
+        for start in range(0, len(pids), _PAGE):
+            chunk: list[models.ExtendedPointId] = list(pids[start : start + _PAGE])
+            self._run(self._client.delete, collection, models.PointIdsList(points=chunk), wait=True)
 
     def _put_vector_points(self, collection: str, records: Sequence[Record], vectors: npt.NDArray[np.float32]) -> None:
         points = [
@@ -376,33 +422,9 @@ class QdrantStore:
         for start in range(0, len(points), _PAGE):
             self._run(self._client.upsert, collection, points[start : start + _PAGE], wait=True)
 
-    def _delete_points(self, points: dict[str, str | None]) -> None:
-        """Delete record points and, for each, its vector point in its model's collection."""
-        if not points:
-            return
-        if any(model is not None and model not in self._models for model in points.values()):
-            self._load_models()  # another replica may have added a model
-        by_model: dict[str, list[str]] = {}
-        for pid, model in points.items():
-            if model is not None and model in self._models:
-                by_model.setdefault(model, []).append(pid)
-        ids = list(points)
-        for start in range(0, len(ids), _PAGE):
-            chunk: list[models.ExtendedPointId] = list(ids[start : start + _PAGE])
-            self._run(self._client.delete, self._records, models.PointIdsList(points=chunk), wait=True)
-        for model, pids in by_model.items():
-            self._delete_vector_points(self._models[model], pids)
-
-    def _delete_vector_points(self, collection: str, pids: Sequence[str]) -> None:
-        for start in range(0, len(pids), _PAGE):
-            chunk: list[models.ExtendedPointId] = list(pids[start : start + _PAGE])
-            self._run(self._client.delete, collection, models.PointIdsList(points=chunk), wait=True)
-
     def delete(self, record_ids: Iterable[str]) -> int:
         """Delete these records and their vectors; return how many existed."""
-        found = self._retrieve(self._records, list(record_ids), ["vector_model"])
-        self._delete_points({str(p.id): (p.payload or {}).get("vector_model") for p in found})
-        return len(found)
+        return self._delete_records(list(dict.fromkeys(record_ids)))
 
     def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
         """Records by id (ids that are not stored are absent)."""
@@ -428,17 +450,8 @@ class QdrantStore:
                 return
 
     def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
-        """Record id by source key, for the keys that are stored."""
-        out: dict[str, str] = {}
-        wanted = list(dict.fromkeys(keys))
-        for start in range(0, len(wanted), _PAGE):
-            where = models.Filter(must=[models.FieldCondition(
-                key="source_key", match=models.MatchAny(any=wanted[start : start + _PAGE]),
-            )])
-            for p in self._scroll_all(self._records, where, ["source_key", "record_id"]):
-                assert p.payload is not None
-                out[str(p.payload["source_key"])] = str(p.payload["record_id"])
-        return out
+        """Record id by source key, for the keys that are stored (read from the key map)."""
+        return self._held_by_keys(keys)
 
     def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
         """:class:`RecordPriors` by record id."""
@@ -496,11 +509,10 @@ class QdrantStore:
         keep = set(keep_source_keys)
         where = models.Filter(must=[equals("mission", mission),
                                     models.FieldCondition(key="kind", match=models.MatchAny(any=list(kinds)))])
-        stale = {str(p.id): (p.payload or {}).get("vector_model")
-                 for p in self._scroll_all(self._records, where, ["source_key", "vector_model"])
-                 if (p.payload or {}).get("source_key") not in keep}
-        self._delete_points(stale)
-        return len(stale)
+        stale = [str(cast(dict[str, Any], p.payload)["record_id"])
+                 for p in self._scroll_all(self._records, where, ["source_key", "record_id"])
+                 if cast(dict[str, Any], p.payload).get("source_key") not in keep]
+        return self._delete_records(stale)
 
     def records_of_kind(
         self,
@@ -557,7 +569,7 @@ class QdrantStore:
         self._load_models()
         for collection in self._models.values():
             self._run(self._client.delete, collection, models.FilterSelector(filter=where), wait=True)
-        for collection in (self._records, self._events, self._state):
+        for collection in (self._keys, self._records, self._events, self._state):
             self._run(self._client.delete, collection, models.FilterSelector(filter=where), wait=True)
         return counts
 
@@ -670,7 +682,7 @@ class QdrantStore:
             if old is not None and old != model_id and old in self._models:
                 others.setdefault(old, []).append(str(p.id))
         for old, pids in others.items():
-            self._delete_vector_points(self._models[old], pids)
+            self._delete_ids(self._models[old], pids)
 
     def dense_search_by_layer(
         self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
@@ -829,6 +841,11 @@ class QdrantStore:
         where = models.Filter(must=[equals("mission", mission)]) if mission is not None else None
         return sorted((str(p.payload["mission"]), str(p.payload["key"]), str(p.payload["value"]))
                       for p in self._scroll_all(self._state, where, True) if p.payload)
+
+
+def _key_point(source_key: str) -> str:
+    """The key-map point id of a source key."""
+    return point_id(f"key:{source_key}")
 
 
 def _sparse(terms: SparseTerms) -> models.SparseVector:

@@ -24,6 +24,7 @@ vocabulary to keep in sync between replicas; a collision merges two terms, about
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import sqlite3
 import threading
@@ -69,6 +70,7 @@ class SparseTerms:
         return not self.indices
 
 
+@functools.lru_cache(maxsize=200_000)
 def term_index(token: str) -> int:
     """The sparse index of a token: the first 4 bytes of its BLAKE2b digest, as an unsigned int."""
     return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=4).digest(), "big")
@@ -107,16 +109,32 @@ class TermEncoder:
             placed[doc - 1][0 if col == "title" else 1].append((offset, term))
         return [([t for _, t in sorted(title)], [t for _, t in sorted(text)]) for title, text in placed]
 
+    def _counts_batch(self, pairs: Sequence[tuple[str, str]]) -> list[tuple[dict[str, float], int]]:
+        """Per pair: the column-weighted frequency of each token, and the token count."""
+        with self._lock:
+            self._conn.executemany(
+                "INSERT INTO t (rowid, title, text) VALUES (?, ?, ?)",
+                [(i + 1, title, text) for i, (title, text) in enumerate(pairs)],
+            )
+            rows = self._conn.execute(
+                "SELECT doc, term, sum(CASE col WHEN 'title' THEN ? ELSE 1.0 END), count(*) FROM v GROUP BY doc, term",
+                (TITLE_WEIGHT,),
+            ).fetchall()
+            self._conn.execute("DELETE FROM t")
+        out: list[tuple[dict[str, float], int]] = [({}, 0) for _ in pairs]
+        for doc, term, weight, n in rows:
+            weights, length = out[doc - 1]
+            weights[term] = weight
+            out[doc - 1] = (weights, length + n)
+        return out
+
     def document_vectors(self, pairs: Sequence[tuple[str, str]]) -> list[SparseTerms]:
         """The BM25 term-frequency weights of each ``(title, text)`` (see the module docstring)."""
+        counted: list[tuple[dict[str, float], int]] = []
+        for start in range(0, len(pairs), _BATCH):
+            counted.extend(self._counts_batch(pairs[start : start + _BATCH]))
         out = []
-        for title_tokens, text_tokens in self.tokens(pairs):
-            weights: dict[str, float] = {}
-            for token in title_tokens:
-                weights[token] = weights.get(token, 0.0) + TITLE_WEIGHT
-            for token in text_tokens:
-                weights[token] = weights.get(token, 0.0) + 1.0
-            length = len(title_tokens) + len(text_tokens)
+        for weights, length in counted:
             norm = K1 * (1.0 - B + B * length / AVERAGE_TOKENS)
             by_index: dict[int, float] = {}
             for token, f in weights.items():
