@@ -130,3 +130,48 @@ def test_a_server_that_never_answers_is_given_up_on_at_the_deadline(tmp_path: Pa
         with pytest.raises(BackendUnavailable, match="did not answer in time"):
             open_store(f"qdrant+{server.url}", tmp_path, Settings(qdrant_deadline_seconds=1))
         assert time.monotonic() - started < 8
+
+
+def test_opening_on_a_server_creates_replicated_collections_with_an_index_for_every_filter_field(
+    httpserver: HTTPServer, tmp_path: Path
+) -> None:
+    """A loopback stand-in for a Qdrant server answers the REST calls of opening a store; the calls
+    it receives are the server API: collections with the replication factor and the IDF sparse
+    vector, a payload index per filter field, the API key on every request."""
+    import json
+    import re
+
+    from werkzeug import Request, Response
+
+    from mission_memory.record_filters import FILTER_FIELDS
+
+    seen: list[tuple[str, str, dict[str, object], str | None]] = []
+
+    def answer(request: Request) -> Response:
+        body = json.loads(request.data) if request.data else {}
+        seen.append((request.method, request.path, body, request.headers.get("api-key")))
+        if request.method == "GET" and request.path == "/collections":
+            result: object = {"collections": []}
+        elif request.path.endswith("/points/scroll"):
+            result = {"points": [], "next_page_offset": None}
+        elif request.method == "PUT" and request.path.count("/") == 2:
+            result = True
+        else:
+            result = {"operation_id": 1, "status": "completed"}
+        return Response(json.dumps({"result": result, "status": "ok", "time": 0.0}), content_type="application/json")
+
+    httpserver.expect_request(re.compile(".*")).respond_with_handler(answer)
+    settings = Settings(qdrant_api_key=SECRET, qdrant_replication_factor=2)  # type: ignore[arg-type]
+    with pytest.warns(UserWarning, match="insecure connection"):
+        store = open_store(f"qdrant+http://127.0.0.1:{httpserver.port}", tmp_path, settings)
+    store.set_state("m", "git_head", "abc")
+    store.close()
+    assert {key for *_, key in seen} == {SECRET}
+    created = {path.rsplit("/", 1)[1]: body for method, path, body, _ in seen
+               if method == "PUT" and path.count("/") == 2}
+    assert set(created) == {"mm_records", "mm_events", "mm_state", "mm_keys", "mm_meta"}
+    assert all(body["replication_factor"] == 2 for body in created.values())
+    assert created["mm_records"]["sparse_vectors"] == {"bm25": {"modifier": "idf"}}
+    indexed = {body["field_name"] for method, path, body, _ in seen if path == "/collections/mm_records/index"}
+    assert {spec.column for spec in FILTER_FIELDS} | {"layer", "kind", "source_key"} <= indexed
+    assert ("PUT", "/collections/mm_state/points") in {(m, p) for m, p, *_ in seen}

@@ -126,6 +126,8 @@ class QdrantStore:
         prefix: prefix of every collection name (several memories can share one cluster).
         local: the client runs in local mode (payload indexes are skipped there; calls are
             serialised, as local mode is not thread-safe).
+        replication_factor: copies of each shard the cluster keeps of every collection this store
+            creates (None: the server's default, 1); a cluster of three with 2 survives losing a node.
 
     Raises:
         BackendUnavailable: Qdrant cannot be reached, or its collections cannot be created.
@@ -133,8 +135,12 @@ class QdrantStore:
 
     read_only = False
 
-    def __init__(self, client: QdrantClient, where: str, prefix: str = "mm_", local: bool = False) -> None:
+    def __init__(
+        self, client: QdrantClient, where: str, prefix: str = "mm_", local: bool = False,
+        replication_factor: int | None = None,
+    ) -> None:
         self._client = client
+        self._replication_factor = replication_factor
         self._where = where
         self._prefix = prefix
         self._local = local
@@ -183,29 +189,33 @@ class QdrantStore:
     def _create_collections(self) -> None:
         existing = {c.name for c in self._call(lambda c: c.get_collections()).collections}
         if self._records not in existing:
-            self._call(lambda c: c.create_collection(
-                self._records, vectors_config={},
-                sparse_vectors_config={_SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)},
-            ))
+            self._create(self._records, vectors_config={},
+                         sparse_vectors_config={_SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)})
             self._index(self._records, PAYLOAD_INDEXES)
         if self._events not in existing:
-            self._call(lambda c: c.create_collection(self._events, vectors_config={}))
+            self._create(self._events, vectors_config={})
             self._index(self._events, {
                 "time": models.PayloadSchemaType.FLOAT, "session_id": models.PayloadSchemaType.KEYWORD,
                 "operator": models.PayloadSchemaType.KEYWORD, "mission": models.PayloadSchemaType.KEYWORD,
             })
         if self._state not in existing:
-            self._call(lambda c: c.create_collection(self._state, vectors_config={}))
+            self._create(self._state, vectors_config={})
             self._index(self._state, {"mission": models.PayloadSchemaType.KEYWORD})
         if self._keys not in existing:
-            self._call(lambda c: c.create_collection(self._keys, vectors_config={}))
+            self._create(self._keys, vectors_config={})
             self._index(self._keys, {"mission": models.PayloadSchemaType.KEYWORD})
         if self._meta not in existing:
-            self._call(lambda c: c.create_collection(self._meta, vectors_config={}))
+            self._create(self._meta, vectors_config={})
             self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
                 id=point_id("layout"), vector={}, payload={"entry": "layout", "version": LAYOUT_VERSION},
             )], wait=True))
         self._load_models()
+
+    def _create(self, name: str, **config: Any) -> None:
+        """Create a collection (with the replication factor on a server)."""
+        if not self._local and self._replication_factor is not None:
+            config["replication_factor"] = self._replication_factor
+        self._run(self._client.create_collection, name, **config)
 
     def _index(self, collection: str, fields: dict[str, models.PayloadSchemaType]) -> None:
         """Create the payload indexes a server needs for filters and ordering (not in local mode,
@@ -235,9 +245,7 @@ class QdrantStore:
                 raise InputError(f"vectors of model {model_id!r} have {size} dimensions, these have {dim}")
             return known
         name = f"{self._prefix}vectors_{hashlib.sha256(model_id.encode()).hexdigest()[:16]}"
-        self._call(lambda c: c.create_collection(
-            name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT),
-        ))
+        self._create(name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT))
         self._index(name, {k: v for k, v in PAYLOAD_INDEXES.items() if k not in ("kind", "source_key", "vector_model")})
         self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
             id=point_id(f"model:{model_id}"), vector={},

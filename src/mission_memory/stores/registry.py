@@ -118,7 +118,7 @@ def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = Non
         # No version check: it runs in a thread of its own, outside the deadline and the error boundary.
         client = QdrantClient(url=url, api_key=key, timeout=timeout, prefer_grpc=False, check_compatibility=False)
         where = f"{parts.scheme}://{parts.hostname}:{parts.port or 6333}{parts.path}"
-        return QdrantStore(client, where, prefix=prefix)
+        return QdrantStore(client, where, prefix=prefix, replication_factor=settings.qdrant_replication_factor)
     if kind == "memory":
         return QdrantStore(QdrantClient(location=":memory:"), "memory (local mode)", prefix=prefix, local=True)
     if kind == "path":
