@@ -175,3 +175,27 @@ def test_opening_on_a_server_creates_replicated_collections_with_an_index_for_ev
     indexed = {body["field_name"] for method, path, body, _ in seen if path == "/collections/mm_records/index"}
     assert {spec.column for spec in FILTER_FIELDS} | {"layer", "kind", "source_key"} <= indexed
     assert ("PUT", "/collections/mm_state/points") in {(m, p) for m, p, *_ in seen}
+
+
+def test_an_upsert_interrupted_before_the_key_map_is_finished_by_the_next_one(tmp_path: Path) -> None:
+    """Qdrant has no transactions: a replacement cut short after the new record was written (old
+    record and key map untouched) is completed when the same record is upserted again."""
+    from qdrant_client import models
+
+    from mission_memory.stores.qdrant import point_id
+    from tests.stores.contract.test_store_contract import ALL, _record
+
+    store = open_store("qdrant+memory:", tmp_path)
+    assert isinstance(store, QdrantStore)
+    old, new = _record("a.md", "the old wording"), _record("a.md", "the new wording")
+    store.upsert_records([old])
+    store._client.upsert(store._records, [models.PointStruct(  # the first write of the replacement only
+        id=point_id(new.id), vector={}, payload=store._payload(new, None))], wait=True)
+    assert store.known_ids([old.id, new.id]) == {old.id, new.id}
+    outcome = store.upsert_records([new])
+    assert outcome.unchanged == [new.id]
+    assert store.known_ids([old.id, new.id]) == {new.id}
+    assert store.ids_by_source_keys([new.source_key]) == {new.source_key: new.id}
+    assert store.delete([new.id]) == 1 and store.ids_by_source_keys([new.source_key]) == {}
+    assert store.bm25_search(["wording"], ALL, 5) == []
+    store.close()
