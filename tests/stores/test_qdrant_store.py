@@ -154,6 +154,9 @@ def test_opening_on_a_server_creates_replicated_collections_with_an_index_for_ev
             result: object = {"collections": []}
         elif request.path.endswith("/points/scroll"):
             result = {"points": [], "next_page_offset": None}
+        elif request.method == "PUT" and request.path == "/collections/mm_events":  # another replica was first
+            return Response(json.dumps({"status": {"error": "Collection `mm_events` already exists!"}, "time": 0.0}),
+                            status=409, content_type="application/json")
         elif request.method == "PUT" and request.path.count("/") == 2:
             result = True
         else:

@@ -52,7 +52,7 @@ import httpx
 import numpy as np
 import numpy.typing as npt
 from qdrant_client import QdrantClient, models
-from qdrant_client.http.exceptions import ApiException, ResponseHandlingException
+from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.record_filters import SearchFilter, filter_columns
@@ -215,7 +215,11 @@ class QdrantStore:
         """Create a collection (with the replication factor on a server)."""
         if not self._local and self._replication_factor is not None:
             config["replication_factor"] = self._replication_factor
-        self._run(self._client.create_collection, name, **config)
+        try:
+            self._run(self._client.create_collection, name, **config)
+        except UnexpectedResponse as exc:
+            if exc.status_code != 409:  # 409: another replica created it first, which is as good
+                raise
 
     def _index(self, collection: str, fields: dict[str, models.PayloadSchemaType]) -> None:
         """Create the payload indexes a server needs for filters and ordering (not in local mode,
