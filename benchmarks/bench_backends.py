@@ -87,7 +87,11 @@ def measure(n: int, data_root: Path, n_queries: int, qdrant_spec: str) -> dict[s
         qdrant_store = open_store(qdrant_spec, data_root / f"qdrant-{n}", settings)
         rss_before = _rss_mb()
         t0 = time.perf_counter()
-        imported = import_memory(qdrant_store, path)
+        def progress(phase: str, done: int, total: int) -> None:
+            if done % 10_240 == 0 or done == total:
+                log(f"[{n}] {phase}: {done}/{total} ({time.perf_counter() - t0:.0f} s)")
+
+        imported = import_memory(qdrant_store, path, progress=progress)
         import_s = time.perf_counter() - t0
         log(f"[{n}] imported into Qdrant local mode in {import_s:.1f} s")
         figures["transfer"] = {
