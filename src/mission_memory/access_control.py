@@ -244,6 +244,10 @@ class AccessScopedStore:
         """As the wrapped store."""
         return self._store.count_retrieval_events()
 
+    def put_retrieval_events(self, events: Sequence[RetrievalEvent]) -> int:
+        """As the wrapped store (import writes events as they were)."""
+        return self._store.put_retrieval_events(events)
+
     def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
         """As the wrapped store."""
         return self._store.upsert_records(records)
@@ -333,6 +337,10 @@ class AccessScopedStore:
     def set_state(self, mission: str, key: str, value: str) -> None:
         """As the wrapped store."""
         self._store.set_state(mission, key, value)
+
+    def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
+        """As the wrapped store (state holds bookmarks and settings, not records)."""
+        return self._store.state_items(mission)
 
     def ensure_sound(self) -> None:
         """As the wrapped store."""

@@ -20,11 +20,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
-from mission_memory.errors import InputError
+from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.mission_scope import resolve_mission_scope
 from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.records import Record
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
     from mission_memory.handover.brief import RotationBrief
     from mission_memory.ingest.repository import IngestReport, ProgressFn
     from mission_memory.ingest.tracker_items import TrackerIngestReport
+    from mission_memory.memory_transfer import TransferSummary
+    from mission_memory.records import AccessLevel
     from mission_memory.refresh.artifacts import PruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
@@ -85,7 +87,7 @@ class Memory:
         store: MemoryStore | None = None,
     ) -> None:
         self.settings = settings
-        self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir)
+        self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir, settings)
         self._embedder = embedder
         self._owns_embedder = embedder is None
         self._tokenizer = tokenizer
@@ -279,6 +281,49 @@ class Memory:
             names = ", ".join(sorted(stored)) or "none"
             raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
         return self.store.delete_mission(mission)
+
+    def export_memory(
+        self,
+        out: TextIO,
+        *,
+        mission: str | None = None,
+        max_access_level: AccessLevel | None = None,
+        progress: ProgressFn | None = None,
+    ) -> TransferSummary:
+        """Write this memory (or one mission of it) to ``out`` as JSON Lines: records with their
+        vectors and model ids, retrieval events, state (format: :mod:`mission_memory.memory_transfer`).
+
+        Args:
+            out: a text stream opened for writing.
+            mission: only this mission.
+            max_access_level: leave out records above this access level (and the retrieval
+                events that returned them), for a reader of that clearance (DESIGN.md §10).
+            progress: ``progress("export", done, total)`` callbacks.
+
+        Raises:
+            InputError: ``mission`` names no stored mission.
+        """
+        from mission_memory.memory_transfer import export_memory
+
+        return export_memory(self.store, out, mission=mission, max_access_level=max_access_level, progress=progress)
+
+    def import_memory(
+        self, path: Path, *, mission: str | None = None, progress: ProgressFn | None = None
+    ) -> TransferSummary:
+        """Store a memory exported by :meth:`export_memory` (or only ``mission`` of it), with its
+        vectors as they were (nothing is re-embedded). Every line is checked before anything is
+        stored; re-running an import adds nothing.
+
+        Raises:
+            InputError: the file is unreadable or a line is invalid (named by its number);
+                nothing is stored.
+            BackendUnavailable: the store is read-only or failed; running the import again finishes it.
+        """
+        from mission_memory.memory_transfer import import_memory
+
+        if self.store.read_only:
+            raise BackendUnavailable("the store is open read-only: nothing can be imported into it")
+        return import_memory(self.store, Path(path), mission=mission, progress=progress)
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""

@@ -74,7 +74,15 @@ class Settings(BaseSettings):
         tracker_deadline_seconds: total wall-clock seconds one tracker request may take, its
             retries and rate-limit waits included.
         store: the store backend (``MISSION_MEMORY_STORE``): ``sqlite``, or a URL whose scheme
-            names a backend (see :mod:`mission_memory.stores.registry`).
+            names a backend (see :mod:`mission_memory.stores.registry`): ``qdrant+http://host:6333``,
+            ``qdrant+path:///dir``, ``qdrant`` (local mode in the data dir), ``qdrant+memory:``.
+        qdrant_api_key: the Qdrant server's API key, sent as the ``api-key`` header (read from the
+            environment, never stored or logged).
+        qdrant_deadline_seconds: total seconds one Qdrant request may take (the client's timeout).
+        qdrant_collection_prefix: prefix of the Qdrant collection names (letters, digits, ``_``,
+            ``-``), so that several memories can share one cluster.
+        qdrant_replication_factor: copies of each shard a Qdrant cluster keeps of the collections
+            the store creates (unset: the server's default, 1; the compose cluster profile uses 2).
         event_mission: the mission domain events are recorded in when the caller names none
             (default: the current folder's name, like ``ingest``).
         escalation_window_minutes: the sliding window event rates are counted over, in minutes
@@ -130,6 +138,10 @@ class Settings(BaseSettings):
     github_token: str | None = None
     tracker_deadline_seconds: float = Field(default=300.0, gt=0)
     store: str = "sqlite"
+    qdrant_api_key: SecretStr | None = None
+    qdrant_deadline_seconds: float = Field(default=10.0, gt=0)
+    qdrant_collection_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_-]{0,32}$")
+    qdrant_replication_factor: int | None = Field(default=None, ge=1, le=16)
     event_mission: str | None = None
     escalation_window_minutes: float = Field(default=10.0, gt=0)
     escalation_flood_start: float = Field(default=10.0, gt=0)

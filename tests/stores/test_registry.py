@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.errors import ConfigError
+from mission_memory.errors import BackendUnavailable, ConfigError
 from mission_memory.stores.registry import BACKENDS, open_store, scheme_of
 
 
@@ -30,6 +30,9 @@ def test_memory_opens_the_store_the_environment_names(monkeypatch: pytest.Monkey
     with Memory.open() as memory:
         assert memory.status()["records"] == 0
     assert (data_dir / "memory.db").is_file()
+    monkeypatch.setenv("MISSION_MEMORY_STORE", "qdrant+memory:")
+    with Memory.open() as memory:
+        assert memory.status()["records"] == 0
     monkeypatch.setenv("MISSION_MEMORY_STORE", "qdrant+http://127.0.0.1:1")
-    with pytest.raises(ConfigError, match="known schemes: sqlite"):
+    with pytest.raises(BackendUnavailable, match=r"Qdrant at http://127\.0\.0\.1:1 cannot be reached"):
         Memory.open()

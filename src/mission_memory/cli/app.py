@@ -75,6 +75,9 @@ app.add_typer(ranking_commands.app, name="ranking")
 from mission_memory.cli import team_commands  # noqa: E402
 
 app.add_typer(team_commands.app, name="team")
+from mission_memory.cli import transfer_commands  # noqa: E402
+
+transfer_commands.register(app)
 # --- end of command groups --------------------------------------------------------------------
 
 

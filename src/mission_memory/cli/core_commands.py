@@ -7,8 +7,7 @@ mission of the repository it runs in (ADR 0029); ``demo`` keeps its memory in a 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ import typer
 from rich.table import Table
 
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.progress_lines import progress_display
 from mission_memory.cli.refresh_commands import (
     GithubRepoOption,
     PlaneProjectOption,
@@ -48,43 +48,6 @@ DEMO_DATA_DIR_NAME = "demo"
 """The demo's data dir is this folder inside the configured data dir, apart from the user's missions."""
 
 DEMO_TASK = "How does mission-memory keep the digest within the token budget, and why SQLite with NumPy vectors?"
-
-
-@contextmanager
-def _progress(enabled: bool) -> Iterator[Any]:
-    """Progress on stderr, fed by ``progress(phase, done, total)`` callbacks: a rich bar with the time
-    left when stderr is a terminal, else plain lines with rate and ETA (ADR 0035)."""
-    if not enabled:
-        yield None
-        return
-    if not err_console.is_terminal:
-        import sys
-
-        from mission_memory.cli.progress_lines import ProgressLines
-
-        yield ProgressLines(sys.stderr)
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(phase: str, done: int, total: int) -> None:
-            label = {"read": "Reading files", "embed": "Embedding new records"}.get(phase, phase)
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(label, total=total)
-            bar.update(tasks[phase], completed=done, total=total)
-
-        yield update
 
 
 def _open_memory() -> Any:
@@ -126,7 +89,7 @@ def ingest(
         ingest_tracker_items(path, mission, json_output, tracker, tasks_dir, plane_url, plane_workspace,
                              plane_project, github_repo)
         return
-    with reported_errors(), _open_memory() as memory, _progress(True) as progress:
+    with reported_errors(), _open_memory() as memory, progress_display(True) as progress:
         report = memory.ingest_repository(
             path, mission=mission, mission_type=mission_type, progress=progress,
             include=include or (), exclude=exclude or (),
@@ -248,7 +211,7 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
 
 def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False) -> None:
     """Re-embed every record from its stored text with the configured model (after a model change)."""
-    with reported_errors(), _open_memory() as memory, _progress(not json_output) as progress:
+    with reported_errors(), _open_memory() as memory, progress_display(not json_output) as progress:
         result = memory.reindex(progress=progress)
     if json_output:
         print_json(result)
@@ -324,7 +287,7 @@ def demo(
         if not (root / "docs" / "adr").is_dir():
             raise InputError(f"the demo needs a source checkout; {root} has no docs/adr folder")
     with reported_errors(), Memory.open(settings.model_copy(update={"data_dir": demo_dir})) as memory, \
-            _progress(True) as progress:
+            progress_display(True) as progress:
         report = memory.ingest_repository(root, mission=DEMO_MISSION, progress=progress)
         err_console.print(
             f"Ingested {root}: {sum(report.added.values())} added, {sum(report.unchanged.values())} unchanged."

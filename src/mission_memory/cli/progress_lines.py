@@ -10,11 +10,15 @@ skew the embedding estimate. The clock is injected, so tests drive it without sl
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Callable
-from typing import TextIO
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
-__all__ = ["ProgressLines", "format_eta"]
+from mission_memory.cli.output import err_console
+
+__all__ = ["ProgressLines", "format_eta", "progress_display"]
 
 _LABELS = {"read": "read files", "embed": "embed records"}
 
@@ -81,3 +85,43 @@ class ProgressLines:
         if total and done >= total:
             parts.append(f"done in {format_eta(elapsed)}")
         print(" · ".join(parts), file=self.stream, flush=True)
+
+
+@contextmanager
+def progress_display(enabled: bool) -> Iterator[Any]:
+    """Progress on stderr, fed by ``progress(phase, done, total)`` callbacks: a rich bar with the time
+    left when stderr is a terminal, else :class:`ProgressLines` (ADR 0035).
+
+    Args:
+        enabled: False yields None (``--json`` runs print nothing but their result).
+
+    Yields:
+        The ``progress(phase, done, total)`` callback, or None when not ``enabled``.
+    """
+    if not enabled:
+        yield None
+        return
+    if not err_console.is_terminal:
+        yield ProgressLines(sys.stderr)
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            label = {"read": "Reading files", "embed": "Embedding new records"}.get(phase, phase)
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(label, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        yield update

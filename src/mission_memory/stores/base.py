@@ -263,6 +263,12 @@ class RetrievalEventLog(Protocol):
         """How many events are stored."""
         ...
 
+    def put_retrieval_events(self, events: Sequence[RetrievalEvent]) -> int:
+        """Store events as they are (id and time kept), skipping ids already stored; return how
+        many were new. For moving a memory between backends (export and import); ``events`` come
+        oldest first, so that the newest-first order holds."""
+        ...
+
 
 class StateStore(Protocol):
     """Small named text values per mission: ingest bookmarks, refresh state, LLM spend."""
@@ -273,6 +279,10 @@ class StateStore(Protocol):
 
     def set_state(self, mission: str, key: str, value: str) -> None:
         """Set ``key`` of ``mission`` to ``value``."""
+        ...
+
+    def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
+        """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
         ...
 
 

@@ -1,10 +1,16 @@
 """The store registry: the one module that names concrete backends (DESIGN.md §10).
 
 A backend is chosen by ``MISSION_MEMORY_STORE`` (``Settings.store``): ``sqlite`` (the embedded
-default, ``<data dir>/memory.db``) today; a URL-style value whose scheme names the backend
-(``qdrant+http://host:6333``) for server engines later. Each backend is a factory function
-``(spec, data_dir) -> MemoryStore``, imported lazily, so that choosing SQLite never imports a
-server client. The contract suite in ``tests/stores/contract/`` runs against every entry of
+default, ``<data dir>/memory.db``), or a URL-style value whose scheme names the backend:
+
+* ``qdrant+http://host:6333`` / ``qdrant+https://host:6333`` — a Qdrant server or cluster, with
+  ``MISSION_MEMORY_QDRANT_API_KEY`` (a secret: sent as the ``api-key`` header, never logged);
+* ``qdrant+path:///abs/dir`` or ``qdrant`` (``<data dir>/qdrant``) — the client's local mode on
+  disk (one process at a time);
+* ``qdrant+memory:`` — local mode in memory (tests).
+
+Each backend is a factory function ``(spec, data_dir, settings) -> MemoryStore``, imported lazily,
+so that choosing SQLite never imports a server client. The contract suite in ``tests/stores/contract/`` runs against every entry of
 :data:`BACKENDS`. See docs/adr/0016-store-boundary-and-retrieval-events.md.
 """
 
@@ -13,20 +19,25 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
+from urllib.parse import urlsplit
 
 from mission_memory.errors import ConfigError
 from mission_memory.stores.base import MemoryStore
 
-__all__ = ["BACKENDS", "DEFAULT_STORE", "open_sqlite_store", "open_store", "scheme_of"]
+if TYPE_CHECKING:
+    from mission_memory.config import Settings
+
+__all__ = ["BACKENDS", "DEFAULT_STORE", "open_qdrant_store", "open_sqlite_store", "open_store", "scheme_of"]
 
 DEFAULT_STORE = "sqlite"
 DATABASE_NAME = "memory.db"
 
 BACKENDS: dict[str, str] = {
     "sqlite": "mission_memory.stores.registry:open_sqlite_store",
+    "qdrant": "mission_memory.stores.registry:open_qdrant_store",
 }
-"""Backend scheme -> ``module:factory`` of a ``(spec, data_dir) -> MemoryStore`` function."""
+"""Backend scheme -> ``module:factory`` of a ``(spec, data_dir, settings) -> MemoryStore`` function."""
 
 
 def scheme_of(spec: str) -> str:
@@ -36,12 +47,14 @@ def scheme_of(spec: str) -> str:
     return head.split("+", 1)[0].lower()
 
 
-def open_store(spec: str, data_dir: Path) -> MemoryStore:
+def open_store(spec: str, data_dir: Path, settings: Settings | None = None) -> MemoryStore:
     """Open the store named by ``spec`` for the data dir ``data_dir``.
 
     Args:
         spec: ``sqlite``, or a URL whose scheme names a registered backend.
         data_dir: the memory's data dir (the embedded store's file lives there).
+        settings: where a backend reads its other settings (API key, deadline); default: the
+            environment.
 
     Raises:
         ConfigError: ``spec`` names no registered backend; the message lists the known schemes.
@@ -55,12 +68,74 @@ def open_store(spec: str, data_dir: Path) -> MemoryStore:
             f"MISSION_MEMORY_STORE={spec!r} names no known store backend (known schemes: {known})"
         )
     module_name, factory_name = target.split(":", 1)
-    factory = cast(Callable[[str, Path], MemoryStore], getattr(importlib.import_module(module_name), factory_name))
-    return factory(spec, data_dir)
+    factory = cast(
+        Callable[[str, Path, "Settings | None"], MemoryStore], getattr(importlib.import_module(module_name), factory_name)
+    )
+    return factory(spec, data_dir, settings)
 
 
-def open_sqlite_store(spec: str, data_dir: Path) -> MemoryStore:
+def open_sqlite_store(spec: str, data_dir: Path, settings: Settings | None = None) -> MemoryStore:
     """The embedded default: ``<data_dir>/memory.db`` (``spec`` is ``sqlite``)."""
     from mission_memory.stores.sqlite import SqliteStore
 
     return SqliteStore(data_dir / DATABASE_NAME)
+
+
+def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = None) -> MemoryStore:
+    """A :class:`~mission_memory.stores.qdrant.QdrantStore` for ``spec`` (see the module docstring).
+
+    The server URL may carry no credentials: the API key comes from
+    ``MISSION_MEMORY_QDRANT_API_KEY`` only, so that it never appears in a setting that is shown.
+    Every request has the total deadline ``MISSION_MEMORY_QDRANT_DEADLINE_SECONDS``.
+
+    Raises:
+        ConfigError: ``spec`` is not one of the accepted forms.
+        BackendUnavailable: Qdrant cannot be reached or its collections cannot be created.
+    """
+    from qdrant_client import QdrantClient
+
+    from mission_memory.config import Settings
+    from mission_memory.stores.qdrant import QdrantStore
+
+    settings = settings if settings is not None else Settings()
+    head, _, rest = spec.strip().partition("+")
+    if rest == "" and head.lower() == "qdrant":
+        rest = "path://"
+    kind, _, location = rest.partition(":")
+    kind = kind.lower()
+    prefix = settings.qdrant_collection_prefix
+    if kind in ("http", "https"):
+        url = f"{kind}:{location}"
+        parts = urlsplit(url)
+        if not parts.hostname:
+            raise ConfigError(f"MISSION_MEMORY_STORE={spec!r}: the Qdrant URL has no host (e.g. qdrant+http://host:6333)")
+        if parts.username or parts.password:
+            raise ConfigError(
+                "MISSION_MEMORY_STORE must not hold credentials; set MISSION_MEMORY_QDRANT_API_KEY instead"
+            )
+        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key is not None else None
+        timeout = max(1, round(settings.qdrant_deadline_seconds))
+        # No version check: it runs in a thread of its own, outside the deadline and the error boundary.
+        client = QdrantClient(url=url, api_key=key, timeout=timeout, prefer_grpc=False, check_compatibility=False)
+        where = f"{parts.scheme}://{parts.hostname}:{parts.port or 6333}{parts.path}"
+        return QdrantStore(client, where, prefix=prefix, replication_factor=settings.qdrant_replication_factor)
+    if kind == "memory":
+        return QdrantStore(QdrantClient(location=":memory:"), "memory (local mode)", prefix=prefix, local=True)
+    if kind == "path":
+        folder = location[2:] if location.startswith("//") else location
+        path = Path(folder).expanduser() if folder else data_dir / "qdrant"
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"MISSION_MEMORY_STORE={spec!r}: cannot create {path}: {exc}") from exc
+        from mission_memory.errors import BackendUnavailable
+
+        try:
+            client = QdrantClient(path=str(path))
+        except RuntimeError as exc:  # the folder is locked by another process
+            raise BackendUnavailable(f"Qdrant local store {path} cannot be opened: {exc}") from exc
+        return QdrantStore(client, f"{path} (local mode)", prefix=prefix, local=True)
+    raise ConfigError(
+        f"MISSION_MEMORY_STORE={spec!r} is not a Qdrant store: use qdrant+http://host:6333, qdrant+https://...,"
+        " qdrant+path:///dir, qdrant (local mode in the data dir) or qdrant+memory:"
+    )

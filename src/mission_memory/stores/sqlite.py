@@ -772,13 +772,7 @@ class SqliteStore:
         with self._write() as tx:
             tx.execute(
                 f"INSERT INTO retrieval_events ({', '.join(_EVENT_COLUMNS)}) VALUES ({','.join('?' * len(_EVENT_COLUMNS))})",
-                (
-                    stored.id, stored.time.timestamp(), stored.query, stored.scope,
-                    json.dumps(stored.filters, ensure_ascii=False, default=str), stored.token_budget,
-                    stored.tokens_used, json.dumps(list(stored.record_ids)), json.dumps(list(stored.scores)),
-                    stored.omitted, stored.duration_ms, stored.model_id, stored.session_id, stored.operator,
-                    stored.mission, stored.client.value if stored.client is not None else None,
-                ),
+                _event_row(stored),
             )
         return stored
 
@@ -829,6 +823,18 @@ class SqliteStore:
         """How many retrieval events are stored."""
         return int(self._conn().execute("SELECT count(*) FROM retrieval_events").fetchone()[0])
 
+    def put_retrieval_events(self, events: Sequence[RetrievalEvent]) -> int:
+        """Store events as they are, in the order given, skipping stored ids; return how many were new."""
+        added = 0
+        marks = ",".join("?" * len(_EVENT_COLUMNS))
+        with self._write() as tx:
+            for stored in events:
+                added += tx.execute(
+                    f"INSERT OR IGNORE INTO retrieval_events ({', '.join(_EVENT_COLUMNS)}) VALUES ({marks})",
+                    _event_row(stored),
+                ).rowcount
+        return added
+
     def get_state(self, mission: str, key: str) -> str | None:
         """An ingest bookmark of ``mission``, or None."""
         row = self._conn().execute(
@@ -845,6 +851,14 @@ class SqliteStore:
                 (mission, key, value),
             )
 
+    def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
+        """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
+        where, params = ("WHERE mission = ?", (mission,)) if mission is not None else ("", ())
+        rows = self._conn().execute(
+            f"SELECT mission, key, value FROM ingest_state {where} ORDER BY mission, key", params
+        ).fetchall()
+        return [(str(m), str(k), str(v)) for m, k, v in rows]
+
     def integrity_check(self) -> str:
         """Result of ``PRAGMA integrity_check`` (``ok`` when sound)."""
         return str(self._conn().execute("PRAGMA integrity_check").fetchone()[0])
@@ -859,6 +873,17 @@ class SqliteStore:
             raise BackendUnavailable(
                 f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
             )
+
+
+def _event_row(stored: RetrievalEvent) -> tuple[Any, ...]:
+    """The ``retrieval_events`` row of an event, in :data:`_EVENT_COLUMNS` order."""
+    return (
+        stored.id, stored.time.timestamp(), stored.query, stored.scope,
+        json.dumps(stored.filters, ensure_ascii=False, default=str), stored.token_budget,
+        stored.tokens_used, json.dumps(list(stored.record_ids)), json.dumps(list(stored.scores)),
+        stored.omitted, stored.duration_ms, stored.model_id, stored.session_id, stored.operator,
+        stored.mission, stored.client.value if stored.client is not None else None,
+    )
 
 
 def _shadow_missing_columns(conn: sqlite3.Connection) -> None:

@@ -250,3 +250,25 @@ def test_delete_mission_removes_its_records_vectors_events_and_state_only(store:
     assert store.get_state("gone", "bookmark") is None and store.get_state("kept", "bookmark") == "x"
     assert store.count_retrieval_events() == 1
     assert store.delete_mission("gone") == {"records": 0, "retrieval_events": 0, "state": 0}
+
+
+def test_events_put_as_they_are_keep_id_and_time_and_are_stored_once(store: MemoryStore) -> None:
+    from mission_memory.retrieval_events import RetrievalEvent
+
+    def moved(n: int, month: int) -> RetrievalEvent:
+        return RetrievalEvent(query=f"q{n}", scope="all", token_budget=10, tokens_used=1, model_id="m", mission="m",
+                              id=f"{n:032x}", time=datetime(2024, month, 1, tzinfo=UTC))
+
+    older, newer = moved(1, 3), moved(2, 6)
+    assert store.put_retrieval_events([older, newer, older]) == 2
+    assert store.put_retrieval_events([newer]) == 0
+    assert store.retrieval_events(10) == [newer, older]
+    assert store.retrieval_events_matching(until=datetime(2024, 4, 1, tzinfo=UTC)) == [older]
+
+
+def test_state_items_list_every_value_sorted_and_narrow_by_mission(store: MemoryStore) -> None:
+    store.set_state("n", "b", "2")
+    store.set_state("m", "z", "3")
+    store.set_state("n", "a", "1")
+    assert store.state_items() == [("m", "z", "3"), ("n", "a", "1"), ("n", "b", "2")]
+    assert store.state_items("n") == [("n", "a", "1"), ("n", "b", "2")]

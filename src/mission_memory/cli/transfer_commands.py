@@ -1,0 +1,111 @@
+"""``mission-memory export`` and ``mission-memory import``: move a memory between stores as JSON Lines.
+
+Thin shells over :meth:`Memory.export_memory` and :meth:`Memory.import_memory` (format and rules:
+:mod:`mission_memory.memory_transfer`). The store is the one ``MISSION_MEMORY_STORE`` names, so a
+move from SQLite to Qdrant is an export with one setting and an import with the other.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.progress_lines import progress_display
+from mission_memory.errors import InputError
+
+__all__ = ["export_command", "import_command", "register"]
+
+
+class AccessLevelOption(StrEnum):
+    public = "public"
+    internal = "internal"
+    restricted = "restricted"
+    secret = "secret"
+
+
+def export_command(
+    output: Annotated[
+        Path | None, typer.Option("-o", "--output", help="Write to this file (default: standard output).")
+    ] = None,
+    mission: Annotated[str | None, typer.Option("--mission", help="Export only this mission (default: all).")] = None,
+    max_access_level: Annotated[
+        AccessLevelOption | None,
+        typer.Option("--max-access-level", help="Leave out records above this access level "
+                     "(public < internal < restricted < secret), and the retrieval events that returned them."),
+    ] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Export the memory (records with their vectors, retrieval events, state) as JSON Lines.
+
+    The file is written next to its destination and renamed into place when complete, so an
+    interrupted export leaves no partial file behind.
+    """
+    from mission_memory.api import Memory
+    from mission_memory.records import AccessLevel
+
+    level = AccessLevel(max_access_level.value) if max_access_level is not None else None
+    with reported_errors(), Memory.open() as memory:
+        if output is None:
+            with progress_display(False) as progress:
+                summary = memory.export_memory(sys.stdout, mission=mission, max_access_level=level, progress=progress)
+        else:
+            folder = output.resolve().parent
+            if not folder.is_dir():
+                raise InputError(f"--output {output}: folder {folder} does not exist")
+            handle, temporary = tempfile.mkstemp(prefix=f".{output.name}.", suffix=".part", dir=folder)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as out, progress_display(not json_output) as progress:
+                    summary = memory.export_memory(out, mission=mission, max_access_level=level, progress=progress)
+                os.replace(temporary, output)
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+    data = summary.to_json()
+    if json_output:
+        if output is None:
+            err_console.print_json(data=data)
+        else:
+            print_json({**data, "file": str(output)})
+        return
+    target = console if output is not None else err_console
+    target.print(f"Exported {data['records']} records ({data['vectors']} with vectors), {data['events']} retrieval "
+                 f"events, {data['state']} state values" + (f" to {output}" if output is not None else "")
+                 + (f"; left out {data['left_out']} records above {level.value}" if level is not None else ""),
+                 markup=False)
+
+
+def import_command(
+    file: Annotated[Path, typer.Argument(help="A file written by 'mission-memory export'.")],
+    mission: Annotated[str | None, typer.Option("--mission", help="Import only this mission (default: all).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Import an exported memory into the configured store, vectors as they are (no re-embedding).
+
+    Every line is checked first: a bad line is named by its number and nothing is stored. Running
+    the same import again adds nothing; an import cut short by a store failure is finished by
+    running it again.
+    """
+    from mission_memory.api import Memory
+
+    with reported_errors(), Memory.open() as memory, progress_display(not json_output) as progress:
+        summary = memory.import_memory(file, mission=mission, progress=progress)
+    data = summary.to_json()
+    if json_output:
+        print_json({**data, "file": str(file)})
+        return
+    console.print(f"Imported {file}: {data['records']} records ({data['added']} new, {data['vectors']} with "
+                  f"vectors), {data['events']} retrieval events ({data['events_added']} new), "
+                  f"{data['state']} state values", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``export`` and ``import`` to the root app."""
+    app.command("export")(export_command)
+    app.command("import")(import_command)
