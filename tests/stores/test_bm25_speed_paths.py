@@ -11,7 +11,7 @@ import pytest
 
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import SearchFilter
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.sqlite import SPLIT_MIN_POSTINGS, SPLIT_PARTS, SqliteStore
 from mission_memory.stores.sqlite_filters import filter_sql
 from mission_memory.stores.sqlite_fts_terms import FtsTermStats
 
@@ -136,7 +136,7 @@ def test_a_ranking_split_into_row_id_ranges_returns_the_rows_and_scores_of_one_r
         try:
             split_hits = store.bm25_search_by_layer(terms, where, 30)
         finally:
-            store.bm25_split_postings, store.bm25_split_parts = 30_000, 2
+            store.bm25_split_postings, store.bm25_split_parts = SPLIT_MIN_POSTINGS, SPLIT_PARTS
         one_hits = store.bm25_search_by_layer(terms, where, 30)
         for layer in where.layers:
             assert [h.score for h in split_hits[layer]] == [h.score for h in one_hits[layer]]

@@ -90,10 +90,11 @@ _RECORD_COLUMNS = (
 
 
 _SNAPSHOT_MIN_ROWS = 2000
-SPLIT_MIN_POSTINGS = 30_000
-"""BM25 queries with at least this many postings are ranked in parts on several threads: at
-about 0.7 µs per scored row here (100k store), 30,000 postings cost about as long as the query
-embedding a pull runs beside them, so smaller rankings are never the slower half (docs/adr/0047)."""
+SPLIT_MIN_POSTINGS = 40_000
+"""BM25 queries with at least this many postings are ranked in parts on several threads. A ranking
+costs about 0.85 ms of CPU per 1,000 postings here (100k store, correlation 0.96), and splitting
+adds about a quarter; a pull ranks BM25 beside the query embedding and dense search (about 21 ms),
+so below some 35 ms of ranking a split cannot shorten the pull (docs/adr/0047)."""
 SPLIT_PARTS = 2
 """Row id ranges (threads) a large BM25 ranking is cut into: the machine's two cores."""
 _SPLIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-bm25")
