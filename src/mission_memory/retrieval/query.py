@@ -182,9 +182,9 @@ def search_candidates(
     """Step 1, candidate search: dense and BM25 hits (and, when asked, the most critical records).
 
     BM25 (and the critical records) run on the worker pool while the task is embedded, and the
-    dense search follows the embedding; each retriever covers every layer in scope in one pass. Bare merge commits
-    ("Merge branch 'x'") say nothing of their own and would crowd the rank lists, so they leave
-    the lists here.
+    dense search follows the embedding; each retriever covers every layer in scope in one pass.
+    Bare merge commits ("Merge branch 'x'") say nothing of their own and would crowd the rank
+    lists, so they leave the lists here.
     """
     terms = query_terms(task)
     # What needs no query vector runs while the task is embedded (docs/adr/0047): BM25 with its
