@@ -30,7 +30,10 @@ Targets (issue 12): pull p95 <= 50 ms at 100k records and <= 150 ms at 1M; cold 
 100k. Before/after figures come from one run: ``--compare-src DIR`` measures another checkout's
 ``src/`` (``git archive main src | tar -x -C DIR``) in the same run, ``--variant-env
 MISSION_MEMORY_DENSE_SEARCH=exact`` this checkout with the exact dense scan, ``--variant-env
-MM_BENCH_BM25_SHARE=0.2`` with BM25 leaving out terms found in more than 20 % of the records. On a shared machine
+MM_BENCH_BM25_SHARE=0.2`` with BM25 leaving out terms found in more than 20 % of the records,
+``--variant-env MM_BENCH_BM25_SPLIT_PARTS=1`` without splitting large BM25 rankings and
+``--variant-env MM_BENCH_QUERY_THREADS=0`` with the engine's default threads for the query embedding
+(docs/adr/0047). On a shared machine
 ``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
 
 Usage::
@@ -658,6 +661,12 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
     share = os.environ.get("MM_BENCH_BM25_SHARE")
     if share is not None:
         store.bm25_common_share = float(share)
+    parts = os.environ.get("MM_BENCH_BM25_SPLIT_PARTS")  # 1: never split a BM25 ranking (docs/adr/0047)
+    if parts is not None:
+        store.bm25_split_parts = int(parts)
+    threads = os.environ.get("MM_BENCH_QUERY_THREADS")  # 0: the engine's default OpenMP threads
+    if threads is not None:
+        embedder.query_threads = int(threads)
     if hasattr(query_module, "suppress_near_duplicates"):
         query_module.suppress_near_duplicates = timed("dedup", query_module.suppress_near_duplicates)
 
