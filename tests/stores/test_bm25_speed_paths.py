@@ -11,7 +11,7 @@ import pytest
 
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import SearchFilter
-from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.sqlite import SPLIT_MIN_POSTINGS, SPLIT_PARTS, SqliteStore
 from mission_memory.stores.sqlite_filters import filter_sql
 from mission_memory.stores.sqlite_fts_terms import FtsTermStats
 
@@ -116,3 +116,37 @@ def test_term_statistics_work_on_a_read_only_connection(store: SqliteStore, tmp_
         assert FtsTermStats().rare_terms(conn, ["file", "lambda"], 0.5) == ["lambda"]
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("parts", [2, 3])
+def test_a_ranking_split_into_row_id_ranges_returns_the_rows_and_scores_of_one_ranking(
+    store: SqliteStore, parts: int
+) -> None:
+    terms = ["proxy", "checksum", "files"]
+    match = " OR ".join(f'"{t}"' for t in terms)
+    whole = store._bm25_ranked(match, 150, 0)
+    assert len(whole) == 150
+    for offset in (0, 40, 2990):
+        one = store._bm25_ranked(match, 60, offset)
+        split = store._bm25_ranked(match, 60, offset, parts)
+        assert [s for _, s in split] == [s for _, s in one]  # the same scores: same IDF and lengths
+        assert {r for r, _ in split} == {r for r, _ in one} or offset == 2990  # ties may order differently
+    for where in (SearchFilter(layers=tuple(Layer)), SearchFilter(layers=(Layer.DOMAIN, Layer.WORKFLOW), component="api")):
+        store.bm25_split_postings, store.bm25_split_parts = 0, parts
+        try:
+            split_hits = store.bm25_search_by_layer(terms, where, 30)
+        finally:
+            store.bm25_split_postings, store.bm25_split_parts = SPLIT_MIN_POSTINGS, SPLIT_PARTS
+        one_hits = store.bm25_search_by_layer(terms, where, 30)
+        for layer in where.layers:
+            assert [h.score for h in split_hits[layer]] == [h.score for h in one_hits[layer]]
+        assert sum(len(hits) for hits in split_hits.values()) > 30
+
+
+def test_the_term_plan_counts_the_postings_of_the_kept_terms(store: SqliteStore) -> None:
+    plan = FtsTermStats().plan(store._conn(), ["files", "checksum"], 0.5)
+    assert plan.terms == ["checksum"]
+    assert plan.records == 3000
+    assert 0 < plan.postings < 3000  # "checksum" only; "files" (every record) was left out
+    everything = FtsTermStats().plan(store._conn(), ["files", "checksum"], 1.0)
+    assert everything.postings == plan.postings + 3000

@@ -156,3 +156,12 @@ def test_the_snapshot_keeps_the_int8_matrix_and_its_scales(tmp_path: Path) -> No
     np.testing.assert_array_equal(np.asarray(loaded.quantized), built.quantized)
     np.testing.assert_array_equal(np.asarray(loaded.scales), built.scales)
     np.testing.assert_array_equal(np.asarray(loaded.matrix), vectors)
+
+
+def test_a_search_leaves_numpys_blas_with_one_thread(filled: tuple[Path, list[Record], np.ndarray]) -> None:
+    from threadpoolctl import threadpool_info
+
+    table = SqliteStore(filled[0])._vectors.table(MODEL)
+    best_rows(table, _unit(1, seed=8)[0], [np.arange(table.size, dtype=np.int64)], 5, exact=True)
+    blas = [pool for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert blas and all(pool["num_threads"] == 1 for pool in blas)

@@ -2,10 +2,11 @@
 
 Named steps, each a function:
 
-1. :func:`search_candidates` — embed the task once; search the layers in scope with both
-   retrievers in parallel (one exact dense pass over all vectors, split by layer with masks, and
-   one BM25 query, split by layer), under the same structured filters; optionally also take the
-   most critical records matching the filters; read every hit's priors; drop bare merge commits.
+1. :func:`search_candidates` — search the layers in scope with both retrievers under the same
+   structured filters: BM25 (one query, split by layer) starts at once and runs while the task is
+   embedded, then the dense search (one pass over all vectors, split by layer) uses the vector;
+   optionally also take the most critical records matching the filters; read every hit's priors;
+   drop bare merge commits.
 2. :func:`rank_candidates` — the ranking policy: per layer and record kind, cut each list to the
    plausibly relevant and fuse the lists (convex score fusion by default, ADR 0031; weights
    fitted by ``ranking tune``, ADR 0032); apply the record priors (criticality; superseded
@@ -189,19 +190,28 @@ def search_candidates(
 ) -> CandidateLists:
     """Step 1, candidate search: dense and BM25 hits (and, when asked, the most critical records).
 
-    Both retrievers run at once; each covers every layer in scope in one pass. Bare merge commits
-    ("Merge branch 'x'") say nothing of their own and would crowd the rank lists, so they leave
-    the lists here.
+    BM25 (and the critical records) run on the worker pool while the task is embedded, and the
+    dense search follows the embedding; each retriever covers every layer in scope in one pass.
+    Bare merge commits ("Merge branch 'x'") say nothing of their own and would crowd the rank
+    lists, so they leave the lists here.
     """
     terms = query_terms(task)
-    query_vector = embedder.embed_query(task)
-    bm25_future = _pool.submit(store.bm25_search_by_layer, terms, where, _PER_LIST)
-    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
-    bm25_hits = bm25_future.result()
-    critical_hits = store.most_critical(where, params.critical_candidates) if params.critical_candidates else []
-    priors = store.priors_of(
-        [h.record_id for hits in (*dense_hits.values(), *bm25_hits.values(), critical_hits) for h in hits]
+    # What needs no query vector runs while the task is embedded (docs/adr/0047): BM25 with its
+    # hits' priors, and the critical records.
+    bm25_future = _pool.submit(_bm25_with_priors, store, terms, where)
+    critical_future = (
+        _pool.submit(store.most_critical, where, params.critical_candidates) if params.critical_candidates else None
     )
+    query_vector = embedder.embed_query(task)
+    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
+    bm25_hits, priors = bm25_future.result()
+    critical_hits = critical_future.result() if critical_future is not None else []
+    priors = {
+        **priors,
+        **store.priors_of(
+            [h.record_id for hits in (*dense_hits.values(), critical_hits) for h in hits if h.record_id not in priors]
+        ),
+    }
 
     def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
         out: dict[RecordKind, list[Hit]] = {}
@@ -221,6 +231,14 @@ def search_candidates(
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
     )
+
+
+def _bm25_with_priors(
+    store: MemoryStore, terms: list[str], where: SearchFilter
+) -> tuple[dict[Layer, list[Hit]], dict[str, RecordPriors]]:
+    """BM25 hits of each layer and their records' priors (one task for the pull's worker pool)."""
+    hits = store.bm25_search_by_layer(terms, where, _PER_LIST)
+    return hits, store.priors_of([h.record_id for layer_hits in hits.values() for h in layer_hits])
 
 
 def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: RankingParams) -> list[Candidate]:

@@ -1,4 +1,4 @@
-"""Ranking pull candidates: relevance cut-offs, score fusion, priors, near-duplicates, fitted weights.
+"""Ranking pull candidates: relevance cut-offs, score fusion, priors, fitted weights (near-duplicates: ``near_duplicates``).
 
 Before fusion each list is cut to what is plausibly relevant, so that a digest stops when the
 relevant records are used up instead of filling its budget with noise: dense hits must lie within
@@ -27,9 +27,6 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-import numpy.typing as npt
-
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import Hit, RecordPriors, StateStore
 
@@ -43,7 +40,6 @@ __all__ = [
     "RankingParams",
     "fuse",
     "is_superseded",
-    "suppress_near_duplicates",
     "tuned_params",
 ]
 
@@ -259,47 +255,3 @@ def apply_priors(
         out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor / ceiling)))
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out
-
-
-def suppress_near_duplicates(
-    candidates: Sequence[Candidate],
-    vectors: Mapping[str, npt.NDArray[np.float32]],
-    threshold: float,
-    keep: int | None = None,
-) -> tuple[list[Candidate], int]:
-    """Drop candidates that repeat a better one: same normalised text, or cosine ≥ ``threshold``.
-
-    Args:
-        candidates: best first.
-        vectors: unit vectors by record id (candidates without one are compared by text only).
-        threshold: cosine similarity at or above which two candidates are near-duplicates.
-        keep: stop once this many candidates are kept (the rest are not examined).
-
-    Returns:
-        The kept candidates (order kept) and how many were dropped.
-    """
-    limit = len(candidates) if keep is None else keep
-    dim = next((v.shape[0] for v in vectors.values()), 0)
-    kept_matrix = np.empty((limit, dim), dtype=np.float32)
-    n_vectors = 0
-    kept: list[Candidate] = []
-    seen_texts: set[str] = set()
-    dropped = 0
-    for cand in candidates:
-        if len(kept) >= limit:
-            break
-        text_key = " ".join((cand.record.text if cand.record else "").split()).lower()
-        if text_key and text_key in seen_texts:
-            dropped += 1
-            continue
-        vec = vectors.get(cand.record_id)
-        if vec is not None and n_vectors and float((kept_matrix[:n_vectors] @ vec).max()) >= threshold:
-            dropped += 1
-            continue
-        kept.append(cand)
-        if text_key:
-            seen_texts.add(text_key)
-        if vec is not None:
-            kept_matrix[n_vectors] = vec
-            n_vectors += 1
-    return kept, dropped

@@ -17,6 +17,7 @@ The exact search stays selectable for comparison: ``MISSION_MEMORY_DENSE_SEARCH=
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 
@@ -25,7 +26,7 @@ import numpy.typing as npt
 
 from mission_memory.stores.vector_table import VectorTable
 
-__all__ = ["QUANTIZED_MIN_ROWS", "RESCORE_FACTOR", "RESCORE_MIN", "best_rows", "exact_search_forced"]
+__all__ = ["QUANTIZED_MIN_ROWS", "RESCORE_FACTOR", "RESCORE_MIN", "best_rows", "exact_search_forced", "one_blas_thread"]
 
 RESCORE_FACTOR = 4
 """Rows rescored exactly per group, as a multiple of the number asked for."""
@@ -38,6 +39,23 @@ _SHARE_FOR_ONE_PASS = 0.3
 
 Positions = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
+
+
+@functools.cache
+def one_blas_thread() -> None:
+    """Give NumPy's BLAS (OpenBLAS in NumPy's wheels) one thread for the rest of the process.
+
+    The products here are matrix-vector products, bound by memory bandwidth, which a second BLAS
+    thread does not speed up; but OpenBLAS's idle workers spin, taking the machine's other core
+    from the query embedding and the BM25 search a pull runs beside them. Measured on the 10k
+    store (50 pulls per run, two runs each, one process per run): process CPU time per pull p50
+    52.7 and 48.5 ms with the default threads against 38.7 and 41.5 ms with one (docs/adr/0047;
+    the issue measured pull p50/p95 −22 %/−24 % at 100k with ``OPENBLAS_NUM_THREADS=1``). Done
+    once, on the first search, through ``threadpoolctl`` (the variable is read only when NumPy loads).
+    """
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
 
 
 def exact_search_forced() -> bool:
@@ -70,6 +88,7 @@ def best_rows(
         Per group, ``(positions, scores)``: at most ``limit`` positions and their exact float32
         cosine similarities, highest first.
     """
+    one_blas_thread()
     q = np.ascontiguousarray(query, dtype=np.float32)
     if exact is None:
         exact = table.size < quantized_min_rows or exact_search_forced()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import json
 import os
 import sqlite3
@@ -35,6 +36,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,7 +69,7 @@ from mission_memory.stores.sqlite_migrations import (
 from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
 from mission_memory.utc import as_utc
 
-__all__ = ["SCHEMA_VERSION", "SqliteStore"]
+__all__ = ["SCHEMA_VERSION", "SPLIT_MIN_POSTINGS", "SPLIT_PARTS", "SqliteStore"]
 
 T = TypeVar("T")
 
@@ -88,6 +90,14 @@ _RECORD_COLUMNS = (
 
 
 _SNAPSHOT_MIN_ROWS = 2000
+SPLIT_MIN_POSTINGS = 40_000
+"""BM25 queries with at least this many postings are ranked in parts on several threads. A ranking
+costs about 0.85 ms of CPU per 1,000 postings here (100k store, correlation 0.96), and splitting
+adds about a quarter; a pull ranks BM25 beside the query embedding and dense search (about 21 ms),
+so below some 35 ms of ranking a split cannot shorten the pull (docs/adr/0047)."""
+SPLIT_PARTS = 2
+"""Row id ranges (threads) a large BM25 ranking is cut into: the machine's two cores."""
+_SPLIT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-bm25")
 _LAYER_OF_CODE = {code: layer for layer, code in LAYER_CODES.items()}
 _CHUNK = 500
 
@@ -143,6 +153,9 @@ class SqliteStore:
             first pass and exact rescoring (docs/adr/0033); smaller ones exactly.
         bm25_common_share: BM25 leaves out query terms found in more than this share of the
             records while rarer terms remain (1.0 keeps every term; docs/adr/0033).
+        bm25_split_postings, bm25_split_parts: a BM25 query whose kept terms have at least
+            ``bm25_split_postings`` postings in all is ranked as ``bm25_split_parts`` row id ranges
+            on as many threads, with the same result (docs/adr/0047); ``parts=1`` never splits.
 
     Raises:
         BackendUnavailable: the file cannot be opened or is not a mission-memory database.
@@ -154,11 +167,15 @@ class SqliteStore:
         snapshot_min_rows: int = _SNAPSHOT_MIN_ROWS,
         quantized_min_rows: int = QUANTIZED_MIN_ROWS,
         bm25_common_share: float = COMMON_SHARE,
+        bm25_split_postings: int = SPLIT_MIN_POSTINGS,
+        bm25_split_parts: int = SPLIT_PARTS,
     ) -> None:
         self.path = path
         self.snapshot_min_rows = snapshot_min_rows
         self.quantized_min_rows = quantized_min_rows
         self.bm25_common_share = bm25_common_share
+        self.bm25_split_postings = bm25_split_postings
+        self.bm25_split_parts = bm25_split_parts
         self._term_stats = FtsTermStats()
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -563,11 +580,12 @@ class SqliteStore:
         if not terms:
             return out
         conn = self._conn()
-        kept = self._term_stats.rare_terms(conn, terms, self.bm25_common_share)
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in kept)
+        plan = self._term_stats.plan(conn, terms, self.bm25_common_share)
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in plan.terms)
+        parts = self.bm25_split_parts if plan.postings >= self.bm25_split_postings else 1
         chosen: dict[Layer, list[tuple[int, float]]] = {layer: [] for layer in where.layers}
         if not where.active():
-            ranked = self._bm25_ranked(match, limit * len(Layer), 0)
+            ranked = self._bm25_ranked(match, limit * len(Layer), 0, parts)
             passing = self._passing_layers(where, [r[0] for r in ranked])
             for rowid, score in ranked:
                 layer = passing.get(rowid)
@@ -580,7 +598,7 @@ class SqliteStore:
         wanted, seen, offset = limit * len(where.layers), 0, 0
         share = self._vectors.passing_share(where)
         size = max(4 * wanted, 800) if share is None else max(int(2 * wanted / max(share, 1e-4)), 800)
-        ranked = self._bm25_ranked(match, size, 0)
+        ranked = self._bm25_ranked(match, size, 0, parts)
         while ranked:
             passing = self._passing_layers(where, [r[0] for r in ranked])
             for rowid, score in ranked:
@@ -597,7 +615,7 @@ class SqliteStore:
             share = share if share is not None else max(len(passing), 1) / len(ranked)
             offset += len(ranked)
             size = max(int(2 * (wanted - seen) / max(share, 1e-4)), size)
-            ranked = self._bm25_ranked(match, size, offset)
+            ranked = self._bm25_ranked(match, size, offset, parts)
         return self._bm25_hits(chosen)
 
     def _bm25_hits(self, chosen: dict[Layer, list[tuple[int, float]]]) -> dict[Layer, list[Hit]]:
@@ -620,14 +638,37 @@ class SqliteStore:
             out.update({rowid: layer for rowid, (_, layer) in self._passing(where, unknown).items()})
         return out
 
-    def _bm25_ranked(self, match: str, limit: int, offset: int) -> list[tuple[int, float]]:
-        """``(rowid, bm25)`` of the rows matching ``match``, best (lowest) first, from ``offset``."""
-        rows: list[tuple[int, float]] = self._conn().execute(
-            "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
-            " ORDER BY s LIMIT ? OFFSET ?",
-            (match, limit, offset),
-        ).fetchall()
-        return rows
+    def _bm25_ranked(self, match: str, limit: int, offset: int, parts: int = 1) -> list[tuple[int, float]]:
+        """``(rowid, bm25)`` of the rows matching ``match``, best (lowest) first, from ``offset``.
+
+        With ``parts > 1`` the row ids are cut into that many ranges ranked at once, one in this
+        thread and the others on :data:`_SPLIT_POOL`, and the best of their bests are merged
+        (docs/adr/0047). FTS5 takes BM25's document frequencies and average length from the whole
+        index whatever the row id range, so every score, and so the rows returned, are those of
+        the one ranking; equal scores are ordered by row id.
+        """
+        sql = "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
+        if parts <= 1:
+            rows: list[tuple[int, float]] = self._conn().execute(
+                sql + " ORDER BY s LIMIT ? OFFSET ?", (match, limit, offset)
+            ).fetchall()
+            return rows
+        low, high = self._conn().execute("SELECT coalesce(min(rowid), 0), coalesce(max(rowid), 0) FROM records").fetchone()
+        # The outer ranges are open, so a row written meanwhile is ranked as by one query.
+        edges = [-(2**63), *(low + (high + 1 - low) * i // parts for i in range(1, parts)), 2**63]
+
+        def ranked(start: int, stop: int) -> list[tuple[int, float]]:
+            part: list[tuple[int, float]] = self._conn().execute(
+                sql + " AND rowid >= ? AND rowid <= ? ORDER BY s LIMIT ?", (match, start, stop - 1, offset + limit)
+            ).fetchall()
+            return part
+
+        others = [_SPLIT_POOL.submit(ranked, a, b) for a, b in itertools.pairwise(edges[1:])]
+        rows = ranked(edges[0], edges[1])
+        for future in others:
+            rows.extend(future.result())
+        rows.sort(key=lambda row: (row[1], row[0]))
+        return rows[offset : offset + limit]
 
     def phrase_search(
         self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False

@@ -16,8 +16,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-__all__ = ["COMMON_SHARE", "FtsTermStats"]
+__all__ = ["COMMON_SHARE", "FtsTermStats", "TermPlan"]
 
 COMMON_SHARE = 0.5
 """Terms found in more than this share of the records are left out while rarer ones remain.
@@ -26,6 +27,22 @@ At 0.5 this changes no BM25 score above FTS5's IDF floor (such terms score 10⁻
 rows stay the same; lower shares are faster but change the ranking (figures in docs/adr/0033)."""
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """The tokenizer of ``records_fts`` (migration ``0001_initial``): stems must be the index's."""
+
+
+@dataclass(frozen=True)
+class TermPlan:
+    """What a BM25 query will cost, before it runs.
+
+    Attributes:
+        terms: the query terms kept (see :meth:`FtsTermStats.rare_terms`).
+        postings: the summed document counts of the kept terms' index tokens: an upper bound of
+            the rows FTS5 will score (a row holding two terms counts twice), the cost's measure.
+        records: rows in the index.
+    """
+
+    terms: list[str]
+    postings: int
+    records: int
 
 
 class FtsTermStats:
@@ -55,6 +72,19 @@ class FtsTermStats:
         """
         if common_share >= 1.0 or len(terms) < 2:
             return list(terms)
+        return self.plan(conn, terms, common_share).terms
+
+    def plan(self, conn: sqlite3.Connection, terms: Sequence[str], common_share: float) -> TermPlan:
+        """The kept terms (as :meth:`rare_terms` keeps them) and how many postings they have.
+
+        Args: as :meth:`rare_terms`.
+
+        Returns:
+            A :class:`TermPlan`; its ``postings`` lets the caller choose how to run the query
+            (docs/adr/0047 splits a large ranking across threads).
+        """
+        if not terms:
+            return TermPlan([], 0, 0)
         tokens = self._tokens(conn, terms)
         with self._lock:
             state = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0])
@@ -70,9 +100,14 @@ class FtsTermStats:
                 ).fetchall())
                 self._docs.update({t: int(found.get(t, 0)) for t in missing})
             bound = common_share * self._records
-            common = [bool(ts) and all(self._docs[t] > bound for t in ts) for ts in tokens]
+            keep_all = common_share >= 1.0 or len(terms) < 2
+            common = [not keep_all and bool(ts) and all(self._docs[t] > bound for t in ts) for ts in tokens]
+            if all(common):
+                common = [False] * len(terms)
+            postings = sum(self._docs[t] for ts, c in zip(tokens, common, strict=True) if not c for t in ts)
+            records = self._records
         kept = [term for term, is_common in zip(terms, common, strict=True) if not is_common]
-        return kept or list(terms)
+        return TermPlan(kept, postings, records)
 
     @staticmethod
     def _tokens(conn: sqlite3.Connection, terms: Sequence[str]) -> list[list[str]]:
