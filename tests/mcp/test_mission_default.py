@@ -115,3 +115,17 @@ def test_a_store_that_does_not_open_still_gives_a_server_whose_description_says_
     description, result = _in_process("archive", {"task_description": QUESTION})
     assert "could not be read" in description
     assert result.is_error
+
+
+def test_serve_with_a_mission_that_is_not_stored_warns_at_start_and_lists_the_stored_ones(
+    two_missions: tuple[GitRepo, GitRepo], data_dir: Path
+) -> None:
+    import subprocess
+
+    env = {"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"], "PATH": os.environ["PATH"]}
+    done = subprocess.run(
+        [sys.executable, "-m", "mission_memory", "serve", "--mission", "uploadr"],
+        input="", env=env, capture_output=True, text=True, timeout=120,  # stdin at EOF: the stdio server ends
+    )
+    warning = " ".join(done.stderr.split())
+    assert "Warning: no mission named 'uploadr' is stored (missions: archive, uploader)" in warning

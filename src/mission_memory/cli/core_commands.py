@@ -259,7 +259,23 @@ def serve(
     from mission_memory.mcp.server import run_server
 
     with reported_errors():
+        if mission is not None:
+            _warn_if_not_stored(mission)
         run_server(transport.value, host=host, port=port, mission=mission, write_tools=write_tools)
+
+
+def _warn_if_not_stored(mission: str) -> None:
+    """``serve --mission NAME`` for a mission that is not stored (yet) answers from all missions: say
+    so on stderr at start (MCP clients log it), listing the stored ones, since a typo would otherwise
+    only show in each digest's header."""
+    with _open_memory() as memory:
+        stored = memory.store.missions()
+    if stored and mission not in stored:
+        err_console.print(
+            f"Warning: no mission named {mission!r} is stored (missions: {', '.join(sorted(stored))}); until it"
+            " is ingested, queries answer from all missions.",
+            markup=False, highlight=False,
+        )
 
 
 def demo(
