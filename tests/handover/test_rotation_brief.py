@@ -180,6 +180,10 @@ def test_cli_brief_json_and_ack(shift: Shift, monkeypatch: pytest.MonkeyPatch) -
     assert json.loads(acked.stdout)["brief_id"] == data["archived_id"]
     bad = runner.invoke(app, ["brief", "--since", "soon"])
     assert bad.exit_code == 1 and "since 'soon'" in bad.stderr
+    known = runner.invoke(app, ["brief", "--from", "alice", "--since", "2025-02-20", "--json"])
+    assert known.exit_code == 0 and "Warning" not in known.stderr
+    typo = runner.invoke(app, ["brief", "--from", "alcie", "--since", "2025-02-20", "--json"])
+    assert typo.exit_code == 0 and "memory holds nothing from operator 'alcie'" in " ".join(typo.stderr.split())
 
 
 def test_the_window_reaches_back_to_the_incoming_operators_last_activity_within_thirty_days(shift: Shift) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mission_memory.cli.output import console, print_json, reported_errors
+from mission_memory.cli.output import console, err_console, print_json, reported_errors
 
 __all__ = ["brief_app", "handover_app"]
 
@@ -54,10 +54,27 @@ def brief(
             mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
             token_budget=budget, repository=Path.cwd(), client="cli",
         )
+        unknown = from_operator is not None and not _operator_is_known(memory, from_operator, result.window.mission)
+    if unknown:
+        err_console.print(
+            f"Warning: memory holds nothing from operator {from_operator!r} on mission {result.window.mission!r}"
+            " (no queries, corrections, decisions or notes), so the brief has no profile of them; check the name.",
+            markup=False, highlight=False,
+        )
     if json_output:
         print_json(result.to_json())
     else:
         typer.echo(result.text)
+
+
+def _operator_is_known(memory: Any, operator: str, mission: str) -> bool:
+    """Whether ``operator`` left anything on ``mission``: a retrieval event or a record they own."""
+    from mission_memory.records import RecordKind
+
+    if memory.store.retrieval_events_matching(operator=operator, mission=mission, limit=1):
+        return True
+    kinds = [kind.value for kind in RecordKind]
+    return bool(memory.store.records_of_kind(kinds, mission=mission, operator=operator, limit=1))
 
 
 @brief_app.command("ack")
