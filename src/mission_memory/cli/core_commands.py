@@ -226,18 +226,25 @@ def events(
     limit: Annotated[int, typer.Option(help="How many events, newest first.")] = 20,
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
-    """List the latest retrieval events (every pull query is logged)."""
+    """List the latest retrieval events (every pull query is logged); entries: served, +omitted."""
     with reported_errors(), _open_memory() as memory:
         rows = memory.retrieval_events(limit)
     if json_output:
         print_json([row.model_dump(mode="json") for row in rows])
         return
-    table = Table("time", "client", "operator", "scope", "tokens", "entries", "omitted", "query")
+    # Narrow terminals (80 columns) cut rather than wrap: one line per event, the query last and elided.
+    table = Table(box=None, header_style="bold")
+    table.add_column("time (UTC)", no_wrap=True, min_width=16)
+    for name, widest in (("client", 6), ("operator", 12), ("scope", 9)):
+        table.add_column(name, no_wrap=True, overflow="ellipsis", max_width=widest)
+    table.add_column("tokens", no_wrap=True, justify="right", min_width=9)
+    table.add_column("entries", no_wrap=True, justify="right", min_width=5)  # served, +omitted
+    table.add_column("query", no_wrap=True, overflow="ellipsis", ratio=1, min_width=16)
     for row in rows:
-        table.add_row(row.time.isoformat()[:19], row.client or "-", row.operator or "-", row.scope,
-                      f"{row.tokens_used}/{row.token_budget}", str(len(row.record_ids)), str(row.omitted),
-                      row.query[:60])
-    console.print(table)
+        served = f"{len(row.record_ids)}" + (f"+{row.omitted}" if row.omitted else "")
+        table.add_row(row.time.strftime("%Y-%m-%d %H:%M"), row.client or "-", row.operator or "-", row.scope,
+                      f"{row.tokens_used}/{row.token_budget}", served, " ".join(row.query.split())[:200])
+    console.print(table, soft_wrap=False)  # fit the terminal's width
 
 
 def serve(
