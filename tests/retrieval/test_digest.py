@@ -103,6 +103,12 @@ def test_ages_read_as_days_weeks_months_and_years() -> None:
     assert format_age(datetime(2020, 1, 1, tzinfo=UTC), now) == "6 years"
 
 
+def test_an_age_counts_calendar_days_so_it_agrees_with_the_date_beside_it() -> None:
+    morning = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+    assert format_age(datetime(2026, 11, 30, 23, 0, tzinfo=UTC), morning) == "1 day"
+    assert format_age(datetime(2026, 12, 1, 0, 5, tzinfo=UTC), morning) == "today"
+
+
 def test_the_best_entry_is_shortened_to_fit_a_small_budget_rather_than_dropped() -> None:
     tokenizer = TiktokenTokenizer()
     candidates = _candidates(ENGLISH * 3, 4)[1:]

@@ -146,8 +146,12 @@ class Digest:
 
 
 def format_age(moment: datetime, now: datetime) -> str:
-    """A short human age: ``today``, ``3 days``, ``5 weeks``, ``4 months``, ``2 years``."""
-    days = max(0, int((now - moment).total_seconds() // 86400))
+    """A short human age: ``today``, ``3 days``, ``5 weeks``, ``4 months``, ``2 years``.
+
+    Counted in calendar days (UTC), so it agrees with the date shown beside it: a record of
+    yesterday 23:00 is ``1 day`` old at 09:00 today, not ``today``.
+    """
+    days = max(0, (now.astimezone(UTC).date() - moment.astimezone(UTC).date()).days)
     if days == 0:
         return "today"
     if days < 14:
