@@ -161,3 +161,23 @@ def test_a_subfolder_of_a_repository_ingests_the_whole_repository_and_says_so(
     data = report.to_json()
     assert data["mission"] == "field" and data["path"] == str(repo.root.resolve())
     assert any("is inside the git repository" in w and "--include" in w for w in data["warnings"])
+
+
+def test_a_decision_is_never_dated_after_the_commit_that_wrote_it(
+    memory: Memory, make_git_repo: Callable[[str], GitRepo]
+) -> None:
+    from datetime import UTC, datetime
+
+    repo = make_git_repo("morning")
+    repo.commit("Decide in the morning", "2024-06-01T09:00:00+00:00", {
+        "docs/adr/0001-keep-the-ledger-in-sqlite.md": _ADR.format(
+            number=1, title="Keep the ledger in SQLite", date="2024-06-01", status="Accepted",
+            context="Field machines run offline.", decision="Keep SQLite."),
+        "docs/adr/0002-use-wal.md": _ADR.format(
+            number=2, title="Use WAL", date="2024-05-20", status="Accepted",
+            context="Readers and writers at once.", decision="WAL mode."),
+    })
+    memory.ingest_repository(repo.root)
+    times = {r.attributes["number"]: r.provenance.time for r in _records(memory) if r.kind is RecordKind.DECISION}
+    assert times[1] == datetime(2024, 6, 1, 9, 0, tzinfo=UTC)  # committed before noon of its date
+    assert times[2] == datetime(2024, 5, 20, 12, 0, tzinfo=UTC)  # an earlier date: noon of that date

@@ -241,8 +241,11 @@ def _component_of(path: str) -> str | None:
 
 
 def _decision_time(decision: Decision, fallback: datetime) -> datetime:
+    """When a decision was taken: noon UTC of its stated date, but never after ``fallback`` (the
+    file's commit or modification time), so a decision written this morning (``decide --write-adr``)
+    is not dated in the future and stays inside the current shift's window; else ``fallback``."""
     if isinstance(decision.decided_at, date):
-        return datetime.combine(decision.decided_at, time(12, 0), tzinfo=UTC)
+        return min(datetime.combine(decision.decided_at, time(12, 0), tzinfo=UTC), fallback)
     return fallback
 
 
