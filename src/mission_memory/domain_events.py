@@ -212,7 +212,7 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
         try:
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{source} line {number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise InputError(f"{source} line {number}: not valid JSON ({exc.msg}; column {exc.colno})") from None
         if not isinstance(raw, dict):
             raise InputError(f"{source} line {number}: expected a JSON object, got {type(raw).__name__}")
         try:

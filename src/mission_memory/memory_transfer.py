@@ -256,7 +256,7 @@ def _read_lines(path: Path) -> Iterator[tuple[int, BaseModel]]:
                 try:
                     data = json.loads(text)
                 except json.JSONDecodeError as exc:
-                    raise InputError(f"{path} line {number}: not JSON ({exc.msg} at column {exc.colno})") from exc
+                    raise InputError(f"{path} line {number}: not JSON ({exc.msg}; column {exc.colno})") from exc
                 kind = data.get("type") if isinstance(data, dict) else None
                 model = _LINE_TYPES.get(kind) if isinstance(kind, str) else None
                 if model is None:
