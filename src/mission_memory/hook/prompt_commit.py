@@ -349,7 +349,7 @@ def _parse_json(text: str) -> object:
         return json.loads(text, strict=False)
     except json.JSONDecodeError as exc:
         raise InputProblem(
-            "stdin is not JSON: " + exc.msg + "; line " + str(exc.lineno) + " column " + str(exc.colno)
+            "stdin is not JSON: " + exc.msg + " at line " + str(exc.lineno) + " column " + str(exc.colno)
         ) from None
     except RecursionError:
         raise InputProblem("stdin is not JSON the hook can read: nested too deeply") from None
