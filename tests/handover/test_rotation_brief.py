@@ -184,6 +184,8 @@ def test_cli_brief_json_and_ack(shift: Shift, monkeypatch: pytest.MonkeyPatch) -
     assert known.exit_code == 0 and "Warning" not in known.stderr
     typo = runner.invoke(app, ["brief", "--from", "alcie", "--since", "2025-02-20", "--json"])
     assert typo.exit_code == 0 and "memory holds nothing from operator 'alcie'" in " ".join(typo.stderr.split())
+    assert json.loads(typo.stdout)["archived_id"] == ""  # nothing for `brief ack` to acknowledge
+    assert json.loads(known.stdout)["archived_id"]
 
 
 def test_the_window_reaches_back_to_the_incoming_operators_last_activity_within_thirty_days(shift: Shift) -> None:

@@ -50,15 +50,23 @@ def brief(
     if ctx.invoked_subcommand is not None:
         return
     with reported_errors(), _open_memory() as memory:
-        result = memory.rotation_brief(
-            mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
-            token_budget=budget, repository=Path.cwd(), client="cli",
-        )
+        def build(archive: bool) -> Any:
+            return memory.rotation_brief(
+                mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
+                token_budget=budget, repository=Path.cwd(), client="cli", archive=archive,
+            )
+
+        # A --from that memory has never seen (a typo) gets the brief printed but not archived, so
+        # `brief ack` cannot acknowledge a handover from nobody.
+        result = build(archive=from_operator is None)
         unknown = from_operator is not None and not _operator_is_known(memory, from_operator, result.window.mission)
+        if from_operator is not None and not unknown:
+            result = build(archive=True)
     if unknown:
         err_console.print(
             f"Warning: memory holds nothing from operator {from_operator!r} on mission {result.window.mission!r}"
-            " (no queries, corrections, decisions or notes), so the brief has no profile of them; check the name.",
+            " (no queries, corrections, decisions or notes), so the brief has no profile of them and is not"
+            " archived; check the name.",
             markup=False, highlight=False,
         )
     if json_output:
