@@ -44,6 +44,14 @@ def test_a_recorded_correction_is_stored_once_however_often_it_is_recorded(inges
     assert _stored() == 1
 
 
+def test_an_adr_is_named_as_ADR_N_or_by_its_bare_number_as_decide_supersedes_accepts(ingested: GitRepo) -> None:
+    from mission_memory.corrections.signal import resolve_references
+
+    with Memory.open() as memory:
+        refs = resolve_references(memory.store, "uploader", ["ADR-2", "0002", "2"])
+    assert refs["ADR-2"] == refs["0002"] == refs["2"] and len(refs["2"]) == 1
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [

@@ -46,7 +46,7 @@ RELEVANT_LAYERS = (Layer.DOMAIN, Layer.WORKFLOW)
 """Layers a correction's relevant record may live in (a practitioner record is never the missed context)."""
 
 _TOPIC_CANDIDATES = 20
-_ADR = re.compile(r"^ADR[\s\-_#]*0*(\d{1,5})$", re.IGNORECASE)
+_ADR = re.compile(r"^(?:ADR[\s\-_#]*)?0*(\d{1,5})$", re.IGNORECASE)  # ADR-0005, ADR 5, 0005 (as --supersedes)
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
@@ -78,7 +78,7 @@ def resolve_references(store: MemoryStore, mission: str, refs: Sequence[str]) ->
     """Record ids by reference, for the references a correction names (``--expected``).
 
     A reference is a record id (32 hex), a provenance reference of ``mission`` (a path, a path#anchor,
-    a commit sha or its prefix of 7+ hex digits), or ``ADR-N`` / ``ADR 0005``.
+    a commit sha or its prefix of 7+ hex digits), or ``ADR-N`` / ``ADR 0005`` / ``0005``.
 
     Raises:
         InputError: a reference names no stored record (the message says which forms are accepted).
@@ -89,7 +89,7 @@ def resolve_references(store: MemoryStore, mission: str, refs: Sequence[str]) ->
         if not ids:
             raise InputError(
                 f"expected {ref!r} names no record stored in mission {mission!r}: give a record id, a path as"
-                " ingested (docs/adr/0002-x.md), a commit sha, or ADR-N"
+                " ingested (docs/adr/0002-x.md), a commit sha, or an ADR as ADR-N or its number"
             )
         resolved[ref] = ids
     return resolved
