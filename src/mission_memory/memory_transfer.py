@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -59,6 +59,8 @@ class TransferSummary:
         added: records an import added or replaced (the rest were stored already).
         events_added: retrieval events an import stored (the rest were stored already).
         left_out: records an export left out for the access level.
+        vector_models: vectors per embedding model id (import), so a caller can warn about vectors
+            that the configured embedder cannot compare with (they need ``reindex``).
     """
 
     records: int = 0
@@ -68,8 +70,9 @@ class TransferSummary:
     added: int = 0
     events_added: int = 0
     left_out: int = 0
+    vector_models: dict[str, int] = field(default_factory=dict)
 
-    def to_json(self) -> dict[str, int]:
+    def to_json(self) -> dict[str, Any]:
         """The summary as a JSON-ready dict."""
         return asdict(self)
 
@@ -342,6 +345,8 @@ def import_memory(
     batch: list[_RecordLine] = []
     event_batch: list[RetrievalEvent] = []
 
+    models: dict[str, int] = {}
+
     def flush_records() -> None:
         nonlocal added, batch
         added += _store_records(store, batch)
@@ -360,6 +365,8 @@ def import_memory(
             batch.append(line)
             records += 1
             vectors += line.vector is not None
+            if line.vector is not None:
+                models[line.vector.model_id] = models.get(line.vector.model_id, 0) + 1
             if len(batch) >= _BATCH:
                 flush_records()
                 if progress is not None:
@@ -381,7 +388,7 @@ def import_memory(
     if progress is not None:
         progress("import", total, total)
     return TransferSummary(records=records, vectors=vectors, events=events, state=state, added=added,
-                           events_added=events_added)
+                           events_added=events_added, vector_models=models)
 
 
 def _store_records(store: MemoryStore, lines: list[_RecordLine]) -> int:

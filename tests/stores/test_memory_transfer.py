@@ -140,12 +140,15 @@ def test_the_cli_exports_to_a_file_and_imports_it_into_another_store_with_json_s
     exported = runner.invoke(app, ["export", "-o", str(tmp_path / "x.jsonl"), "--json"])
     assert exported.exit_code == 0, exported.output
     assert json.loads(exported.stdout) == {"records": 11, "vectors": 10, "events": 3, "state": 2, "added": 0,
-                                           "events_added": 0, "left_out": 0, "file": str(tmp_path / "x.jsonl")}
+                                           "events_added": 0, "left_out": 0, "vector_models": {},
+                                           "file": str(tmp_path / "x.jsonl")}
     monkeypatch.setenv("MISSION_MEMORY_STORE", f"qdrant+path://{tmp_path / 'q'}")
     imported = runner.invoke(app, ["import", str(tmp_path / "x.jsonl"), "--mission", "n", "--json"])
     assert imported.exit_code == 0, imported.output
     summary = json.loads(imported.stdout)
     assert (summary["records"], summary["added"], summary["events"], summary["state"]) == (3, 3, 1, 1)
+    assert summary["vector_models"] == {"model-b": 3}
+    assert "imported vectors of another embedding model (3 of model-b)" in " ".join(imported.stderr.split())
     missing = runner.invoke(app, ["import", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code == 1 and "cannot read export file" in missing.output
     to_stdout = runner.invoke(app, ["export", "--mission", "n"])

@@ -96,7 +96,16 @@ def import_command(
 
     with reported_errors(), Memory.open() as memory, progress_display(not json_output) as progress:
         summary = memory.import_memory(file, mission=mission, progress=progress)
+        model_id = memory.embedder.model_id
     data = summary.to_json()
+    foreign = {model: n for model, n in summary.vector_models.items() if model != model_id}
+    if foreign:
+        shown = ", ".join(f"{n} of {model}" for model, n in sorted(foreign.items()))
+        err_console.print(
+            f"Warning: imported vectors of another embedding model ({shown}); this memory embeds with"
+            f" {model_id}, so those records are found by BM25 only until `mission-memory reindex`.",
+            markup=False, highlight=False,
+        )
     if json_output:
         print_json({**data, "file": str(file)})
         return
