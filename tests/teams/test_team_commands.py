@@ -32,6 +32,7 @@ def test_add_prints_the_token_once_and_stores_only_its_hash(data_dir: Path) -> N
     assert entry.expires is not None and entry.expires - datetime.now(UTC) > timedelta(days=29)
     listed = json.loads(_run("team", "token", "list", "--json"))
     assert [t["operator"] for t in listed] == ["olena"] and "sha256" not in listed[0]
+    assert listed[0]["expired"] is False
     assert token not in _run("team", "token", "list")
 
 

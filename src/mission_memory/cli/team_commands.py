@@ -93,13 +93,13 @@ def list_tokens(json_output: JsonOpt = False) -> None:
     with reported_errors():
         path = _token_file()
         entries = read_token_file(path)
+    now = datetime.now(UTC)
     if json_output:
-        print_json([e.model_dump(mode="json", exclude={"sha256"}) for e in entries])
+        print_json([e.model_dump(mode="json", exclude={"sha256"}) | {"expired": e.expired(now)} for e in entries])
         return
     if not entries:
         console.print(f"No tokens in {path}: add one with `mission-memory team token add`.")
         return
-    now = datetime.now(UTC)
     table = Table("id", "operator", "clearance", "role", "missions", "expires")
     for e in entries:
         expiry = (e.expires.isoformat() + (" (expired)" if e.expired(now) else "")) if e.expires else "never"
