@@ -25,7 +25,7 @@ import httpx
 
 from mission_memory.errors import BackendUnavailable
 
-__all__ = ["Deadline", "DeadlineExceeded", "request_within"]
+__all__ = ["Deadline", "DeadlineExceeded", "post_json_within", "request_within"]
 
 
 class DeadlineExceeded(BackendUnavailable):
@@ -134,3 +134,19 @@ def request_within(
             raise DeadlineExceeded(message) from exc
         raise
     return response
+
+
+def post_json_within(
+    client: httpx.Client | None, url: str, deadline: Deadline, payload: dict[str, Any], *,
+    api_key: str | None, service: str, timeout: float,
+) -> httpx.Response:
+    """POST ``payload`` as JSON with an optional bearer key, body read before ``deadline``.
+
+    Uses ``client`` when given (not closed), else a client of its own with ``timeout`` (seconds),
+    closed after the call. See :func:`request_within` for the result and the errors raised.
+    """
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    if client is not None:
+        return request_within(client, "POST", url, deadline, service=service, json=payload, headers=headers)
+    with httpx.Client(timeout=timeout) as own:
+        return request_within(own, "POST", url, deadline, service=service, json=payload, headers=headers)

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from mission_memory.http_deadline import Deadline, DeadlineExceeded, request_within
+from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 
 __all__ = ["COPY_RUN", "MAX_CHARS", "LlmCorrectionSummaries", "copies_prompt"]
 
@@ -100,14 +100,9 @@ class LlmCorrectionSummaries:
         return f"{self.base_url.rstrip('/')}/chat/completions"
 
     def _post(self, payload: dict[str, Any]) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         deadline = Deadline.start(self.deadline_seconds, "MISSION_MEMORY_LLM_DEADLINE_SECONDS")
-        if self.client is not None:
-            return request_within(self.client, "POST", self.url, deadline, service="LLM endpoint",
-                                  json=payload, headers=headers)
-        with httpx.Client(timeout=self.deadline_seconds) as client:
-            return request_within(client, "POST", self.url, deadline, service="LLM endpoint",
-                                  json=payload, headers=headers)
+        return post_json_within(self.client, self.url, deadline, payload, api_key=self.api_key,
+                                service="LLM endpoint", timeout=self.deadline_seconds)
 
     def summary(self, words: str, correction_class: str, category: str, component: str | None,
                 outcome: str) -> str | None:

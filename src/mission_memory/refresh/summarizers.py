@@ -31,7 +31,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from mission_memory.http_deadline import Deadline, DeadlineExceeded, request_within
+from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 from mission_memory.ingest.adr import find_adr_paths
 from mission_memory.ingest.git_history import Commit
 from mission_memory.refresh.open_questions import OpenQuestion
@@ -446,14 +446,8 @@ class ChatCompletionsSummarizer:
         return Deadline.start(self.deadline_seconds, "MISSION_MEMORY_LLM_DEADLINE_SECONDS")
 
     def _post(self, payload: dict[str, Any]) -> httpx.Response:
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        deadline = self._deadline()
-        if self._client is not None:
-            return request_within(self._client, "POST", self.url, deadline, service="LLM endpoint",
-                                  json=payload, headers=headers)
-        with httpx.Client(timeout=self.timeout) as client:
-            return request_within(client, "POST", self.url, deadline, service="LLM endpoint",
-                                  json=payload, headers=headers)
+        return post_json_within(self._client, self.url, self._deadline(), payload, api_key=self.api_key,
+                                service="LLM endpoint", timeout=self.timeout)
 
     def _complete(self, system: str, user: str) -> _Completion:
         """One chat completion within the cap; failures come back as ``failure`` text, never raised."""
