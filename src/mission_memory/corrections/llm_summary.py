@@ -26,6 +26,7 @@ from typing import Any
 import httpx
 
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
+from mission_memory.refresh.summarizers import chat_message_content
 
 __all__ = ["COPY_RUN", "MAX_CHARS", "LlmCorrectionSummaries", "copies_prompt"]
 
@@ -131,7 +132,7 @@ class LlmCorrectionSummaries:
             self.failed += 1
             self.failure = f"LLM endpoint {self.url} failed ({type(exc).__name__})"
             return None
-        content = _content(data)
+        content = chat_message_content(data)
         if content is None:
             self.failed += 1
             self.failure = f"LLM endpoint {self.url} gave no sentence (HTTP {response.status_code})"
@@ -143,15 +144,3 @@ class LlmCorrectionSummaries:
             return None
         self.used += 1
         return sentence
-
-
-def _content(data: Any) -> str | None:
-    """``choices[0].message.content`` as non-empty text, or None."""
-    if not isinstance(data, dict):
-        return None
-    choices = data.get("choices")
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        return None
-    message = choices[0].get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    return content.strip() if isinstance(content, str) and content.strip() else None

@@ -48,6 +48,7 @@ __all__ = [
     "Summarizer",
     "SummaryMaterial",
     "SummaryResult",
+    "chat_message_content",
 ]
 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -486,7 +487,7 @@ class ChatCompletionsSummarizer:
         total = usage.get("total_tokens") if isinstance(usage, dict) else None
         tokens = total if isinstance(total, int) and total >= 0 else estimate
         self.ledger.add(day, tokens)
-        content = _message_content(data)
+        content = chat_message_content(data)
         if content is None:
             return _Completion(None, tokens, f"LLM endpoint {self.url} answered without message content")
         return _Completion(content, tokens, None)
@@ -536,8 +537,11 @@ class ChatCompletionsSummarizer:
         return QuestionsResult(tuple(questions[:10]), self.name, done.tokens, None)
 
 
-def _message_content(data: dict[str, Any]) -> str | None:
-    """``choices[0].message.content`` as non-empty text, or None."""
+def chat_message_content(data: Any) -> str | None:
+    """``choices[0].message.content`` of an OpenAI-compatible chat completion, as non-empty text, or
+    None for any other shape."""
+    if not isinstance(data, dict):
+        return None
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None
