@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -19,15 +18,9 @@ import typer
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.cli.progress_lines import progress_display
 from mission_memory.errors import InputError
+from mission_memory.records import AccessLevel
 
 __all__ = ["export_command", "import_command", "register"]
-
-
-class AccessLevelOption(StrEnum):
-    public = "public"
-    internal = "internal"
-    restricted = "restricted"
-    secret = "secret"
 
 
 def export_command(
@@ -36,7 +29,7 @@ def export_command(
     ] = None,
     mission: Annotated[str | None, typer.Option("--mission", help="Export only this mission (default: all).")] = None,
     max_access_level: Annotated[
-        AccessLevelOption | None,
+        AccessLevel | None,
         typer.Option("--max-access-level", help="Leave out records above this access level "
                      "(public < internal < restricted < secret), and the retrieval events that returned them."),
     ] = None,
@@ -48,9 +41,8 @@ def export_command(
     interrupted export leaves no partial file behind.
     """
     from mission_memory.api import Memory
-    from mission_memory.records import AccessLevel
 
-    level = AccessLevel(max_access_level.value) if max_access_level is not None else None
+    level = max_access_level
     with reported_errors(), Memory.open() as memory:
         if output is None:
             with progress_display(False) as progress:
