@@ -277,3 +277,40 @@ def test_the_averages_record_is_fts5s_row_count_and_token_total(store: SqliteSto
     conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.t_instances USING fts5vocab(main, records_fts, instance)")
     assert totals.tokens == conn.execute("SELECT count(*) FROM temp.t_instances").fetchone()[0]
     assert isinstance(conn, sqlite3.Connection)
+
+
+def _same_text(i: int, text: str) -> Record:
+    return Record.build(
+        kind=RecordKind.COMMIT, title="tied", text=text,
+        provenance=Provenance(kind=SourceKind.DOC, ref=f"tie{i}", uri=f"file:///tie{i}", mission="m",
+                              time=datetime(2025, 1, 1, tzinfo=UTC)),
+    )
+
+
+def test_equal_scores_before_and_after_the_index_are_ordered_by_row_id(tmp_path: Path) -> None:
+    store = _index_store(tmp_path / "m.db")
+    store.upsert_records(_records(300, seed=14))
+    store.upsert_records([_same_text(i, "zebra crossing") for i in range(6)])
+    store.bm25_search(["zebra"], SearchFilter(layers=tuple(Layer)), 5)  # the index covers these six
+    store.upsert_records([_same_text(i, "zebra crossing") for i in range(6, 12)])  # six more, after it
+    for limit in (3, 6, 8, 12):
+        own, fts5 = _both_paths(store, ["zebra"], SearchFilter(layers=tuple(Layer)), limit)
+        _assert_same(own, fts5)
+    conn = store._conn()
+    with _one_state(store):
+        ranking = _fts5_ranking(store, ["zebra"])
+        assert len({s for _, s in ranking}) == 1 and len(ranking) == 12
+        own_ids = [h.record_id for h in store.bm25_search(["zebra"], SearchFilter(layers=tuple(Layer)), 8)]
+        rowid_of = dict(conn.execute("SELECT id, rowid FROM records WHERE title = 'tied'").fetchall())
+        assert [rowid_of[r] for r in own_ids] == [r for r, _ in ranking[:8]]
+
+
+def test_a_term_frequency_above_uint16_is_kept_exactly(tmp_path: Path) -> None:
+    store = _index_store(tmp_path / "m.db")
+    store.upsert_records(_records(200, seed=15))
+    store.upsert_records([_same_text(0, "proxy " * 70_000)])
+    _assert_same(*_both_paths(store, ["proxy", "cache"], SearchFilter(layers=tuple(Layer)), 10))
+    conn = store._conn()
+    with _one_state(store):
+        view = store.bm25_index.view(conn, fts_totals(conn))
+        assert view is not None and view.index.freqs.dtype == np.uint32

@@ -655,7 +655,7 @@ class SqliteStore:
             if view.tail:
                 rows.extend(conn.execute(
                     "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
-                    " AND rowid > ? ORDER BY s LIMIT ?",
+                    " AND rowid > ? ORDER BY s, rowid LIMIT ?",  # ties by row id, as the merge orders them
                     (match, after, offset + size),
                 ).fetchall())
                 rows.sort(key=lambda row: (row[1], row[0]))

@@ -245,7 +245,7 @@ class Bm25Index:
         tokens: list[str] = []
         sizes: list[int] = []
         pos_parts: list[npt.NDArray[np.int32]] = []
-        freq_parts: list[npt.NDArray[np.int64]] = []
+        freq_parts: list[npt.NDArray[np.uint32]] = []
         lengths = np.zeros(rowids.size, dtype=np.int64)
         # One value per token instance: row id × 2, plus 1 in the title.
         cursor = conn.execute(
@@ -264,14 +264,14 @@ class Bm25Index:
             tokens.append(str(token))
             sizes.append(int(starts.size))
             pos_parts.append(row_pos.astype(np.int32))
-            freq_parts.append(np.add.reduceat(weights, starts))
+            freq_parts.append(np.add.reduceat(weights, starts).astype(np.uint32))
         offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         positions = np.concatenate(pos_parts) if pos_parts else np.empty(0, dtype=np.int32)
-        freqs64 = np.concatenate(freq_parts) if freq_parts else np.empty(0, dtype=np.int64)
-        freq_type = np.uint16 if freqs64.size == 0 or int(freqs64.max()) <= np.iinfo(np.uint16).max else np.uint32
+        freqs32 = np.concatenate(freq_parts) if freq_parts else np.empty(0, dtype=np.uint32)
+        freq_type = np.uint16 if freqs32.size == 0 or int(freqs32.max()) <= np.iinfo(np.uint16).max else np.uint32
         return cls(
-            rowids, lengths.astype(np.int32), offsets, positions.astype(np.int32), freqs64.astype(freq_type),
+            rowids, lengths.astype(np.int32), offsets, positions.astype(np.int32, copy=False), freqs32.astype(freq_type, copy=False),
             tokens, max_rowid, str(last[0]) if last is not None else "",
         )
 
