@@ -162,7 +162,7 @@ def measure_bm25_index(data_dir: Path, n_queries: int, rebuild: bool) -> dict[st
     from mission_memory.retrieval.filters import QueryFilters
     from mission_memory.retrieval.query_terms import query_terms
     from mission_memory.stores.sqlite import SqliteStore, _read_transaction
-    from mission_memory.stores.sqlite_bm25_index import fts_totals
+    from mission_memory.stores.sqlite_fts_terms import fts_totals
 
     rss_start = _rss_mb()
     store = SqliteStore(data_dir / "memory.db", bm25_index_min_rows=0)  # the index at any size, to measure it

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import Hit, SearchFilter
 from mission_memory.stores.sqlite import SqliteStore
-from mission_memory.stores.sqlite_bm25_index import Bm25Index, fts_totals
+from mission_memory.stores.sqlite_bm25_index import Bm25Index
+from mission_memory.stores.sqlite_fts_terms import fts_totals
 
 ENGLISH = (
     "proxy upload bucket queue scan keycloak export metadata checksum lambda cluster deploy rollback"
@@ -175,13 +176,37 @@ def test_deletes_replacements_and_a_tail_keep_the_ranking_exact(tmp_path: Path) 
     assert store.bm25_index.builds == 1  # exact without a rebuild
 
 
-def test_a_large_tail_or_many_deletes_rebuild_the_index(tmp_path: Path) -> None:
+def test_a_large_tail_extends_the_index_and_many_deletes_rebuild_it(tmp_path: Path) -> None:
     store = _index_store(tmp_path / "m.db")
+    store.bm25_index.rebuild_min_rows = 50
     store.upsert_records(_records(300, seed=8))
-    _assert_same(*_both_paths(store, ["proxy"], SearchFilter(layers=tuple(Layer)), 10))
-    store.upsert_records(_records(2500, seed=9, start=1000))  # more than REBUILD_MIN_ROWS after the index
-    _assert_same(*_both_paths(store, ["proxy", "schema"], SearchFilter(layers=tuple(Layer)), 10))
-    assert store.bm25_index.builds == 2
+    everything = SearchFilter(layers=tuple(Layer))
+    _assert_same(*_both_paths(store, ["proxy"], everything, 10))
+    store.delete([r.id for r in _records(300, seed=8)[:20]])  # deleted rows stay in the index, masked
+    store.upsert_records(_records(120, seed=9, start=1000, tag="новинка"))  # a new token; more than 50 rows after the index
+    for terms in (["proxy", "schema"], ["новинка", "кеш"], ["files"]):
+        _assert_same(*_both_paths(store, terms, everything, 10))
+        _assert_same(*_both_paths(store, terms, SearchFilter(layers=(Layer.WORKFLOW,), component="api"), 10))
+    assert (store.bm25_index.builds, store.bm25_index.extensions) == (1, 1)
+    conn = store._conn()
+    with _one_state(store):
+        view = store.bm25_index.view(conn, fts_totals(conn))
+        assert view is not None and view.tail == 0 and view.deleted.size == 20 and view.index.rows == 420
+    # The extended index is the one a new build would give, less the deleted rows.
+    with _one_state(store):
+        built = Bm25Index.build(conn)
+    assert sorted(view.index.tokens) == built.tokens and "новинка" in built.terms
+    for token in built.tokens:
+        positions, freqs = view.index.postings(token)
+        live = ~np.isin(positions, view.deleted)
+        rebuilt_positions, rebuilt_freqs = built.postings(token)
+        assert view.index.rowids[positions[live]].tolist() == built.rowids[rebuilt_positions].tolist()
+        assert freqs[live].tolist() == rebuilt_freqs.tolist()
+    alive = ~np.isin(np.arange(view.index.rows), view.deleted)
+    assert view.index.lengths[alive].tolist() == built.lengths.tolist()
+    store.delete([r.id for r in _records(300, seed=8)[20:100]])  # 100 deleted rows > 50: rebuild
+    _assert_same(*_both_paths(store, ["proxy", "schema"], everything, 10))
+    assert (store.bm25_index.builds, store.bm25_index.extensions) == (2, 1)
 
 
 def test_a_term_of_several_tokens_falls_back_to_fts5(store: SqliteStore) -> None:

@@ -15,8 +15,8 @@ query costs a gather and a few vector operations per query term (docs/adr/0048):
 Everything is read from the FTS5 index itself (``fts5vocab(..., instance)``: every token instance
 with its row and column), so the tokens are FTS5's own, never a re-implementation of its tokenizer.
 The statistics that change with every write (the row count ``N``, the table's total tokens and each
-term's document count) are not in the index: :func:`fts_totals` and ``fts5vocab(..., row)`` read
-them at query time, so scores are those FTS5 gives at that moment, to the last bit
+term's document count) are not in the index: :func:`~mission_memory.stores.sqlite_fts_terms.fts_totals`
+and ``fts5vocab(..., row)`` read them at query time, so scores are those FTS5 gives at that moment, to the last bit
 (:func:`bm25_contributions` follows ``fts5Bm25Function`` in SQLite's ``ext/fts5/fts5_aux.c``
 operation by operation).
 
@@ -43,6 +43,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.stores.sqlite_fts_terms import TOKENIZER, FtsTotals
+
 __all__ = [
     "INDEX_MIN_ROWS",
     "K1",
@@ -55,9 +57,7 @@ __all__ = [
     "Bm25Index",
     "Bm25IndexCache",
     "Bm25IndexView",
-    "FtsTotals",
     "bm25_contributions",
-    "fts_totals",
     "idf",
 ]
 
@@ -75,64 +75,6 @@ SNAPSHOT_NAME = "index-v1.mmbm25"
 _MAGIC = b"MMBM25\x00\x01"
 _ALIGN = 64
 _ARRAYS = ("rowids", "lengths", "offsets", "positions", "freqs", "terms")
-
-
-@dataclass(frozen=True)
-class FtsTotals:
-    """FTS5's table-wide BM25 statistics, as ``bm25()`` reads them.
-
-    Attributes:
-        rows: rows in the FTS table (``xRowCount``, the ``N`` of the IDF), all missions.
-        tokens: tokens in the table over both columns (``xColumnTotalSize(-1)``).
-        raw: the record they were read from, to tell one state of the index from another.
-    """
-
-    rows: int
-    tokens: int
-    raw: bytes
-
-    @property
-    def avgdl(self) -> float:
-        """Average row length in tokens, as FTS5 computes it (``(double)nToken / (double)nRow``)."""
-        return float(self.tokens) / float(self.rows) if self.rows else 0.0
-
-
-def fts_totals(conn: sqlite3.Connection) -> FtsTotals:
-    """FTS5's ``averages`` record of ``records_fts``: row count and token totals per column.
-
-    The record is ``records_fts_data`` row 1: SQLite varints, the row count then one total per
-    column (``sqlite3Fts5IndexGetAverages`` in SQLite's ``fts5_index.c``).
-
-    Raises:
-        sqlite3.Error: the table cannot be read.
-    """
-    row = conn.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
-    raw = bytes(row[0]) if row is not None and row[0] is not None else b""
-    values = _varints(raw)
-    if not values:
-        return FtsTotals(0, 0, raw)
-    return FtsTotals(values[0], sum(values[1:]), raw)
-
-
-def _varints(data: bytes) -> list[int]:
-    """The SQLite varints in ``data`` (big-endian 7 bits a byte; a ninth byte gives all 8 bits)."""
-    out: list[int] = []
-    i = 0
-    while i < len(data):
-        value = 0
-        for n in range(9):
-            if i >= len(data):
-                return out
-            byte = data[i]
-            i += 1
-            if n == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                break
-        out.append(value)
-    return out
 
 
 def idf(rows: int, docs: int) -> float:
@@ -242,37 +184,76 @@ class Bm25Index:
         )
         max_rowid = int(rowids[-1]) if rowids.size else 0
         last = conn.execute("SELECT id FROM records WHERE rowid = ?", (max_rowid,)).fetchone()
-        tokens: list[str] = []
-        sizes: list[int] = []
-        pos_parts: list[npt.NDArray[np.int32]] = []
-        freq_parts: list[npt.NDArray[np.uint32]] = []
-        lengths = np.zeros(rowids.size, dtype=np.int64)
-        # One value per token instance: row id × 2, plus 1 in the title.
-        cursor = conn.execute(
-            "SELECT term, group_concat(doc * 2 + (col = 'title')) FROM temp.mm_records_instances"
-            " GROUP BY term"
-        )
-        for token, packed in cursor:
-            codes = np.fromstring(packed, dtype=np.int64, sep=",")  # text mode: C parsing, not deprecated
-            if codes.size > 1 and bool(np.any(codes[1:] < codes[:-1])):
-                codes.sort()  # the vocabulary table gives rows in order; never rely on it unchecked
-            docs = codes >> 1
-            weights = np.where(codes & 1, TITLE_WEIGHT, TEXT_WEIGHT)
-            starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]])
-            row_pos = np.searchsorted(rowids, docs[starts])
-            lengths[row_pos] += np.diff(np.r_[starts, docs.size])  # a term's rows are distinct
-            tokens.append(str(token))
-            sizes.append(int(starts.size))
-            pos_parts.append(row_pos.astype(np.int32))
-            freq_parts.append(np.add.reduceat(weights, starts).astype(np.uint32))
-        offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        positions = np.concatenate(pos_parts) if pos_parts else np.empty(0, dtype=np.int32)
-        freqs32 = np.concatenate(freq_parts) if freq_parts else np.empty(0, dtype=np.uint32)
-        freq_type = np.uint16 if freqs32.size == 0 or int(freqs32.max()) <= np.iinfo(np.uint16).max else np.uint32
+        read = _read_postings(conn, "temp.mm_records_instances", rowids)
         return cls(
-            rowids, lengths.astype(np.int32), offsets, positions.astype(np.int32, copy=False), freqs32.astype(freq_type, copy=False),
-            tokens, max_rowid, str(last[0]) if last is not None else "",
+            rowids, read.lengths.astype(np.int32), read.offsets, read.positions, _narrowest(read.freqs),
+            read.tokens, max_rowid, str(last[0]) if last is not None else "",
+        )
+
+    def extended(self, conn: sqlite3.Connection) -> Bm25Index:
+        """This index plus the rows written after it (a new index; this one is not changed).
+
+        The new rows are tokenized by a temporary FTS5 table with ``records_fts``'s tokenizer
+        (the same tokens the main index holds) and their postings read from its ``fts5vocab``
+        as :meth:`build` reads the main index's; each term's postings are then the old ones
+        followed by the new (row positions stay ascending). Run inside the caller's read
+        transaction. Rows of this index deleted since stay in it (a rebuild drops them).
+
+        Raises:
+            sqlite3.Error: the records cannot be read.
+        """
+        new_rowids = np.fromiter(
+            (r for (r,) in conn.execute("SELECT rowid FROM records WHERE rowid > ? ORDER BY rowid", (self.max_rowid,))),
+            dtype=np.int64,
+        )
+        if new_rowids.size == 0:
+            return self
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.mm_new_rows_fts USING fts5(title, text, tokenize='{TOKENIZER}')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mm_new_rows_instances USING fts5vocab(temp, mm_new_rows_fts, instance)"
+        )
+        conn.execute("DELETE FROM temp.mm_new_rows_fts")
+        try:
+            conn.execute(
+                "INSERT INTO temp.mm_new_rows_fts (rowid, title, text)"
+                " SELECT rowid, title, text FROM records WHERE rowid > ? ORDER BY rowid",
+                (self.max_rowid,),
+            )
+            read = _read_postings(conn, "temp.mm_new_rows_instances", new_rowids)
+        finally:
+            conn.execute("DELETE FROM temp.mm_new_rows_fts")
+        max_rowid = int(new_rowids[-1])
+        last = conn.execute("SELECT id FROM records WHERE rowid = ?", (max_rowid,)).fetchone()
+        tokens = list(self.tokens) + [t for t in read.tokens if t not in self.terms]
+        union = {t: i for i, t in enumerate(tokens)}
+        old_counts = np.diff(self.offsets)
+        new_ids = np.fromiter((union[t] for t in read.tokens), dtype=np.int64, count=len(read.tokens))
+        new_counts = np.diff(read.offsets)
+        counts = np.zeros(len(tokens), dtype=np.int64)
+        counts[: old_counts.size] = old_counts
+        counts[new_ids] += new_counts
+        offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        # Where each posting goes: its term's new start, plus its rank within the term (old ones first).
+        old_dest = np.arange(self.positions.size, dtype=np.int64) + np.repeat(
+            offsets[: old_counts.size] - self.offsets[:-1], old_counts
+        )
+        old_padded = np.zeros(len(tokens), dtype=np.int64)
+        old_padded[: old_counts.size] = old_counts
+        head = offsets[new_ids] + old_padded[new_ids]
+        new_dest = np.arange(read.positions.size, dtype=np.int64) + np.repeat(head - read.offsets[:-1], new_counts)
+        positions = np.empty(int(offsets[-1]), dtype=np.int32)
+        positions[old_dest] = self.positions
+        positions[new_dest] = read.positions + self.rows
+        freqs = np.empty(int(offsets[-1]), dtype=np.uint32)
+        freqs[old_dest] = self.freqs
+        freqs[new_dest] = read.freqs
+        return Bm25Index(
+            np.concatenate([self.rowids, new_rowids]),
+            np.concatenate([self.lengths, read.lengths.astype(np.int32)]),
+            offsets, positions, _narrowest(freqs), tokens, max_rowid, str(last[0]) if last is not None else "",
         )
 
     # -- the snapshot file -------------------------------------------------------------------
@@ -380,6 +361,59 @@ class Bm25Index:
             return None
 
 
+@dataclass
+class _Postings:
+    """Postings read from one ``fts5vocab(..., instance)`` table: CSR by term, rows as positions
+    into the row ids given, and each row's token count."""
+
+    tokens: list[str]
+    offsets: npt.NDArray[np.int64]
+    positions: npt.NDArray[np.int32]
+    freqs: npt.NDArray[np.uint32]
+    lengths: npt.NDArray[np.int64]
+
+
+def _read_postings(conn: sqlite3.Connection, vocabulary: str, rowids: npt.NDArray[np.int64]) -> _Postings:
+    """The postings of every term in the ``instance`` vocabulary table ``vocabulary`` (a trusted
+    name), for an FTS5 table whose rows are ``rowids`` (ascending).
+
+    Grouped by term in the vocabulary table's own order (SQLite sorts nothing), each term's token
+    instances as one ``group_concat`` string (row id × 2, plus 1 in the title) parsed by NumPy, so
+    no Python code runs per instance.
+    """
+    tokens: list[str] = []
+    sizes: list[int] = []
+    pos_parts: list[npt.NDArray[np.int32]] = []
+    freq_parts: list[npt.NDArray[np.uint32]] = []
+    lengths = np.zeros(rowids.size, dtype=np.int64)
+    cursor = conn.execute(f"SELECT term, group_concat(doc * 2 + (col = 'title')) FROM {vocabulary} GROUP BY term")
+    for token, packed in cursor:
+        codes = np.fromstring(packed, dtype=np.int64, sep=",")  # text mode: C parsing, not deprecated
+        if codes.size > 1 and bool(np.any(codes[1:] < codes[:-1])):
+            codes.sort()  # the vocabulary table gives rows in order; never rely on it unchecked
+        docs = codes >> 1
+        weights = np.where(codes & 1, TITLE_WEIGHT, TEXT_WEIGHT)
+        starts = np.flatnonzero(np.r_[True, docs[1:] != docs[:-1]])
+        row_pos = np.searchsorted(rowids, docs[starts])
+        lengths[row_pos] += np.diff(np.r_[starts, docs.size])  # a term's rows are distinct
+        tokens.append(str(token))
+        sizes.append(int(starts.size))
+        pos_parts.append(row_pos.astype(np.int32))
+        freq_parts.append(np.add.reduceat(weights, starts).astype(np.uint32))
+    offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    positions = np.concatenate(pos_parts) if pos_parts else np.empty(0, dtype=np.int32)
+    freqs = np.concatenate(freq_parts) if freq_parts else np.empty(0, dtype=np.uint32)
+    return _Postings(tokens, offsets, positions, freqs, lengths)
+
+
+def _narrowest(freqs: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.unsignedinteger]:
+    """``freqs`` as uint16 when every value fits, else uint32."""
+    if freqs.size == 0 or int(freqs.max()) <= np.iinfo(np.uint16).max:
+        return freqs.astype(np.uint16, copy=False)
+    return freqs.astype(np.uint32, copy=False)
+
+
 def _raw(blob: bytes | npt.NDArray[np.generic]) -> memoryview:
     """The bytes of ``blob`` without a copy."""
     if isinstance(blob, bytes):
@@ -395,8 +429,9 @@ def _padded(size: int) -> int:
 INDEX_MIN_ROWS = 20_000
 """Stores with fewer FTS rows rank BM25 with FTS5 itself (measured in docs/adr/0048)."""
 REBUILD_SHARE = 0.1
-"""The index is rebuilt when rows written after it, or rows of it deleted since, exceed this share
-of its rows (and :data:`REBUILD_MIN_ROWS`): both are exact either way, only slower."""
+"""The index is extended when the rows written after it exceed this share of its rows (and
+:data:`REBUILD_MIN_ROWS`), and rebuilt when its rows deleted since do: exact either way, only
+faster after."""
 REBUILD_MIN_ROWS = 2_000
 
 
@@ -471,8 +506,12 @@ class Bm25IndexCache:
         self._lock = threading.Lock()
         self._index: Bm25Index | None = None
         self._deleted: tuple[Bm25Index, int, npt.NDArray[np.int64]] | None = None
+        self.rebuild_share = REBUILD_SHARE
+        self.rebuild_min_rows = REBUILD_MIN_ROWS
         self.builds = 0
         """Indexes built by this process (for tests and benchmarks)."""
+        self.extensions = 0
+        """Indexes extended with the rows written after them by this process."""
 
     @property
     def snapshot_path(self) -> Path:
@@ -487,8 +526,9 @@ class Bm25IndexCache:
         that cannot be written keeps it in memory). Row ids only grow and records never change
         in place, so an index stays exact for its rows; the rows deleted since are found by
         count (``totals.rows`` minus the rows after the index against the index's rows) and, when
-        there are any, listed once per count. The index is rebuilt when the rows after it or
-        the deleted ones pass :data:`REBUILD_SHARE` of it, or when the counts contradict it.
+        there are any, listed once per count. The index is extended when the rows after it pass
+        :attr:`rebuild_share` of it (and :attr:`rebuild_min_rows`), and rebuilt when the deleted
+        ones do or the counts contradict it.
 
         Raises:
             sqlite3.Error: the database cannot be read.
@@ -499,18 +539,21 @@ class Bm25IndexCache:
             index = self._index
             if index is None:
                 index = self._checked(conn, Bm25Index.load(self.snapshot_path))
-            for _ in range(2):
+            for _ in range(3):
                 if index is None:
                     index = self._build(conn)
                 tail = int(conn.execute("SELECT count(*) FROM records WHERE rowid > ?", (index.max_rowid,)).fetchone()[0])
                 deleted_count = index.rows - (totals.rows - tail)
-                limit = max(REBUILD_MIN_ROWS, int(REBUILD_SHARE * index.rows))
+                limit = max(self.rebuild_min_rows, int(self.rebuild_share * index.rows))
                 deleted = self._deleted_rows(conn, index, deleted_count) if 0 <= deleted_count <= limit else None
-                if deleted is not None and tail <= limit:
+                if deleted is None:
+                    index = None  # too many deleted rows, or counts that contradict the index: rebuild
+                elif tail > limit:
+                    index = self._extend(conn, index)
+                else:
                     self._index = index
                     return Bm25IndexView(index, deleted, tail)
-                index = None
-            return None  # a fresh build that already disagrees: the database changed under a read (never expected)
+            return None  # an index that disagrees right after its build: never expected; FTS5 answers
 
     def _checked(self, conn: sqlite3.Connection, index: Bm25Index | None) -> Bm25Index | None:
         """``index`` when it can be of this database (its last row holds the same record id, or is deleted)."""
@@ -520,6 +563,13 @@ class Bm25IndexCache:
         if row is not None and str(row[0]) != index.last_id:
             return None
         return index
+
+    def _extend(self, conn: sqlite3.Connection, index: Bm25Index) -> Bm25Index:
+        extended = index.extended(conn)
+        self.extensions += 1
+        with contextlib.suppress(OSError):
+            extended.save(self.snapshot_path)
+        return extended
 
     def _build(self, conn: sqlite3.Connection) -> Bm25Index:
         index = Bm25Index.build(conn)

@@ -18,9 +18,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mission_memory.stores.sqlite_bm25_index import FtsTotals, fts_totals
-
-__all__ = ["COMMON_SHARE", "FtsTermStats", "TermPlan"]
+__all__ = ["COMMON_SHARE", "TOKENIZER", "FtsTermStats", "FtsTotals", "TermPlan", "fts_totals"]
 
 COMMON_SHARE = 0.5
 """Terms found in more than this share of the records are left out while rarer ones remain.
@@ -29,6 +27,64 @@ At 0.5 this changes no BM25 score above FTS5's IDF floor (such terms score 10⁻
 rows stay the same; lower shares are faster but change the ranking (figures in docs/adr/0033)."""
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 """The tokenizer of ``records_fts`` (migration ``0001_initial``): stems must be the index's."""
+
+
+@dataclass(frozen=True)
+class FtsTotals:
+    """FTS5's table-wide BM25 statistics, as ``bm25()`` reads them.
+
+    Attributes:
+        rows: rows in the FTS table (``xRowCount``, the ``N`` of the IDF), all missions.
+        tokens: tokens in the table over both columns (``xColumnTotalSize(-1)``).
+        raw: the record they were read from, to tell one state of the index from another.
+    """
+
+    rows: int
+    tokens: int
+    raw: bytes
+
+    @property
+    def avgdl(self) -> float:
+        """Average row length in tokens, as FTS5 computes it (``(double)nToken / (double)nRow``)."""
+        return float(self.tokens) / float(self.rows) if self.rows else 0.0
+
+
+def fts_totals(conn: sqlite3.Connection) -> FtsTotals:
+    """FTS5's ``averages`` record of ``records_fts``: row count and token totals per column.
+
+    The record is ``records_fts_data`` row 1: SQLite varints, the row count then one total per
+    column (``sqlite3Fts5IndexGetAverages`` in SQLite's ``fts5_index.c``).
+
+    Raises:
+        sqlite3.Error: the table cannot be read.
+    """
+    row = conn.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
+    raw = bytes(row[0]) if row is not None and row[0] is not None else b""
+    values = _varints(raw)
+    if not values:
+        return FtsTotals(0, 0, raw)
+    return FtsTotals(values[0], sum(values[1:]), raw)
+
+
+def _varints(data: bytes) -> list[int]:
+    """The SQLite varints in ``data`` (big-endian 7 bits a byte; a ninth byte gives all 8 bits)."""
+    out: list[int] = []
+    i = 0
+    while i < len(data):
+        value = 0
+        for n in range(9):
+            if i >= len(data):
+                return out
+            byte = data[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        out.append(value)
+    return out
 
 
 @dataclass(frozen=True)
