@@ -17,6 +17,11 @@ Vector search is cosine similarity in NumPy over a per-process matrix cache, wit
 pass and exact rescoring on large tables (docs/adr/0033). It needs no SQLite extension, so it works
 on Python builds that cannot load one.
 
+BM25 is FTS5's ``bm25(records_fts, 2.0, 1.0)``; in stores of 20,000 records or more it is scored
+in NumPy from an inverted index of the store's own, read from the FTS5 index and kept as a
+memory-mapped snapshot in ``<stem>.bm25/`` (:mod:`~mission_memory.stores.sqlite_bm25_index`),
+with the same rows, order and scores (docs/adr/0048).
+
 Several processes share one file: WAL lets readers run beside one writer, writes take the lock up
 front (``BEGIN IMMEDIATE``) and wait ``busy_timeout``, and a still-busy write is retried, so
 "database is locked" does not reach a user. Each write is one transaction: a killed process leaves
@@ -580,7 +585,9 @@ class SqliteStore:
         filter suggests, so a selective filter costs one ranking, not a ranking plus a join of the
         records table on every matching row (docs/adr/0033). Terms found in more
         than :attr:`bm25_common_share` of the records are left out of the query when rarer terms
-        remain (:class:`~mission_memory.stores.sqlite_fts_terms.FtsTermStats`).
+        remain (:class:`~mission_memory.stores.sqlite_fts_terms.FtsTermStats`). The ranking comes
+        from the store's own index when it has one (:meth:`_bm25_ranking`, docs/adr/0048); the
+        whole search reads one state of the database (one read transaction, or the caller's).
         """
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if not terms:
