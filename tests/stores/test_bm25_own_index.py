@@ -339,3 +339,30 @@ def test_a_term_frequency_above_uint16_is_kept_exactly(tmp_path: Path) -> None:
     with _one_state(store):
         view = store.bm25_index.view(conn, fts_totals(conn))
         assert view is not None and view.index.freqs.dtype == np.uint32
+
+
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_random_writes_deletes_and_replacements_between_queries(tmp_path: Path, seed: int) -> None:
+    """Extensions, rebuilds, masked deletes and tails in a random order: every query stays FTS5's."""
+    store = _index_store(tmp_path / "m.db")
+    store.bm25_index.rebuild_min_rows = 40
+    rng = np.random.default_rng(seed)
+    store.upsert_records(_records(200, seed=seed))
+    next_ref = 200
+    for step in range(12):
+        action = int(rng.integers(3))
+        if action == 0:  # new records
+            n = int(rng.integers(5, 80))
+            store.upsert_records(_records(n, seed=seed * 100 + step, start=next_ref))
+            next_ref += n
+        elif action == 1:  # delete some of the stored records
+            ids = [r for (r,) in store._conn().execute("SELECT id FROM records ORDER BY random() LIMIT ?",
+                                                        (int(rng.integers(1, 30)),))]
+            store.delete(ids)
+        else:  # replace some (same source keys, new text)
+            start = int(rng.integers(0, max(next_ref - 30, 1)))
+            store.upsert_records(_records(int(rng.integers(1, 30)), seed=seed * 1000 + step, start=start, tag="new"))
+        terms = [str(t) for t in rng.choice(VOCABULARY, size=int(rng.integers(1, 5)))]
+        for where in (SearchFilter(layers=tuple(Layer)), SearchFilter(layers=(Layer.WORKFLOW,), component="api")):
+            _assert_same(*_both_paths(store, terms, where, int(rng.choice([5, 30]))))
+    assert store.bm25_index.builds + store.bm25_index.extensions >= 2  # the index changed on the way
