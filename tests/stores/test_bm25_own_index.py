@@ -366,3 +366,40 @@ def test_random_writes_deletes_and_replacements_between_queries(tmp_path: Path, 
         for where in (SearchFilter(layers=tuple(Layer)), SearchFilter(layers=(Layer.WORKFLOW,), component="api")):
             _assert_same(*_both_paths(store, terms, where, int(rng.choice([5, 30]))))
     assert store.bm25_index.builds + store.bm25_index.extensions >= 2  # the index changed on the way
+
+
+def test_a_reader_never_maps_a_torn_snapshot_while_another_process_rewrites_it(tmp_path: Path) -> None:
+    store = _index_store(tmp_path / "m.db")
+    store.upsert_records(_records(400, seed=30))
+    conn = store._conn()
+    with _one_state(store):
+        small = Bm25Index.build(conn)
+    store.upsert_records(_records(400, seed=31, start=1000))
+    with _one_state(store):
+        large = Bm25Index.build(conn)
+    small.save(tmp_path / "small.mmbm25")
+    large.save(tmp_path / "large.mmbm25")
+    target = tmp_path / "live" / "index-v1.mmbm25"
+    small.save(target)
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        from pathlib import Path
+        from mission_memory.stores.sqlite_bm25_index import Bm25Index
+        versions = [Bm25Index.load(Path({str(tmp_path / "small.mmbm25")!r})),
+                    Bm25Index.load(Path({str(tmp_path / "large.mmbm25")!r}))]
+        for i in range(150):
+            versions[i % 2].save(Path({str(target)!r}))
+        print("done")
+    """)], stdout=subprocess.PIPE, text=True)
+    loads = 0
+    try:
+        while writer.poll() is None or loads < 20:
+            index = Bm25Index.load(target)
+            assert index is not None  # the old file or the new one, never a partial one
+            assert index.max_rowid in (small.max_rowid, large.max_rowid)
+            expected = small if index.max_rowid == small.max_rowid else large
+            assert index.positions.size == expected.positions.size and index.tokens == expected.tokens
+            loads += 1
+    finally:
+        out, _ = writer.communicate(timeout=120)
+    assert out.strip() == "done"
+    assert not list(target.parent.glob(".*.tmp"))  # no temporary file left behind
