@@ -403,3 +403,16 @@ def test_a_reader_never_maps_a_torn_snapshot_while_another_process_rewrites_it(t
         out, _ = writer.communicate(timeout=120)
     assert out.strip() == "done"
     assert not list(target.parent.glob(".*.tmp"))  # no temporary file left behind
+
+
+@pytest.mark.parametrize("content", [
+    b"",
+    b"MMBM25\x00\x01",
+    b"MMBM25\x00\x01" + (2).to_bytes(8, "little") + b"[]",
+    b"MMBM25\x00\x01" + (10**9).to_bytes(8, "little") + b"{}",
+    b"NOTBM25\x00" + (2).to_bytes(8, "little") + b"{}" + b"\x00" * 100,
+])
+def test_a_snapshot_that_is_not_one_of_ours_is_ignored(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "index-v1.mmbm25"
+    path.write_bytes(content)
+    assert Bm25Index.load(path) is None

@@ -313,29 +313,36 @@ class Bm25Index:
     def load(cls, path: Path) -> Bm25Index | None:
         """The index in the snapshot file ``path``, or None when it is missing, of another
         format, truncated or damaged (wrong size, bad header, CRC-32 mismatch): such a file is
-        never trusted, and the caller rebuilds it. The arrays are views of a read-only memory map."""
+        never trusted, and the caller rebuilds it. The arrays are views of a read-only memory map.
+
+        The CRC is computed with plain reads of the open file, not through the map, so that only
+        the postings a query touches become part of this process's resident set (snapshot files
+        are replaced, never changed in place, so the map shows the bytes that were checked).
+        """
         try:
             with open(path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
-                if size < 16:
+                head = f.read(16)
+                if len(head) < 16 or head[:8] != _MAGIC:
+                    return None
+                header_len = int.from_bytes(head[8:16], "little")
+                if header_len <= 0 or 16 + header_len > size:
+                    return None
+                header = json.loads(f.read(header_len).decode())
+                start = _padded(16 + header_len)
+                if header.get("format") != 1 or start + int(header["data_size"]) != size:
+                    return None
+                f.seek(start)
+                crc = 0
+                while chunk := f.read(1 << 24):
+                    crc = zlib.crc32(chunk, crc)
+                if crc != int(header["crc32"]):
                     return None
                 mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             return None
         try:
-            if mapped[:8] != _MAGIC:
-                return None
-            header_len = int.from_bytes(mapped[8:16], "little")
-            if header_len <= 0 or 16 + header_len > size:
-                return None
-            header = json.loads(mapped[16 : 16 + header_len].decode())
-            start = _padded(16 + header_len)
-            if header.get("format") != 1 or start + int(header["data_size"]) != size:
-                return None
             view = memoryview(mapped)[start:]
-            if zlib.crc32(view) != int(header["crc32"]):
-                view.release()
-                return None
             arrays: dict[str, object] = {}
             for name in _ARRAYS:
                 offset, dtype, count = header["arrays"][name]
@@ -357,7 +364,7 @@ class Bm25Index:
                 return None
             index._map = mapped
             return index
-        except (ValueError, KeyError, TypeError, UnicodeDecodeError, json.JSONDecodeError):
+        except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
             return None
 
 
