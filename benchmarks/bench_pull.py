@@ -17,7 +17,9 @@ Then, in a fresh worker process (so its RSS is that of a query process, not of t
   packing, event log, and the fusion/rank and select steps), for filtered and unfiltered queries
   apart, and the process's RSS;
 * recall@60 of the dense candidates (per layer) against exact search, and of BM25 against BM25
-  with every query term kept (docs/adr/0033), measured after the timed queries;
+  with every query term kept (docs/adr/0033), measured after the timed queries; and of BM25 from
+  the store's own index against the same query ranked by FTS5's ``bm25()`` (docs/adr/0048), with
+  how many queries gave identical hits and scores;
 * the first query of the process (it loads the vector table: from SQLite, writing the memory-mapped
   snapshot ``memory.vectors/*.mmvec`` next to the database, when none is current; else from the snapshot);
 
@@ -31,7 +33,9 @@ Targets (issue 12): pull p95 <= 50 ms at 100k records and <= 150 ms at 1M; cold 
 ``src/`` (``git archive main src | tar -x -C DIR``) in the same run, ``--variant-env
 MISSION_MEMORY_DENSE_SEARCH=exact`` this checkout with the exact dense scan, ``--variant-env
 MM_BENCH_BM25_SHARE=0.2`` with BM25 leaving out terms found in more than 20 % of the records,
-``--variant-env MM_BENCH_BM25_SPLIT_PARTS=1`` without splitting large BM25 rankings and
+``--variant-env MM_BENCH_BM25_SPLIT_PARTS=1`` without splitting large BM25 rankings,
+``--variant-env MM_BENCH_BM25_INDEX_MIN_ROWS=1000000000000`` with FTS5 ranking BM25 instead of
+the store's own index (docs/adr/0048) and
 ``--variant-env MM_BENCH_QUERY_THREADS=0`` with the engine's own OpenMP threads for the query embedding (default one)
 (docs/adr/0047). On a shared machine
 ``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
@@ -664,6 +668,9 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
     parts = os.environ.get("MM_BENCH_BM25_SPLIT_PARTS")  # 1: never split a BM25 ranking (docs/adr/0047)
     if parts is not None:
         store.bm25_split_parts = int(parts)
+    index_rows = os.environ.get("MM_BENCH_BM25_INDEX_MIN_ROWS")  # a huge number: FTS5 ranks BM25 (docs/adr/0048)
+    if index_rows is not None and hasattr(store, "bm25_index"):
+        store.bm25_index.min_rows = int(index_rows)
     threads = os.environ.get("MM_BENCH_QUERY_THREADS")  # 0: the engine's own OpenMP threads (default 1)
     if threads is not None:
         embedder.query_threads = int(threads)
@@ -782,6 +789,8 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
 
     store, embedder = memory.store, memory.embedder
     dense_found = dense_wanted = bm25_found = bm25_wanted = 0
+    fts5_found = fts5_wanted = fts5_same_scores = 0
+    index = getattr(store, "bm25_index", None)  # docs/adr/0048: BM25 from the store's own index
     share = store.bm25_common_share
     for task, filters in query_set(n_queries):
         where = SearchFilter(tuple(Layer), QueryFilters(**filters) if filters else None)
@@ -797,6 +806,20 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
         store.bm25_common_share = 1.0
         full = store.bm25_search_by_layer(terms, where, limit)
         store.bm25_common_share = share
+        if index is not None:  # the same query ranked by FTS5's bm25(): the index must agree
+            kept, index.min_rows = index.min_rows, 10**12
+            try:
+                by_fts5 = store.bm25_search_by_layer(terms, where, limit)
+            finally:
+                index.min_rows = kept
+            for layer in where.layers:
+                truth = {h.record_id for h in by_fts5[layer]}
+                fts5_found += len(truth & {h.record_id for h in capped[layer]})
+                fts5_wanted += len(truth)
+            fts5_same_scores += all(
+                [(h.record_id, h.score) for h in capped[layer]] == [(h.record_id, h.score) for h in by_fts5[layer]]
+                for layer in where.layers
+            )
         for layer in where.layers:
             truth = {h.record_id for h in exact[layer]}
             dense_found += len(truth & {h.record_id for h in fast[layer]})
@@ -808,6 +831,10 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
         "dense_recall_at_60": round(dense_found / max(dense_wanted, 1), 4),
         "bm25_recall_at_60": round(bm25_found / max(bm25_wanted, 1), 4),
         "bm25_common_share": share,
+        "bm25_index_recall_at_60_vs_fts5": round(fts5_found / max(fts5_wanted, 1), 4) if index is not None else None,
+        "bm25_index_identical_queries": f"{fts5_same_scores}/{n_queries}" if index is not None else None,
+        "bm25_index_active": bool(index is not None and store._conn().execute(
+            "SELECT count(*) FROM records").fetchone()[0] >= index.min_rows),
         "dense_search": "exact" if dense_scan.exact_search_forced() else "int8 first pass + exact rescoring",
     }
 
@@ -952,6 +979,10 @@ def print_table(
             f"{w['rss_mb']['after_queries']:>6.0f} {w['rss_mb']['peak']:>6.0f} "
             f"{agreement.get('dense_recall_at_60')!s:>12} {agreement.get('bm25_recall_at_60')!s:>11}"
         )
+        if agreement.get("bm25_index_recall_at_60_vs_fts5") is not None:
+            print(f"{'':>8} {'':<24} BM25 index {'on' if agreement.get('bm25_index_active') else 'off'}: recall@60"
+                  f" against FTS5's ranking {agreement['bm25_index_recall_at_60_vs_fts5']}, identical hits and"
+                  f" scores in {agreement['bm25_index_identical_queries']} queries")
     top = max(r["records"] for r in results)
     for big in (r for r in results if r["records"] in TARGET_PULL_P95_MS_BY_SIZE):
         p95 = big["warm"]["summary"]["total_ms"]["p95"]

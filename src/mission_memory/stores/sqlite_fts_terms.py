@@ -16,9 +16,9 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["COMMON_SHARE", "FtsTermStats", "TermPlan"]
+__all__ = ["COMMON_SHARE", "TOKENIZER", "FtsTermStats", "FtsTotals", "TermPlan", "fts_totals"]
 
 COMMON_SHARE = 0.5
 """Terms found in more than this share of the records are left out while rarer ones remain.
@@ -30,6 +30,64 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
 @dataclass(frozen=True)
+class FtsTotals:
+    """FTS5's table-wide BM25 statistics, as ``bm25()`` reads them.
+
+    Attributes:
+        rows: rows in the FTS table (``xRowCount``, the ``N`` of the IDF), all missions.
+        tokens: tokens in the table over both columns (``xColumnTotalSize(-1)``).
+        raw: the record they were read from, to tell one state of the index from another.
+    """
+
+    rows: int
+    tokens: int
+    raw: bytes
+
+    @property
+    def avgdl(self) -> float:
+        """Average row length in tokens, as FTS5 computes it (``(double)nToken / (double)nRow``)."""
+        return float(self.tokens) / float(self.rows) if self.rows else 0.0
+
+
+def fts_totals(conn: sqlite3.Connection) -> FtsTotals:
+    """FTS5's ``averages`` record of ``records_fts``: row count and token totals per column.
+
+    The record is ``records_fts_data`` row 1: SQLite varints, the row count then one total per
+    column (``sqlite3Fts5IndexGetAverages`` in SQLite's ``fts5_index.c``).
+
+    Raises:
+        sqlite3.Error: the table cannot be read.
+    """
+    row = conn.execute("SELECT block FROM records_fts_data WHERE id = 1").fetchone()
+    raw = bytes(row[0]) if row is not None and row[0] is not None else b""
+    values = _varints(raw)
+    if not values:
+        return FtsTotals(0, 0, raw)
+    return FtsTotals(values[0], sum(values[1:]), raw)
+
+
+def _varints(data: bytes) -> list[int]:
+    """The SQLite varints in ``data`` (big-endian 7 bits a byte; a ninth byte gives all 8 bits)."""
+    out: list[int] = []
+    i = 0
+    while i < len(data):
+        value = 0
+        for n in range(9):
+            if i >= len(data):
+                return out
+            byte = data[i]
+            i += 1
+            if n == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                break
+        out.append(value)
+    return out
+
+
+@dataclass(frozen=True)
 class TermPlan:
     """What a BM25 query will cost, before it runs.
 
@@ -38,22 +96,34 @@ class TermPlan:
         postings: the summed document counts of the kept terms' index tokens: an upper bound of
             the rows FTS5 will score (a row holding two terms counts twice), the cost's measure.
         records: rows in the index.
+        tokens: the index tokens of each kept term (one for a word, several for a phrase, none
+            for a word without letters or digits), aligned with ``terms``.
+        docs: document counts of those tokens, in the whole index (all missions).
+        totals: FTS5's row count and token total read in the same state as ``docs``
+            (docs/adr/0048 scores BM25 from them).
     """
 
     terms: list[str]
     postings: int
     records: int
+    tokens: list[list[str]] = field(default_factory=list)
+    docs: list[list[int]] = field(default_factory=list)
+    totals: FtsTotals = field(default_factory=lambda: FtsTotals(0, 0, b""))
 
 
 class FtsTermStats:
     """Document frequencies of query terms in ``records_fts``, cached until the records change.
 
-    Safe to share between threads; each call uses the caller's connection.
+    The cache is keyed by the highest record row id and FTS5's ``averages`` record (row count and
+    token totals): row ids only grow (``AUTOINCREMENT``) and a record is never changed in place, so
+    any insert changes the first and any delete the second, and a cached frequency is always the
+    index's current one. Safe to share between threads; each call uses the caller's connection.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._state: int | None = None
+        self._state: tuple[int, bytes] | None = None
+        self._totals = FtsTotals(0, 0, b"")
         self._records = 0
         self._docs: dict[str, int] = {}
 
@@ -87,9 +157,11 @@ class FtsTermStats:
             return TermPlan([], 0, 0)
         tokens = self._tokens(conn, terms)
         with self._lock:
-            state = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0])
+            totals = fts_totals(conn)
+            state = (int(conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]), totals.raw)
             if state != self._state:
-                self._records = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+                self._records = totals.rows
+                self._totals = totals
                 self._docs = {}
                 self._state = state
             missing = sorted({t for ts in tokens for t in ts} - self._docs.keys())
@@ -106,8 +178,11 @@ class FtsTermStats:
                 common = [False] * len(terms)
             postings = sum(self._docs[t] for ts, c in zip(tokens, common, strict=True) if not c for t in ts)
             records = self._records
+            kept_tokens = [ts for ts, c in zip(tokens, common, strict=True) if not c]
+            docs = [[self._docs[t] for t in ts] for ts in kept_tokens]
+            totals = self._totals
         kept = [term for term, is_common in zip(terms, common, strict=True) if not is_common]
-        return TermPlan(kept, postings, records)
+        return TermPlan(kept, postings, records, kept_tokens, docs, totals)
 
     @staticmethod
     def _tokens(conn: sqlite3.Connection, terms: Sequence[str]) -> list[list[str]]:
