@@ -92,8 +92,8 @@ def server(team: TeamMission) -> Iterator[str]:
 
 
 def _leaks(text: str) -> list[str]:
-    """The canary words of restricted records in ``text`` (their file names may appear in internal
-    commit records, which list the files a commit changed: names, not contents, ADR 0045)."""
+    """The canary words of restricted records in ``text``, restricted file names included (a commit
+    touching a restricted file is restricted too, ADR 0045)."""
     return [c for c in RESTRICTED_CANARIES if c in text]
 
 

@@ -9,6 +9,11 @@ of a folder the settings protect):
 * a tracker label ``access:restricted`` (also ``access/restricted`` and ``access=restricted``) on a
   task, for the task and its comments.
 
+A commit takes the most restricted level of the files it touches, by the same two file rules (the
+path mapping, and the front matter of the files as ingested now): its message and its file list name
+them, so a lower clearance would otherwise learn restricted file names and messages through history
+(:meth:`AccessRules.commit_level`).
+
 None speaking: ``internal`` (:class:`~mission_memory.records.AccessLevel`'s default). A record whose
 level is not ``internal`` carries it in ``attributes["access"]`` too, so its content-derived id
 changes with its level and a re-ingest after a settings change re-stores it with the new level
@@ -17,9 +22,11 @@ changes with its level and a re-ingest after a settings change re-stores it with
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pathspec
@@ -119,6 +126,7 @@ class AccessRules:
 
     def __init__(self, paths: Mapping[str, AccessLevel | str]) -> None:
         self._rules: list[tuple[pathspec.GitIgnoreSpec, AccessLevel]] = []
+        self._mapping: list[tuple[str, str]] = []
         for pattern, level in paths.items():
             try:
                 spec = pathspec.GitIgnoreSpec.from_lines([pattern])
@@ -132,6 +140,7 @@ class AccessRules:
                     f"{', '.join(a.value for a in AccessLevel)}"
                 ) from None
             self._rules.append((spec, resolved))
+            self._mapping.append((pattern, resolved.value))
 
     def path_level(self, path: str) -> AccessLevel | None:
         """The most restricted level of the patterns ``path`` matches, or None."""
@@ -159,3 +168,36 @@ class AccessRules:
                 levels[path] = _most_restricted([self.path_level(path), front])
             out.append(with_access(record, levels[path]))
         return out
+
+    @staticmethod
+    def file_levels(records: Iterable[Record]) -> dict[str, AccessLevel]:
+        """The level of each file among ``records`` (as :meth:`assign` gave them) that is not ``internal``.
+
+        Returns:
+            ``{repository-relative path: level}``; files at ``internal`` are left out.
+        """
+        return {
+            path: r.access_level for r in records
+            if r.kind in _FILE_KINDS and isinstance(path := r.attributes.get("path"), str)
+            and r.access_level is not AccessLevel.INTERNAL
+        }
+
+    def commit_level(self, files: Iterable[str], file_levels: Mapping[str, AccessLevel]) -> AccessLevel | None:
+        """The most restricted level of the files a commit touches, or None when none is classified.
+
+        Args:
+            files: the commit's repository-relative paths (every one, not the record's capped list).
+            file_levels: :meth:`file_levels` of this ingest's file records (front matter included), so a
+                commit touching a document whose front matter says ``access: restricted`` is restricted too.
+        """
+        return _most_restricted([level for f in files for level in (self.path_level(f), file_levels.get(f))])
+
+    def fingerprint(self, file_levels: Mapping[str, AccessLevel]) -> str:
+        """A digest of the path mapping and the classified files: when it changes, commit levels may change.
+
+        ``ingest`` keeps it per repository and re-reads the whole history when it differs, so a new
+        mapping or a new ``access:`` front matter reclassifies the commits stored before.
+        """
+        rules = sorted(self._mapping)
+        files = sorted((path, level.value) for path, level in file_levels.items())
+        return hashlib.sha256(json.dumps([rules, files]).encode("utf-8")).hexdigest()
