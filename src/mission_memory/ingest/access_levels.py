@@ -169,6 +169,16 @@ class AccessRules:
             out.append(with_access(record, levels[path]))
         return out
 
+    def mentioned_level(self, text: str) -> AccessLevel | None:
+        """The most restricted level the path mapping gives a path named in ``text``, or None.
+
+        Path-like words (with a ``/`` inside, quotes and trailing punctuation stripped) are matched
+        against the patterns, so an operator's words naming ``docs/security/keys.md`` count as
+        restricted when that folder is (the correction summaries' sending rule, ADR 0045).
+        """
+        words = {w.strip("`'\"()[]{}<>,;:!?").rstrip(".").lstrip("./") for w in text.split() if "/" in w}
+        return _most_restricted([self.path_level(w) for w in words if w])
+
     @staticmethod
     def file_levels(records: Iterable[Record]) -> dict[str, AccessLevel]:
         """The level of each file among ``records`` (as :meth:`assign` gave them) that is not ``internal``.

@@ -25,9 +25,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mission_memory.ingest.access_levels import with_label_access
+from mission_memory.access_control import most_restricted
+from mission_memory.ingest.access_levels import AccessRules, label_access, with_access
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind, record_id_for
+from mission_memory.records import (
+    AccessLevel,
+    Layer,
+    Provenance,
+    Record,
+    RecordKind,
+    SourceKind,
+    record_id_for,
+)
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
     added_todos,
@@ -127,6 +136,7 @@ def build_artifacts(
     summarizer: Summarizer,
     mission: str,
     now: datetime,
+    access_rules: AccessRules | None = None,
 ) -> BuiltArtifacts:
     """Build (not store) the summary, tool-lineage delta and open-questions records of one task.
 
@@ -140,15 +150,21 @@ def build_artifacts(
         summarizer: writes the executive summary (and, for an LLM, extracts questions).
         mission: the mission of the records.
         now: the refresh time; it is in each record's source key, so each refresh adds records.
+        access_rules: the settings' path mapping (``MISSION_MEMORY_ACCESS_PATHS``), for the commits'
+            levels; None: only the levels their ingested commit records carry.
 
     Returns:
         The three records in :data:`ARTIFACT_KINDS` order, and who wrote the summary; they take the
-        access level of the task's ``access:LEVEL`` label (default ``internal``).
+        most restricted level of the task's ``access:LEVEL`` label and of the commits they cover
+        (:func:`material_access`; default ``internal``). The summarizer is told that level, and an
+        LLM summarizer sends nothing above its ``max_access``.
 
     Raises:
         InputError: an ``access:`` label naming an unknown level (that task fails; the pass goes on).
     """
-    material = SummaryMaterial(task=task, commits=activity.commits, comments=activity.comments, since=last_refresh)
+    level = material_access(store, task, activity.commits, mission, access_rules)
+    material = SummaryMaterial(task=task, commits=activity.commits, comments=activity.comments, since=last_refresh,
+                               access_level=level)
     summary = summarizer.summarize(material)
     baseline = repo.baseline(last_commit, task) if repo is not None else None
     lineage_text = _tool_lineage_text(repo, baseline)
@@ -196,8 +212,30 @@ def build_artifacts(
             attributes=attributes | extra,
             slot=f"{task.key}:{artifact}:{now.isoformat()}",
         ))
-    records = with_label_access(records, task.labels, f"{task.tracker} task {task.key}")  # the task's level, ADR 0045
+    records = [with_access(r, level) for r in records]  # the material's level, ADR 0045
     return BuiltArtifacts(records=records, summarizer=summary.summarizer, fallback_reason=summary.fallback_reason)
+
+
+def material_access(
+    store: RefreshStore, task: Task, commits: Sequence[Commit], mission: str, access_rules: AccessRules | None
+) -> AccessLevel:
+    """The access level of a task's refresh material: the most restricted of its label and its commits.
+
+    A commit's level is the most restricted of the path mapping over the files it touches and the
+    level its ingested commit record carries (which also counts the files' front matter, ADR 0045);
+    a commit not ingested yet gets the path mapping's level alone.
+
+    Raises:
+        InputError: an ``access:`` label with an unknown level (the message names the task).
+    """
+    levels = [label_access(task.labels, f"{task.tracker} task {task.key}")]
+    rules = access_rules or AccessRules({})
+    levels += [rules.commit_level(c.files, {}) for c in commits]
+    keys = {f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits}
+    if keys:
+        stored = store.get(list(store.ids_by_source_keys(sorted(keys)).values()))
+        levels += [r.access_level for r in stored.values()]
+    return most_restricted([level for level in levels if level is not None])
 
 
 def _covered_footer(activity: TaskActivity) -> str:
