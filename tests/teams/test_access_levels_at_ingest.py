@@ -193,6 +193,7 @@ def test_a_new_mapping_or_front_matter_reclassifies_the_commits_stored_before(
         assert _commit_levels(memory)["keys only"] == "restricted"
         assert report.updated[RecordKind.COMMIT.value] == 1 and report.added[RecordKind.COMMIT.value] == 0
         assert memory.store.count_kind("ops", RecordKind.COMMIT.value) == 3  # replaced, not duplicated
+        assert [w for w in report.warnings if "MISSION_MEMORY_ACCESS_PATHS changed" in w]
     repo.commit("mark the guide restricted", "2024-06-05T10:00:00+00:00",
                 {"docs/guide.md": "---\naccess: restricted\n---\n\n# Guide\n\nUploads are retried twice.\n"})
     with Memory.open() as memory:
@@ -209,3 +210,17 @@ def test_an_include_glob_keeps_the_levels_of_files_it_does_not_read_for_their_co
         repo.commit("vault only", "2024-06-04T10:00:00+00:00", {"docs/ops/vault.md": RESTRICTED_FRONT + "Two witnesses.\n"})
         memory.ingest_repository(repo.root, include=["docs/guide.md"])  # the vault's front matter is not read
         assert _commit_levels(memory)["vault only"] == "restricted"
+
+
+def test_an_ingest_without_the_mapping_says_the_mapping_changed(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ingest from a shell (or a cron job) that forgot the mapping lowers levels: it must say so."""
+    monkeypatch.setenv("MISSION_MEMORY_ACCESS_PATHS", '{"docs/security/**": "restricted"}')
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        same = memory.ingest_repository(repo.root)
+        assert not [w for w in same.warnings if "MISSION_MEMORY_ACCESS_PATHS" in w]
+    monkeypatch.delenv("MISSION_MEMORY_ACCESS_PATHS")
+    with Memory.open() as memory:
+        forgot = memory.ingest_repository(repo.root)
+    (warning,) = [w for w in forgot.warnings if "MISSION_MEMORY_ACCESS_PATHS changed" in w]
+    assert '"docs/security/**": "restricted"' in warning and "now {}" in warning

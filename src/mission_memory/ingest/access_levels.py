@@ -203,11 +203,29 @@ class AccessRules:
         return _most_restricted([level for f in files for level in (self.path_level(f), file_levels.get(f))])
 
     def fingerprint(self, file_levels: Mapping[str, AccessLevel]) -> str:
-        """A digest of the path mapping and the classified files: when it changes, commit levels may change.
+        """The path mapping and a digest of the classified files, as JSON: when it changes, commit levels may change.
 
         ``ingest`` keeps it per repository and re-reads the whole history when it differs, so a new
-        mapping or a new ``access:`` front matter reclassifies the commits stored before.
+        mapping or a new ``access:`` front matter reclassifies the commits stored before; the
+        mapping is kept whole so :meth:`mapping_change` can say what changed.
         """
-        rules = sorted(self._mapping)
         files = sorted((path, level.value) for path, level in file_levels.items())
-        return hashlib.sha256(json.dumps([rules, files]).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(json.dumps(files).encode("utf-8")).hexdigest()
+        return json.dumps({"paths": dict(sorted(self._mapping)), "files": digest}, sort_keys=True)
+
+    def mapping_change(self, previous: str | None) -> str | None:
+        """A warning when the mapping differs from the one a :meth:`fingerprint` recorded, else None.
+
+        An ingest run without ``MISSION_MEMORY_ACCESS_PATHS`` (another shell, a cron job) would
+        otherwise lower the levels of everything the mapping protected without a word.
+        """
+        try:
+            before = json.loads(previous)["paths"] if previous else None
+        except (ValueError, KeyError, TypeError):
+            return None
+        now = dict(sorted(self._mapping))
+        if not isinstance(before, dict) or before == now:
+            return None
+        return (f"MISSION_MEMORY_ACCESS_PATHS changed since the last ingest of this repository (was "
+                f"{json.dumps(before)}, now {json.dumps(now)}): records and commits are reclassified; if "
+                "that was not meant, set the mapping again and ingest again")

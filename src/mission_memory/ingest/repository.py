@@ -633,8 +633,11 @@ def ingest_repository(
         since = store.get_state(mission, f"git_head:{source.root}")
         if since and report.head and not source.git.is_ancestor(since, report.head):
             since = None
-        if store.get_state(mission, f"commit_access:{source.root}") != access_print:
+        recorded = store.get_state(mission, f"commit_access:{source.root}")
+        if recorded != access_print:
             since = None  # the mapping or a file's level changed: reclassify every stored commit (ADR 0045)
+            if changed := access.mapping_change(recorded):
+                report.warnings.append(changed)
         records.extend(
             with_access(_commit_record(source, mission, c, mission_type), access.commit_level(c.files, file_levels))
             for c in source.git.commits(since)
