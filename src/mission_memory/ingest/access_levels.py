@@ -203,15 +203,19 @@ class AccessRules:
         return _most_restricted([level for f in files for level in (self.path_level(f), file_levels.get(f))])
 
     def fingerprint(self, file_levels: Mapping[str, AccessLevel]) -> str:
-        """The path mapping and a digest of the classified files, as JSON: when it changes, commit levels may change.
+        """Digests of the path mapping and of the classified files, as JSON: when it changes, commit levels may change.
 
         ``ingest`` keeps it per repository and re-reads the whole history when it differs, so a new
-        mapping or a new ``access:`` front matter reclassifies the commits stored before; the
-        mapping is kept whole so :meth:`mapping_change` can say what changed.
+        mapping or a new ``access:`` front matter reclassifies the commits stored before. Digests,
+        not the mapping: the state is exported with the memory, and the patterns name restricted
+        folders.
         """
         files = sorted((path, level.value) for path, level in file_levels.items())
-        digest = hashlib.sha256(json.dumps(files).encode("utf-8")).hexdigest()
-        return json.dumps({"paths": dict(sorted(self._mapping)), "files": digest}, sort_keys=True)
+        return json.dumps({"paths": self._digest(sorted(self._mapping)), "files": self._digest(files)}, sort_keys=True)
+
+    @staticmethod
+    def _digest(value: object) -> str:
+        return hashlib.sha256(json.dumps(value).encode("utf-8")).hexdigest()
 
     def mapping_change(self, previous: str | None) -> str | None:
         """A warning when the mapping differs from the one a :meth:`fingerprint` recorded, else None.
@@ -223,9 +227,9 @@ class AccessRules:
             before = json.loads(previous)["paths"] if previous else None
         except (ValueError, KeyError, TypeError):
             return None
-        now = dict(sorted(self._mapping))
-        if not isinstance(before, dict) or before == now:
+        if not isinstance(before, str) or before == self._digest(sorted(self._mapping)):
             return None
-        return (f"MISSION_MEMORY_ACCESS_PATHS changed since the last ingest of this repository (was "
-                f"{json.dumps(before)}, now {json.dumps(now)}): records and commits are reclassified; if "
-                "that was not meant, set the mapping again and ingest again")
+        now = json.dumps(dict(sorted(self._mapping))) if self._mapping else "none"
+        return (f"MISSION_MEMORY_ACCESS_PATHS differs from the mapping of the last ingest of this repository "
+                f"(now: {now}): records and commits are reclassified; if that was not meant, set the "
+                "mapping of the last ingest again and ingest again")
