@@ -169,7 +169,7 @@ def build_artifacts(
     baseline = repo.baseline(last_commit, task) if repo is not None else None
     lineage_text = _tool_lineage_text(repo, baseline)
     questions, questions_note = _open_questions(store, task, activity, comments, repo, baseline, summarizer,
-                                                material, mission)
+                                                material, mission, level)
     questions_text = render_open_questions(questions)
     if questions_note:
         questions_text = f"{questions_note}\n\n{questions_text}"
@@ -267,8 +267,12 @@ def _open_questions(
     summarizer: Summarizer,
     material: SummaryMaterial,
     mission: str,
+    level: AccessLevel = AccessLevel.INTERNAL,
 ) -> tuple[list[OpenQuestion], str | None]:
-    """Open questions: proposed decisions, unanswered comment questions, TODOs added (+ LLM-extracted)."""
+    """Open questions: proposed decisions, unanswered comment questions, TODOs added (+ LLM-extracted).
+
+    Only proposed decisions at or below ``level`` (the artifact's) are quoted, so an artifact never
+    names a decision its readers may not see (ADR 0045)."""
     todos: list[OpenQuestion] = []
     if repo is not None and repo.target is not None:
         files = {f for c in activity.commits for f in c.files}
@@ -278,7 +282,7 @@ def _open_questions(
             if (path := q.ref.rsplit(":", 1)[0]) in files or any(path == p or path.startswith(p + "/") for p in linked)
         ]
     questions = list(find_open_questions(
-        proposed_decisions=_proposed_decisions(store, task, mission), comments=comments, todos=todos,
+        proposed_decisions=_proposed_decisions(store, task, mission, level), comments=comments, todos=todos,
     ))
     note: str | None = None
     extract = getattr(summarizer, "extract_open_questions", None)  # LLM summarizers extract questions too
@@ -291,13 +295,16 @@ def _open_questions(
     return questions, note
 
 
-def _proposed_decisions(store: RefreshStore, task: Task, mission: str) -> list[Record]:
-    """Stored decisions still ``proposed`` that match the task's words (BM25 in the workflow layer)."""
+def _proposed_decisions(
+    store: RefreshStore, task: Task, mission: str, level: AccessLevel = AccessLevel.INTERNAL
+) -> list[Record]:
+    """Stored decisions still ``proposed``, at or below ``level``, that match the task's words (BM25 in
+    the workflow layer)."""
     terms = query_terms(f"{task.key} {task.title} {task.description}")
     if not terms:
         return []
     hits = store.bm25_search(
-        terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission), _PROPOSED_DECISIONS_SEARCHED
+        terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission, max_access=level), _PROPOSED_DECISIONS_SEARCHED
     )
     records = store.get([h.record_id for h in hits])
     return [
