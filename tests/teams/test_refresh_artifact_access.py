@@ -56,3 +56,34 @@ def test_an_artifact_quotes_no_proposed_decision_above_its_own_level(
                   if r.kind is RecordKind.REFRESH_ARTIFACT and r.attributes["task"] == "OPS-7"}
     assert levels == {"internal"}
     assert ("Cap antivirus scan retries" in text) is not restricted
+
+
+VAULT_TOOLS = '''from mcp.server.mcpserver import MCPServer
+
+mcp = MCPServer("vault")
+
+
+@mcp.tool()
+def open_vault_drawer(drawer: int) -> str:
+    """Open a drawer of the key vault."""
+    return ""
+'''
+
+
+@pytest.mark.parametrize("restricted", [False, True])
+def test_an_artifact_names_no_tool_declared_in_a_file_above_its_level(
+    make_git_repo: Callable[[str], GitRepo], tmp_path: Path, restricted: bool
+) -> None:
+    """A commit outside OPS-7 adds a tool in ops/vault/tools.py; once that folder is restricted, OPS-7's
+    (internal) tool lineage must not name it."""
+    mission = build_push_mission(make_git_repo, tmp_path)
+    mission.repo.commit("Add the vault tools", "2025-01-04T09:00:00+00:00", {"ops/vault/tools.py": VAULT_TOOLS})
+    paths = {"ops/vault/**": "restricted"} if restricted else {}
+    with Memory.open() as memory:
+        refresh_once(memory.store, memory.embedder, LocalFolderTracker(mission.tasks_dir), mission.repo.root,
+                     FIRST_PASS, Settings(llm_base_url=None, llm_model=None, access_paths=paths))  # type: ignore[arg-type]
+        lineage = {r.access_level.value: r.text for b in memory.store.iterate() for r in b
+                   if r.kind is RecordKind.REFRESH_ARTIFACT and r.attributes["task"] == "OPS-7"
+                   and r.attributes["artifact"] == "tool_lineage"}
+    assert list(lineage) == ["internal"]
+    assert ("open_vault_drawer" in lineage["internal"]) is not restricted

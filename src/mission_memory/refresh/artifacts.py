@@ -19,7 +19,7 @@ current artifact's ``attributes["pruned_predecessors"]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import Any
 from mission_memory.access_control import most_restricted
 from mission_memory.ingest.access_levels import AccessRules, label_access, with_access
 from mission_memory.ingest.git_history import Commit, GitRepository
+from mission_memory.record_filters import ACCESS_ORDER
 from mission_memory.records import (
     AccessLevel,
     Layer,
@@ -167,9 +168,10 @@ def build_artifacts(
                                access_level=level)
     summary = summarizer.summarize(material)
     baseline = repo.baseline(last_commit, task) if repo is not None else None
-    lineage_text = _tool_lineage_text(repo, baseline)
+    readable = _readable_at(access_rules, level)
+    lineage_text = _tool_lineage_text(repo, baseline, readable)
     questions, questions_note = _open_questions(store, task, activity, comments, repo, baseline, summarizer,
-                                                material, mission, level)
+                                                material, mission, level, readable)
     questions_text = render_open_questions(questions)
     if questions_note:
         questions_text = f"{questions_note}\n\n{questions_text}"
@@ -243,13 +245,30 @@ def _covered_footer(activity: TaskActivity) -> str:
     return f"Covered: {len(activity.commits)} commits ({shas}); {len(activity.comments)} new comments."
 
 
-def _tool_lineage_text(repo: RepositoryAsOf | None, baseline: str | None) -> str:
+def _readable_at(access_rules: AccessRules | None, level: AccessLevel) -> Callable[[str], bool]:
+    """Whether a file's path (by the path mapping) is at or below ``level``: what an artifact at that
+    level may quote from the repository (tools, TODOs)."""
+    rules = access_rules or AccessRules({})
+
+    def readable(path: str) -> bool:
+        found = rules.path_level(path)
+        return found is None or ACCESS_ORDER.index(found.value) <= ACCESS_ORDER.index(level.value)
+
+    return readable
+
+
+def _tool_lineage_text(
+    repo: RepositoryAsOf | None, baseline: str | None, readable: Callable[[str], bool] = lambda _path: True
+) -> str:
+    """The tool-lineage delta, leaving out tools declared in files above the artifact's level."""
     if repo is None:
         return "No repository given to this refresh: the tool lineage was not computed."
     if repo.target is None:
         return f"The repository {repo.git.root.name} has no commit as of {repo.now.isoformat()}: no tools yet."
     before = tools_at_commit(repo.git.root, baseline) if baseline else {}
     after = tools_at_commit(repo.git.root, repo.target)
+    before = {name: tool for name, tool in before.items() if readable(tool.path)}
+    after = {name: tool for name, tool in after.items() if readable(tool.path)}
     delta = diff_tools(before, after)
     span = f"between {baseline[:12] if baseline else 'the start of the history'} and {repo.target[:12]}"
     if delta.is_empty:
@@ -268,6 +287,7 @@ def _open_questions(
     material: SummaryMaterial,
     mission: str,
     level: AccessLevel = AccessLevel.INTERNAL,
+    readable: Callable[[str], bool] = lambda _path: True,
 ) -> tuple[list[OpenQuestion], str | None]:
     """Open questions: proposed decisions, unanswered comment questions, TODOs added (+ LLM-extracted).
 
@@ -279,7 +299,8 @@ def _open_questions(
         linked = [p.strip("/") for p in task.linked_files if p.strip("/")]
         todos = [
             q for q in added_todos(repo.git.root, baseline, repo.target)
-            if (path := q.ref.rsplit(":", 1)[0]) in files or any(path == p or path.startswith(p + "/") for p in linked)
+            if ((path := q.ref.rsplit(":", 1)[0]) in files or any(path == p or path.startswith(p + "/") for p in linked))
+            and readable(path)
         ]
     questions = list(find_open_questions(
         proposed_decisions=_proposed_decisions(store, task, mission, level), comments=comments, todos=todos,
