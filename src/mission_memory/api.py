@@ -886,10 +886,13 @@ class Memory:
             llm = None
             if self.settings.llm_configured:  # the LLM sees the prompt; the store gets only a checked sentence
                 from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
+                from mission_memory.ingest.access_levels import AccessRules
 
                 llm = LlmCorrectionSummaries(str(self.settings.llm_base_url), str(self.settings.llm_model),
                                              self.settings.llm_api_key,
-                                             deadline_seconds=self.settings.llm_deadline_seconds)
+                                             deadline_seconds=self.settings.llm_deadline_seconds,
+                                             max_access=self.settings.llm_max_access,
+                                             access_rules=AccessRules(self.settings.access_paths))
             derived["prompt"] = prompt_corrections(
                 captured, known_component=self.store.has_component, mission=mission, operator=who, llm=llm
             )

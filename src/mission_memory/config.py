@@ -63,6 +63,10 @@ class Settings(BaseSettings):
             refresher may spend per UTC day; past it, artifacts fall back to extractive and say so.
         llm_deadline_seconds: total wall-clock seconds one LLM call may take, connect to last byte
             (the per-read timeout alone restarts on every byte a slow server sends).
+        llm_max_access: the most restricted access level whose text may be sent to the LLM endpoint
+            (refresh summaries and question extraction, correction summaries). Material above it is
+            summarised without the LLM (extractive, or the field-built correction summary); default
+            ``internal``, so restricted and secret text never leaves the process (ADR 0045).
         refresh_label: the tracker label that marks a task for refresh (case-insensitive).
         refresh_prune_after_days: a refresh artifact superseded by a later refresh of the same task
             and kind is deleted once it is older than this many days (its provenance stays named in
@@ -131,6 +135,7 @@ class Settings(BaseSettings):
     llm_api_key: str | None = None
     llm_daily_token_cap: int = Field(default=200_000, ge=0)
     llm_deadline_seconds: float = Field(default=60.0, gt=0)
+    llm_max_access: AccessLevel = AccessLevel.INTERNAL
     refresh_label: str = DEFAULT_LABEL
     refresh_pass_budget_seconds: float = Field(default=900.0, gt=0)
     refresh_prune_after_days: float = Field(default=30.0, ge=0)

@@ -115,11 +115,22 @@ class _TokenFile(BaseModel):
     tokens: list[TokenEntry] = []
 
 
+def _where(loc: tuple[int | str, ...], data: Any) -> str:
+    """``tokens.1.clearance`` as ``token 2 (id 't-…') clearance``: the entry a person can find in the file."""
+    if len(loc) >= 2 and loc[0] == "tokens" and isinstance(loc[1], int):
+        raw = data.get("tokens") if isinstance(data, dict) else None
+        entry = raw[loc[1]] if isinstance(raw, list) and loc[1] < len(raw) else None
+        named = f" (id {entry['id']!r})" if isinstance(entry, dict) and isinstance(entry.get("id"), str) else ""
+        field_path = ".".join(str(p) for p in loc[2:]) or "entry"
+        return f"token {loc[1] + 1}{named} {field_path}"
+    return ".".join(str(p) for p in loc) or "file"
+
+
 def _entries(data: Any, source: str) -> list[TokenEntry]:
     try:
         entries = _TokenFile.model_validate(data).tokens
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{_where(tuple(e['loc']), data)}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"{source} is not a valid token list ({problems})") from None
     ids = [e.id for e in entries]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
@@ -132,15 +143,23 @@ def read_token_file(path: Path) -> list[TokenEntry]:
     """The entries of a token file (none when it does not exist).
 
     Raises:
-        ConfigError: the file is not TOML, or an entry is invalid (the message names the file,
-            the entry's index and the field).
+        ConfigError: the file is not TOML, an entry is invalid (the message names the file, the
+            entry's position and id, and the field), or the file is writable by group or others
+            (anyone who can write it can give themselves any clearance).
     """
     try:
         text = path.read_text(encoding="utf-8")
+        mode = path.stat().st_mode
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise ConfigError(f"token file {path} cannot be read ({exc.strerror})") from None
+    if mode & 0o022:
+        writers = " and ".join(who for who, bit in (("group", 0o020), ("others", 0o002)) if mode & bit)
+        raise ConfigError(
+            f"token file {path} is writable by {writers} (mode {mode & 0o777:o}): whoever can write it can "
+            f"issue themselves a token; run `chmod 600 {path}`"
+        )
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -8,7 +8,10 @@ in any answer to the lower clearance is a leak:
 * a decision: ``docs/adr/0002-encrypt-the-archive.md`` (front matter ``access: restricted``);
 * practitioner records: one of alice's at ``restricted``, and one ordinary correction of alice's
   (``internal``: hidden from bob by the practitioner rule, not by clearance);
-* a refresh artifact at ``restricted``.
+* a refresh artifact at ``restricted``;
+* commits: one touching only ``docs/security/keys.md`` whose message carries a canary, and the one
+  adding the restricted documents (both restricted: a commit takes its files' levels), so the
+  restricted folder's name is a canary too.
 
 Operators: alice (clearance restricted, lead) and bob (clearance internal, operator).
 """
@@ -34,7 +37,10 @@ from tests.conftest import GitRepo
 
 MISSION = "ops"
 ACCESS_PATHS = '{"docs/security/**": "restricted"}'
-RESTRICTED_CANARIES = ("MARMOT-PATH-41", "MARMOT-FRONT-42", "MARMOT-ADR-43", "MARMOT-PRACT-44", "MARMOT-REFRESH-45")
+RESTRICTED_CANARIES = (
+    "MARMOT-PATH-41", "MARMOT-FRONT-42", "MARMOT-ADR-43", "MARMOT-PRACT-44", "MARMOT-REFRESH-45", "MARMOT-COMMIT-47",
+    "docs/security/", "docs/ops/vault.md",
+)
 ALICE_PRACTITIONER_CANARY = "MARMOT-ALICE-46"
 
 
@@ -143,6 +149,9 @@ def build_team_mission(root: Path) -> TeamMission:
     })
     repo.commit("Add the key rotation and vault procedures", "2024-06-01T10:00:00+00:00", {
         "docs/security/keys.md": KEYS, "docs/ops/vault.md": VAULT, "docs/adr/0002-encrypt-the-archive.md": ADR_ENCRYPT,
+    })
+    repo.commit("Rotate the escrow code word to MARMOT-COMMIT-47", "2024-07-01T10:00:00+00:00", {
+        "docs/security/keys.md": KEYS + "\nRotated in July.\n",
     })
     data_dir = root / "data"
     scenario = TeamMission(data_dir, repo.root, "", "", "", frozenset(), frozenset())

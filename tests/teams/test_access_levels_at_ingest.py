@@ -152,3 +152,75 @@ def test_an_unknown_level_in_a_tracker_label_is_an_error_naming_the_task(tmp_pat
         with pytest.raises(InputError, match=r"task OPS-9 \(label 'access:cosmic'\): access level 'cosmic'"):
             memory.ingest_tracker(LocalFolderTracker(tasks), mission="ops")
         assert not any(memory.store.counts().values())
+
+
+def _commit_levels(memory: Memory) -> dict[str, str]:
+    return {r.title: r.access_level.value for b in memory.store.iterate() for r in b if r.kind is RecordKind.COMMIT}
+
+
+def test_a_commit_takes_the_most_restricted_level_of_the_files_it_touches(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.commit("guide only", "2024-06-02T10:00:00+00:00", {"docs/guide.md": "# Guide\n\nUploads are retried twice.\n"})
+    repo.commit("keys only", "2024-06-03T10:00:00+00:00", {"docs/security/keys.md": "# Keys\n\nKeys rotate weekly.\n"})
+    repo.commit("vault only", "2024-06-04T10:00:00+00:00", {"docs/ops/vault.md": RESTRICTED_FRONT + "Two witnesses.\n"})
+    repo.commit("a script beside the keys", "2024-06-05T10:00:00+00:00", {"docs/security/rotate.sh": "echo rotate\n"})
+    monkeypatch.setenv("MISSION_MEMORY_ACCESS_PATHS", '{"docs/security/**": "restricted"}')
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        assert _commit_levels(memory) == {
+            "docs": "secret",  # touches the secret ADR
+            "guide only": "internal",
+            "keys only": "restricted",  # the path mapping
+            "vault only": "restricted",  # the file's front matter
+            "a script beside the keys": "restricted",  # not a document, but inside the mapped folder
+        }
+        again = memory.ingest_repository(repo.root)
+        assert sum(again.added.values()) == 0 and sum(again.updated.values()) == 0  # idempotent
+
+
+def test_a_new_mapping_or_front_matter_reclassifies_the_commits_stored_before(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.commit("keys only", "2024-06-03T10:00:00+00:00", {"docs/security/keys.md": "# Keys\n\nKeys rotate weekly.\n"})
+    repo.commit("guide only", "2024-06-04T10:00:00+00:00", {"docs/guide.md": "# Guide\n\nUploads are retried twice.\n"})
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        assert _commit_levels(memory)["keys only"] == "internal"
+    monkeypatch.setenv("MISSION_MEMORY_ACCESS_PATHS", '{"docs/security/**": "restricted"}')
+    with Memory.open() as memory:
+        report = memory.ingest_repository(repo.root)  # no new commit: the stored ones are reclassified
+        assert _commit_levels(memory)["keys only"] == "restricted"
+        assert report.updated[RecordKind.COMMIT.value] == 1 and report.added[RecordKind.COMMIT.value] == 0
+        assert memory.store.count_kind("ops", RecordKind.COMMIT.value) == 3  # replaced, not duplicated
+        assert [w for w in report.warnings if "MISSION_MEMORY_ACCESS_PATHS differs" in w]
+    repo.commit("mark the guide restricted", "2024-06-05T10:00:00+00:00",
+                {"docs/guide.md": "---\naccess: restricted\n---\n\n# Guide\n\nUploads are retried twice.\n"})
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        levels = _commit_levels(memory)
+        assert levels["guide only"] == "restricted" and levels["mark the guide restricted"] == "restricted"
+
+
+def test_an_include_glob_keeps_the_levels_of_files_it_does_not_read_for_their_commits(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        repo.commit("vault only", "2024-06-04T10:00:00+00:00", {"docs/ops/vault.md": RESTRICTED_FRONT + "Two witnesses.\n"})
+        memory.ingest_repository(repo.root, include=["docs/guide.md"])  # the vault's front matter is not read
+        assert _commit_levels(memory)["vault only"] == "restricted"
+
+
+def test_an_ingest_without_the_mapping_says_the_mapping_changed(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ingest from a shell (or a cron job) that forgot the mapping lowers levels: it must say so."""
+    monkeypatch.setenv("MISSION_MEMORY_ACCESS_PATHS", '{"docs/security/**": "restricted"}')
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+        same = memory.ingest_repository(repo.root)
+        assert not [w for w in same.warnings if "MISSION_MEMORY_ACCESS_PATHS" in w]
+    monkeypatch.delenv("MISSION_MEMORY_ACCESS_PATHS")
+    with Memory.open() as memory:
+        forgot = memory.ingest_repository(repo.root)
+    (warning,) = [w for w in forgot.warnings if "MISSION_MEMORY_ACCESS_PATHS differs" in w]
+    assert "(now: none)" in warning

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -108,3 +109,16 @@ def test_mission_scoping_keeps_workflow_views_to_the_tokens_missions_and_shares_
     layers = {e.record.layer for e in digest.entries}
     assert layers == {Layer.DOMAIN}  # the domain layer is shared; the mission's workflow is not theirs
     assert Layer.WORKFLOW in {e.record.layer for e in own.entries}
+
+
+def test_the_whole_memory_export_below_restricted_holds_no_restricted_text(
+    team: TeamMission, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export --max-access-level internal` leaves out the restricted commit too (its message and file list)."""
+    monkeypatch.setenv("MISSION_MEMORY_DATA_DIR", str(team.data_dir))
+    target = tmp_path / "shareable.jsonl"
+    done = CliRunner().invoke(app, ["export", "--max-access-level", "internal", "-o", str(target)])
+    assert done.exit_code == 0, done.output
+    text = target.read_text(encoding="utf-8")
+    assert "Add the upload guide" in text  # the internal commit is there
+    assert [c for c in RESTRICTED_CANARIES if c in text] == []

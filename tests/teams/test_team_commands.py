@@ -79,7 +79,7 @@ def test_a_broken_token_file_is_an_error_naming_the_file(data_dir: Path) -> None
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "team-tokens.toml").write_text('[[tokens]]\nid = "t-1"\noperator = "bob"\nclearance = "cosmic"\n'
                                                'sha256 = "' + "0" * 64 + '"\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"team-tokens\.toml is not a valid token list \(tokens\.0\.clearance"):
+    with pytest.raises(ConfigError, match=r"team-tokens\.toml is not a valid token list \(token 1 \(id 't-1'\) clearance"):
         TokenSource(data_dir / "team-tokens.toml").entries()
     done = CliRunner().invoke(app, ["serve", "--transport", "http", "--port", "9"])
     assert done.exit_code == 1 and "team-tokens.toml" in done.output
@@ -108,3 +108,30 @@ def test_a_server_with_tokens_refuses_a_call_that_carries_none(data_dir: Path) -
 
     result = anyio.run(go)
     assert result.is_error and "needs an operator token" in result.content[0].text  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
+def test_a_token_file_others_can_write_is_refused_by_the_server_and_by_add(data_dir: Path, mode: int) -> None:
+    from mission_memory.operator_tokens import add_token
+
+    path = data_dir / "team-tokens.toml"
+    add_token(path, operator="bob", clearance="internal")
+    path.chmod(mode)
+    before = path.read_text(encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"team-tokens\.toml is writable by .*chmod 600"):
+        TokenSource(path).entries()
+    served = CliRunner().invoke(app, ["serve", "--transport", "http", "--port", "9"])
+    assert served.exit_code == 1 and "is writable by" in served.output and "chmod 600" in served.output
+    added = CliRunner().invoke(app, ["team", "token", "add", "--operator", "eve", "--clearance", "secret"])
+    assert added.exit_code == 1 and "is writable by" in added.output
+    assert path.read_text(encoding="utf-8") == before  # nothing was added to it
+
+
+def test_a_token_file_setting_naming_a_missing_file_stops_the_server(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A typo in the variable must not start a server without authentication."""
+    monkeypatch.setenv("MISSION_MEMORY_TEAM_TOKEN_FILE", str(tmp_path / "team-tokns.toml"))
+    done = CliRunner().invoke(app, ["serve", "--transport", "http", "--port", "9"])
+    assert done.exit_code == 1
+    assert "MISSION_MEMORY_TEAM_TOKEN_FILE names" in done.output and "team-tokns.toml" in done.output

@@ -92,8 +92,8 @@ def server(team: TeamMission) -> Iterator[str]:
 
 
 def _leaks(text: str) -> list[str]:
-    """The canary words of restricted records in ``text`` (their file names may appear in internal
-    commit records, which list the files a commit changed: names, not contents, ADR 0045)."""
+    """The canary words of restricted records in ``text``, restricted file names included (a commit
+    touching a restricted file is restricted too, ADR 0045)."""
     return [c for c in RESTRICTED_CANARIES if c in text]
 
 
@@ -234,3 +234,44 @@ def test_without_tokens_the_server_refuses_a_non_loopback_address(tmp_path: Any)
     )
     assert done.returncode == 1
     assert "refusing to listen on 0.0.0.0:9 without authentication" in done.stderr
+
+
+def _tool_description(url: str, token: str) -> str:
+    async def go() -> str:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            McpClient(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+        ):
+            tools = await client.list_tools()
+            return next(t.description or "" for t in tools.tools if t.name == "workflow_memory_query")
+
+    return anyio.run(go)
+
+
+def test_the_team_servers_tool_description_names_the_default_mission_only(
+    team: TeamMission, tmp_path: Any
+) -> None:
+    """Another stored mission (one bob's clearance or a mission-scoped token would not reach) and the
+    record counts stay out of the description every caller reads (ADR 0045)."""
+    import shutil
+    from datetime import UTC, datetime
+
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+    from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind
+
+    data_dir = tmp_path / "data"
+    shutil.copytree(team.data_dir, data_dir)
+    with Memory(load_settings(data_dir=data_dir)) as memory:
+        hidden = Record.build(
+            kind=RecordKind.DOC_CHUNK, title="skunkworks plan", text="A plan nobody outside the project knows.",
+            access_level=AccessLevel.SECRET,
+            provenance=Provenance(kind=SourceKind.DOC, ref="plan.md", uri="file:///plan.md", mission="skunkworks-x",
+                                  time=datetime(2025, 1, 12, tzinfo=UTC)),
+        )
+        memory.store.upsert([hidden], memory.embedder.embed_passages([hidden.embedding_text]), memory.embedder.model_id)
+    env = dict(team.env(), MISSION_MEMORY_DATA_DIR=str(data_dir))
+    with team_server(env, "--mission", MISSION) as url:
+        description = _tool_description(url, team.bob_token)
+    assert f"Default mission: '{MISSION}'" in description
+    assert "skunkworks" not in description and "records)" not in description

@@ -15,6 +15,11 @@ when it does not copy the prompt —
 and when it is one sentence of at most :data:`MAX_CHARS` characters. Otherwise, and whenever the
 endpoint fails (each call has a total deadline, ``MISSION_MEMORY_LLM_DEADLINE_SECONDS``), the
 field-built summary is kept. After the first endpoint failure no further call is made in that import.
+
+What may leave the process (ADR 0045): a captured prompt is ``internal``, or the most restricted level
+the path mapping (``MISSION_MEMORY_ACCESS_PATHS``) gives a path it names; a prompt above
+``max_access`` (``MISSION_MEMORY_LLM_MAX_ACCESS``, default ``internal``) is never sent, and keeps
+the field-built summary (counted in ``withheld``).
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from typing import Any
 import httpx
 
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
+from mission_memory.ingest.access_levels import AccessRules
+from mission_memory.record_filters import ACCESS_ORDER
+from mission_memory.records import AccessLevel
 from mission_memory.refresh.summarizers import chat_message_content
 
 __all__ = ["COPY_RUN", "MAX_CHARS", "LlmCorrectionSummaries", "copies_prompt"]
@@ -81,7 +89,10 @@ class LlmCorrectionSummaries:
         api_key: sent as a bearer token when set.
         deadline_seconds: total wall-clock seconds of one call, connect to last byte.
         client: an httpx client to use (not closed here); by default one per call.
+        max_access: the most restricted prompt level that may be sent (``MISSION_MEMORY_LLM_MAX_ACCESS``).
+        access_rules: the path mapping that raises a prompt naming a mapped path; None: none.
         used, rejected, failed: sentences kept, sentences refused by the copy check, calls that failed.
+        withheld: prompts not sent because their level is above ``max_access``.
         failure: the first endpoint failure (no call is made after it), or None.
     """
 
@@ -90,9 +101,12 @@ class LlmCorrectionSummaries:
     api_key: str | None = None
     deadline_seconds: float = 60.0
     client: httpx.Client | None = None
+    max_access: AccessLevel = AccessLevel.INTERNAL
+    access_rules: AccessRules | None = None
     used: int = 0
     rejected: int = 0
     failed: int = 0
+    withheld: int = 0
     failure: str | None = field(default=None)
 
     @property
@@ -115,9 +129,15 @@ class LlmCorrectionSummaries:
 
         Returns:
             One sentence that passed :func:`copies_prompt` and the length check, or None (refused,
-            endpoint failed, or an earlier call failed). Never raises for endpoint problems.
+            withheld by the access rule, endpoint failed, or an earlier call failed). Never raises for
+            endpoint problems.
         """
         if self.failure is not None:
+            return None
+        mentioned = self.access_rules.mentioned_level(words) if self.access_rules is not None else None
+        level = mentioned or AccessLevel.INTERNAL
+        if ACCESS_ORDER.index(level.value) > ACCESS_ORDER.index(self.max_access.value):
+            self.withheld += 1
             return None
         fields = (f"class: {correction_class}; category: {category}; component: {component or 'unknown'}; "
                   f"outcome: {outcome}")

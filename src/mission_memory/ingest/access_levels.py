@@ -9,6 +9,11 @@ of a folder the settings protect):
 * a tracker label ``access:restricted`` (also ``access/restricted`` and ``access=restricted``) on a
   task, for the task and its comments.
 
+A commit takes the most restricted level of the files it touches, by the same two file rules (the
+path mapping, and the front matter of the files as ingested now): its message and its file list name
+them, so a lower clearance would otherwise learn restricted file names and messages through history
+(:meth:`AccessRules.commit_level`).
+
 None speaking: ``internal`` (:class:`~mission_memory.records.AccessLevel`'s default). A record whose
 level is not ``internal`` carries it in ``attributes["access"]`` too, so its content-derived id
 changes with its level and a re-ingest after a settings change re-stores it with the new level
@@ -17,9 +22,11 @@ changes with its level and a re-ingest after a settings change re-stores it with
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pathspec
@@ -119,6 +126,7 @@ class AccessRules:
 
     def __init__(self, paths: Mapping[str, AccessLevel | str]) -> None:
         self._rules: list[tuple[pathspec.GitIgnoreSpec, AccessLevel]] = []
+        self._mapping: list[tuple[str, str]] = []
         for pattern, level in paths.items():
             try:
                 spec = pathspec.GitIgnoreSpec.from_lines([pattern])
@@ -132,6 +140,7 @@ class AccessRules:
                     f"{', '.join(a.value for a in AccessLevel)}"
                 ) from None
             self._rules.append((spec, resolved))
+            self._mapping.append((pattern, resolved.value))
 
     def path_level(self, path: str) -> AccessLevel | None:
         """The most restricted level of the patterns ``path`` matches, or None."""
@@ -159,3 +168,68 @@ class AccessRules:
                 levels[path] = _most_restricted([self.path_level(path), front])
             out.append(with_access(record, levels[path]))
         return out
+
+    def mentioned_level(self, text: str) -> AccessLevel | None:
+        """The most restricted level the path mapping gives a path named in ``text``, or None.
+
+        Path-like words (with a ``/`` inside, quotes and trailing punctuation stripped) are matched
+        against the patterns, so an operator's words naming ``docs/security/keys.md`` count as
+        restricted when that folder is (the correction summaries' sending rule, ADR 0045).
+        """
+        words = {w.strip("`'\"()[]{}<>,;:!?").rstrip(".").lstrip("./") for w in text.split() if "/" in w}
+        return _most_restricted([self.path_level(w) for w in words if w])
+
+    @staticmethod
+    def file_levels(records: Iterable[Record]) -> dict[str, AccessLevel]:
+        """The level of each file among ``records`` (as :meth:`assign` gave them) that is not ``internal``.
+
+        Returns:
+            ``{repository-relative path: level}``; files at ``internal`` are left out.
+        """
+        return {
+            path: r.access_level for r in records
+            if r.kind in _FILE_KINDS and isinstance(path := r.attributes.get("path"), str)
+            and r.access_level is not AccessLevel.INTERNAL
+        }
+
+    def commit_level(self, files: Iterable[str], file_levels: Mapping[str, AccessLevel]) -> AccessLevel | None:
+        """The most restricted level of the files a commit touches, or None when none is classified.
+
+        Args:
+            files: the commit's repository-relative paths (every one, not the record's capped list).
+            file_levels: :meth:`file_levels` of this ingest's file records (front matter included), so a
+                commit touching a document whose front matter says ``access: restricted`` is restricted too.
+        """
+        return _most_restricted([level for f in files for level in (self.path_level(f), file_levels.get(f))])
+
+    def fingerprint(self, file_levels: Mapping[str, AccessLevel]) -> str:
+        """Digests of the path mapping and of the classified files, as JSON: when it changes, commit levels may change.
+
+        ``ingest`` keeps it per repository and re-reads the whole history when it differs, so a new
+        mapping or a new ``access:`` front matter reclassifies the commits stored before. Digests,
+        not the mapping: the state is exported with the memory, and the patterns name restricted
+        folders.
+        """
+        files = sorted((path, level.value) for path, level in file_levels.items())
+        return json.dumps({"paths": self._digest(sorted(self._mapping)), "files": self._digest(files)}, sort_keys=True)
+
+    @staticmethod
+    def _digest(value: object) -> str:
+        return hashlib.sha256(json.dumps(value).encode("utf-8")).hexdigest()
+
+    def mapping_change(self, previous: str | None) -> str | None:
+        """A warning when the mapping differs from the one a :meth:`fingerprint` recorded, else None.
+
+        An ingest run without ``MISSION_MEMORY_ACCESS_PATHS`` (another shell, a cron job) would
+        otherwise lower the levels of everything the mapping protected without a word.
+        """
+        try:
+            before = json.loads(previous)["paths"] if previous else None
+        except (ValueError, KeyError, TypeError):
+            return None
+        if not isinstance(before, str) or before == self._digest(sorted(self._mapping)):
+            return None
+        now = json.dumps(dict(sorted(self._mapping))) if self._mapping else "none"
+        return (f"MISSION_MEMORY_ACCESS_PATHS differs from the mapping of the last ingest of this repository "
+                f"(now: {now}): records and commits are reclassified; if that was not meant, set the "
+                "mapping of the last ingest again and ingest again")

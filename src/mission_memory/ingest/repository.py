@@ -34,7 +34,7 @@ from mission_memory.decision_recording import reconcile_recorded
 from mission_memory.decisions import Decision, DecisionStatus, Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.ingest.access_levels import AccessRules
+from mission_memory.ingest.access_levels import AccessRules, with_access
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import IngestExclusion, PathGlobs, folder_files
@@ -531,7 +531,9 @@ def ingest_repository(
             :func:`~mission_memory.ingest.passage_heads.passage_text`); None for the default heads, an
             empty mapping to embed every record whole (the behaviour before ADR 0034, kept for comparison).
         access_rules: the settings' path-pattern access levels; front matter ``access:`` is read
-            either way (:mod:`~mission_memory.ingest.access_levels`, ADR 0045). Default: none.
+            either way (:mod:`~mission_memory.ingest.access_levels`, ADR 0045). Default: none. A
+            commit takes the most restricted level of the files it touches; when the mapping or a
+            file's level changes, the whole history is read again to reclassify stored commits.
 
     Returns:
         What was added, updated, left unchanged, removed and skipped, and what each top-level folder cost.
@@ -607,7 +609,9 @@ def ingest_repository(
                 records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
             except StructuredDocumentError as exc:
                 report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
-    records = (access_rules or AccessRules({})).assign(records, texts)  # before anything is stored
+    access = access_rules or AccessRules({})
+    records = access.assign(records, texts)  # before anything is stored
+    file_levels = access.file_levels(records)  # a commit takes the levels of the files it touches
     # Decisions recorded with `decide` survive the re-read of their files (docs/adr/0028).
     records, recorded_keys = reconcile_recorded(store, mission, source.root, records)
     file_kinds = [RecordKind.DOC_CHUNK.value, RecordKind.DECISION.value, RecordKind.PRINCIPLE.value]
@@ -615,28 +619,44 @@ def ingest_repository(
     if globs is not None:
         # Globs narrow what this run reads; records of files outside them stay (the ignore file removes).
         stored = sum(store.count_kind(mission, kind) for kind in file_kinds)
-        file_keys += [
-            r.source_key for r in store.records_of_kind(file_kinds, mission=mission, limit=max(1, stored))
+        outside = [
+            r for r in store.records_of_kind(file_kinds, mission=mission, limit=max(1, stored))
             if isinstance(r.attributes.get("path"), str) and not globs.keeps(r.attributes["path"])
         ]
+        file_keys += [r.source_key for r in outside]
+        # Files this run does not read keep their stored level for the commits that touch them.
+        file_levels = AccessRules.file_levels(outside) | file_levels
+    access_print = access.fingerprint(file_levels)
 
     if source.git is not None:
         report.head = source.git.head()
         since = store.get_state(mission, f"git_head:{source.root}")
         if since and report.head and not source.git.is_ancestor(since, report.head):
             since = None
-        records.extend(_commit_record(source, mission, c, mission_type) for c in source.git.commits(since))
+        recorded = store.get_state(mission, f"commit_access:{source.root}")
+        if recorded != access_print:
+            since = None  # the mapping or a file's level changed: reclassify every stored commit (ADR 0045)
+            if changed := access.mapping_change(recorded):
+                report.warnings.append(changed)
+        records.extend(
+            with_access(_commit_record(source, mission, c, mission_type), access.commit_level(c.files, file_levels))
+            for c in source.git.commits(since)
+        )
 
     _store_new(store, embedder, records, report, progress, passage_heads)
     if source.git is not None:
         # Commits before the last ingested HEAD were not read again; count them as unchanged.
         known_commits = store.count_kind(mission, RecordKind.COMMIT.value)
-        report.unchanged[RecordKind.COMMIT.value] = known_commits - report.added[RecordKind.COMMIT.value]
+        report.unchanged[RecordKind.COMMIT.value] = (
+            known_commits - report.added[RecordKind.COMMIT.value] - report.updated[RecordKind.COMMIT.value]
+        )
     # Replaced records were deleted by upsert; files that disappeared leave records behind: drop them.
     for kind, n in _delete_missing(store, mission, file_kinds, file_keys).items():
         report.removed[kind] += n
     if report.head:
         store.set_state(mission, f"git_head:{source.root}", report.head)
+    if source.git is not None:
+        store.set_state(mission, f"commit_access:{source.root}", access_print)
     report.seconds = clock.perf_counter() - started
     return report
 

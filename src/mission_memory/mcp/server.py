@@ -21,7 +21,8 @@ tokens the server is the local user's and listens on loopback only (:func:`run_s
 
 Queries answer from the server's default mission (ADR 0029): over stdio, the mission of the
 directory the server is started in (Claude Code starts it in the project), or ``serve --mission``.
-The tool's description names that default and the stored missions, read when the server is built.
+The tool's description names that default and the stored missions, read when the server is built;
+on a team server (tokens) it names the default mission only (ADR 0045).
 """
 
 from __future__ import annotations
@@ -44,7 +45,12 @@ from mission_memory.access_control import AccessContext
 from mission_memory.api import Memory
 from mission_memory.config import MAX_TOKEN_BUDGET, load_settings
 from mission_memory.errors import ConfigError, MissionMemoryError, user_message
-from mission_memory.mission_scope import describe_stored_missions, mission_of_directory, resolve_mission_scope
+from mission_memory.mission_scope import (
+    ALL_MISSIONS,
+    describe_stored_missions,
+    mission_of_directory,
+    resolve_mission_scope,
+)
 from mission_memory.operator_tokens import OperatorAccessToken, OperatorTokenVerifier, TokenSource
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
@@ -207,7 +213,7 @@ def build_server(
     """
     factory = memory_factory or Memory.open
     verifier = OperatorTokenVerifier(tokens) if tokens is not None else None
-    description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission)}"
+    description = f"{TOOL_DESCRIPTION} {_missions_sentence(factory, default_mission, team=verifier is not None)}"
 
     running: list[ServedMemory] = []  # the lifespan's memory, for the event receivers' HTTP routes
 
@@ -395,8 +401,14 @@ def mcp_session_id(ctx: Context[Any, Any]) -> str | None:
     return str(value) if value else None
 
 
-def _missions_sentence(factory: Callable[[], Memory], default_mission: str | None) -> str:
-    """The tool description's sentences on the default and the stored missions (read once, at build)."""
+def _missions_sentence(factory: Callable[[], Memory], default_mission: str | None, *, team: bool = False) -> str:
+    """The tool description's sentences on the default and the stored missions (read once, at build).
+
+    On a team server (``team``: operator tokens) the description is the same for every caller, so it
+    names the default mission only, never the other stored missions or any record count: a token
+    scoped to some missions, or a lower clearance, would otherwise learn what else the server holds
+    (ADR 0045).
+    """
     try:
         memory = factory()
     except MissionMemoryError:
@@ -407,7 +419,14 @@ def _missions_sentence(factory: Callable[[], Memory], default_mission: str | Non
         return "The stored missions could not be read (the store does not open)."
     finally:
         memory.close()
-    return describe_stored_missions(stored, resolve_mission_scope(None, default_mission, stored))
+    scope = resolve_mission_scope(None, default_mission, stored)
+    if not team:
+        return describe_stored_missions(stored, scope)
+    if scope.mission is not None:
+        return (f"Default mission: {scope.mission!r}. Set filters.mission to another mission your token may "
+                f"read, or '{ALL_MISSIONS}' for all of them.")
+    return ("Calls without filters.mission answer across the missions your token may read; set "
+            "filters.mission to a mission's name to narrow them.")
 
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -417,13 +436,20 @@ def token_source() -> TokenSource | None:
     """The configured operator tokens: ``MISSION_MEMORY_TEAM_TOKENS``, else the token file if it exists.
 
     Raises:
-        ConfigError: the variable or the file is invalid (the message names it).
+        ConfigError: the variable or the file is invalid (the message names it), or
+            ``MISSION_MEMORY_TEAM_TOKEN_FILE`` names a file that does not exist (a typo there would
+            otherwise start a server without authentication).
     """
     settings = load_settings()
     if settings.team_tokens:
         return TokenSource.from_environment_text(settings.team_tokens)
     path = settings.token_file_path
     if not path.exists():
+        if settings.team_token_file is not None:
+            raise ConfigError(
+                f"MISSION_MEMORY_TEAM_TOKEN_FILE names {path}, which does not exist: issue a token with "
+                "`mission-memory team token add` (it creates the file), or unset the variable"
+            )
         return None
     source = TokenSource(path)
     source.entries()  # an invalid file stops the server at start, not at the first request
@@ -455,8 +481,9 @@ def run_server(
     tokens = token_source() if transport != "stdio" else None
     if transport != "stdio" and tokens is None and host not in _LOOPBACK:
         raise ConfigError(
-            f"refusing to listen on {host}:{port} without authentication: add operator tokens with "
-            "`mission-memory team token add` (or set MISSION_MEMORY_TEAM_TOKENS), or serve on 127.0.0.1"
+            f"refusing to listen on {host}:{port} without authentication (no token file at "
+            f"{load_settings().token_file_path}): add operator tokens with `mission-memory team token add` "
+            "(or set MISSION_MEMORY_TEAM_TOKENS), or serve on 127.0.0.1"
         )
     server = build_server(default_mission=mission, write_tools=write_tools, tokens=tokens)
     if transport == "stdio":

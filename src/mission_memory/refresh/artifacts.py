@@ -19,15 +19,25 @@ current artifact's ``attributes["pruned_predecessors"]``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mission_memory.ingest.access_levels import with_label_access
+from mission_memory.access_control import most_restricted
+from mission_memory.ingest.access_levels import AccessRules, label_access, with_access
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind, record_id_for
+from mission_memory.record_filters import ACCESS_ORDER
+from mission_memory.records import (
+    AccessLevel,
+    Layer,
+    Provenance,
+    Record,
+    RecordKind,
+    SourceKind,
+    record_id_for,
+)
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
     added_todos,
@@ -127,6 +137,7 @@ def build_artifacts(
     summarizer: Summarizer,
     mission: str,
     now: datetime,
+    access_rules: AccessRules | None = None,
 ) -> BuiltArtifacts:
     """Build (not store) the summary, tool-lineage delta and open-questions records of one task.
 
@@ -140,20 +151,27 @@ def build_artifacts(
         summarizer: writes the executive summary (and, for an LLM, extracts questions).
         mission: the mission of the records.
         now: the refresh time; it is in each record's source key, so each refresh adds records.
+        access_rules: the settings' path mapping (``MISSION_MEMORY_ACCESS_PATHS``), for the commits'
+            levels; None: only the levels their ingested commit records carry.
 
     Returns:
         The three records in :data:`ARTIFACT_KINDS` order, and who wrote the summary; they take the
-        access level of the task's ``access:LEVEL`` label (default ``internal``).
+        most restricted level of the task's ``access:LEVEL`` label and of the commits they cover
+        (:func:`material_access`; default ``internal``). The summarizer is told that level, and an
+        LLM summarizer sends nothing above its ``max_access``.
 
     Raises:
         InputError: an ``access:`` label naming an unknown level (that task fails; the pass goes on).
     """
-    material = SummaryMaterial(task=task, commits=activity.commits, comments=activity.comments, since=last_refresh)
+    level = material_access(store, task, activity.commits, mission, access_rules)
+    material = SummaryMaterial(task=task, commits=activity.commits, comments=activity.comments, since=last_refresh,
+                               access_level=level)
     summary = summarizer.summarize(material)
     baseline = repo.baseline(last_commit, task) if repo is not None else None
-    lineage_text = _tool_lineage_text(repo, baseline)
+    readable = _readable_at(access_rules, level)
+    lineage_text = _tool_lineage_text(repo, baseline, readable)
     questions, questions_note = _open_questions(store, task, activity, comments, repo, baseline, summarizer,
-                                                material, mission)
+                                                material, mission, level, readable)
     questions_text = render_open_questions(questions)
     if questions_note:
         questions_text = f"{questions_note}\n\n{questions_text}"
@@ -196,8 +214,30 @@ def build_artifacts(
             attributes=attributes | extra,
             slot=f"{task.key}:{artifact}:{now.isoformat()}",
         ))
-    records = with_label_access(records, task.labels, f"{task.tracker} task {task.key}")  # the task's level, ADR 0045
+    records = [with_access(r, level) for r in records]  # the material's level, ADR 0045
     return BuiltArtifacts(records=records, summarizer=summary.summarizer, fallback_reason=summary.fallback_reason)
+
+
+def material_access(
+    store: RefreshStore, task: Task, commits: Sequence[Commit], mission: str, access_rules: AccessRules | None
+) -> AccessLevel:
+    """The access level of a task's refresh material: the most restricted of its label and its commits.
+
+    A commit's level is the most restricted of the path mapping over the files it touches and the
+    level its ingested commit record carries (which also counts the files' front matter, ADR 0045);
+    a commit not ingested yet gets the path mapping's level alone.
+
+    Raises:
+        InputError: an ``access:`` label with an unknown level (the message names the task).
+    """
+    levels = [label_access(task.labels, f"{task.tracker} task {task.key}")]
+    rules = access_rules or AccessRules({})
+    levels += [rules.commit_level(c.files, {}) for c in commits]
+    keys = {f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits}
+    if keys:
+        stored = store.get(list(store.ids_by_source_keys(sorted(keys)).values()))
+        levels += [r.access_level for r in stored.values()]
+    return most_restricted([level for level in levels if level is not None])
 
 
 def _covered_footer(activity: TaskActivity) -> str:
@@ -205,13 +245,30 @@ def _covered_footer(activity: TaskActivity) -> str:
     return f"Covered: {len(activity.commits)} commits ({shas}); {len(activity.comments)} new comments."
 
 
-def _tool_lineage_text(repo: RepositoryAsOf | None, baseline: str | None) -> str:
+def _readable_at(access_rules: AccessRules | None, level: AccessLevel) -> Callable[[str], bool]:
+    """Whether a file's path (by the path mapping) is at or below ``level``: what an artifact at that
+    level may quote from the repository (tools, TODOs)."""
+    rules = access_rules or AccessRules({})
+
+    def readable(path: str) -> bool:
+        found = rules.path_level(path)
+        return found is None or ACCESS_ORDER.index(found.value) <= ACCESS_ORDER.index(level.value)
+
+    return readable
+
+
+def _tool_lineage_text(
+    repo: RepositoryAsOf | None, baseline: str | None, readable: Callable[[str], bool] = lambda _path: True
+) -> str:
+    """The tool-lineage delta, leaving out tools declared in files above the artifact's level."""
     if repo is None:
         return "No repository given to this refresh: the tool lineage was not computed."
     if repo.target is None:
         return f"The repository {repo.git.root.name} has no commit as of {repo.now.isoformat()}: no tools yet."
     before = tools_at_commit(repo.git.root, baseline) if baseline else {}
     after = tools_at_commit(repo.git.root, repo.target)
+    before = {name: tool for name, tool in before.items() if readable(tool.path)}
+    after = {name: tool for name, tool in after.items() if readable(tool.path)}
     delta = diff_tools(before, after)
     span = f"between {baseline[:12] if baseline else 'the start of the history'} and {repo.target[:12]}"
     if delta.is_empty:
@@ -229,18 +286,24 @@ def _open_questions(
     summarizer: Summarizer,
     material: SummaryMaterial,
     mission: str,
+    level: AccessLevel = AccessLevel.INTERNAL,
+    readable: Callable[[str], bool] = lambda _path: True,
 ) -> tuple[list[OpenQuestion], str | None]:
-    """Open questions: proposed decisions, unanswered comment questions, TODOs added (+ LLM-extracted)."""
+    """Open questions: proposed decisions, unanswered comment questions, TODOs added (+ LLM-extracted).
+
+    Only proposed decisions at or below ``level`` (the artifact's) are quoted, so an artifact never
+    names a decision its readers may not see (ADR 0045)."""
     todos: list[OpenQuestion] = []
     if repo is not None and repo.target is not None:
         files = {f for c in activity.commits for f in c.files}
         linked = [p.strip("/") for p in task.linked_files if p.strip("/")]
         todos = [
             q for q in added_todos(repo.git.root, baseline, repo.target)
-            if (path := q.ref.rsplit(":", 1)[0]) in files or any(path == p or path.startswith(p + "/") for p in linked)
+            if ((path := q.ref.rsplit(":", 1)[0]) in files or any(path == p or path.startswith(p + "/") for p in linked))
+            and readable(path)
         ]
     questions = list(find_open_questions(
-        proposed_decisions=_proposed_decisions(store, task, mission), comments=comments, todos=todos,
+        proposed_decisions=_proposed_decisions(store, task, mission, level), comments=comments, todos=todos,
     ))
     note: str | None = None
     extract = getattr(summarizer, "extract_open_questions", None)  # LLM summarizers extract questions too
@@ -253,13 +316,16 @@ def _open_questions(
     return questions, note
 
 
-def _proposed_decisions(store: RefreshStore, task: Task, mission: str) -> list[Record]:
-    """Stored decisions still ``proposed`` that match the task's words (BM25 in the workflow layer)."""
+def _proposed_decisions(
+    store: RefreshStore, task: Task, mission: str, level: AccessLevel = AccessLevel.INTERNAL
+) -> list[Record]:
+    """Stored decisions still ``proposed``, at or below ``level``, that match the task's words (BM25 in
+    the workflow layer)."""
     terms = query_terms(f"{task.key} {task.title} {task.description}")
     if not terms:
         return []
     hits = store.bm25_search(
-        terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission), _PROPOSED_DECISIONS_SEARCHED
+        terms, SearchFilter(layers=(Layer.WORKFLOW,), mission=mission, max_access=level), _PROPOSED_DECISIONS_SEARCHED
     )
     records = store.get([h.record_id for h in hits])
     return [

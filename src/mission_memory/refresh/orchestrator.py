@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mission_memory.config import Settings
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import MissionMemoryError
+from mission_memory.ingest.access_levels import AccessRules
 from mission_memory.ingest.git_history import Commit
 from mission_memory.records import RecordKind
 from mission_memory.refresh.artifacts import BuiltArtifacts, RepositoryAsOf, build_artifacts
@@ -197,7 +198,8 @@ def make_summarizer(
     """The configured summarizer: chat-completions with an extractive fallback, or extractive alone.
 
     Args:
-        settings: the LLM endpoint, model, key, daily cap and per-call deadline.
+        settings: the LLM endpoint, model, key, daily cap, per-call deadline and the highest access
+            level that may be sent (``llm_max_access``).
         ledger: where LLM spend is counted.
         clock: the pass's clock (its UTC date keys the ledger).
         budget: the pass budget LLM calls answer to, or None for none.
@@ -211,6 +213,7 @@ def make_summarizer(
     return ChatCompletionsSummarizer(
         settings.llm_base_url, settings.llm_model, settings.llm_api_key, ledger, settings.llm_daily_token_cap,
         fallback=extractive, clock=clock, deadline_seconds=settings.llm_deadline_seconds, budget=budget,
+        max_access=settings.llm_max_access,
     )
 
 
@@ -284,6 +287,7 @@ def refresh_once(
             report.skipped.append(_skip(store, states[key], activity, now))
 
     by_key = {t.key: t for t in tasks}
+    rules = AccessRules(settings.access_paths)
     for item in due:
         task, state = by_key[item.task_key], states[item.task_key]
         activity, comments = measured[item.task_key]
@@ -291,6 +295,7 @@ def refresh_once(
             built = build_artifacts(
                 store, task, last_refresh=state.last_refresh, last_commit=state.last_commit,
                 activity=activity, comments=comments, repo=repo, summarizer=summarizer, mission=mission, now=now,
+                access_rules=rules,
             )
             vectors = embedder.embed_passages([r.embedding_text for r in built.records])
             store.upsert(built.records, vectors, embedder.model_id)  # one transaction

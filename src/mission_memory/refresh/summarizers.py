@@ -17,6 +17,10 @@ summarizer when no LLM is configured)". Two implementations of the :class:`Summa
   (``MISSION_MEMORY_LLM_DEADLINE_SECONDS``), capped by the time left in the pass's
   :class:`~mission_memory.refresh.pass_budget.PassBudget`; once that is used up, calls fall back at
   once (ADR 0019).
+
+What may leave the process: material whose :attr:`SummaryMaterial.access_level` (the most restricted
+of its task's and its commits' levels) is above ``max_access`` (``MISSION_MEMORY_LLM_MAX_ACCESS``,
+default ``internal``) is never sent; it is summarised by the fallback, which says why (ADR 0045).
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import httpx
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 from mission_memory.ingest.adr import find_adr_paths
 from mission_memory.ingest.git_history import Commit
+from mission_memory.record_filters import ACCESS_ORDER
+from mission_memory.records import AccessLevel
 from mission_memory.refresh.open_questions import OpenQuestion
 from mission_memory.refresh.pass_budget import BUDGET_SETTING, PassBudget
 from mission_memory.trackers.base import Task, TaskComment
@@ -72,12 +78,15 @@ class SummaryMaterial:
         commits: the commits touching it since the last refresh, oldest first.
         comments: its new comments since the last refresh, oldest first.
         since: the time of the last refresh, or None for the first.
+        access_level: the most restricted level of the task (its ``access:LEVEL`` label) and of the
+            commits (the files they touch); an LLM summarizer sends nothing above its ``max_access``.
     """
 
     task: Task
     commits: Sequence[Commit]
     comments: Sequence[TaskComment]
     since: datetime | None
+    access_level: AccessLevel = AccessLevel.INTERNAL
 
 
 @dataclass(frozen=True)
@@ -399,6 +408,8 @@ class ChatCompletionsSummarizer:
         deadline_seconds: total wall-clock seconds of one call, connect to last byte
             (``MISSION_MEMORY_LLM_DEADLINE_SECONDS``).
         budget: the pass's budget: a call gets at most the time it leaves, none once it is used up.
+        max_access: the most restricted material level that may be sent to the endpoint
+            (``MISSION_MEMORY_LLM_MAX_ACCESS``); above it, no call is made and the fallback is used.
     """
 
     def __init__(
@@ -416,6 +427,7 @@ class ChatCompletionsSummarizer:
         max_tokens: int = 700,
         deadline_seconds: float = 60.0,
         budget: PassBudget | None = None,
+        max_access: AccessLevel = AccessLevel.INTERNAL,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -428,6 +440,7 @@ class ChatCompletionsSummarizer:
         self.max_tokens = max_tokens
         self.deadline_seconds = deadline_seconds
         self.budget = budget
+        self.max_access = max_access
         self.name = f"chat-completions:{model}"
         self._client = client
 
@@ -449,6 +462,13 @@ class ChatCompletionsSummarizer:
     def _post(self, payload: dict[str, Any]) -> httpx.Response:
         return post_json_within(self._client, self.url, self._deadline(), payload, api_key=self.api_key,
                                 service="LLM endpoint", timeout=self.timeout)
+
+    def _withheld(self, material: SummaryMaterial) -> str | None:
+        """Why ``material`` may not be sent to the endpoint (its level is above ``max_access``), or None."""
+        if ACCESS_ORDER.index(material.access_level.value) <= ACCESS_ORDER.index(self.max_access.value):
+            return None
+        return (f"the material is {material.access_level.value}, above MISSION_MEMORY_LLM_MAX_ACCESS "
+                f"({self.max_access.value}): it is not sent to the LLM endpoint")
 
     def _complete(self, system: str, user: str) -> _Completion:
         """One chat completion within the cap; failures come back as ``failure`` text, never raised."""
@@ -500,7 +520,8 @@ class ChatCompletionsSummarizer:
         """
         if not material.commits and not material.comments:
             return self.fallback.summarize(material)
-        done = self._complete(_SUMMARY_SYSTEM, _material_text(material))
+        withheld = self._withheld(material)
+        done = _Completion(None, 0, withheld) if withheld else self._complete(_SUMMARY_SYSTEM, _material_text(material))
         if done.content is not None:
             return SummaryResult(done.content, self.name, done.tokens, None)
         reason = done.failure or "the LLM gave no summary"
@@ -516,11 +537,13 @@ class ChatCompletionsSummarizer:
         Returns:
             The questions (at most 10; ``ref`` from the ``[ref: …]`` suffix, else ``task:<key>``;
             ``time`` None), or no questions and the reason on a cap or endpoint failure. Material with
-            no commits and no comments gives no questions without a call.
+            no commits and no comments gives no questions without a call, and material above
+            ``max_access`` none either (the reason says why).
         """
         if not material.commits and not material.comments:
             return QuestionsResult((), self.name, 0, None)
-        done = self._complete(_QUESTIONS_SYSTEM, _material_text(material))
+        withheld = self._withheld(material)
+        done = _Completion(None, 0, withheld) if withheld else self._complete(_QUESTIONS_SYSTEM, _material_text(material))
         if done.content is None:
             return QuestionsResult((), self.name, done.tokens, done.failure)
         questions: list[OpenQuestion] = []
