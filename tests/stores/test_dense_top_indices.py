@@ -1,0 +1,47 @@
+"""``top_indices`` picks exactly the set ``argpartition`` picks, whatever its sample sees (docs/adr/0049)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mission_memory.stores.dense_scan import top_indices
+
+
+def _reference(scores: np.ndarray, k: int) -> set[int]:
+    return set(np.argpartition(-scores, k - 1)[:k].tolist())
+
+
+@pytest.mark.parametrize("n", [10, 32_768, 40_000, 250_001])
+@pytest.mark.parametrize("k", [1, 60, 240, 5_000])
+def test_the_k_highest_of_random_scores(n: int, k: int) -> None:
+    scores = np.random.default_rng(n + k).standard_normal(n).astype(np.float32)
+    got = top_indices(scores, k)
+    assert got.shape == (min(k, n),)
+    assert set(got.tolist()) == (_reference(scores, k) if k < n else set(range(n)))
+
+
+def test_scores_sorted_so_the_sample_misjudges_the_tail() -> None:
+    # Rising scores with the best block between two sampled positions: the sample sees none of it.
+    n = 200_000
+    scores = np.linspace(0.0, 1.0, n, dtype=np.float32)
+    stride = n // 8192
+    scores[::stride] = -1.0  # every sampled score is the lowest: the cut passes everything
+    got = top_indices(scores, 240)
+    assert set(got.tolist()) == _reference(scores, 240)
+    scores = np.zeros(n, dtype=np.float32)
+    between = np.arange(1, 10 * stride)
+    scores[between[between % stride != 0]] = 1.0  # the top lies between samples; every sample ties at 0
+    got = top_indices(scores, 60)
+    assert np.all(scores[got] == 1.0) and len(set(got.tolist())) == 60
+
+
+def test_a_sample_that_sets_the_cut_too_high_falls_back_to_every_score() -> None:
+    n = 100_000
+    stride = n // 8192
+    scores = np.zeros(n, dtype=np.float32)
+    scores[::stride] = 1.0  # the sampled scores are all the highest and fewer than k of them exist
+    k = (n // stride) + 50
+    got = top_indices(scores, k)
+    assert set(got.tolist()) >= set(np.flatnonzero(scores == 1.0).tolist())
+    assert got.shape == (k,) and len(set(got.tolist())) == k
