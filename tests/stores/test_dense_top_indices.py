@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -45,3 +47,22 @@ def test_a_sample_that_sets_the_cut_too_high_falls_back_to_every_score() -> None
     got = top_indices(scores, k)
     assert set(got.tolist()) >= set(np.flatnonzero(scores == 1.0).tolist())
     assert got.shape == (k,) and len(set(got.tolist())) == k
+
+
+def test_rows_read_from_a_snapshot_are_its_rows_even_after_it_is_replaced(tmp_path: Path) -> None:
+    from mission_memory.stores.vector_table import VectorTable
+
+    rng = np.random.default_rng(11)
+    rows = [(i + 1, rng.standard_normal(8).astype(np.float32).tobytes(), "domain") for i in range(300)]
+    table = VectorTable.from_rows("m", 0, 0, 8, rows, {"domain": 0}, (), ())
+    path = tmp_path / "t.mmvec"
+    table.save(path)
+    loaded = VectorTable.load(path)
+    assert loaded is not None and isinstance(loaded.matrix, np.memmap)
+    wanted = np.array([0, 5, 6, 150, 299], dtype=np.int64)
+    np.testing.assert_array_equal(loaded.float_rows(wanted), table.matrix[wanted])
+    assert loaded.float_rows(wanted[:0]).shape == (0, 8)
+    # Another process replaces the snapshot (rename over it): the loaded table still reads its own file.
+    other = VectorTable.from_rows("m", 1, 0, 8, rows[:10], {"domain": 0}, (), ())
+    other.save(path)
+    np.testing.assert_array_equal(loaded.float_rows(wanted), table.matrix[wanted])

@@ -119,7 +119,7 @@ def best_rows(
     out = []
     for group in groups:
         if group.size <= depth:
-            out.append(_top(group, table.matrix[group] @ q, limit))
+            out.append(_top(group, table.float_rows(group) @ q, limit))
             continue
         approx = (
             approx_all[group]
@@ -127,8 +127,8 @@ def best_rows(
             else _approximate(table.quantized[group], table.scales[group], q8, q_scale)
         )
         chosen = group[top_indices(approx, depth)]
-        chosen.sort()  # ascending positions read the memory-mapped matrix in file order
-        out.append(_top(chosen, table.matrix[chosen] @ q, limit))
+        chosen.sort()  # ascending positions read the snapshot in file order
+        out.append(_top(chosen, table.float_rows(chosen) @ q, limit))
     return out
 
 
