@@ -5,10 +5,11 @@ milliseconds, so both ways search the same vector table (the snapshot ``bench_pu
 each store), with the same query vectors and the same filters, taking turns at going first. Per
 way it reports, per store size:
 
-* wall time and CPU time of the calling thread (``time.thread_time``, steadier than wall time on
+* wall time and CPU time of the process (``time.process_time``: every thread, the scan helper included; steadier than wall time on
   a loaded machine), p50 / p95, for the whole dense stage as the SQLite store runs it (filter
   masks, groups per layer, :func:`~mission_memory.stores.dense_scan.best_rows`);
 * recall@60 per layer against the exact float32 scan;
+* the same for this checkout with the int8 scan on one thread (``SCAN_THREADS = 1``);
 * the process's resident set after the timed queries.
 
 ``--compare-src DIR`` names the other checkout's ``src`` folder (``git archive main src | tar -x
@@ -105,9 +106,9 @@ def run_size(data_dir: Path, queries: list[tuple[np.ndarray, dict[str, Any]]], w
     for i, (vector, filters) in enumerate(queries):
         where = SearchFilter(tuple(Layer), QueryFilters(**filters) if filters else None)
         for name in names if i % 2 == 0 else reversed(names):
-            w0, c0 = time.perf_counter(), time.thread_time()
+            w0, c0 = time.perf_counter(), time.process_time()
             best = ways[name](table, vector, groups_of(where), LIMIT)
-            timings[name]["cpu"].append((time.thread_time() - c0) * 1000)
+            timings[name]["cpu"].append((time.process_time() - c0) * 1000)
             timings[name]["wall"].append((time.perf_counter() - w0) * 1000)
             results[name].append(best)
     rss_after = rss_mb()
@@ -148,7 +149,14 @@ def main() -> None:
 
     other = load_dense_scan(args.compare_src.resolve())
     dense_scan.one_blas_thread()
-    ways = {"this checkout": dense_scan.best_rows, "compare-src": other.best_rows}
+    def one_scan_thread(*a: Any, **k: Any) -> Any:
+        threads, dense_scan.SCAN_THREADS = dense_scan.SCAN_THREADS, 1
+        try:
+            return dense_scan.best_rows(*a, **k)
+        finally:
+            dense_scan.SCAN_THREADS = threads
+
+    ways = {"this checkout": dense_scan.best_rows, "1 scan thread": one_scan_thread, "compare-src": other.best_rows}
     queries = query_vectors(args.queries, args.random_queries)
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"bench_dense_search · {time.strftime('%Y-%m-%dT%H:%M:%S')} · load before {load} · "

@@ -66,3 +66,30 @@ def test_rows_read_from_a_snapshot_are_its_rows_even_after_it_is_replaced(tmp_pa
     other = VectorTable.from_rows("m", 1, 0, 8, rows[:10], {"domain": 0}, (), ())
     other.save(path)
     np.testing.assert_array_equal(loaded.float_rows(wanted), table.matrix[wanted])
+
+
+def test_a_split_scan_and_rows_read_from_the_snapshot_give_the_one_thread_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mission_memory.stores import dense_scan
+    from mission_memory.stores.vector_table import VectorTable
+
+    rng = np.random.default_rng(12)
+    vectors = rng.standard_normal((5_000, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = [(i + 1, vectors[i].tobytes(), "domain") for i in range(len(vectors))]
+    VectorTable.from_rows("m", 0, 0, 32, rows, {"domain": 0}, (), ()).save(tmp_path / "t.mmvec")
+    table = VectorTable.load(tmp_path / "t.mmvec")
+    assert table is not None
+    query = vectors[17] + 0.5 * vectors[99]
+    query /= np.linalg.norm(query)
+    groups = [np.arange(0, 5_000, dtype=np.int64), np.arange(0, 5_000, 3, dtype=np.int64)]
+    before = dense_scan.best_rows(table, query, groups, 60, exact=False)
+    monkeypatch.setattr(dense_scan, "SPLIT_MIN_ROWS", 100)
+    monkeypatch.setattr(dense_scan, "READ_ROWS_MIN_ROWS", 100)
+    after = dense_scan.best_rows(table, query, groups, 60, exact=False)
+    exact = dense_scan.best_rows(table, query, groups, 60, exact=True)
+    for (p0, s0), (p1, s1), (pe, _) in zip(before, after, exact, strict=True):
+        np.testing.assert_array_equal(p0, p1)
+        np.testing.assert_array_equal(s0, s1)
+        assert len(set(p1.tolist()) & set(pe.tolist())) >= 59

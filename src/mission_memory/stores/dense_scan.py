@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
@@ -28,8 +29,11 @@ from mission_memory.stores.vector_table import VectorTable
 
 __all__ = [
     "QUANTIZED_MIN_ROWS",
+    "READ_ROWS_MIN_ROWS",
     "RESCORE_FACTOR",
     "RESCORE_MIN",
+    "SCAN_THREADS",
+    "SPLIT_MIN_ROWS",
     "best_rows",
     "exact_search_forced",
     "one_blas_thread",
@@ -48,6 +52,14 @@ _PARTITION_MAX = 32_768
 """Up to this many scores, :func:`top_indices` partitions them all: no cut to place."""
 _SHARE_FOR_ONE_PASS = 0.3
 """Groups covering more than this share of the rows are scored by one pass over the whole table."""
+
+SCAN_THREADS = 2
+"""Parts a large int8 scan is split into, each on its own thread (docs/adr/0049)."""
+SPLIT_MIN_ROWS = 200_000
+"""Below this many rows a scan takes a few milliseconds and runs on the calling thread alone."""
+
+READ_ROWS_MIN_ROWS = 200_000
+"""From this many rows on, rows to rescore are read with ``pread`` (:meth:`VectorTable.float_rows`)."""
 
 Positions = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
@@ -68,6 +80,11 @@ def one_blas_thread() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+
+
+@functools.cache
+def _scan_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=max(1, SCAN_THREADS - 1), thread_name_prefix="mm-dense-scan")
 
 
 def exact_search_forced() -> bool:
@@ -119,7 +136,7 @@ def best_rows(
     out = []
     for group in groups:
         if group.size <= depth:
-            out.append(_top(group, table.float_rows(group) @ q, limit))
+            out.append(_top(group, _rows(table, group) @ q, limit))
             continue
         approx = (
             approx_all[group]
@@ -128,7 +145,7 @@ def best_rows(
         )
         chosen = group[top_indices(approx, depth)]
         chosen.sort()  # ascending positions read the snapshot in file order
-        out.append(_top(chosen, table.float_rows(chosen) @ q, limit))
+        out.append(_top(chosen, _rows(table, chosen) @ q, limit))
     return out
 
 
@@ -164,6 +181,14 @@ def top_indices(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]
     return passing[np.argpartition(-scores[passing], k - 1)[:k]]
 
 
+def _rows(table: VectorTable, positions: Positions) -> npt.NDArray[np.float32]:
+    """The float32 rows to rescore: read from the snapshot file in a large table, whose pages a
+    process rarely has mapped yet, else gathered from the matrix (docs/adr/0049)."""
+    if table.size >= READ_ROWS_MIN_ROWS:
+        return table.float_rows(positions)
+    return np.asarray(table.matrix[positions], dtype=np.float32)
+
+
 def _quantize_query(q: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], float]:
     peak = float(np.abs(q).max()) if q.size else 0.0
     scale = peak / 127.0 if peak > 0 else 1.0
@@ -173,13 +198,29 @@ def _quantize_query(q: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], f
 def _approximate(
     quantized: npt.NDArray[np.int8], scales: npt.NDArray[np.float32], q8: npt.NDArray[np.int8], q_scale: float
 ) -> Scores:
-    """Approximate cosine similarity of every row: int8 dot products (exact integers) times both scales."""
+    """Approximate cosine similarity of every row: int8 dot products (exact integers) times both scales.
+
+    Tables of at least :data:`SPLIT_MIN_ROWS` rows are scanned in :data:`SCAN_THREADS` parts at
+    once (``numkong`` releases the GIL while it computes; docs/adr/0049).
+    """
     import numkong  # a compiled SIMD kernel library; imported on first use, not at CLI start-up
 
     n = quantized.shape[0]
     dots = np.empty((1, n), dtype=np.float32)
-    if n:
-        numkong.cdist(q8[None, :], quantized, metric="dot", dtype="int8", out=dots, out_dtype="float32")
+
+    def scan(start: int, stop: int) -> None:
+        numkong.cdist(q8[None, :], quantized[start:stop], metric="dot", dtype="int8", out=dots[:, start:stop],
+                      out_dtype="float32")
+
+    parts = SCAN_THREADS if n >= SPLIT_MIN_ROWS else 1
+    if parts > 1:
+        bounds = [n * i // parts for i in range(parts + 1)]
+        others = [_scan_pool().submit(scan, bounds[i], bounds[i + 1]) for i in range(1, parts)]
+        scan(bounds[0], bounds[1])
+        for part in others:
+            part.result()
+    elif n:
+        scan(0, n)
     approx: Scores = dots[0] * scales
     approx *= np.float32(q_scale)
     return approx
