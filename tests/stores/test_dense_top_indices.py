@@ -49,9 +49,13 @@ def test_a_sample_that_sets_the_cut_too_high_falls_back_to_every_score() -> None
     assert got.shape == (k,) and len(set(got.tolist())) == k
 
 
-def test_rows_read_from_a_snapshot_are_its_rows_even_after_it_is_replaced(tmp_path: Path) -> None:
+def test_rows_read_from_a_snapshot_are_its_rows_even_after_it_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mission_memory.stores import vector_table
     from mission_memory.stores.vector_table import VectorTable
 
+    monkeypatch.setattr(vector_table, "READ_ROWS_MIN_ROWS", 100)
     rng = np.random.default_rng(11)
     rows = [(i + 1, rng.standard_normal(8).astype(np.float32).tobytes(), "domain") for i in range(300)]
     table = VectorTable.from_rows("m", 0, 0, 8, rows, {"domain": 0}, (), ())
@@ -71,7 +75,7 @@ def test_rows_read_from_a_snapshot_are_its_rows_even_after_it_is_replaced(tmp_pa
 def test_a_split_scan_and_rows_read_from_the_snapshot_give_the_one_thread_results(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mission_memory.stores import dense_scan
+    from mission_memory.stores import dense_scan, vector_table
     from mission_memory.stores.vector_table import VectorTable
 
     rng = np.random.default_rng(12)
@@ -86,7 +90,7 @@ def test_a_split_scan_and_rows_read_from_the_snapshot_give_the_one_thread_result
     groups = [np.arange(0, 5_000, dtype=np.int64), np.arange(0, 5_000, 3, dtype=np.int64)]
     before = dense_scan.best_rows(table, query, groups, 60, exact=False)
     monkeypatch.setattr(dense_scan, "SPLIT_MIN_ROWS", 100)
-    monkeypatch.setattr(dense_scan, "READ_ROWS_MIN_ROWS", 100)
+    monkeypatch.setattr(vector_table, "READ_ROWS_MIN_ROWS", 100)
     after = dense_scan.best_rows(table, query, groups, 60, exact=False)
     exact = dense_scan.best_rows(table, query, groups, 60, exact=True)
     for (p0, s0), (p1, s1), (pe, _) in zip(before, after, exact, strict=True):

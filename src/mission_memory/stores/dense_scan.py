@@ -29,7 +29,6 @@ from mission_memory.stores.vector_table import VectorTable
 
 __all__ = [
     "QUANTIZED_MIN_ROWS",
-    "READ_ROWS_MIN_ROWS",
     "RESCORE_FACTOR",
     "RESCORE_MIN",
     "SCAN_THREADS",
@@ -57,9 +56,6 @@ SCAN_THREADS = 2
 """Parts a large int8 scan is split into, each on its own thread (docs/adr/0049)."""
 SPLIT_MIN_ROWS = 200_000
 """Below this many rows a scan takes a few milliseconds and runs on the calling thread alone."""
-
-READ_ROWS_MIN_ROWS = 200_000
-"""From this many rows on, rows to rescore are read with ``pread`` (:meth:`VectorTable.float_rows`)."""
 
 Positions = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
@@ -136,7 +132,7 @@ def best_rows(
     out = []
     for group in groups:
         if group.size <= depth:
-            out.append(_top(group, _rows(table, group) @ q, limit))
+            out.append(_top(group, table.float_rows(group) @ q, limit))
             continue
         approx = (
             approx_all[group]
@@ -145,7 +141,7 @@ def best_rows(
         )
         chosen = group[top_indices(approx, depth)]
         chosen.sort()  # ascending positions read the snapshot in file order
-        out.append(_top(chosen, _rows(table, chosen) @ q, limit))
+        out.append(_top(chosen, table.float_rows(chosen) @ q, limit))
     return out
 
 
@@ -179,14 +175,6 @@ def top_indices(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]
     if passing.shape[0] < k:
         return np.argpartition(-scores, k - 1)[:k]
     return passing[np.argpartition(-scores[passing], k - 1)[:k]]
-
-
-def _rows(table: VectorTable, positions: Positions) -> npt.NDArray[np.float32]:
-    """The float32 rows to rescore: read from the snapshot file in a large table, whose pages a
-    process rarely has mapped yet, else gathered from the matrix (docs/adr/0049)."""
-    if table.size >= READ_ROWS_MIN_ROWS:
-        return table.float_rows(positions)
-    return np.asarray(table.matrix[positions], dtype=np.float32)
 
 
 def _quantize_query(q: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], float]:

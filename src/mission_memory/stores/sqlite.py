@@ -772,12 +772,11 @@ class SqliteStore:
             marks = ",".join("?" * len(chunk))
             rowid_of.update(conn.execute(f"SELECT rowid, id FROM records WHERE id IN ({marks})", chunk).fetchall())
         wanted = np.asarray(list(rowid_of), dtype=np.int64)
-        pos = np.searchsorted(table.rowids, wanted)
-        out: dict[str, npt.NDArray[np.float32]] = {}
-        for rowid, p in zip(wanted.tolist(), pos.tolist(), strict=True):
-            if p < table.rowids.size and table.rowids[p] == rowid:
-                out[rowid_of[rowid]] = table.matrix[p]
-        return out
+        pos = np.minimum(np.searchsorted(table.rowids, wanted), table.size - 1)
+        held = table.rowids[pos] == wanted
+        found, at = wanted[held], np.sort(pos[held])  # row ids ascend with positions
+        rows = table.float_rows(at)  # one read per row in a large table (docs/adr/0049)
+        return {rowid_of[rowid]: rows[i] for i, rowid in enumerate(np.sort(found).tolist())}
 
     # -- vectors maintenance --------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["VectorTable", "quantize_rows"]
+__all__ = ["READ_ROWS_MIN_ROWS", "VectorTable", "quantize_rows"]
 
 _MAGIC = b"MMVEC3\n"
 _SUFFIX = "-v3.mmvec"
@@ -39,6 +39,8 @@ _SUFFIX = "-v3.mmvec"
 _QUANTIZE_ROWS = 65_536
 """Rows quantized at a time, which bounds the temporary float32 copies to about 100 MB."""
 _ALIGN = 64
+READ_ROWS_MIN_ROWS = 200_000
+"""From this many rows on, :meth:`VectorTable.float_rows` reads rows from the snapshot file."""
 
 
 @dataclass
@@ -92,14 +94,16 @@ class VectorTable:
     def float_rows(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The float32 rows at ``positions``, shape ``(len(positions), dim)``, a copy.
 
-        For a table memory-mapped from a snapshot the rows are read with one ``pread`` each from
-        the file the table was loaded from (the descriptor opened then, so a snapshot replaced
-        since cannot be read by mistake). Gathering a few hundred scattered rows of a
-        memory-mapped matrix instead costs a page fault per row, each mapping 64 KB around it:
-        at 1M rows, 720 rows took 3–16 ms that way against 2–7 ms read (docs/adr/0049).
+        For a table of at least :data:`READ_ROWS_MIN_ROWS` rows memory-mapped from a snapshot,
+        the rows are read with one ``pread`` each from the file the table was loaded from (the
+        descriptor opened then, so a snapshot replaced since cannot be read by mistake).
+        Gathering a few hundred scattered rows of a memory-mapped matrix costs a page fault per
+        row the process has not touched yet: at 1M rows, 720 rows took 3–16 ms that way against
+        2–7 ms read. A smaller table soon has its pages mapped, and gathering is then cheaper
+        (docs/adr/0049).
         """
         rows = self._matrix_file
-        if rows is None or positions.shape[0] == 0:
+        if rows is None or positions.shape[0] == 0 or self.size < READ_ROWS_MIN_ROWS:
             return np.asarray(self.matrix[positions], dtype=np.float32)
         return rows.read(positions)
 
