@@ -54,7 +54,6 @@ from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
     LAYER_CODES,
-    filter_mask,
     filter_sql,
     row_columns,
 )
@@ -746,7 +745,7 @@ class SqliteStore:
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if table.rowids.size == 0:
             return out
-        base = filter_mask(table, where)
+        base = self._vectors.filter_mask(table, where)  # the mask BM25 computed for this pull, if any
         groups = []
         for layer in where.layers:
             rows = table.layer_rows(LAYER_CODES[layer])
