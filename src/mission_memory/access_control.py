@@ -302,6 +302,12 @@ class AccessScopedStore:
         """As the wrapped store."""
         return self._store.missions()
 
+    def mission_names(self) -> frozenset[str]:
+        """As the wrapped store (:func:`~mission_memory.stores.base.stored_mission_names`)."""
+        from mission_memory.stores.base import stored_mission_names
+
+        return stored_mission_names(self._store)
+
     def components(self, limit: int = 30) -> dict[str, int]:
         """As the wrapped store."""
         return self._store.components(limit)

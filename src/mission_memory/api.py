@@ -32,7 +32,7 @@ from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
 from mission_memory.retrieval_events import Client, RetrievalEvent
-from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc
@@ -229,7 +229,7 @@ class Memory:
                 f"token_budget {budget} is above the maximum of {self.settings.max_token_budget} tokens"
                 " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
             )
-        stored = self.store.missions()
+        stored = stored_mission_names(self.store)  # names only: counting reads every record (ADR 0049)
         missions = resolve_mission_scope(checked.mission, default_mission, stored)
         checked = checked.model_copy(update={"mission": missions.mission})
         if checked.component is not None and not self.store.has_component(checked.component):

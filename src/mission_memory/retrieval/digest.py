@@ -12,6 +12,7 @@ the tokenizer with its safety margin (DESIGN.md §4).
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from collections.abc import Callable, Sequence
@@ -58,7 +59,8 @@ class DigestEntry:
         superseded: a decision that a later decision supersedes (shown, but marked and demoted).
         text: the excerpt shown (at most ``max_entry_tokens``).
         block: the entry's full Markdown block (heading, provenance line, excerpt).
-        tokens: tokens of ``block`` (margin included).
+        tokens: tokens of ``block`` and the separator after it (margin included); counted when
+            first read, since packing itself counts only the whole digest's text.
     """
 
     record: Record
@@ -66,7 +68,12 @@ class DigestEntry:
     superseded: bool
     text: str
     block: str
-    tokens: int
+    tokenizer: Tokenizer = field(repr=False, compare=False)
+
+    @functools.cached_property
+    def tokens(self) -> int:
+        """Tokens of :attr:`block` plus the separator after it, margin included."""
+        return self.tokenizer.count(self.block) + self.tokenizer.count(_SEPARATOR)
 
     def to_json(self) -> dict[str, Any]:
         """The entry as the ``--json`` output and the docs describe it."""
@@ -451,9 +458,7 @@ def pack_digest(
             assert cand.record is not None
             block = _entry_block(i, cand, excerpt, now, nonce)
             blocks[at].append(block)
-            entries.append(
-                DigestEntry(cand.record, cand.score, cand.superseded, excerpt, block, tokenizer.count(block) + sep)
-            )
+            entries.append(DigestEntry(cand.record, cand.score, cand.superseded, excerpt, block, tokenizer))
         omitted = n - len(chosen)
         footer = _footer(omitted, len(chosen), empty_note)
         text = _render(header, [(s.title, [lead, *b] if lead else b) for s, lead, b in zip(layout, leads, blocks, strict=True)],

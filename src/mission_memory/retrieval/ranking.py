@@ -252,6 +252,8 @@ def apply_priors(
         factor = 1.0 + params.criticality_weight * (criticality - 0.5)
         if superseded:
             factor *= params.superseded_factor
-        out.append(replace(cand, superseded=superseded, score=min(1.0, cand.score * factor / ceiling)))
+        # Built directly: dataclasses.replace inspects the fields on every call (a few hundred per pull).
+        out.append(Candidate(cand.record_id, min(1.0, cand.score * factor / ceiling), cand.dense_rank,
+                             cand.bm25_rank, cand.cosine, superseded, cand.record))
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out

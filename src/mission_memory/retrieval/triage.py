@@ -27,7 +27,7 @@ from mission_memory.escalation_state import current_state
 from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.ranking import Candidate, RankingParams
-from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.base import MemoryStore, stored_mission_names
 
 if TYPE_CHECKING:
     from mission_memory.retrieval.query import CandidateLists
@@ -131,7 +131,7 @@ def triage_for(store: MemoryStore, mission: str | None, now: datetime | None = N
         now: the clock a stale state is brought up to date with (default: now).
     """
     clock = now or datetime.now(UTC)
-    missions = [mission] if mission is not None else sorted(store.missions())
+    missions = [mission] if mission is not None else sorted(stored_mission_names(store))
     worst = Triage()
     for name in missions:
         state = current_state(store, name, clock)

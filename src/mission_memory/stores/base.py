@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,7 @@ __all__ = [
     "Hit",
     "LexicalIndex",
     "MemoryStore",
+    "MissionNames",
     "RecordPriors",
     "RecordStore",
     "RetrievalEventLog",
@@ -43,6 +44,7 @@ __all__ = [
     "StateStore",
     "UpsertOutcome",
     "VectorIndex",
+    "stored_mission_names",
 ]
 
 
@@ -316,3 +318,26 @@ class MemoryStore(RecordStore, LexicalIndex, VectorIndex, RetrievalEventLog, Sta
     def close(self) -> None:
         """Release connections; the object is not used afterwards."""
         ...
+
+
+@runtime_checkable
+class MissionNames(Protocol):
+    """An optional capability: the stored missions' names without counting their records.
+
+    Every pull checks the mission it answers from against the stored ones; counting records by
+    mission reads every record's index entry (SQLite: 30–140 ms at 100k records and 0.3–0.8 s at
+    1M on the loaded 2-core machine, twice per pull), while the names alone take a few index
+    seeks (docs/adr/0049).
+    """
+
+    def mission_names(self) -> frozenset[str]:
+        """The names of the missions that hold at least one record."""
+        ...
+
+
+def stored_mission_names(store: MemoryStore) -> frozenset[str]:
+    """The stored missions' names: :meth:`MissionNames.mission_names` when the backend has it,
+    else the keys of :meth:`RecordStore.missions`."""
+    if isinstance(store, MissionNames):
+        return store.mission_names()
+    return frozenset(store.missions())

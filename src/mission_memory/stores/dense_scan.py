@@ -20,13 +20,24 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import numpy.typing as npt
 
 from mission_memory.stores.vector_table import VectorTable
 
-__all__ = ["QUANTIZED_MIN_ROWS", "RESCORE_FACTOR", "RESCORE_MIN", "best_rows", "exact_search_forced", "one_blas_thread"]
+__all__ = [
+    "QUANTIZED_MIN_ROWS",
+    "RESCORE_FACTOR",
+    "RESCORE_MIN",
+    "SCAN_THREADS",
+    "SPLIT_MIN_ROWS",
+    "best_rows",
+    "exact_search_forced",
+    "one_blas_thread",
+    "top_indices",
+]
 
 RESCORE_FACTOR = 4
 """Rows rescored exactly per group, as a multiple of the number asked for."""
@@ -34,8 +45,17 @@ RESCORE_MIN = 200
 """Rows rescored exactly per group at least (docs/adr/0033)."""
 QUANTIZED_MIN_ROWS = 20_000
 """Below this many rows the exact search is as fast as the quantized one, so it is used."""
+_SAMPLE_ROWS = 8192
+"""Scores sampled (every k-th) to place the cut of :func:`top_indices` (docs/adr/0049)."""
+_PARTITION_MAX = 32_768
+"""Up to this many scores, :func:`top_indices` partitions them all: no cut to place."""
 _SHARE_FOR_ONE_PASS = 0.3
 """Groups covering more than this share of the rows are scored by one pass over the whole table."""
+
+SCAN_THREADS = 2
+"""Parts a large int8 scan is split into, each on its own thread (docs/adr/0049)."""
+SPLIT_MIN_ROWS = 200_000
+"""Below this many rows a scan takes a few milliseconds and runs on the calling thread alone."""
 
 Positions = npt.NDArray[np.int64]
 Scores = npt.NDArray[np.float32]
@@ -56,6 +76,11 @@ def one_blas_thread() -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
+
+
+@functools.cache
+def _scan_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=max(1, SCAN_THREADS - 1), thread_name_prefix="mm-dense-scan")
 
 
 def exact_search_forced() -> bool:
@@ -107,17 +132,49 @@ def best_rows(
     out = []
     for group in groups:
         if group.size <= depth:
-            out.append(_top(group, table.matrix[group] @ q, limit))
+            out.append(_top(group, table.float_rows(group) @ q, limit))
             continue
         approx = (
             approx_all[group]
             if approx_all is not None
             else _approximate(table.quantized[group], table.scales[group], q8, q_scale)
         )
-        chosen = group[np.argpartition(-approx, depth - 1)[:depth]]
-        chosen.sort()  # ascending positions read the memory-mapped matrix in file order
-        out.append(_top(chosen, table.matrix[chosen] @ q, limit))
+        chosen = group[top_indices(approx, depth)]
+        chosen.sort()  # ascending positions read the snapshot in file order
+        out.append(_top(chosen, table.float_rows(chosen) @ q, limit))
     return out
+
+
+def top_indices(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
+    """Indices of the ``k`` highest ``scores``, in no order; the same set ``argpartition`` gives.
+
+    ``np.argpartition`` over the 600k approximate scores of a layer at 1M rows costs 5–10 ms, on
+    a stage the int8 scan itself finishes in about 20 (docs/adr/0049). Here a sample of every
+    ``n / 8192``-th score places a cut that about ``2k + 64`` scores are expected to pass; one
+    vectorised comparison keeps those, and only they are partitioned. When fewer than ``k`` pass
+    (a sample that misjudged the tail), every score is partitioned, so the result never depends
+    on the sample: it is always the ``k`` highest (among equal scores at the boundary, any).
+
+    Args:
+        scores: shape ``(n,)``.
+        k: how many; ``1 <= k``; all of them when ``k >= n``.
+
+    Returns:
+        Shape ``(min(k, n),)`` indices into ``scores``.
+    """
+    n = int(scores.shape[0])
+    if k >= n:
+        return np.arange(n)
+    if n <= _PARTITION_MAX:
+        return np.argpartition(-scores, k - 1)[:k]
+    stride = n // _SAMPLE_ROWS
+    sample = scores[::stride]
+    above = min(int(sample.shape[0]) - 1, (2 * k + 64) // stride + 1)
+    cut = np.partition(sample, sample.shape[0] - 1 - above)[sample.shape[0] - 1 - above]
+    passing = np.flatnonzero(scores >= cut)
+    if passing.shape[0] < k:
+        return np.argpartition(-scores, k - 1)[:k]
+    return passing[np.argpartition(-scores[passing], k - 1)[:k]]
 
 
 def _quantize_query(q: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], float]:
@@ -129,13 +186,29 @@ def _quantize_query(q: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int8], f
 def _approximate(
     quantized: npt.NDArray[np.int8], scales: npt.NDArray[np.float32], q8: npt.NDArray[np.int8], q_scale: float
 ) -> Scores:
-    """Approximate cosine similarity of every row: int8 dot products (exact integers) times both scales."""
+    """Approximate cosine similarity of every row: int8 dot products (exact integers) times both scales.
+
+    Tables of at least :data:`SPLIT_MIN_ROWS` rows are scanned in :data:`SCAN_THREADS` parts at
+    once (``numkong`` releases the GIL while it computes; docs/adr/0049).
+    """
     import numkong  # a compiled SIMD kernel library; imported on first use, not at CLI start-up
 
     n = quantized.shape[0]
     dots = np.empty((1, n), dtype=np.float32)
-    if n:
-        numkong.cdist(q8[None, :], quantized, metric="dot", dtype="int8", out=dots, out_dtype="float32")
+
+    def scan(start: int, stop: int) -> None:
+        numkong.cdist(q8[None, :], quantized[start:stop], metric="dot", dtype="int8", out=dots[:, start:stop],
+                      out_dtype="float32")
+
+    parts = SCAN_THREADS if n >= SPLIT_MIN_ROWS else 1
+    if parts > 1:
+        bounds = [n * i // parts for i in range(parts + 1)]
+        others = [_scan_pool().submit(scan, bounds[i], bounds[i + 1]) for i in range(1, parts)]
+        scan(bounds[0], bounds[1])
+        for part in others:
+            part.result()
+    elif n:
+        scan(0, n)
     approx: Scores = dots[0] * scales
     approx *= np.float32(q_scale)
     return approx
@@ -145,6 +218,6 @@ def _top(positions: Positions, scores: npt.NDArray[np.float32], limit: int) -> t
     k = min(limit, int(positions.size))
     if k <= 0:
         return positions[:0], scores[:0].astype(np.float32)
-    top = np.argpartition(-scores, k - 1)[:k] if k < positions.size else np.arange(positions.size)
+    top = top_indices(scores, k)
     top = top[np.argsort(-scores[top], kind="stable")]
     return positions[top], scores[top].astype(np.float32)

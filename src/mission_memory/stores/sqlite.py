@@ -60,7 +60,6 @@ from mission_memory.stores.sqlite_bm25_index import INDEX_MIN_ROWS, Bm25IndexCac
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
     LAYER_CODES,
-    filter_mask,
     filter_sql,
     row_columns,
 )
@@ -565,6 +564,16 @@ class SqliteStore:
         """Record counts by mission."""
         return dict(self._conn().execute("SELECT mission, count(*) FROM records GROUP BY mission").fetchall())
 
+    def mission_names(self) -> frozenset[str]:
+        """The missions holding at least one record, by index seeks (one per mission) instead of
+        the scan of every record that :meth:`missions` counts with (docs/adr/0049)."""
+        rows = self._conn().execute(
+            "WITH RECURSIVE m(name) AS (SELECT min(mission) FROM records UNION ALL"
+            " SELECT (SELECT min(mission) FROM records WHERE mission > m.name) FROM m WHERE m.name IS NOT NULL)"
+            " SELECT name FROM m WHERE name IS NOT NULL"
+        ).fetchall()
+        return frozenset(row[0] for row in rows)
+
     # -- search -------------------------------------------------------------------------------
 
     def bm25_search(self, terms: Sequence[str], where: SearchFilter, limit: int) -> list[Hit]:
@@ -788,7 +797,7 @@ class SqliteStore:
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if table.rowids.size == 0:
             return out
-        base = filter_mask(table, where)
+        base = self._vectors.filter_mask(table, where)  # the mask BM25 computed for this pull, if any
         groups = []
         for layer in where.layers:
             rows = table.layer_rows(LAYER_CODES[layer])
@@ -814,12 +823,11 @@ class SqliteStore:
             marks = ",".join("?" * len(chunk))
             rowid_of.update(conn.execute(f"SELECT rowid, id FROM records WHERE id IN ({marks})", chunk).fetchall())
         wanted = np.asarray(list(rowid_of), dtype=np.int64)
-        pos = np.searchsorted(table.rowids, wanted)
-        out: dict[str, npt.NDArray[np.float32]] = {}
-        for rowid, p in zip(wanted.tolist(), pos.tolist(), strict=True):
-            if p < table.rowids.size and table.rowids[p] == rowid:
-                out[rowid_of[rowid]] = table.matrix[p]
-        return out
+        pos = np.minimum(np.searchsorted(table.rowids, wanted), table.size - 1)
+        held = table.rowids[pos] == wanted
+        found, at = wanted[held], np.sort(pos[held])  # row ids ascend with positions
+        rows = table.float_rows(at)  # one read per row in a large table (docs/adr/0049)
+        return {rowid_of[rowid]: rows[i] for i, rowid in enumerate(np.sort(found).tolist())}
 
     # -- vectors maintenance --------------------------------------------------------------------
 

@@ -115,6 +115,11 @@ class SqliteVectorCache:
         passing = dict(zip(wanted[ok].tolist(), layers[ok].tolist(), strict=True))
         return passing, wanted[~known].tolist()
 
+    def filter_mask(self, table: VectorTable, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
+        """:func:`~mission_memory.stores.sqlite_filters.filter_mask` of ``where`` over ``table``,
+        computed once for a pull's BM25 and dense searches alike (the last pair is kept)."""
+        return self._mask(table, where)
+
     def _mask(self, table: VectorTable, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
         """:func:`filter_mask` of ``where`` over ``table``, kept for the next call with the same pair."""
         cached = self._last_mask
