@@ -6,7 +6,8 @@ Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-liv
 * ``<prefix>records`` — one point per :class:`~mission_memory.records.Record`: the record as JSON
   in the payload, beside the filter columns (:func:`~mission_memory.record_filters.filter_columns`)
   and the look-up keys, each with a payload index; a sparse vector ``bm25`` with Qdrant's IDF
-  modifier for lexical search (:mod:`~mission_memory.stores.qdrant_terms`);
+  modifier, the token count and the write order, from which lexical search gives FTS5's BM25
+  (:mod:`~mission_memory.stores.qdrant_terms`, :meth:`QdrantStore.bm25_search_by_layer`);
 * ``<prefix>vectors_<hash of the model id>`` — one collection per embedding model, one point per
   record with the same point id and the filter columns, so a filtered dense search is one request
   and vectors of two models can never be compared. The distance is the dot product: the vectors
@@ -17,7 +18,8 @@ Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-liv
   record that holds it, so an upsert finds the record it replaces by id instead of by a filter;
 * ``<prefix>events`` — retrieval events (payload only), newest first by a ``time`` range index;
 * ``<prefix>state`` — per-mission named values (payload only);
-* ``<prefix>meta`` — the layout version and the model id of each vector collection.
+* ``<prefix>meta`` — the layout version (and the sparse layout, :data:`~mission_memory.stores.qdrant_terms.LEXICAL_LAYOUT`)
+  and the model id of each vector collection.
 
 A point id is the record id read as a UUID (record ids are 32 hex digits); any other string maps
 to a name-based UUID (RFC 4122 version 5), so looking up a foreign id finds nothing instead of
