@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from qdrant_client import models
 
+from mission_memory.errors import BackendUnavailable
 from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore
@@ -131,6 +132,8 @@ def test_collections_of_the_first_sparse_layout_are_rewritten_when_opened(tmp_pa
             indices=vector.indices[1:], values=vector.values[1:])}))  # type: ignore[union-attr]
     store._client.upsert(store._records, old, wait=True)
     store._client.overwrite_payload(store._meta, {"entry": "layout", "version": 5}, points=[point_id("layout")])
+    with pytest.raises(BackendUnavailable, match="sparse layout 1"):  # written by an older version meanwhile
+        store.bm25_search(["proxy", "upload"], ALL, 10)
     store.close()
     again = open_store(spec, tmp_path)
     sqlite = SqliteStore(tmp_path / "m.db")
@@ -143,3 +146,30 @@ def test_collections_of_the_first_sparse_layout_are_rewritten_when_opened(tmp_pa
     assert layout == {"entry": "layout", "version": 5, "lexical": 2}
     again.close()
     sqlite.close()
+
+
+def test_phrase_search_finds_fts5s_records_in_fts5s_order(tmp_path: Path) -> None:
+    sqlite, qdrant = _stores(tmp_path)
+    records = [
+        _record("ADR 0005 user authentication", "we adopt keycloak; see adr 0005 and adr 0005 again"),
+        _record("notes", "adr 0005 is mentioned once in a long text " + "filler " * 40),
+        _record("ADR 0007 caching", "supersedes nothing, mentions adr 0005"),
+        _record("TDR-1234 fix login", "tdr 1234 tdr 1234", kind=RecordKind.COMMIT),
+        _record("other", "tdr 1234", mission="n"),
+        _record("unrelated", "0005 adr in the wrong order"),
+        # The sparse score of the phrase's tokens ranks this one first (adr seven times); FTS5 counts
+        # the phrase: once here, twice in the next.
+        _record("a", "adr 0005 adr adr adr adr adr adr"),
+        _record("b", "adr 0005 adr 0005 foo bar baz qux"),
+    ]
+    for store in (sqlite, qdrant):
+        store.upsert_records(records)
+    for phrases, where, title_only in ((["adr 0005"], ALL, True), (["adr 0005"], ALL, False),
+                                       (["TDR-1234", "adr 0005"], ALL, False),
+                                       (["TDR-1234"], SearchFilter(tuple(Layer), mission="m"), False),
+                                       (["adr 0009", ""], ALL, False)):
+        expected = sqlite.phrase_search(phrases, where, 10, title_only)
+        assert qdrant.phrase_search(phrases, where, 10, title_only) == expected, (phrases, title_only)
+    assert len(sqlite.phrase_search(["adr 0005"], ALL, 10)) == 5
+    sqlite.close()
+    qdrant.close()

@@ -59,7 +59,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.record_filters import SearchFilter, filter_columns
+from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
@@ -68,6 +68,7 @@ from mission_memory.stores.qdrant_terms import (
     AVERAGE_TOKENS,
     LARGE_FREQUENCIES_FIELD,
     LEXICAL_LAYOUT,
+    TITLE_WEIGHT,
     TOKENS_FIELD,
     DocumentTerms,
     SparseTerms,
@@ -93,6 +94,7 @@ _SPARSE = "bm25"
 _PAGE = 256
 _FACET_LIMIT = 100_000
 _PHRASE_DEPTH = 200
+_PHRASE_SCAN = 5_000  # a phrase whose rarest token at most this many records hold is looked for in all of them
 _WRITTEN = "written"  # payload: write order (ns clock + place in batch); BM25 ties go by it, as FTS5's by row id
 _BOUND_SLACK = 1e-5  # 32-bit stored weights and scores: relative error well below this
 _ID_NAMESPACE = uuid.UUID("6f1c7a52-3f0e-4d55-9a51-0b1e1d4d6a11")
@@ -719,6 +721,12 @@ class QdrantStore:
             models.FieldCondition(key=TOKENS_FIELD, range=models.Range(gte=0)),
         ])))
 
+    def _old_layout(self) -> BackendUnavailable:
+        return BackendUnavailable(
+            f"Qdrant at {self._where}: records written with sparse layout 1 (by an older mission-memory);"
+            " open the store once with this version to rewrite them"
+        )
+
     def _lexical_plan(self, terms: Sequence[str]) -> _LexicalPlan | None:
         """FTS5's statistics for ``terms`` and the candidate query (None: nothing can match).
 
@@ -729,6 +737,8 @@ class QdrantStore:
         lengths = self._facet_values(TOKENS_FIELD)
         records = sum(lengths.values())
         if records == 0:
+            if self._count(self._records):
+                raise self._old_layout()
             return None
         total = sum(length * count for length, count in lengths.items())
         tokens = self._terms.term_tokens(terms)
@@ -789,6 +799,8 @@ class QdrantStore:
             for point in found:
                 payload = cast(dict[str, Any], point.payload)
                 vector = cast(dict[str, models.SparseVector], point.vector)[_SPARSE]
+                if payload.get(TOKENS_FIELD) is None:
+                    raise self._old_layout()
                 length = int(payload[TOKENS_FIELD])
                 frequencies = raw_frequencies(vector.indices, vector.values, length, payload.get(LARGE_FREQUENCIES_FIELD))
                 score = fts5_scores(plan.phrases, frequencies, length, plan.average)
@@ -805,28 +817,67 @@ class QdrantStore:
     def phrase_search(
         self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False
     ) -> list[str]:
-        """Ids of records containing any of ``phrases`` as an exact token sequence, best first.
+        """Ids of records containing any of ``phrases`` as an exact token sequence (in the title
+        only, with ``title_only``), best first by FTS5's BM25 of the phrases, as the SQLite store
+        orders them (equal scores in write order).
 
-        Per phrase, the best :data:`_PHRASE_DEPTH` sparse matches of its tokens are read and
-        kept when their tokens (title only, or title and text) hold the phrase's token sequence.
-        A phrase with a rare token (``ADR 0005``, a tracker key) has its records among them.
+        Each phrase is looked for among the records holding its rarest token: all of them, when
+        at most :data:`_PHRASE_SCAN` hold it (``ADR 0005``, a tracker key), so the phrase's
+        document count and FTS5's IDF are exact; else the best :data:`_PHRASE_DEPTH` sparse
+        matches of that token, and the order is approximate (docs/adr/0043).
         """
-        found: dict[str, float] = {}
-        for phrase in phrases:
-            wanted = self._terms.tokens([("", phrase)])[0][1]
-            if not wanted:
+        wanted = [(i, tokens) for i, tokens in enumerate(self._terms.term_tokens(phrases)) if tokens]
+        lengths = self._facet_values(TOKENS_FIELD) if wanted and limit > 0 else {}
+        records = sum(lengths.values())
+        if not records:
+            return []
+        average = sum(length * count for length, count in lengths.items()) / records
+        held = self._documents_holding(list(dict.fromkeys(t for _, tokens in wanted for t in tokens)), records)
+        rarest = [min(tokens, key=held.__getitem__) for _, tokens in wanted]
+        counts = [held[t] for t in rarest]
+        found = self._batch(self._records, [
+            models.QueryRequest(query=models.SparseVector(indices=[term_index(token)], values=[1.0]), using=_SPARSE,
+                                limit=n if 0 < n <= _PHRASE_SCAN else _PHRASE_DEPTH, params=self._idf_params(),
+                                with_payload=["record", _WRITTEN, TOKENS_FIELD])
+            for token, n in zip(rarest, counts, strict=True) if n > 0
+        ])
+        holding = [tokens for (_, tokens), n in zip(wanted, counts, strict=True) if n > 0]
+        # Per phrase: each candidate's frequency (title × 2, text × 1, as bm25(records_fts, 2.0, 1.0)).
+        seen: dict[str, tuple[Record, int, int]] = {}
+        frequencies: list[dict[str, float]] = []
+        for tokens, points in zip(holding, found, strict=True):
+            records_here = [_record_of(p) for p in points]
+            split = self._terms.tokens([(r.title, "" if title_only else r.text) for r in records_here])
+            counted: dict[str, float] = {}
+            for point, record, (title_tokens, text_tokens) in zip(points, records_here, split, strict=True):
+                f = TITLE_WEIGHT * _occurrences(title_tokens, tokens) + _occurrences(text_tokens, tokens)
+                if f > 0:
+                    payload = cast(dict[str, Any], point.payload)
+                    counted[record.id] = f
+                    seen[record.id] = (record, int(payload.get(_WRITTEN, 0)), int(payload.get(TOKENS_FIELD, 0)))
+            frequencies.append(counted)
+        idfs = [fts5_idf(records, len(counted)) for counted in frequencies]
+        ranked = []
+        for record_id, (record, written, length) in seen.items():
+            if not matches(where, filter_columns(record)):
                 continue
-            query = self._terms.query_vector([phrase])
-            [hits] = self._batch(self._records, [models.QueryRequest(
-                query=_sparse(query), using=_SPARSE, filter=search_filter(where),
-                limit=max(_PHRASE_DEPTH, limit), with_payload=["record"],
-            )])
-            records = [_record_of(p) for p in hits]
-            tokens = self._terms.tokens([(r.title, "" if title_only else r.text) for r in records])
-            for hit, record, (title_tokens, text_tokens) in zip(hits, records, tokens, strict=True):
-                if _contains(title_tokens, wanted) or _contains(text_tokens, wanted):
-                    found[record.id] = max(found.get(record.id, 0.0), float(hit.score))
-        return [rid for rid, _ in sorted(found.items(), key=lambda item: -item[1])][:limit]
+            score = fts5_scores(list(enumerate(idfs)), {i: counted.get(record_id, 0.0)
+                                                         for i, counted in enumerate(frequencies)}, length, average)
+            ranked.append((-score, written, record_id))
+        return [record_id for _, _, record_id in sorted(ranked)[:limit]]
+
+    def _documents_holding(self, tokens: Sequence[str], records: int) -> dict[str, int]:
+        """How many records hold each token (0: none), from Qdrant's IDF of one-term probes (one batch)."""
+        indices = [term_index(token) for token in tokens]
+        found = self._batch(self._records, [models.QueryRequest(
+            query=models.SparseVector(indices=[index], values=[1.0]), using=_SPARSE, limit=1,
+            with_payload=False, with_vector=[_SPARSE], params=self._idf_params(),
+        ) for index in indices])
+        out: dict[str, int] = {}
+        for token, index, points in zip(tokens, indices, found, strict=True):
+            weight = _sparse_weight(points[0], index) if points else 0.0
+            out[token] = document_frequency(float(points[0].score) / weight, records) if weight > 0.0 else 0
+        return out
 
     # -- vectors --------------------------------------------------------------------------------
 
@@ -1080,9 +1131,10 @@ def _time_window(key: str, since: datetime | None, until: datetime | None) -> li
     ))]
 
 
-def _contains(tokens: Sequence[str], wanted: Sequence[str]) -> bool:
+def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> int:
+    """How many times the token sequence ``wanted`` starts in ``tokens`` (FTS5 counts overlapping ones)."""
     n = len(wanted)
-    return any(list(tokens[i : i + n]) == list(wanted) for i in range(len(tokens) - n + 1))
+    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(wanted))
 
 
 def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
