@@ -1,12 +1,10 @@
-"""A pull over the same content gives (nearly) the same entries on SQLite and on Qdrant.
+"""A pull over the same content gives the same entries on SQLite and on Qdrant.
 
 The shared corpus (39 ADRs, 669 commits, its documents) is exported from its SQLite memory and
 imported into Qdrant's local mode; then the ADR-topic questions of ``benchmarks/eval/`` run on both.
-Exact equality is not expected: BM25 scores differ (FTS5's IDF floors a term in more than half the
-records at zero and the SQLite path drops query terms found in more than half the records, Qdrant's
-IDF keeps them; Qdrant's sparse weights use a constant average length), so equal-scoring entries can
-swap places and an entry at the cut can differ. ADR 0043 records the measured overlap; this test
-holds it: the target ADR in the top 3 as often on Qdrant as on SQLite, and the entries mostly shared.
+The Qdrant store's BM25 gives FTS5's rows, order and scores (docs/adr/0043), and the dense side
+is the same vectors searched exactly, so every digest has the same entries in the same order.
+``benchmarks/bench_backend_agreement.py`` prints the figures.
 """
 
 from __future__ import annotations
@@ -55,14 +53,10 @@ def test_a_pull_on_qdrant_returns_the_entries_a_pull_on_sqlite_returns_for_the_a
 ) -> None:
     questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     hits = {"sqlite": 0, "qdrant": 0}
-    overlaps = []
     for item in questions:
         sqlite_ids, sqlite_refs = _top_decisions(tdr_corpus.memory, item["question"])
         qdrant_ids, qdrant_refs = _top_decisions(on_qdrant, item["question"])
+        assert qdrant_ids == sqlite_ids, item["id"]
         hits["sqlite"] += any(ref.endswith(item["target"]) for ref in sqlite_refs)
         hits["qdrant"] += any(ref.endswith(item["target"]) for ref in qdrant_refs)
-        shared = len(set(sqlite_ids) & set(qdrant_ids)) / len(set(sqlite_ids) | set(qdrant_ids))
-        assert shared >= 0.5, (item["id"], sqlite_ids, qdrant_ids)
-        overlaps.append(shared)
-    assert hits["qdrant"] >= hits["sqlite"] - 1, hits
-    assert sum(overlaps) / len(overlaps) >= 0.85, overlaps
+    assert hits["qdrant"] == hits["sqlite"] >= len(questions) - 3, hits

@@ -18,7 +18,7 @@ from mission_memory.errors import BackendUnavailable, ConfigError
 from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import Record
 from mission_memory.stores.qdrant import QdrantStore
-from mission_memory.stores.qdrant_terms import FTS_TOKENIZE, TermEncoder
+from mission_memory.stores.qdrant_terms import FTS_TOKENIZE, PRESENCE_INDEX, TermEncoder, raw_frequencies
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.sqlite import SqliteStore
 from mission_memory.stores.sqlite_migrations import MIGRATIONS
@@ -60,29 +60,31 @@ def test_the_term_encoder_tokenises_as_the_sqlite_index_does() -> None:
     [(title, text)] = encoder.tokens([("Retrying Uploads", "the proxy retries café uploads")])
     assert title == ["retri", "upload"]
     assert text == ["the", "proxi", "retri", "cafe", "upload"]
-    weights = encoder.document_vectors([("Retrying", "retries retries")])[0]
-    assert len(weights.indices) == 1  # one stem, title and text occurrences summed
-    assert encoder.query_vector(["retrying", "retry"]).indices == weights.indices
+    [terms] = encoder.document_terms([("Retrying", "retries retries")])
+    assert terms.vector.indices[0] == PRESENCE_INDEX and len(terms.vector.indices) == 2  # one stem beside presence
+    assert terms.tokens == 3
+    assert encoder.query_vector(["retrying", "retry"]).indices == terms.vector.indices[1:]
+    # the raw frequency (title twice, text once) comes back from the stored weight
+    assert raw_frequencies(terms.vector.indices, terms.vector.values, terms.tokens) == {terms.vector.indices[1]: 4.0}
 
 
-def test_lexical_ranking_agrees_with_sqlite_bm25_on_a_small_corpus(tmp_path: Path) -> None:
+def test_lexical_ranking_equals_sqlite_bm25_on_a_small_corpus(tmp_path: Path) -> None:
     from tests.stores.contract.test_store_contract import ALL, _record
 
     texts = ["upload proxy retries and backoff", "proxy settings for the upload service",
              "database migrations run at deploy", "retries with jitter avoid a thundering herd",
              "the deploy pipeline uploads artifacts"]
     stored = [_record(f"d{i}.md", text) for i, text in enumerate(texts)]
-    sqlite = SqliteStore(tmp_path / "m.db", bm25_common_share=1.0)  # every term kept, as Qdrant keeps them
+    sqlite = SqliteStore(tmp_path / "m.db")
     qdrant = open_store("qdrant+memory:", tmp_path)
     for store in (sqlite, qdrant):
         store.upsert_records(stored)
-    # Exact order needs FTS5's IDF (which scores a term in more than half the records as 0) and its
-    # live average length; on terms rarer than that the two agree (ADR 0043 measures the overlap).
-    for terms in (["jitter", "backoff"], ["migrations", "herd"], ["deploy", "database"]):
+    # FTS5's IDF (a term in half the records or more scores 10^-6), its live average length and its
+    # dropping of common terms: the same rows, order and scores (tests/stores/test_qdrant_bm25_equals_fts5.py).
+    for terms in (["jitter", "backoff"], ["migrations", "herd"], ["deploy", "database"], ["upload", "proxy", "the"]):
         found = qdrant.bm25_search(terms, ALL, 10)
         expected = sqlite.bm25_search(terms, ALL, 10)
-        assert {h.record_id for h in found} == {h.record_id for h in expected}
-        assert found[0].record_id == expected[0].record_id
+        assert [(h.record_id, round(h.score, 9)) for h in found] == [(h.record_id, round(h.score, 9)) for h in expected]
     assert qdrant.phrase_search(["upload proxy"], ALL, 5) == sqlite.phrase_search(["upload proxy"], ALL, 5)
     sqlite.close()
     qdrant.close()

@@ -6,7 +6,8 @@ Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-liv
 * ``<prefix>records`` — one point per :class:`~mission_memory.records.Record`: the record as JSON
   in the payload, beside the filter columns (:func:`~mission_memory.record_filters.filter_columns`)
   and the look-up keys, each with a payload index; a sparse vector ``bm25`` with Qdrant's IDF
-  modifier for lexical search (:mod:`~mission_memory.stores.qdrant_terms`);
+  modifier, the token count and the write order, from which lexical search gives FTS5's BM25
+  (:mod:`~mission_memory.stores.qdrant_terms`, :meth:`QdrantStore.bm25_search_by_layer`);
 * ``<prefix>vectors_<hash of the model id>`` — one collection per embedding model, one point per
   record with the same point id and the filter columns, so a filtered dense search is one request
   and vectors of two models can never be compared. The distance is the dot product: the vectors
@@ -17,7 +18,8 @@ Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-liv
   record that holds it, so an upsert finds the record it replaces by id instead of by a filter;
 * ``<prefix>events`` — retrieval events (payload only), newest first by a ``time`` range index;
 * ``<prefix>state`` — per-mission named values (payload only);
-* ``<prefix>meta`` — the layout version and the model id of each vector collection.
+* ``<prefix>meta`` — the layout version (and the sparse layout, :data:`~mission_memory.stores.qdrant_terms.LEXICAL_LAYOUT`)
+  and the model id of each vector collection.
 
 A point id is the record id read as a UUID (record ids are 32 hex digits); any other string maps
 to a name-based UUID (RFC 4122 version 5), so looking up a foreign id finds nothing instead of
@@ -43,8 +45,10 @@ import functools
 import hashlib
 import inspect
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar, cast
 
@@ -55,12 +59,27 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.record_filters import SearchFilter, filter_columns
+from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.qdrant_filters import PAYLOAD_INDEXES, equals, search_filter
-from mission_memory.stores.qdrant_terms import SparseTerms, TermEncoder
+from mission_memory.stores.qdrant_terms import (
+    AVERAGE_TOKENS,
+    LARGE_FREQUENCIES_FIELD,
+    LEXICAL_LAYOUT,
+    TITLE_WEIGHT,
+    TOKENS_FIELD,
+    DocumentTerms,
+    SparseTerms,
+    TermEncoder,
+    document_frequency,
+    fts5_idf,
+    fts5_scores,
+    raw_frequencies,
+    term_index,
+)
+from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
 from mission_memory.utc import as_utc
 
 __all__ = ["LAYOUT_VERSION", "QdrantStore", "point_id"]
@@ -75,6 +94,9 @@ _SPARSE = "bm25"
 _PAGE = 256
 _FACET_LIMIT = 100_000
 _PHRASE_DEPTH = 200
+_PHRASE_SCAN = 5_000  # a phrase whose rarest token at most this many records hold is looked for in all of them
+_WRITTEN = "written"  # payload: write order (ns clock + place in batch); BM25 ties go by it, as FTS5's by row id
+_BOUND_SLACK = 1e-5  # 32-bit stored weights and scores: relative error well below this
 _ID_NAMESPACE = uuid.UUID("6f1c7a52-3f0e-4d55-9a51-0b1e1d4d6a11")
 _CLIENT_ERRORS: tuple[type[BaseException], ...] = (ApiException, httpx.HTTPError, OSError, RuntimeError, ValueError)
 
@@ -191,7 +213,7 @@ class QdrantStore:
         if self._records not in existing:
             self._create(self._records, vectors_config={},
                          sparse_vectors_config={_SPARSE: models.SparseVectorParams(modifier=models.Modifier.IDF)})
-            self._index(self._records, PAYLOAD_INDEXES)
+            self._index(self._records, {**PAYLOAD_INDEXES, TOKENS_FIELD: models.PayloadSchemaType.INTEGER})
         if self._events not in existing:
             self._create(self._events, vectors_config={})
             self._index(self._events, {
@@ -207,9 +229,43 @@ class QdrantStore:
         if self._meta not in existing:
             self._create(self._meta, vectors_config={})
             self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
-                id=point_id("layout"), vector={}, payload={"entry": "layout", "version": LAYOUT_VERSION},
+                id=point_id("layout"), vector={},
+                payload={"entry": "layout", "version": LAYOUT_VERSION, "lexical": LEXICAL_LAYOUT},
             )], wait=True))
         self._load_models()
+        if self._meta in existing:
+            self._upgrade_lexical_layout()
+
+    def _upgrade_lexical_layout(self) -> None:
+        """Rewrite the sparse vectors of collections written before :data:`LEXICAL_LAYOUT` 2.
+
+        Layout 1 had no presence term and no token count in the payload, so FTS5's scores cannot be
+        recovered from it. Every record point is written again with its payload and new sparse
+        vector (idempotent: two replicas upgrading at once write the same points), then the layout
+        entry says 2.
+        """
+        found = self._call(lambda c: c.retrieve(self._meta, [point_id("layout")]))
+        layout = found[0].payload if found and found[0].payload else None
+        if layout is None or int(layout.get("lexical", 1)) >= LEXICAL_LAYOUT:
+            return
+        offset: models.ExtendedPointId | None = None
+        while True:
+            points, offset = self._run(
+                self._client.scroll, self._records, limit=_PAGE, offset=offset, with_payload=True,
+            )
+            records = [_record_of(p) for p in points]
+            lexical = self._terms.document_terms([(r.title, r.text) for r in records])
+            rewritten = [
+                models.PointStruct(id=p.id, vector=_sparse_vector(terms.vector),
+                                   payload={**cast(dict[str, Any], p.payload), **_lexical_payload(terms)})
+                for p, terms in zip(points, lexical, strict=True)
+            ]
+            if rewritten:
+                self._run(self._client.upsert, self._records, rewritten, wait=True)
+            if offset is None:
+                break
+        self._run(self._client.set_payload, self._meta, {"lexical": LEXICAL_LAYOUT},
+                  points=[point_id("layout")], wait=True)
 
     def _create(self, name: str, **config: Any) -> None:
         """Create a collection (with the replication factor on a server)."""
@@ -364,10 +420,13 @@ class QdrantStore:
         if vectors is not None and kept:
             collection = self._vector_collection(model_id, int(vectors.shape[1]))
             self._put_vector_points(collection, [r for _, r in kept], vectors[[i for i, _ in kept]])
-        sparse = self._terms.document_vectors([(r.title, r.text) for _, r in kept])
+        lexical = self._terms.document_terms([(r.title, r.text) for _, r in kept])
+        written = time.time_ns()
         points = [
-            models.PointStruct(id=point_id(r.id), vector=_sparse_vector(terms), payload=self._payload(r, vector_model))
-            for (_, r), terms in zip(kept, sparse, strict=True)
+            models.PointStruct(id=point_id(r.id), vector=_sparse_vector(terms.vector), payload={
+                **self._payload(r, vector_model), **_lexical_payload(terms), _WRITTEN: written + place,
+            })
+            for place, ((_, r), terms) in enumerate(zip(kept, lexical, strict=True))
         ]
         for start in range(0, len(points), _PAGE):
             self._run(self._client.upsert, self._records, points[start : start + _PAGE], wait=True)
@@ -567,8 +626,11 @@ class QdrantStore:
         return out
 
     def _facet(self, key: str, where: models.Filter | None = None) -> dict[str, int]:
+        return {str(value): count for value, count in self._facet_values(key, where).items()}
+
+    def _facet_values(self, key: str, where: models.Filter | None = None) -> dict[Any, int]:
         found = self._call(lambda c: c.facet(self._records, key=key, facet_filter=where, limit=_FACET_LIMIT, exact=True))
-        return {str(hit.value): int(hit.count) for hit in found.hits}
+        return {hit.value: int(hit.count) for hit in found.hits}
 
     def _count(self, collection: str, where: models.Filter | None = None) -> int:
         return int(self._call(lambda c: c.count(collection, count_filter=where, exact=True)).count)
@@ -621,21 +683,132 @@ class QdrantStore:
         return sorted(merged, key=lambda h: -h.score)[:limit]
 
     def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
-        """The best ``limit`` hits of each layer in ``where.layers``, best first: one batch request,
-        one sparse query per layer under the filter."""
+        """The SQLite store's BM25 hits of each layer in ``where.layers``, best first: FTS5's
+        ``bm25(records_fts, 2.0, 1.0)`` scores (negated, higher is better) over the same rows.
+
+        As the SQLite store (:meth:`~mission_memory.stores.sqlite.SqliteStore.bm25_search_by_layer`):
+        terms found in more than :data:`~mission_memory.stores.sqlite_fts_terms.COMMON_SHARE` of the
+        records are left out while rarer ones remain; without field filters, the best
+        ``limit × 3`` rows of the whole store are taken and those of ``where``'s layers kept; under
+        filters, the best ``limit × len(where.layers)`` rows passing them; each layer capped at
+        ``limit``. Three requests: a facet of token counts (``N``, ``avgdl``), a batch of one-term
+        probes (each term's ``n`` from Qdrant's IDF) and the candidate search, read deeper until
+        no record outside the candidates can beat the last one kept (docs/adr/0043).
+        """
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
-        query = self._terms.query_vector(terms) if terms else None
-        if query is None or query.empty or limit <= 0:
+        if not terms or limit <= 0:
             return out
-        results = self._batch(self._records, [
-            models.QueryRequest(query=_sparse(query), using=_SPARSE, filter=search_filter(where, (layer,)),
-                                limit=limit, with_payload=["record_id"])
-            for layer in where.layers
-        ])
-        for layer, found in zip(where.layers, results, strict=True):
-            out[layer] = [Hit(record_id=str(cast(dict[str, Any], p.payload)["record_id"]), score=float(p.score))
-                          for p in found]
+        plan = self._lexical_plan(terms)
+        if plan is None:
+            return out
+        if where.active():
+            wanted, condition = limit * len(where.layers), search_filter(where)
+        else:
+            wanted, condition = limit * len(Layer), None
+        for record_id, layer, score in self._fts5_ranked(plan, condition, wanted):
+            if layer in out and len(out[layer]) < limit:
+                out[layer].append(Hit(record_id=record_id, score=score))
         return out
+
+    def _idf_params(self) -> models.SearchParams | None:
+        """IDF over the live records: on a server the default (global) statistics read the sparse
+        index, which goes on counting deleted points until it is optimised; a corpus filter is
+        counted over live points. Local mode's global statistics are live already (and its corpus
+        path is a scan in Python)."""
+        if self._local:
+            return None
+        return models.SearchParams(idf=models.IdfCorpusParams(corpus=models.Filter(must=[
+            models.FieldCondition(key=TOKENS_FIELD, range=models.Range(gte=0)),
+        ])))
+
+    def _old_layout(self) -> BackendUnavailable:
+        return BackendUnavailable(
+            f"Qdrant at {self._where}: records written with sparse layout 1 (by an older mission-memory);"
+            " open the store once with this version to rewrite them"
+        )
+
+    def _lexical_plan(self, terms: Sequence[str]) -> _LexicalPlan | None:
+        """FTS5's statistics for ``terms`` and the candidate query (None: nothing can match).
+
+        ``N`` and ``Σ|d|`` come from one exact facet over the token counts; each distinct token's
+        ``n`` from a one-term probe: the best record holding it scores ``idf × w`` with its stored
+        weight ``w`` known, and Qdrant's ``idf`` gives ``n`` back (:func:`document_frequency`).
+        """
+        lengths = self._facet_values(TOKENS_FIELD)
+        records = sum(lengths.values())
+        if records == 0:
+            if self._count(self._records):
+                raise self._old_layout()
+            return None
+        total = sum(length * count for length, count in lengths.items())
+        tokens = self._terms.term_tokens(terms)
+        indices = list(dict.fromkeys(term_index(t) for ts in tokens for t in ts))
+        params = self._idf_params()
+        probes = self._batch(self._records, [
+            models.QueryRequest(query=models.SparseVector(indices=[i], values=[1.0]), using=_SPARSE, limit=1,
+                                with_payload=False, with_vector=[_SPARSE], params=params)
+            for i in indices
+        ]) if indices else []
+        documents: dict[int, int] = {}
+        qdrant_idf: dict[int, float] = {}
+        for index, found in zip(indices, probes, strict=True):
+            weight = _sparse_weight(found[0], index) if found else 0.0
+            if weight > 0.0:
+                qdrant_idf[index] = float(found[0].score) / weight
+                documents[index] = document_frequency(qdrant_idf[index], records)
+        # FtsTermStats.plan: a term whose tokens are all in more than COMMON_SHARE of the records
+        # is left out while rarer terms remain.
+        bound = COMMON_SHARE * records
+        common = [len(terms) >= 2 and bool(ts) and all(documents.get(term_index(t), 0) > bound for t in ts)
+                  for ts in tokens]
+        if all(common):
+            common = [False] * len(terms)
+        phrases = [(term_index(t), fts5_idf(records, documents[term_index(t)]))
+                   for ts, is_common in zip(tokens, common, strict=True) if not is_common
+                   for t in ts if term_index(t) in documents]
+        if not phrases:
+            return None
+        weights: dict[int, float] = {}
+        for index, idf in phrases:
+            weights[index] = weights.get(index, 0.0) + idf / qdrant_idf[index]
+        ordered = sorted(weights.items())
+        query = SparseTerms([i for i, _ in ordered], [w for _, w in ordered])
+        return _LexicalPlan(phrases, query, records, total / records, params)
+
+    def _fts5_ranked(
+        self, plan: _LexicalPlan, condition: models.Filter | None, wanted: int
+    ) -> list[tuple[str, Layer, float]]:
+        """The best ``wanted`` records matching ``plan`` and ``condition``: ``(record id, layer,
+        FTS5 score)``, best first; equal scores in write order, as FTS5 orders them by row id.
+
+        The candidate search scores ``Σ idf · w`` with the stored weights ``w`` at
+        :data:`~mission_memory.stores.qdrant_terms.AVERAGE_TOKENS`; at the live ``avgdl`` a
+        weight differs from it by at most the factor ``max(1, avgdl / AVERAGE_TOKENS)``, so a record
+        beyond the candidates scores at most that times the last candidate's search score. The
+        search is read 4× deeper until the ``wanted``-th exact score reaches that bound.
+        """
+        depth = max(2 * wanted, wanted + 50)
+        ceiling = max(1.0, plan.average / AVERAGE_TOKENS) * (1.0 + _BOUND_SLACK)
+        while True:
+            [found] = self._batch(self._records, [models.QueryRequest(
+                query=_sparse(plan.query), using=_SPARSE, filter=condition, limit=depth, params=plan.params,
+                with_payload=["record_id", "layer", _WRITTEN, TOKENS_FIELD, LARGE_FREQUENCIES_FIELD],
+                with_vector=[_SPARSE],
+            )])
+            scored = []
+            for point in found:
+                payload = cast(dict[str, Any], point.payload)
+                vector = cast(dict[str, models.SparseVector], point.vector)[_SPARSE]
+                if payload.get(TOKENS_FIELD) is None:
+                    raise self._old_layout()
+                length = int(payload[TOKENS_FIELD])
+                frequencies = raw_frequencies(vector.indices, vector.values, length, payload.get(LARGE_FREQUENCIES_FIELD))
+                score = fts5_scores(plan.phrases, frequencies, length, plan.average)
+                scored.append((-score, int(payload.get(_WRITTEN, 0)), str(payload["record_id"]), Layer(payload["layer"])))
+            scored.sort()
+            if len(found) < depth or (len(scored) >= wanted and -scored[wanted - 1][0] >= ceiling * found[-1].score):
+                return [(record_id, layer, -negated) for negated, _, record_id, layer in scored[:wanted]]
+            depth *= 4
 
     def _batch(self, collection: str, requests: list[models.QueryRequest]) -> list[list[models.ScoredPoint]]:
         responses = self._call(lambda c: c.query_batch_points(collection, requests=requests))
@@ -644,28 +817,67 @@ class QdrantStore:
     def phrase_search(
         self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False
     ) -> list[str]:
-        """Ids of records containing any of ``phrases`` as an exact token sequence, best first.
+        """Ids of records containing any of ``phrases`` as an exact token sequence (in the title
+        only, with ``title_only``), best first by FTS5's BM25 of the phrases, as the SQLite store
+        orders them (equal scores in write order).
 
-        Per phrase, the best :data:`_PHRASE_DEPTH` sparse matches of its tokens are read and
-        kept when their tokens (title only, or title and text) hold the phrase's token sequence.
-        A phrase with a rare token (``ADR 0005``, a tracker key) has its records among them.
+        Each phrase is looked for among the records holding its rarest token: all of them, when
+        at most :data:`_PHRASE_SCAN` hold it (``ADR 0005``, a tracker key), so the phrase's
+        document count and FTS5's IDF are exact; else the best :data:`_PHRASE_DEPTH` sparse
+        matches of that token, and the order is approximate (docs/adr/0043).
         """
-        found: dict[str, float] = {}
-        for phrase in phrases:
-            wanted = self._terms.tokens([("", phrase)])[0][1]
-            if not wanted:
+        wanted = [(i, tokens) for i, tokens in enumerate(self._terms.term_tokens(phrases)) if tokens]
+        lengths = self._facet_values(TOKENS_FIELD) if wanted and limit > 0 else {}
+        records = sum(lengths.values())
+        if not records:
+            return []
+        average = sum(length * count for length, count in lengths.items()) / records
+        held = self._documents_holding(list(dict.fromkeys(t for _, tokens in wanted for t in tokens)), records)
+        rarest = [min(tokens, key=held.__getitem__) for _, tokens in wanted]
+        counts = [held[t] for t in rarest]
+        found = self._batch(self._records, [
+            models.QueryRequest(query=models.SparseVector(indices=[term_index(token)], values=[1.0]), using=_SPARSE,
+                                limit=n if 0 < n <= _PHRASE_SCAN else _PHRASE_DEPTH, params=self._idf_params(),
+                                with_payload=["record", _WRITTEN, TOKENS_FIELD])
+            for token, n in zip(rarest, counts, strict=True) if n > 0
+        ])
+        holding = [tokens for (_, tokens), n in zip(wanted, counts, strict=True) if n > 0]
+        # Per phrase: each candidate's frequency (title × 2, text × 1, as bm25(records_fts, 2.0, 1.0)).
+        seen: dict[str, tuple[Record, int, int]] = {}
+        frequencies: list[dict[str, float]] = []
+        for tokens, points in zip(holding, found, strict=True):
+            records_here = [_record_of(p) for p in points]
+            split = self._terms.tokens([(r.title, "" if title_only else r.text) for r in records_here])
+            counted: dict[str, float] = {}
+            for point, record, (title_tokens, text_tokens) in zip(points, records_here, split, strict=True):
+                f = TITLE_WEIGHT * _occurrences(title_tokens, tokens) + _occurrences(text_tokens, tokens)
+                if f > 0:
+                    payload = cast(dict[str, Any], point.payload)
+                    counted[record.id] = f
+                    seen[record.id] = (record, int(payload.get(_WRITTEN, 0)), int(payload.get(TOKENS_FIELD, 0)))
+            frequencies.append(counted)
+        idfs = [fts5_idf(records, len(counted)) for counted in frequencies]
+        ranked = []
+        for record_id, (record, written, length) in seen.items():
+            if not matches(where, filter_columns(record)):
                 continue
-            query = self._terms.query_vector([phrase])
-            [hits] = self._batch(self._records, [models.QueryRequest(
-                query=_sparse(query), using=_SPARSE, filter=search_filter(where),
-                limit=max(_PHRASE_DEPTH, limit), with_payload=["record"],
-            )])
-            records = [_record_of(p) for p in hits]
-            tokens = self._terms.tokens([(r.title, "" if title_only else r.text) for r in records])
-            for hit, record, (title_tokens, text_tokens) in zip(hits, records, tokens, strict=True):
-                if _contains(title_tokens, wanted) or _contains(text_tokens, wanted):
-                    found[record.id] = max(found.get(record.id, 0.0), float(hit.score))
-        return [rid for rid, _ in sorted(found.items(), key=lambda item: -item[1])][:limit]
+            score = fts5_scores(list(enumerate(idfs)), {i: counted.get(record_id, 0.0)
+                                                         for i, counted in enumerate(frequencies)}, length, average)
+            ranked.append((-score, written, record_id))
+        return [record_id for _, _, record_id in sorted(ranked)[:limit]]
+
+    def _documents_holding(self, tokens: Sequence[str], records: int) -> dict[str, int]:
+        """How many records hold each token (0: none), from Qdrant's IDF of one-term probes (one batch)."""
+        indices = [term_index(token) for token in tokens]
+        found = self._batch(self._records, [models.QueryRequest(
+            query=models.SparseVector(indices=[index], values=[1.0]), using=_SPARSE, limit=1,
+            with_payload=False, with_vector=[_SPARSE], params=self._idf_params(),
+        ) for index in indices])
+        out: dict[str, int] = {}
+        for token, index, points in zip(tokens, indices, found, strict=True):
+            weight = _sparse_weight(points[0], index) if points else 0.0
+            out[token] = document_frequency(float(points[0].score) / weight, records) if weight > 0.0 else 0
+        return out
 
     # -- vectors --------------------------------------------------------------------------------
 
@@ -860,6 +1072,37 @@ def _key_point(source_key: str) -> str:
     return point_id(f"key:{source_key}")
 
 
+@dataclass(frozen=True)
+class _LexicalPlan:
+    """One BM25 query as FTS5 would run it: its phrases in query order as ``(sparse index, FTS5
+    IDF)``, the candidate search's query vector, ``N``, ``avgdl`` and the IDF scope of the requests."""
+
+    phrases: list[tuple[int, float]]
+    query: SparseTerms
+    records: int
+    average: float
+    params: models.SearchParams | None
+
+
+def _lexical_payload(terms: DocumentTerms) -> dict[str, Any]:
+    """The payload fields of a record's lexical side (token count; large raw frequencies)."""
+    payload: dict[str, Any] = {TOKENS_FIELD: terms.tokens}
+    if terms.large:
+        payload[LARGE_FREQUENCIES_FIELD] = {str(index): f for index, f in terms.large.items()}
+    return payload
+
+
+def _sparse_weight(point: models.ScoredPoint, index: int) -> float:
+    """The stored weight of ``index`` in a returned point's sparse vector (0 when absent)."""
+    vector = cast(dict[str, models.SparseVector], point.vector or {}).get(_SPARSE)
+    if vector is None:
+        return 0.0
+    for i, value in zip(vector.indices, vector.values, strict=True):
+        if i == index:
+            return float(value)
+    return 0.0
+
+
 def _sparse(terms: SparseTerms) -> models.SparseVector:
     return models.SparseVector(indices=terms.indices, values=terms.values)
 
@@ -888,9 +1131,10 @@ def _time_window(key: str, since: datetime | None, until: datetime | None) -> li
     ))]
 
 
-def _contains(tokens: Sequence[str], wanted: Sequence[str]) -> bool:
+def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> int:
+    """How many times the token sequence ``wanted`` starts in ``tokens`` (FTS5 counts overlapping ones)."""
     n = len(wanted)
-    return any(list(tokens[i : i + n]) == list(wanted) for i in range(len(tokens) - n + 1))
+    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(wanted))
 
 
 def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
