@@ -153,11 +153,32 @@ class Memory:
         from mission_memory.ingest.access_levels import AccessRules
         from mission_memory.ingest.repository import ingest_repository  # parsers load only to ingest
 
-        return ingest_repository(
+        report = ingest_repository(
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
             max_file_bytes=self.settings.max_file_bytes, progress=progress, include=include, exclude=exclude,
             access_rules=AccessRules(self.settings.access_paths),
         )
+        self.prepare_search(progress)
+        return report
+
+    def prepare_search(self, progress: ProgressFn | None = None) -> bool:
+        """Build the store's derived search state now (vector snapshot, BM25 index) rather than on the
+        first query, which at 1M records would take over a minute
+        (:class:`~mission_memory.stores.base.SearchPreparation`). Called by ingest and ``reindex``.
+
+        ``progress`` gets phase ``index``: ``(0, 1)`` before and ``(1, 1)`` after.
+
+        Returns:
+            True when anything was prepared; False for small, read-only or non-SQLite stores.
+        """
+        from mission_memory.stores.base import prepare_search
+
+        if progress:
+            progress("index", 0, 1)
+        prepared = prepare_search(self.store, self.embedder.model_id)
+        if progress:
+            progress("index", 1, 1)
+        return prepared
 
     # -- pull -----------------------------------------------------------------------------------
 
@@ -1072,6 +1093,7 @@ class Memory:
             done += len(present)
             if progress:
                 progress("embed", done, max(total, done))
+        self.prepare_search(progress)
         return {"model_id": embedder.model_id, "removed_vectors": removed, "embedded": done}
 
 

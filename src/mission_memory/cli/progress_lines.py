@@ -20,7 +20,7 @@ from mission_memory.cli.output import err_console
 
 __all__ = ["ProgressLines", "format_eta", "progress_display"]
 
-_LABELS = {"read": "read files", "embed": "embed records"}
+_LABELS = {"read": "read files", "embed": "embed records", "index": "prepare search indexes"}
 
 
 def format_eta(seconds: float) -> str:
@@ -119,7 +119,7 @@ def progress_display(enabled: bool) -> Iterator[Any]:
         tasks: dict[str, Any] = {}
 
         def update(phase: str, done: int, total: int) -> None:
-            label = {"read": "Reading files", "embed": "Embedding new records"}.get(phase, phase)
+            label = {"read": "Reading files", "embed": "Embedding new records", "index": "Preparing search indexes"}.get(phase, phase)
             if phase not in tasks:
                 tasks[phase] = bar.add_task(label, total=total)
             bar.update(tasks[phase], completed=done, total=total)

@@ -41,9 +41,11 @@ __all__ = [
     "RecordStore",
     "RetrievalEventLog",
     "SearchFilter",
+    "SearchPreparation",
     "StateStore",
     "UpsertOutcome",
     "VectorIndex",
+    "prepare_search",
     "stored_mission_names",
 ]
 
@@ -341,3 +343,30 @@ def stored_mission_names(store: MemoryStore) -> frozenset[str]:
     if isinstance(store, MissionNames):
         return store.mission_names()
     return frozenset(store.missions())
+
+
+@runtime_checkable
+class SearchPreparation(Protocol):
+    """An optional capability: bring derived search state up to date before the first query.
+
+    A backend that keeps derived state beside its records (SQLite: the vector snapshot and the BM25
+    index, docs/adr/0048) builds it on the first query that needs it; at 1M records that is over a
+    minute of CPU, long enough for an agent's tool call to time out. Ingest and ``reindex`` call
+    this once they have written, so the cost is paid where the user already waits and sees progress.
+    """
+
+    def prepare_search(self, model_id: str) -> bool:
+        """Build or refresh the derived search state for vectors of ``model_id``.
+
+        Returns:
+            True when anything was built or refreshed, False when the store is too small to
+            keep derived state (nothing to do) or cannot be written.
+        """
+        ...
+
+
+def prepare_search(store: MemoryStore, model_id: str) -> bool:
+    """:meth:`SearchPreparation.prepare_search` when the backend has it; else False (nothing to prepare)."""
+    if isinstance(store, SearchPreparation):
+        return store.prepare_search(model_id)
+    return False

@@ -63,7 +63,7 @@ from mission_memory.stores.sqlite_filters import (
     filter_sql,
     row_columns,
 )
-from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats, TermPlan
+from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats, TermPlan, fts_totals
 from mission_memory.stores.sqlite_migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -573,6 +573,34 @@ class SqliteStore:
             " SELECT name FROM m WHERE name IS NOT NULL"
         ).fetchall()
         return frozenset(row[0] for row in rows)
+
+    def prepare_search(self, model_id: str) -> bool:
+        """Bring the vector snapshot of ``model_id`` and the BM25 index up to date now.
+
+        Both are otherwise built by the first query that needs them (docs/adr/0048: about 7 s of
+        CPU at 100k records, over a minute at 1M); ingest and ``reindex`` call this after
+        writing (:class:`~mission_memory.stores.base.SearchPreparation`). Stores smaller than both
+        thresholds, and read-only ones (nothing could be saved for the next process), are left
+        alone.
+
+        Returns:
+            True when the derived state was brought up to date, False when nothing was done.
+
+        Raises:
+            BackendUnavailable: the database cannot be read.
+        """
+        if self.read_only:
+            return False
+        conn = self._conn()
+        rows = int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+        if rows < min(self.snapshot_min_rows, self.bm25_index.min_rows):
+            return False
+        if rows >= self.snapshot_min_rows:
+            self._vectors.table(model_id)
+        if rows >= self.bm25_index.min_rows:
+            with _read_transaction(conn):
+                self.bm25_index.view(conn, fts_totals(conn))
+        return True
 
     # -- search -------------------------------------------------------------------------------
 

@@ -1,0 +1,82 @@
+"""Ingest-time preparation of the SQLite store's derived search state (vector snapshot, BM25 index).
+
+A store large enough to keep derived state gets both files from ``prepare_search``, and a new
+store object on the same file then answers its first query from them without building anything.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.stores.base import SearchFilter, SearchPreparation, prepare_search
+from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.vector_table import VectorTable
+
+MODEL = "test-model"
+WORDS = "proxy upload bucket queue scan keycloak export metadata checksum lambda cluster deploy".split()
+
+
+def _filled(path: Path, n: int, **thresholds: int) -> SqliteStore:
+    store = SqliteStore(path, **thresholds)
+    rng = np.random.default_rng(7)
+    records = [
+        Record.build(
+            kind=RecordKind.DOC_CHUNK,
+            title=f"note {i}",
+            text=" ".join(str(w) for w in rng.choice(WORDS, size=12)),
+            provenance=Provenance(kind=SourceKind.DOC, ref=f"r{i}", uri=f"file:///r{i}", mission="m",
+                                  time=datetime(2025, 1, 1, tzinfo=UTC)),
+        )
+        for i in range(n)
+    ]
+    store.upsert_records(records)
+    vectors = rng.standard_normal((n, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    store.put_vectors([r.id for r in records], vectors, MODEL)
+    return store
+
+
+def test_prepare_search_writes_both_snapshots_and_the_next_store_builds_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    store = _filled(path, 60, snapshot_min_rows=50, bm25_index_min_rows=50)
+    assert isinstance(store, SearchPreparation)
+    assert prepare_search(store, MODEL) is True
+    assert store.bm25_index.builds == 1
+    assert store.bm25_index.snapshot_path.is_file()
+    assert VectorTable.snapshot_path(tmp_path / "memory.vectors", MODEL).is_file()
+    store.close()
+
+    again = SqliteStore(path, snapshot_min_rows=50, bm25_index_min_rows=50)
+    hits = again.bm25_search(["keycloak", "lambda"], SearchFilter((Layer.DOMAIN,)), 5)
+    assert hits
+    assert again.bm25_index.builds == 0  # answered from the snapshot prepare_search wrote
+    again.close()
+
+
+def test_prepare_search_leaves_a_small_store_alone(tmp_path: Path) -> None:
+    store = _filled(tmp_path / "memory.db", 20, snapshot_min_rows=50, bm25_index_min_rows=50)
+    assert store.prepare_search(MODEL) is False
+    assert store.bm25_index.builds == 0
+    assert not store.bm25_index.snapshot_path.exists()
+    store.close()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write a read-only file")
+def test_prepare_search_does_nothing_on_a_read_only_store(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    _filled(path, 60, snapshot_min_rows=50, bm25_index_min_rows=50).close()
+    for file in tmp_path.iterdir():
+        file.chmod(0o444)
+    tmp_path.chmod(0o555)
+    try:
+        store = SqliteStore(path, snapshot_min_rows=50, bm25_index_min_rows=50)
+        assert store.prepare_search(MODEL) is False
+        store.close()
+    finally:
+        tmp_path.chmod(0o755)
