@@ -42,6 +42,25 @@ def test_progress_lines_carry_done_total_rate_and_eta() -> None:
     ]
 
 
+def test_a_one_step_phase_prints_no_rate() -> None:
+    """``index`` is one step (``0/1`` then ``1/1``): a rate such as ``4891.3/s`` would be noise."""
+    out, clock = io.StringIO(), SteppedClock()
+    progress = ProgressLines(out, clock=clock)
+    progress("index", 0, 1)
+    clock.now += 0.0002
+    progress("index", 1, 1)
+    clock.now += 7
+    progress("other", 0, 1)
+    clock.now += 7
+    progress("other", 1, 1)
+    assert out.getvalue().splitlines() == [
+        "prepare search indexes: 0/1 (0%)",
+        "prepare search indexes: 1/1 (100%) · done in 0 s",
+        "other: 0/1 (0%)",
+        "other: 1/1 (100%) · done in 7 s",
+    ]
+
+
 def test_a_slow_phase_still_prints_every_interval() -> None:
     out, clock = io.StringIO(), SteppedClock()
     progress = ProgressLines(out, every_items=1000, every_seconds=10, clock=clock)

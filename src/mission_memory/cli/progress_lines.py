@@ -4,7 +4,7 @@ A rich progress bar draws nothing useful into a file, so an ingest redirected to
 half an hour (issue 12 item 6). :class:`ProgressLines` takes the same ``progress(phase, done, total)``
 callbacks as the bar and writes a line such as ``embed: 640/1178 (54%) · 21.3 records/s · ETA 25 s``
 when a phase starts, every ``every_items`` items or ``every_seconds`` seconds (whichever comes first),
-and when it completes. The rate and ETA come from the phase's own start, so a slow read phase does not
+and when it completes. A one-step phase (``index``: ``0/1``, then ``1/1``) gets no rate, only its time. The rate and ETA come from the phase's own start, so a slow read phase does not
 skew the embedding estimate. The clock is injected, so tests drive it without sleeping (ADR 0035).
 """
 
@@ -77,7 +77,7 @@ class ProgressLines:
         share = f" ({100 * done // total}%)" if total else ""
         elapsed = now - self._started[phase]
         parts = [f"{label}: {done}/{total}{share}"]
-        if done and elapsed > 0:
+        if done and elapsed > 0 and total > 1:  # a one-step phase (``index``) has no meaningful rate
             rate = done / elapsed
             parts.append(f"{rate:.1f}/s")
             if done < total:
