@@ -145,6 +145,32 @@ def test_a_deletion_or_a_corrupt_snapshot_makes_a_process_reread_the_database(tm
     assert len(again.dense_search(vectors[0], "model-a", ALL, 10)) == 3
 
 
+def test_a_damaged_vector_snapshot_of_the_right_size_is_rebuilt_not_searched(tmp_path: Path) -> None:
+    """Bytes zeroed or flipped inside ``memory.vectors/*.mmvec`` (same size, header intact) must not
+    change what dense search returns: the snapshot is checked (CRC-32) and rebuilt from SQLite."""
+    from mission_memory.stores.vector_table import VectorTable
+
+    store = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+    vectors = _unit(40)
+    store.upsert([_record(f"d{i}.md", f"doc {i}") for i in range(40)], vectors, "model-a")
+    expected = [(h.record_id, h.score) for h in store.dense_search(vectors[7], "model-a", ALL, 5)]
+    snapshot = next((tmp_path / "m.vectors").glob("*.mmvec"))
+    assert VectorTable.load(snapshot) is not None
+    intact = snapshot.read_bytes()
+    for damage in ("zeroed", "flipped"):
+        data = bytearray(intact)
+        tail = len(data) // 2
+        if damage == "zeroed":
+            data[tail:] = bytes(len(data) - tail)
+        else:
+            data[tail] ^= 0x40
+        snapshot.write_bytes(bytes(data))
+        assert VectorTable.load(snapshot) is None, damage
+        fresh = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
+        assert [(h.record_id, h.score) for h in fresh.dense_search(vectors[7], "model-a", ALL, 5)] == expected
+        assert VectorTable.load(snapshot) is not None, f"{damage}: the snapshot is written again"
+
+
 def test_a_damaged_store_is_reported_with_a_recovery_hint_and_refuses_ingest(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     store = SqliteStore(path)

@@ -23,6 +23,7 @@ import json
 import os
 import tempfile
 import weakref
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,8 @@ __all__ = ["READ_ROWS_MIN_ROWS", "VectorTable", "quantize_rows"]
 
 _MAGIC = b"MMVEC3\n"
 _SUFFIX = "-v3.mmvec"
-"""Format 3 adds the int8 matrix and its row scales; a format-2 file (another name) is never read."""
+"""Format 3 adds the int8 matrix and its row scales; a format-2 file (another name) is never read.
+A format-3 file without ``crc32`` in its header (written before the check) is rebuilt in place."""
 _QUANTIZE_ROWS = 65_536
 """Rows quantized at a time, which bounds the temporary float32 copies to about 100 MB."""
 _ALIGN = 64
@@ -216,7 +218,13 @@ class VectorTable:
         return folder / f"{hashlib.sha256(model_id.encode()).hexdigest()[:16]}{_SUFFIX}"
 
     def save(self, path: Path) -> None:
-        """Write the table to ``path`` atomically (temp file, then rename)."""
+        """Write the table to ``path`` atomically (temp file, flushed to disk, then renamed).
+
+        Layout: magic, the header's length (8 bytes, little-endian), a JSON header (model id,
+        counts, each array's dtype, shape and offset, ``data_size`` and the CRC-32 of the data),
+        then the arrays, each padded to 64 bytes. :meth:`load` checks size and CRC, so a damaged
+        file of the right size is rebuilt, never searched (as the BM25 snapshot, docs/adr/0048).
+        """
         arrays: dict[str, np.ndarray[Any, Any]] = {
             "rowids": self.rowids, "matrix": self.matrix, "quantized": self.quantized, "scales": self.scales,
             "layer": self.layer,
@@ -225,12 +233,17 @@ class VectorTable:
         }
         layout: dict[str, dict[str, Any]] = {}
         offset = 0
+        crc = 0
         for name, array in arrays.items():
             layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset}
-            offset += -(-array.nbytes // _ALIGN) * _ALIGN
+            padded = -(-array.nbytes // _ALIGN) * _ALIGN
+            crc = zlib.crc32(_bytes_of(array), crc)
+            crc = zlib.crc32(b"\0" * (padded - array.nbytes), crc)
+            offset += padded
         header = json.dumps({
             "model_id": self.model_id, "deletions": self.deletions, "max_rowid": self.max_rowid,
             "vocab": self.vocab, "arrays": layout, "numeric": list(self.numbers), "coded": list(self.codes),
+            "data_size": offset, "crc32": crc,
         }, ensure_ascii=False).encode("utf-8")
         start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -239,9 +252,11 @@ class VectorTable:
             with os.fdopen(fd, "wb") as out:
                 out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
                 out.write(b"\0" * (start - out.tell()))
-                for name, array in arrays.items():
-                    out.seek(start + layout[name]["offset"])
-                    out.write(np.ascontiguousarray(array).tobytes())
+                for array in arrays.values():
+                    out.write(_bytes_of(array))
+                    out.write(b"\0" * (-(-array.nbytes // _ALIGN) * _ALIGN - array.nbytes))
+                out.flush()
+                os.fsync(out.fileno())
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -249,14 +264,28 @@ class VectorTable:
 
     @classmethod
     def load(cls, path: Path) -> VectorTable | None:
-        """Memory-map a snapshot; None when it is missing or unreadable (it is rebuilt then)."""
+        """Memory-map a snapshot; None when it is missing, unreadable, truncated or damaged (wrong
+        size, no or a wrong CRC-32: it is rebuilt then, never searched).
+
+        The CRC is computed with plain reads of the file, not through the maps, so the check
+        does not make the whole table part of this process's resident set; snapshot files are
+        replaced, never changed in place, so the maps show the bytes that were checked.
+        """
         try:
             with path.open("rb") as f:
                 if f.read(len(_MAGIC)) != _MAGIC:
                     return None
                 size = int.from_bytes(f.read(8), "little")
                 header = json.loads(f.read(size).decode("utf-8"))
-            start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+                start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+                if start + int(header["data_size"]) != os.fstat(f.fileno()).st_size:
+                    return None
+                f.seek(start)
+                crc, buffer = 0, bytearray(1 << 22)  # one reused buffer: no allocation per chunk
+                while n := f.readinto(buffer):
+                    crc = zlib.crc32(memoryview(buffer)[:n], crc)
+                if crc != int(header["crc32"]):
+                    return None
             arrays = {}
             for name, spec in header["arrays"].items():
                 shape = tuple(spec["shape"])
@@ -285,8 +314,13 @@ class VectorTable:
                 vocab={c: list(header["vocab"][c]) for c in header["coded"]},
                 _matrix_file=rows_file,
             )
-        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError, UnicodeDecodeError):
             return None
+
+
+def _bytes_of(array: npt.NDArray[Any]) -> memoryview:
+    """The bytes of ``array`` in C order, as a flat view (a copy only when not contiguous)."""
+    return np.ascontiguousarray(array).reshape(-1).view(np.uint8).data
 
 
 class _RowFile:
