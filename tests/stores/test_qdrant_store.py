@@ -113,6 +113,21 @@ def test_a_qdrant_setting_with_credentials_or_an_unknown_form_is_a_config_error(
         open_store("qdrant+ftp://localhost", tmp_path)
 
 
+def test_a_relative_local_mode_folder_is_refused_and_nothing_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``qdrant+path://relative/dir`` would open a different, empty store in every folder the CLI
+    or a stdio server starts in (each repository); it is an error naming the form to use."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for spec in ("qdrant+path://relative/dir", "qdrant+path:relative"):
+        with pytest.raises(ConfigError, match=r"absolute.*qdrant\+path:///") as caught:
+            open_store(spec, tmp_path / "data")
+        assert spec in str(caught.value)
+    assert list(work.iterdir()) == [] and not (tmp_path / "data").exists()
+
+
 def test_a_failing_server_is_backend_unavailable_and_the_key_is_sent_but_never_shown(
     httpserver: HTTPServer, tmp_path: Path
 ) -> None:

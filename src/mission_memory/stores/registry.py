@@ -124,6 +124,11 @@ def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = Non
     if kind == "path":
         folder = location[2:] if location.startswith("//") else location
         path = Path(folder).expanduser() if folder else data_dir / "qdrant"
+        if not path.is_absolute():  # relative to each folder the CLI or a stdio server starts in
+            raise ConfigError(
+                f"MISSION_MEMORY_STORE={spec!r}: the local-mode folder must be an absolute path"
+                f" (qdrant+path:///abs/dir or qdrant+path://~/dir), not {folder!r}"
+            )
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
