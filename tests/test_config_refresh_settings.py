@@ -54,5 +54,16 @@ def test_a_bad_refresher_variable_is_a_config_error_naming_it(
 ) -> None:
     monkeypatch.setenv(variable, value)
     field = variable.removeprefix("MISSION_MEMORY_").lower()
-    with pytest.raises(ConfigError, match=f"invalid setting \\({field}: "):
+    with pytest.raises(ConfigError, match=f"invalid setting \\({field}: ") as caught:
         load_settings()
+    assert f"set by {variable}" in str(caught.value)
+
+
+def test_a_bad_access_ceiling_names_the_variable_to_fix(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MISSION_MEMORY_LLM_MAX_ACCESS", "bogus")
+    with pytest.raises(ConfigError, match=r"llm_max_access: .*'secret'.*set by MISSION_MEMORY_LLM_MAX_ACCESS"):
+        load_settings()
+    monkeypatch.delenv("MISSION_MEMORY_LLM_MAX_ACCESS")
+    with pytest.raises(ConfigError) as caught:  # an override is not an environment variable
+        load_settings(llm_max_access="bogus")
+    assert "MISSION_MEMORY_" not in str(caught.value)

@@ -200,7 +200,15 @@ def load_settings(**overrides: object) -> Settings:
     try:
         return Settings(**clean)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(_problem(err["loc"], err["msg"], clean) for err in exc.errors())
         raise ConfigError(f"invalid setting ({problems})") from exc
+
+
+def _problem(loc: tuple[int | str, ...], msg: str, overrides: dict[str, object]) -> str:
+    """``field: message``, plus the environment variable that set the field when it came from one
+    (the value itself is not repeated: it may be a secret)."""
+    field = ".".join(str(p) for p in loc)
+    text = f"{field}: {msg}"
+    if loc and str(loc[0]) not in overrides:
+        text += f"; set by MISSION_MEMORY_{str(loc[0]).upper()}"
+    return text
