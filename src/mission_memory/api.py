@@ -164,7 +164,7 @@ class Memory:
     def prepare_search(self, progress: ProgressFn | None = None) -> bool:
         """Build the store's derived search state now (vector snapshot, BM25 index) rather than on the
         first query, which at 1M records would take over a minute
-        (:class:`~mission_memory.stores.base.SearchPreparation`). Called by ingest and ``reindex``.
+        (:class:`~mission_memory.stores.base.SearchPreparation`). Called by ingest, ``reindex`` and import.
 
         ``progress`` gets phase ``index``: ``(0, 1)`` before and ``(1, 1)`` after.
 
@@ -175,7 +175,9 @@ class Memory:
 
         if progress:
             progress("index", 0, 1)
-        prepared = prepare_search(self.store, self.embedder.model_id)
+        # the model's id, without loading the model when nothing here embeds (import)
+        model_id = self._embedder.model_id if self._embedder is not None else configured_model_id(self.settings)
+        prepared = prepare_search(self.store, model_id)
         if progress:
             progress("index", 1, 1)
         return prepared
@@ -333,7 +335,8 @@ class Memory:
     ) -> TransferSummary:
         """Store a memory exported by :meth:`export_memory` (or only ``mission`` of it), with its
         vectors as they were (nothing is re-embedded). Every line is checked before anything is
-        stored; re-running an import adds nothing.
+        stored; re-running an import adds nothing. Then, as ingest does, the store's derived search
+        state is prepared (:meth:`prepare_search`, progress phase ``index``).
 
         Raises:
             InputError: the file is unreadable or a line is invalid (named by its number);
@@ -344,7 +347,9 @@ class Memory:
 
         if self.store.read_only:
             raise BackendUnavailable("the store is open read-only: nothing can be imported into it")
-        return import_memory(self.store, Path(path), mission=mission, progress=progress)
+        summary = import_memory(self.store, Path(path), mission=mission, progress=progress)
+        self.prepare_search(progress)  # as ingest: the first query after a restore builds nothing
+        return summary
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
         """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""

@@ -80,3 +80,33 @@ def test_prepare_search_does_nothing_on_a_read_only_store(tmp_path: Path) -> Non
         store.close()
     finally:
         tmp_path.chmod(0o755)
+
+
+def test_an_import_into_sqlite_prepares_search_like_an_ingest(tmp_path: Path) -> None:
+    """Restoring an export (or moving a Qdrant memory back) must not leave the build of the vector
+    snapshot and the BM25 index to the first query, often an agent's tool call with its own timeout;
+    the embedding model is not loaded for it."""
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+    from mission_memory.embeddings import configured_model_id
+    from mission_memory.memory_transfer import export_memory
+
+    settings = load_settings(data_dir=tmp_path / "data")
+    model = configured_model_id(settings)
+    source = _filled(tmp_path / "source.db", 60)
+    ids = [r for (r,) in source._conn().execute("SELECT id FROM records")]
+    vectors = np.random.default_rng(3).standard_normal((len(ids), 8)).astype(np.float32)
+    source.put_vectors(ids, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), model)
+    export = tmp_path / "memory.jsonl"
+    with export.open("w", encoding="utf-8") as out:
+        export_memory(source, out)
+    source.close()
+
+    target = SqliteStore(tmp_path / "data" / "memory.db", snapshot_min_rows=50, bm25_index_min_rows=50)
+    phases: list[tuple[str, int, int]] = []
+    with Memory(settings, store=target) as memory:
+        memory.import_memory(export, progress=lambda phase, done, total: phases.append((phase, done, total)))
+        assert memory._embedder is None  # preparing needs the model's id, not the model
+        assert ("index", 1, 1) in phases
+        assert target.bm25_index.builds == 1 and target.bm25_index.snapshot_path.is_file()
+        assert VectorTable.snapshot_path(tmp_path / "data" / "memory.vectors", model).is_file()
