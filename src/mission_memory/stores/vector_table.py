@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import uuid
 import weakref
 import zlib
 from collections.abc import Sequence
@@ -247,9 +247,11 @@ class VectorTable:
         }, ensure_ascii=False).encode("utf-8")
         start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".snapshot-")
+        # A unique name opened with the umask's mode (mkstemp's 0600 would hide the snapshot from
+        # another account that reads this data dir, which would then rebuild it in every process).
+        tmp = path.parent / f".snapshot-{os.getpid()}-{uuid.uuid4().hex}.tmp"
         try:
-            with os.fdopen(fd, "wb") as out:
+            with open(tmp, "xb") as out:
                 out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
                 out.write(b"\0" * (start - out.tell()))
                 for array in arrays.values():
@@ -259,7 +261,7 @@ class VectorTable:
                 os.fsync(out.fileno())
             os.replace(tmp, path)
         except BaseException:
-            Path(tmp).unlink(missing_ok=True)
+            tmp.unlink(missing_ok=True)
             raise
 
     @classmethod
