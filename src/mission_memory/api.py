@@ -164,7 +164,7 @@ class Memory:
     def prepare_search(self, progress: ProgressFn | None = None) -> bool:
         """Build the store's derived search state now (vector snapshot, BM25 index) rather than on the
         first query, which at 1M records would take over a minute
-        (:class:`~mission_memory.stores.base.SearchPreparation`). Called by ingest, ``reindex`` and import.
+        (:class:`~mission_memory.stores.base.SearchPreparation`). Called by ingest, ``reindex``, import and forget.
 
         ``progress`` gets phase ``index``: ``(0, 1)`` before and ``(1, 1)`` after.
 
@@ -285,12 +285,14 @@ class Memory:
             digest = explain_empty(digest, note, self.tokenizer)
         return digest
 
-    def forget_mission(self, mission: str) -> dict[str, int]:
+    def forget_mission(self, mission: str, progress: ProgressFn | None = None) -> dict[str, int]:
         """Delete a mission's records (their vectors and index entries with them), retrieval events
-        and ingest state, in one transaction (issue 12 item 0).
+        and ingest state, in one transaction (issue 12 item 0); then prepare the search indexes
+        for what remains (:meth:`prepare_search`), so the next query does not rebuild them.
 
         Args:
             mission: the stored mission's exact name.
+            progress: gets phase ``index`` (see :meth:`prepare_search`).
 
         Returns:
             ``{"records", "retrieval_events", "state"}``: how many of each were deleted.
@@ -303,7 +305,9 @@ class Memory:
         if mission not in stored:
             names = ", ".join(sorted(stored)) or "none"
             raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
-        return self.store.delete_mission(mission)
+        deleted = self.store.delete_mission(mission)
+        self.prepare_search(progress)
+        return deleted
 
     def export_memory(
         self,

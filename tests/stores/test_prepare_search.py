@@ -110,3 +110,42 @@ def test_an_import_into_sqlite_prepares_search_like_an_ingest(tmp_path: Path) ->
         assert ("index", 1, 1) in phases
         assert target.bm25_index.builds == 1 and target.bm25_index.snapshot_path.is_file()
         assert VectorTable.snapshot_path(tmp_path / "data" / "memory.vectors", model).is_file()
+
+
+def test_forgetting_a_mission_prepares_search_for_what_remains(tmp_path: Path) -> None:
+    """Deleting a large mission leaves the BM25 index with too many deleted rows; forget rebuilds it
+    (and the vector snapshot) then, not the first query after it."""
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
+    from mission_memory.embeddings import configured_model_id
+
+    settings = load_settings(data_dir=tmp_path / "data")
+    path = tmp_path / "data" / "memory.db"
+    store = SqliteStore(path, snapshot_min_rows=50, bm25_index_min_rows=50)
+    store.bm25_index.rebuild_min_rows = 10  # as 2,000 deleted rows of a large store
+    rng = np.random.default_rng(5)
+    records = [
+        Record.build(
+            kind=RecordKind.DOC_CHUNK, title=f"note {i}", text=" ".join(str(w) for w in rng.choice(WORDS, size=12)),
+            provenance=Provenance(kind=SourceKind.DOC, ref=f"r{i}", uri=f"file:///r{i}", mission=f"m{i % 2}",
+                                  time=datetime(2025, 1, 1, tzinfo=UTC)),
+        )
+        for i in range(240)
+    ]
+    store.upsert_records(records)
+    vectors = rng.standard_normal((len(records), 8)).astype(np.float32)
+    store.put_vectors([r.id for r in records], vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
+                      configured_model_id(settings))
+    phases: list[tuple[str, int, int]] = []
+    with Memory(settings, store=store) as memory:
+        assert memory.prepare_search() is True
+        builds = store.bm25_index.builds
+        memory.forget_mission("m1", progress=lambda phase, done, total: phases.append((phase, done, total)))
+        assert memory._embedder is None
+    assert phases == [("index", 0, 1), ("index", 1, 1)]
+    assert store.bm25_index.builds == builds + 1  # rebuilt by forget: half the indexed rows are gone
+    again = SqliteStore(path, snapshot_min_rows=50, bm25_index_min_rows=50)
+    hits = again.bm25_search(["keycloak", "lambda"], SearchFilter((Layer.DOMAIN,)), 200)
+    assert hits and len(hits) <= 120
+    assert again.bm25_index.builds == 0 and again.bm25_index.extensions == 0  # the snapshot is current
+    again.close()

@@ -357,7 +357,8 @@ def forget(
                 raise InputError(f"forget --mission {mission!r} --json deletes only with --yes")
             if not typer.confirm(f"Delete mission {mission!r} ({stored[mission]} records) from {memory.settings.data_dir}?"):
                 raise InputError(f"nothing deleted: mission {mission!r} is kept")
-        deleted = memory.forget_mission(mission)
+        with progress_display(not json_output) as progress:
+            deleted = memory.forget_mission(mission, progress=progress)
     if json_output:
         print_json({"mission": mission, "deleted": deleted})
         return
