@@ -191,6 +191,47 @@ def test_the_vector_snapshot_is_as_readable_as_the_database(tmp_path: Path) -> N
     assert [p.name for p in snapshot.parent.iterdir()] == [snapshot.name]  # no temporary file left
 
 
+def test_a_snapshot_replaced_while_it_loads_is_mapped_from_the_file_that_was_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process may rename a new snapshot over the path between the check and the mapping;
+    the arrays must come from the file whose header and CRC were read, not from the new one."""
+    import os
+
+    from mission_memory.stores import vector_table
+    from mission_memory.stores.vector_table import VectorTable
+
+    small = SqliteStore(tmp_path / "small.db", snapshot_min_rows=1)
+    big = SqliteStore(tmp_path / "big.db", snapshot_min_rows=1)
+    small.upsert([_record(f"s{i}.md", f"small {i}") for i in range(3)], _unit(3), "model-a")
+    big.upsert([_record(f"b{i}.md", f"big {i}") for i in range(40)], _unit(40)[::-1].copy(), "model-a")
+    small.dense_search(_unit(3)[0], "model-a", ALL, 3)
+    big.dense_search(_unit(3)[0], "model-a", ALL, 3)
+    checked = next((tmp_path / "small.vectors").glob("*.mmvec"))
+    newer = next((tmp_path / "big.vectors").glob("*.mmvec"))
+    expected = VectorTable.load(checked)
+    assert expected is not None
+
+    real_crc32 = vector_table.zlib.crc32
+    swapped: list[bool] = []
+
+    def crc32_then_replace(data: object, value: int = 0) -> int:
+        result = real_crc32(data, value)  # type: ignore[call-overload]
+        if not swapped:  # the other process's rename lands during the check
+            swapped.append(True)
+            os.replace(newer, checked)
+        return int(result)
+
+    monkeypatch.setattr(vector_table.zlib, "crc32", crc32_then_replace)
+    table = VectorTable.load(checked)
+    monkeypatch.undo()
+    assert swapped and table is not None
+    assert np.array_equal(np.asarray(table.rowids), np.asarray(expected.rowids))
+    assert np.array_equal(np.asarray(table.matrix), np.asarray(expected.matrix))
+    monkeypatch.setattr(vector_table, "READ_ROWS_MIN_ROWS", 1)  # rows read with pread, as from 200k rows
+    assert np.array_equal(table.float_rows(np.arange(table.size)), np.asarray(expected.matrix))
+
+
 def test_a_damaged_store_is_reported_with_a_recovery_hint_and_refuses_ingest(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     store = SqliteStore(path)

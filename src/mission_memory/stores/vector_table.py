@@ -288,20 +288,23 @@ class VectorTable:
                     crc = zlib.crc32(memoryview(buffer)[:n], crc)
                 if crc != int(header["crc32"]):
                     return None
-            arrays = {}
-            for name, spec in header["arrays"].items():
-                shape = tuple(spec["shape"])
-                if 0 in shape:
-                    arrays[name] = np.zeros(shape, dtype=np.dtype(spec["dtype"]))
-                else:
-                    arrays[name] = np.memmap(path, dtype=np.dtype(spec["dtype"]), mode="r",
-                                             offset=start + spec["offset"], shape=shape)
-            matrix = arrays["matrix"]
-            rows_file = (
-                _RowFile(path, start + header["arrays"]["matrix"]["offset"], matrix.shape[1] * matrix.itemsize, matrix.shape[1])
-                if isinstance(matrix, np.memmap)
-                else None
-            )
+                # Mapped through the open file, not the path: a snapshot renamed over the path since
+                # the check (another process's save) is never mixed with this header.
+                arrays = {}
+                for name, spec in header["arrays"].items():
+                    shape = tuple(spec["shape"])
+                    if 0 in shape:
+                        arrays[name] = np.zeros(shape, dtype=np.dtype(spec["dtype"]))
+                    else:
+                        arrays[name] = np.memmap(f, dtype=np.dtype(spec["dtype"]), mode="r",
+                                                 offset=start + spec["offset"], shape=shape)
+                matrix = arrays["matrix"]
+                rows_file = (
+                    _RowFile(os.dup(f.fileno()), start + header["arrays"]["matrix"]["offset"],
+                             matrix.shape[1] * matrix.itemsize, matrix.shape[1])
+                    if isinstance(matrix, np.memmap)
+                    else None
+                )
             return cls(
                 model_id=header["model_id"],
                 deletions=int(header["deletions"]),
@@ -328,8 +331,8 @@ def _bytes_of(array: npt.NDArray[Any]) -> memoryview:
 class _RowFile:
     """An open descriptor on a snapshot file and where its float32 matrix starts; closed when collected."""
 
-    def __init__(self, path: Path, offset: int, row_bytes: int, dim: int) -> None:
-        self.fd = os.open(path, os.O_RDONLY)
+    def __init__(self, fd: int, offset: int, row_bytes: int, dim: int) -> None:
+        self.fd = fd  # owned: closed when this object is collected
         self.offset, self.row_bytes, self.dim = offset, row_bytes, dim
         weakref.finalize(self, os.close, self.fd)
 
