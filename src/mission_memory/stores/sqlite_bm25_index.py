@@ -43,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.stores.snapshot_integrity import data_checked
 from mission_memory.stores.sqlite_fts_terms import TOKENIZER, FtsTotals
 
 __all__ = [
@@ -332,11 +333,7 @@ class Bm25Index:
                 start = _padded(16 + header_len)
                 if header.get("format") != 1 or start + int(header["data_size"]) != size:
                     return None
-                f.seek(start)
-                crc = 0
-                while chunk := f.read(1 << 24):
-                    crc = zlib.crc32(chunk, crc)
-                if crc != int(header["crc32"]):
+                if not data_checked(f, Path(path), start, int(header["crc32"])):
                     return None
                 mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):

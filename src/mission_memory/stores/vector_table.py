@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.stores.snapshot_integrity import data_checked
+
 __all__ = ["READ_ROWS_MIN_ROWS", "VectorTable", "quantize_rows"]
 
 _MAGIC = b"MMVEC3\n"
@@ -270,8 +272,10 @@ class VectorTable:
         size, no or a wrong CRC-32: it is rebuilt then, never searched).
 
         The CRC is computed with plain reads of the file, not through the maps, so the check
-        does not make the whole table part of this process's resident set; snapshot files are
-        replaced, never changed in place, so the maps show the bytes that were checked.
+        does not make the whole table part of this process's resident set, and once per file:
+        a passed check is stamped beside it (:mod:`~mission_memory.stores.snapshot_integrity`);
+        snapshot files are replaced, never changed in place, so the maps show the bytes that were
+        checked.
         """
         try:
             with path.open("rb") as f:
@@ -282,11 +286,7 @@ class VectorTable:
                 start = -(-(len(_MAGIC) + 8 + size) // _ALIGN) * _ALIGN
                 if start + int(header["data_size"]) != os.fstat(f.fileno()).st_size:
                     return None
-                f.seek(start)
-                crc, buffer = 0, bytearray(1 << 22)  # one reused buffer: no allocation per chunk
-                while n := f.readinto(buffer):
-                    crc = zlib.crc32(memoryview(buffer)[:n], crc)
-                if crc != int(header["crc32"]):
+                if not data_checked(f, path, start, int(header["crc32"])):
                     return None
                 # Mapped through the open file, not the path: a snapshot renamed over the path since
                 # the check (another process's save) is never mixed with this header.
