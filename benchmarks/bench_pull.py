@@ -30,7 +30,7 @@ dropped on a shared machine), and the snapshot already exists (the worker's firs
 
 Targets (issue 12): pull p95 <= 50 ms at 100k records and <= 150 ms at 1M; cold CLI query <= 1 s at
 100k. Before/after figures come from one run: ``--compare-src DIR`` measures another checkout's
-``src/`` (``git archive main src | tar -x -C DIR``) in the same run, ``--variant-env
+``src/`` (``git archive main src | tar -x -C DIR``; DIR or DIR/src) in the same run, ``--variant-env
 MISSION_MEMORY_DENSE_SEARCH=exact`` this checkout with the exact dense scan, ``--variant-env
 MM_BENCH_BM25_SHARE=0.2`` with BM25 leaving out terms found in more than 20 % of the records,
 ``--variant-env MM_BENCH_BM25_SPLIT_PARTS=1`` without splitting large BM25 rankings,
@@ -999,6 +999,18 @@ def print_table(
         print("(targets are stated for 100k records; this run's largest size is smaller)")
 
 
+def _package_root(folder: Path) -> Path:
+    """The folder holding ``mission_memory/`` for ``--compare-src``: ``folder`` or ``folder/src``.
+
+    Without the package there, the worker would import this checkout's package and the
+    comparison would silently measure the same code twice.
+    """
+    for candidate in (folder, folder / "src"):
+        if (candidate / "mission_memory" / "__init__.py").is_file():
+            return candidate.resolve()
+    raise SystemExit(f"--compare-src {folder}: no mission_memory package in it or in its src/ folder")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes (records)")
@@ -1030,7 +1042,7 @@ def main() -> None:
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     variants = ["as-shipped", *args.variant_env]
     if args.compare_src:
-        variants.append(f"PYTHONPATH={args.compare_src.resolve()}")
+        variants.append(f"PYTHONPATH={_package_root(args.compare_src)}")
     root = args.data_root or Path(tempfile.mkdtemp(prefix="mm-bench-pull-"))
     note_before = machine_note()
     log(f"load average {note_before['loadavg']}; stores under {root}")
