@@ -42,6 +42,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from mission_memory.stores.fts5_bm25 import IDF_FLOOR, K1, TITLE_WEIGHT, B, idf, term_score
+from mission_memory.stores.sqlite_fts_terms import TOKENIZER
+
 __all__ = [
     "AVERAGE_TOKENS",
     "FTS_TOKENIZE",
@@ -65,14 +68,8 @@ __all__ = [
     "term_weight",
 ]
 
-FTS_TOKENIZE = "porter unicode61 remove_diacritics 2"
-"""The FTS5 tokenizer of the SQLite store (stores/sqlite_migrations.py), used here as well."""
-
-K1 = 1.2
-B = 0.75
-TITLE_WEIGHT = 2.0
-IDF_FLOOR = 1e-6
-"""FTS5's IDF of a term found in half of the records or more (``fts5_aux.c``)."""
+FTS_TOKENIZE = TOKENIZER
+"""The FTS5 tokenizer of the SQLite store (``sqlite_fts_terms.TOKENIZER``), used here as well."""
 AVERAGE_TOKENS = 82.0
 """The ``avgdl`` of the stored sparse weights (the candidate search), not of the scores.
 
@@ -169,9 +166,8 @@ def document_frequency(qdrant_idf: float, records: int) -> int:
 
 
 def fts5_idf(records: int, documents: int) -> float:
-    """FTS5's IDF ``ln((N − n + 0.5)/(n + 0.5))``, :data:`IDF_FLOOR` when not positive."""
-    idf = math.log((records - documents + 0.5) / (documents + 0.5))
-    return idf if idf > 0.0 else IDF_FLOOR
+    """FTS5's IDF of a term in ``documents`` of ``records`` records (:func:`~mission_memory.stores.fts5_bm25.idf`)."""
+    return idf(records, documents)
 
 
 def fts5_scores(
@@ -187,9 +183,9 @@ def fts5_scores(
         average: ``avgdl``, all tokens over all records.
     """
     score = 0.0
-    for index, idf in phrases:
-        f = frequencies.get(index, 0.0)
-        score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * tokens / average)))
+    length = float(tokens)
+    for index, phrase_idf in phrases:
+        score += term_score(phrase_idf, frequencies.get(index, 0.0), length, average)
     return score
 
 
@@ -235,7 +231,7 @@ class TermEncoder:
             )
             rows = self._conn.execute(
                 "SELECT doc, term, sum(CASE col WHEN 'title' THEN ? ELSE 1.0 END), count(*) FROM v GROUP BY doc, term",
-                (TITLE_WEIGHT,),
+                (float(TITLE_WEIGHT),),
             ).fetchall()
             self._conn.execute("DELETE FROM t")
         out: list[tuple[dict[str, float], int]] = [({}, 0) for _ in pairs]

@@ -17,7 +17,7 @@ with its row and column), so the tokens are FTS5's own, never a re-implementatio
 The statistics that change with every write (the row count ``N``, the table's total tokens and each
 term's document count) are not in the index: :func:`~mission_memory.stores.sqlite_fts_terms.fts_totals`
 and ``fts5vocab(..., row)`` read them at query time, so scores are those FTS5 gives at that moment, to the last bit
-(:func:`bm25_contributions` follows ``fts5Bm25Function`` in SQLite's ``ext/fts5/fts5_aux.c``
+(:func:`~mission_memory.stores.fts5_bm25.term_score` follows ``fts5Bm25Function`` in SQLite's ``ext/fts5/fts5_aux.c``
 operation by operation).
 
 The index is derived state, kept as one memory-mapped snapshot file in ``<stem>.bm25/`` beside
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import mmap
 import os
 import sqlite3
@@ -43,64 +42,26 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.stores.fts5_bm25 import TEXT_WEIGHT, TITLE_WEIGHT, idf, term_score
 from mission_memory.stores.snapshot_integrity import data_checked
 from mission_memory.stores.sqlite_fts_terms import TOKENIZER, FtsTotals
 
 __all__ = [
     "INDEX_MIN_ROWS",
-    "K1",
     "REBUILD_MIN_ROWS",
     "REBUILD_SHARE",
     "SNAPSHOT_NAME",
-    "TEXT_WEIGHT",
-    "TITLE_WEIGHT",
-    "B",
     "Bm25Index",
     "Bm25IndexCache",
     "Bm25IndexView",
-    "bm25_contributions",
-    "idf",
 ]
 
-K1 = 1.2
-"""BM25's term frequency saturation, FTS5's constant ``k1``."""
-B = 0.75
-"""BM25's length normalisation, FTS5's constant ``b``."""
-TITLE_WEIGHT = 2
-"""Column weight of ``title`` in ``bm25(records_fts, 2.0, 1.0)``."""
-TEXT_WEIGHT = 1
-"""Column weight of ``text`` in ``bm25(records_fts, 2.0, 1.0)``."""
 SNAPSHOT_NAME = "index-v1.mmbm25"
 """The snapshot file's name inside ``<stem>.bm25/`` (the number is the file format)."""
 
 _MAGIC = b"MMBM25\x00\x01"
 _ALIGN = 64
 _ARRAYS = ("rowids", "lengths", "offsets", "positions", "freqs", "terms")
-
-
-def idf(rows: int, docs: int) -> float:
-    """FTS5's IDF of a phrase found in ``docs`` of ``rows`` rows: ``ln((N − n + 0.5) / (n + 0.5))``,
-    floored to 10⁻⁶ when not positive (``fts5Bm25GetData``; Robertson and Zaragoza 2009)."""
-    value = math.log((rows - docs + 0.5) / (docs + 0.5))
-    return value if value > 0.0 else 1e-6
-
-
-def bm25_contributions(
-    term_idf: float, freqs: npt.NDArray[np.float64], lengths: npt.NDArray[np.float64], avgdl: float
-) -> npt.NDArray[np.float64]:
-    """One phrase's share of BM25 for each row it is in, as FTS5 computes it.
-
-    ``idf × (f (k1 + 1)) / (f + k1 (1 − b + b |d| / avgdl))`` with the operations in the order of
-    ``fts5Bm25Function`` (so the float64 results are FTS5's to the last bit); FTS5 sums these over
-    the query's phrases in query order, starting from 0.0, and returns the negated sum.
-
-    Args:
-        term_idf: the phrase's :func:`idf`.
-        freqs: weighted frequencies ``f`` of the phrase in the rows, float64.
-        lengths: the rows' token counts ``|d|``, float64, aligned with ``freqs``.
-        avgdl: :attr:`FtsTotals.avgdl`.
-    """
-    return term_idf * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * lengths / avgdl)))
 
 
 class Bm25Index:
@@ -475,7 +436,7 @@ class Bm25IndexView:
             if positions.size == 0:
                 continue
             lengths = index.lengths[positions].astype(np.float64)
-            score[positions] += bm25_contributions(idf(totals.rows, n), freqs.astype(np.float64), lengths, avgdl)
+            score[positions] += term_score(idf(totals.rows, n), freqs.astype(np.float64), lengths, avgdl)
         if self.deleted.size:
             score[self.deleted] = 0.0
         return score
