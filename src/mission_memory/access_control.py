@@ -27,7 +27,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from mission_memory.errors import InputError
+from mission_memory.errors import AccessDenied, InputError
 from mission_memory.record_filters import ACCESS_ORDER, SearchFilter
 from mission_memory.records import AccessLevel, Layer, Record, RecordKind
 
@@ -116,6 +116,22 @@ class AccessContext:
             raise InputError(
                 f"mission {mission!r} is outside the missions operator {self.operator!r} may read "
                 f"({', '.join(sorted(self.missions))})"
+            )
+
+    def check_write_mission(self, mission: str) -> None:
+        """Refuse a write (events, alerts) into a mission outside the context's scope.
+
+        A scoped operator reads the whole team's domain layer, but the events they post set the
+        receiving mission's escalation state and degraded mode (DESIGN.md §7), so they may post only
+        into their own missions.
+
+        Raises:
+            AccessDenied: the context is scoped to missions and ``mission`` is not one of them.
+        """
+        if self.missions and mission not in self.missions:
+            raise AccessDenied(
+                f"operator {self.operator!r} may not post events into mission {mission!r} "
+                f"(their missions: {', '.join(sorted(self.missions))})"
             )
 
     def narrow(self, where: SearchFilter) -> SearchFilter:

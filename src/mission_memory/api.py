@@ -704,6 +704,7 @@ class Memory:
         *,
         now: datetime | None = None,
         embed: bool = True,
+        access: AccessContext | None = None,
     ) -> IntakeReport:
         """Store domain events at once and assess the mission's escalation (DESIGN.md §3, §7).
 
@@ -718,12 +719,16 @@ class Memory:
             now: the escalation clock (timezone-aware; default: now).
             embed: wake the background embedding queue (False: leave the vectors to a catch-up,
                 :meth:`embed_pending`).
+            access: who posts on a team server: an operator scoped to missions may post only into
+                them (ADR 0045). None: the local user.
 
         Returns:
             What was stored, and the escalation state after the write.
 
         Raises:
             InputError: an invalid event (its index and field named) or a naive ``now``.
+            AccessDenied: ``access`` is scoped to missions that do not include the event mission
+                (nothing is stored).
             BackendUnavailable: the store cannot be written (nothing is stored).
         """
         from mission_memory.domain_events import events_from_objects
@@ -732,6 +737,8 @@ class Memory:
 
         checked = events_from_objects(events)
         name = self._event_mission(mission)
+        if access is not None:
+            access.check_write_mission(name)
         clock = self._clock(now)
         report = store_events(self.store, checked, name)
         state = assess_mission(self.store, name, self._flood_policy(), clock)

@@ -5,6 +5,7 @@
     MissionMemoryError            base; every error the package raises on purpose
     ├── ConfigError               a setting is missing or invalid
     ├── InputError                user input (a path, a file, a query, a filter) is malformed
+    │   └── AccessDenied          an operator token does not allow the request (a mission outside it)
     ├── BackendUnavailable        a backend (SQLite file, git, embedder, HTTP peer) cannot be used
     ├── NotFound                  a named thing (record, session, prompt) does not exist
     └── BudgetError               a token budget is too small to hold even the digest header
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 
 __all__ = [
+    "AccessDenied",
     "BackendUnavailable",
     "BudgetError",
     "ConfigError",
@@ -39,6 +41,14 @@ class ConfigError(MissionMemoryError):
 
 class InputError(MissionMemoryError):
     """User input is malformed; the message names the input and what is wrong."""
+
+
+class AccessDenied(InputError):
+    """The caller's operator token does not allow the request (a mission outside its scope, ADR 0045).
+
+    An :class:`InputError`, so every shell that reports bad input reports it; the HTTP receivers
+    answer it with 403 instead of 400.
+    """
 
 
 class BackendUnavailable(MissionMemoryError):

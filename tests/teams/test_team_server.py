@@ -209,6 +209,29 @@ def test_a_valid_token_reaches_the_event_receiver(team: TeamMission, server: str
     assert answer.status_code == 200, answer.text
 
 
+def test_a_token_scoped_to_other_missions_cannot_post_events_into_this_one(team: TeamMission, server: str) -> None:
+    """The posted events would set this mission's escalation state, so only its own operators post here."""
+    issued = add_token(team.data_dir / "team-tokens.toml", operator="dave", clearance="internal",
+                       missions=["harbour-watch"])
+    headers = {"Authorization": f"Bearer {issued.token}"}
+    event = json.dumps({"id": "intruder-1", "time": "2025-01-11T10:05:00Z", "sector": "north", "type": "alarm",
+                        "text": "perimeter breach", "criticality": 0.9})
+    alert = json.dumps({"version": "4", "status": "firing", "alerts": [{
+        "status": "firing", "labels": {"alertname": "Breach", "severity": "critical"},
+        "annotations": {"summary": "perimeter breach"}, "startsAt": "2025-01-11T10:05:00Z", "fingerprint": "f1"}]})
+    with team.memory() as memory:
+        before = memory.store.counts()
+    for path, body in ((f"/events?mission={MISSION}", event), ("/events", event),
+                       (f"/alerts/alertmanager?mission={MISSION}", alert)):
+        answer = httpx.post(f"{server}{path}", content=body + "\n", headers=headers, timeout=60)
+        assert answer.status_code == 403, (path, answer.text)
+        assert "harbour-watch" in answer.json()["error"] and "nothing was stored" in answer.json()["error"]
+    with team.memory() as memory:
+        assert memory.store.counts() == before
+    own = httpx.post(f"{server}/events?mission=harbour-watch", content=event + "\n", headers=headers, timeout=60)
+    assert own.status_code == 200, own.text
+
+
 def test_tokens_added_or_revoked_while_the_server_runs_take_effect_at_the_next_request(
     team: TeamMission, server: str
 ) -> None:

@@ -10,8 +10,8 @@ Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.s
 Both take ``?mission=NAME`` (default: the server's event mission) and answer ``200`` with the intake
 report as JSON. A body larger than :data:`~mission_memory.domain_events.MAX_EVENT_BATCH_BYTES` is
 refused with ``413`` before it is read in full; broken JSON or an invalid event with ``400`` naming
-the alert or line and the field; a store that cannot be written with ``503``. In each refused case
-nothing is stored. The write runs in a worker thread (``anyio.to_thread``), like the MCP tool.
+the alert or line and the field; on a team server, a mission outside the posting token's missions with
+``403`` (ADR 0045); a store that cannot be written with ``503``. In each refused case nothing is stored. The write runs in a worker thread (``anyio.to_thread``), like the MCP tool.
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from mission_memory.domain_events import (
     events_from_alertmanager,
     read_events_jsonl,
 )
-from mission_memory.errors import InputError, MissionMemoryError, user_message
+from mission_memory.errors import AccessDenied, InputError, MissionMemoryError, user_message
 
 if TYPE_CHECKING:
+    from mission_memory.access_control import AccessContext
     from mission_memory.api import Memory
 
 __all__ = ["ALERTMANAGER_PATH", "EVENTS_PATH", "receive_alertmanager", "receive_jsonl"]
@@ -63,7 +64,8 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def _receive(
-    request: Request, memory_of: Callable[[], Memory], parse: Callable[[bytes, Memory], list[DomainEvent]], source: str
+    request: Request, memory_of: Callable[[], Memory], parse: Callable[[bytes, Memory], list[DomainEvent]], source: str,
+    access: AccessContext | None,
 ) -> Response:
     try:
         body = await _body(request)
@@ -76,7 +78,9 @@ async def _receive(
     try:
         memory = memory_of()
         events = parse(body, memory)
-        report = await anyio.to_thread.run_sync(lambda: memory.record_events(events, mission))
+        report = await anyio.to_thread.run_sync(lambda: memory.record_events(events, mission, access=access))
+    except AccessDenied as exc:
+        return _error(403, f"{user_message(exc)}; nothing was stored")
     except InputError as exc:
         return _error(400, f"{user_message(exc)}; nothing was stored")
     except MissionMemoryError as exc:
@@ -93,11 +97,17 @@ def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
     return events_from_alertmanager(payload, memory.settings.alertmanager_mapping, source)
 
 
-async def receive_alertmanager(request: Request, memory_of: Callable[[], Memory]) -> Response:
-    """Handle ``POST /alerts/alertmanager`` (see the module docstring)."""
-    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook")
+async def receive_alertmanager(
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None
+) -> Response:
+    """Handle ``POST /alerts/alertmanager`` (see the module docstring); ``access``: the posting token's operator."""
+    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook", access)
 
 
-async def receive_jsonl(request: Request, memory_of: Callable[[], Memory]) -> Response:
-    """Handle ``POST /events``: JSON Lines of domain events (see the module docstring)."""
-    return await _receive(request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body")
+async def receive_jsonl(
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None
+) -> Response:
+    """Handle ``POST /events``: JSON Lines of domain events (see the module docstring); ``access`` as above."""
+    return await _receive(
+        request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body", access
+    )

@@ -328,11 +328,17 @@ def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMe
             status_code=401, headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
         )
 
+    def poster(request: Request) -> AccessContext | None:
+        """The posting token's access context (its missions bound where events may go), if any."""
+        user = request.scope.get("user")
+        token = user.access_token if isinstance(user, AuthenticatedUser) else None
+        return token.entry.access() if isinstance(token, OperatorAccessToken) else None
+
     async def alertmanager(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_alertmanager(request, memory_of)
+        return refused(request) or await event_receiver.receive_alertmanager(request, memory_of, poster(request))
 
     async def events(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_jsonl(request, memory_of)
+        return refused(request) or await event_receiver.receive_jsonl(request, memory_of, poster(request))
 
     server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
