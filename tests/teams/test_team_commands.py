@@ -36,6 +36,17 @@ def test_add_prints_the_token_once_and_stores_only_its_hash(data_dir: Path) -> N
     assert token not in _run("team", "token", "list")
 
 
+def test_piped_list_prints_every_field_whole_one_token_per_line(data_dir: Path) -> None:
+    operator, missions = "olena-kovalenko-from-the-night-shift", ["harbour-watch-northern-sector", "ops"]
+    _run("team", "token", "add", "--operator", operator, "--clearance", "internal",
+         "--mission", missions[0], "--mission", missions[1])
+    header, line = _run("team", "token", "list").splitlines()
+    assert header.split("\t") == ["id", "operator", "clearance", "role", "missions", "expires"]
+    fields = line.split("\t")
+    assert fields[1:] == [operator, "internal", "operator", ",".join(missions), "never"]
+    assert fields[0] == read_token_file(data_dir / "team-tokens.toml")[0].id
+
+
 def test_revoke_removes_the_token_and_the_verifier_refuses_it(data_dir: Path) -> None:
     token = _run("team", "token", "add", "--operator", "bob", "--clearance", "internal").strip()
     source = TokenSource(data_dir / "team-tokens.toml")

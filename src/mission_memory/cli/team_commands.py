@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
 
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.errors import InputError
@@ -100,10 +100,20 @@ def list_tokens(json_output: JsonOpt = False) -> None:
     if not entries:
         console.print(f"No tokens in {path}: add one with `mission-memory team token add`.")
         return
-    table = Table("id", "operator", "clearance", "role", "missions", "expires")
-    for e in entries:
-        expiry = (e.expires.isoformat() + (" (expired)" if e.expired(now) else "")) if e.expires else "never"
-        table.add_row(e.id, e.operator, e.clearance.value, e.role.value, ", ".join(e.missions) or "all", expiry)
+    header = ("id", "operator", "clearance", "role", "missions", "expires")
+    rows = [
+        (e.id, e.operator, e.clearance.value, e.role.value, ",".join(e.missions) or "all",
+         (e.expires.isoformat() + (" (expired)" if e.expired(now) else "")) if e.expires else "never")
+        for e in entries
+    ]
+    if not console.is_terminal:
+        # Piped: one tab-separated line per token, whole (a table would be cut to 80 columns).
+        for row in (header, *rows):
+            print("\t".join(row))
+        return
+    table = Table(*(Column(name, overflow="fold") for name in header))
+    for row in rows:
+        table.add_row(*row)
     console.print(table)
 
 
