@@ -12,8 +12,10 @@ from mission_memory.mission_scope import (
     MissionScope,
     MissionScopeReason,
     describe_stored_missions,
+    known_missions,
     mission_of_directory,
     resolve_mission_scope,
+    unknown_mission,
 )
 from tests.conftest import GitRepo
 
@@ -93,3 +95,14 @@ def test_the_tool_description_names_the_default_and_stays_short_with_many_missio
     assert len(text) < 1000
     empty = describe_stored_missions({}, resolve_mission_scope(None, "x", {}))
     assert "Nothing is ingested yet" in empty
+
+
+def test_an_unknown_mission_is_refused_with_the_closest_stored_names_and_a_bounded_list() -> None:
+    stored = {f"estate-{n:03d}": 1 for n in range(60)} | {"uploader": 5}
+    message = str(unknown_mission("uploadr", stored))
+    assert message.startswith("no mission named 'uploadr' is stored (missions: estate-000, estate-001")
+    assert "estate-019" in message and "estate-020" not in message
+    assert "and 41 more (`mission-memory status` lists them)" in message
+    assert message.endswith("did you mean 'uploader'?)")
+    assert str(unknown_mission("x", {})) == "no mission named 'x' is stored (missions: none)"
+    assert "did you mean" not in known_missions("zzz", ["archive", "uploader"])

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.mission_scope import resolve_mission_scope
+from mission_memory.mission_scope import resolve_mission_scope, unknown_mission
 from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.records import Record
 from mission_memory.retrieval.digest import Digest, explain_empty
@@ -303,8 +303,7 @@ class Memory:
         """
         stored = self.store.missions()
         if mission not in stored:
-            names = ", ".join(sorted(stored)) or "none"
-            raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+            raise unknown_mission(mission, stored)
         deleted = self.store.delete_mission(mission)
         self.prepare_search(progress)
         return deleted
@@ -534,8 +533,7 @@ class Memory:
         known = self.store.missions()
         if mission is not None:
             if mission not in known:
-                names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
-                raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+                raise unknown_mission(mission, known, none="none yet: run `mission-memory ingest PATH`")
             return mission
         if len(known) == 1:
             return next(iter(known))

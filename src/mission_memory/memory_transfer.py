@@ -35,6 +35,7 @@ import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mission_memory.errors import InputError
+from mission_memory.mission_scope import unknown_mission
 from mission_memory.record_filters import ACCESS_ORDER
 from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval_events import RetrievalEvent
@@ -188,8 +189,7 @@ def export_memory(
     """
     stored_missions = store.missions()
     if mission is not None and mission not in stored_missions:
-        names = ", ".join(sorted(stored_missions)) or "none"
-        raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+        raise unknown_mission(mission, stored_missions)
     total = stored_missions.get(mission, 0) if mission is not None else sum(stored_missions.values())
     allowed = set(ACCESS_ORDER[: ACCESS_ORDER.index(max_access_level.value) + 1]) if max_access_level else None
     out.write(_dump({

@@ -11,7 +11,8 @@ resulting :class:`MissionScope` is shown in the digest header and in ``--json``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -145,9 +146,9 @@ def resolve_mission_scope(
         if name == ALL_MISSIONS:
             return MissionScope(None, MissionScopeReason.ALL_ASKED, default)
         if name not in stored:
-            names = ", ".join(sorted(stored)) or "none yet: run `mission-memory ingest PATH`"
             raise InputError(
-                f"no mission named {asked!r} is stored (missions: {names}; '{ALL_MISSIONS}' asks all of them)"
+                f"no mission named {asked!r} is stored ({known_missions(name, stored, none=_NONE_YET)}; "
+                f"'{ALL_MISSIONS}' asks all of them)"
             )
         return MissionScope(name, MissionScopeReason.ASKED, default)
     if default is None:
@@ -190,3 +191,32 @@ def describe_stored_missions(stored: Mapping[str, int], default: MissionScope, *
         f"{first} Stored missions: {names}{more}. Set filters.mission to a mission's name, "
         f"or '{ALL_MISSIONS}' for all missions."
     )
+
+
+
+_NONE_YET = "none yet: run `mission-memory ingest PATH`"
+_SHOWN_MISSIONS = 20
+"""At most this many stored missions are named in a message."""
+
+
+def known_missions(asked: str, stored: Collection[str], *, none: str = "none") -> str:
+    """The stored missions as a message names them: ``missions: a, b; did you mean 'b'?``.
+
+    Sorted, at most :data:`_SHOWN_MISSIONS` (then how many more), and the names closest to
+    ``asked`` (difflib's ratio ≥ 0.6) suggested. ``none`` is said when nothing is stored.
+    """
+    if not stored:
+        return f"missions: {none}"
+    names = sorted(stored)
+    text = "missions: " + ", ".join(names[:_SHOWN_MISSIONS])
+    if len(names) > _SHOWN_MISSIONS:
+        text += f" and {len(names) - _SHOWN_MISSIONS} more (`mission-memory status` lists them)"
+    close = difflib.get_close_matches(asked, names, n=3, cutoff=0.6)
+    if close:
+        text += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+    return text
+
+
+def unknown_mission(asked: str, stored: Collection[str], *, none: str = "none") -> InputError:
+    """The error for a mission name that is not stored: ``no mission named 'x' is stored (missions: …)``."""
+    return InputError(f"no mission named {asked!r} is stored ({known_missions(asked, stored, none=none)})")

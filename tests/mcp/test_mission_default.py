@@ -128,4 +128,4 @@ def test_serve_with_a_mission_that_is_not_stored_warns_at_start_and_lists_the_st
         input="", env=env, capture_output=True, text=True, timeout=120,  # stdin at EOF: the stdio server ends
     )
     warning = " ".join(done.stderr.split())
-    assert "Warning: no mission named 'uploadr' is stored (missions: archive, uploader)" in warning
+    assert "Warning: no mission named 'uploadr' is stored (missions: archive, uploader; did you mean 'uploader'?)" in warning

@@ -275,11 +275,13 @@ def _warn_if_not_stored(mission: str) -> None:
     """``serve --mission NAME`` for a mission that is not stored (yet) answers from all missions: say
     so on stderr at start (MCP clients log it), listing the stored ones, since a typo would otherwise
     only show in each digest's header."""
+    from mission_memory.mission_scope import known_missions
+
     with _open_memory() as memory:
         stored = memory.store.missions()
     if stored and mission not in stored:
         err_console.print(
-            f"Warning: no mission named {mission!r} is stored (missions: {', '.join(sorted(stored))}); until it"
+            f"Warning: no mission named {mission!r} is stored ({known_missions(mission, stored)}); until it"
             " is ingested, queries answer from all missions.",
             markup=False, highlight=False,
         )
@@ -346,12 +348,12 @@ def forget(
     `mission-memory ingest` builds the mission again.
     """
     from mission_memory.errors import InputError
+    from mission_memory.mission_scope import unknown_mission
 
     with reported_errors(), _open_memory() as memory:
         stored = memory.store.missions()
         if mission not in stored:
-            names = ", ".join(sorted(stored)) or "none"
-            raise InputError(f"no mission named {mission!r} is stored (missions: {names})")
+            raise unknown_mission(mission, stored)
         if not yes:
             if json_output:
                 raise InputError(f"forget --mission {mission!r} --json deletes only with --yes")

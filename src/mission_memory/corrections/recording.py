@@ -23,6 +23,7 @@ from mission_memory.corrections.practitioner_records import (
 from mission_memory.corrections.signal import label_correction, resolve_references
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.mission_scope import known_missions, unknown_mission
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
 
@@ -85,10 +86,9 @@ def explicit_mission(store: MemoryStore, given: str | None, cwd: Path | None = N
         InputError: ``given`` is not stored, or no mission can be chosen (the message lists them).
     """
     known = store.missions()
-    names = ", ".join(sorted(known)) or "none yet"
     if given is not None:
         if known and given not in known:
-            raise InputError(f"no mission named {given!r} is stored (missions: {names})")
+            raise unknown_mission(given, known)
         return given
     if len(known) == 1:
         return next(iter(known))
@@ -97,7 +97,7 @@ def explicit_mission(store: MemoryStore, given: str | None, cwd: Path | None = N
         return folder
     if not known:
         raise InputError("no mission is stored yet: run `mission-memory ingest PATH` first, or give --mission")
-    raise InputError(f"several missions are stored; give --mission (missions: {names})")
+    raise InputError(f"several missions are stored; give --mission ({known_missions(folder, known)})")
 
 
 def check_explicit(store: MemoryStore, correction: Correction) -> None:
