@@ -4,7 +4,8 @@ Named steps, each a function:
 
 1. :func:`search_candidates` — search the layers in scope with both retrievers under the same
    structured filters: BM25 (one query, split by layer) starts at once and runs while the task is
-   embedded, then the dense search (one pass over all vectors, split by layer) uses the vector;
+   embedded, then the dense search (one pass over all vectors, split by layer and record kind,
+   docs/adr/0050) uses the vector;
    optionally also take the most critical records matching the filters; read every hit's priors;
    drop bare merge commits.
 2. :func:`rank_candidates` — the ranking policy: per layer and record kind, cut each list to the
@@ -32,6 +33,7 @@ from mission_memory.errors import InputError
 from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.digest import Digest, new_nonce, pack_digest
+from mission_memory.retrieval.feedback_terms import feedback_terms, is_cross_script
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
@@ -203,7 +205,9 @@ def search_candidates(
         _pool.submit(store.most_critical, where, params.critical_candidates) if params.critical_candidates else None
     )
     query_vector = embedder.embed_query(task)
-    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
+    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(
+        query_vector, embedder.model_id, where, _PER_LIST, per_kind=params.per_kind_candidates
+    )
     bm25_hits, priors = bm25_future.result()
     critical_hits = critical_future.result() if critical_future is not None else []
     priors = {
@@ -212,6 +216,11 @@ def search_candidates(
             [h.record_id for hits in (*dense_hits.values(), critical_hits) for h in hits if h.record_id not in priors]
         ),
     }
+    if params.feedback_docs > 0:
+        expanded = _cross_script_feedback(store, terms, where, dense_hits, priors, params)
+        if expanded is not None:
+            bm25_hits, more_priors = expanded
+            priors = {**more_priors, **priors}
 
     def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
         out: dict[RecordKind, list[Hit]] = {}
@@ -231,6 +240,31 @@ def search_candidates(
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
     )
+
+
+def _cross_script_feedback(
+    store: MemoryStore,
+    terms: list[str],
+    where: SearchFilter,
+    dense_hits: dict[Layer, list[Hit]],
+    priors: dict[str, RecordPriors],
+    params: RankingParams,
+) -> tuple[dict[Layer, list[Hit]], dict[str, RecordPriors]] | None:
+    """BM25 again with feedback terms from the best dense hits, for a task in another script than
+    the records it finds (:mod:`~mission_memory.retrieval.feedback_terms`); None when it does not apply."""
+    best = sorted(
+        (h for hits in dense_hits.values() for h in hits
+         if h.record_id in priors and not priors[h.record_id].bare_merge),
+        key=lambda h: -h.score,
+    )[: params.feedback_docs]
+    records = store.get([h.record_id for h in best])
+    found = [(f"{records[h.record_id].title}\n{records[h.record_id].text}", h.score) for h in best
+             if h.record_id in records]
+    texts = [text for text, _ in found]
+    if not is_cross_script(terms, texts):
+        return None
+    extra = [t for t in feedback_terms(texts, [c for _, c in found], params.feedback_terms) if t not in terms]
+    return _bm25_with_priors(store, [*terms, *extra], where)
 
 
 def _bm25_with_priors(
