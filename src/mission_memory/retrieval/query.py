@@ -208,6 +208,8 @@ def search_candidates(
     dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(
         query_vector, embedder.model_id, where, _PER_LIST, per_kind=params.per_kind_candidates
     )
+    if params.per_kind_candidates:
+        dense_hits = {layer: _within_dense_window(hits, params.dense_window) for layer, hits in dense_hits.items()}
     bm25_hits, priors = bm25_future.result()
     critical_hits = critical_future.result() if critical_future is not None else []
     priors = {
@@ -240,6 +242,18 @@ def search_candidates(
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
     )
+
+
+def _within_dense_window(hits: list[Hit], window: float) -> list[Hit]:
+    """The per-kind dense hits fusion will keep: those within ``window`` of their kind's best
+    (:func:`~mission_memory.retrieval.ranking.fuse` cuts the same way), so that priors are read
+    only for them (docs/adr/0050). Commits are all kept: a bare merge commit that is its kind's
+    best leaves the list with its priors, and the cut then starts from the next commit."""
+    best: dict[RecordKind, float] = {}
+    for h in hits:  # best first
+        if h.kind is not None:
+            best.setdefault(h.kind, h.score)
+    return [h for h in hits if h.kind is None or h.kind is RecordKind.COMMIT or h.score >= best[h.kind] - window]
 
 
 def _cross_script_feedback(

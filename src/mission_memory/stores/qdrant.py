@@ -951,22 +951,23 @@ class QdrantStore:
         if collection is None or limit <= 0:
             return out
         vector = np.asarray(query, dtype=np.float32).tolist()
-        groups: list[tuple[Layer, models.Filter]] = []
+        groups: list[tuple[Layer, RecordKind | None, models.Filter]] = []
         for layer in where.layers:
             layer_filter = search_filter(where, (layer,))
             if not per_kind:
-                groups.append((layer, layer_filter))
+                groups.append((layer, None, layer_filter))
                 continue
-            for kind in RecordKind:
-                if LAYER_OF_KIND[kind] is layer:
-                    groups.append((layer, models.Filter(must=[*cast(list[models.Condition], layer_filter.must),
-                                                              equals("kind", kind.value)])))
+            for each in RecordKind:
+                if LAYER_OF_KIND[each] is layer:
+                    groups.append((layer, each, models.Filter(must=[
+                        *cast(list[models.Condition], layer_filter.must), equals("kind", each.value),
+                    ])))
         results = self._batch(collection, [
             models.QueryRequest(query=vector, filter=condition, limit=limit, with_payload=["record_id"])
-            for _, condition in groups
+            for _, _, condition in groups
         ])
-        for (layer, _), found in zip(groups, results, strict=True):
-            out[layer].extend(Hit(record_id=str(cast(dict[str, Any], p.payload)["record_id"]), score=float(p.score))
+        for (layer, kind, _), found in zip(groups, results, strict=True):
+            out[layer].extend(Hit(str(cast(dict[str, Any], p.payload)["record_id"]), float(p.score), kind)
                               for p in found)
         if per_kind:
             for hits in out.values():

@@ -828,26 +828,29 @@ class SqliteStore:
         if table.rowids.size == 0:
             return out
         base = self._vectors.filter_mask(table, where)  # the mask BM25 computed for this pull, if any
-        groups, owners = [], []
+        groups: list[npt.NDArray[np.int64]] = []
+        owners: list[tuple[Layer, RecordKind | None]] = []
         for layer in where.layers:
-            parts = (
-                [table.kind_rows(KIND_CODES[kind]) for kind in RecordKind if LAYER_OF_KIND[kind] is layer]
+            parts: list[tuple[RecordKind | None, npt.NDArray[np.int64]]] = (
+                [(kind, table.kind_rows(KIND_CODES[kind])) for kind in RecordKind if LAYER_OF_KIND[kind] is layer]
                 if per_kind
-                else [table.layer_rows(LAYER_CODES[layer])]
+                else [(None, table.layer_rows(LAYER_CODES[layer]))]
             )
-            for rows in parts:
+            for kind, rows in parts:
                 rows = rows[base[rows]] if base is not None else rows
                 if rows.size:
                     groups.append(rows)
-                    owners.append(layer)
+                    owners.append((layer, kind))
         best = best_rows(table, query, groups, limit, quantized_min_rows=self.quantized_min_rows)
-        found: dict[Layer, list[tuple[int, float]]] = {}
-        for layer, (positions, scores) in zip(owners, best, strict=True):
-            found.setdefault(layer, []).extend(zip(table.rowids[positions].tolist(), scores.tolist(), strict=True))
-        ids = self._ids_of([rowid for hits in found.values() for rowid, _ in hits])
+        found: dict[Layer, list[tuple[int, float, RecordKind | None]]] = {}
+        for (layer, kind), (positions, scores) in zip(owners, best, strict=True):
+            found.setdefault(layer, []).extend(
+                (rowid, score, kind) for rowid, score in zip(table.rowids[positions].tolist(), scores.tolist(), strict=True)
+            )
+        ids = self._ids_of([rowid for hits in found.values() for rowid, _, _ in hits])
         for layer, hits in found.items():
             hits.sort(key=lambda h: -h[1])  # stable: equal scores keep their group's order
-            out[layer] = [Hit(record_id=ids[rowid], score=score) for rowid, score in hits if rowid in ids]
+            out[layer] = [Hit(ids[rowid], score, kind) for rowid, score, kind in hits if rowid in ids]
         return out
 
     def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:

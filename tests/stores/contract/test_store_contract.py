@@ -297,6 +297,8 @@ def test_dense_search_per_kind_gives_a_small_kind_its_own_share_of_the_layer(sto
     assert [h.record_id for h in by_kind] == [c.id for c in commits[:10]] + [d.id for d in decisions]
     assert [h.score for h in by_kind] == sorted((h.score for h in by_kind), reverse=True)
     assert by_kind[-1].score == pytest.approx(0.58, abs=1e-5)
+    assert [h.kind for h in by_kind] == [RecordKind.COMMIT] * 10 + [RecordKind.DECISION] * 3
+    assert {h.kind for h in by_layer} == {None}
     # Cutting per kind never loses a hit the per-layer search had, and an empty kind adds nothing.
     assert store.dense_search_by_layer(query, "model-a", SearchFilter((Layer.PRACTITIONER,)), 10, per_kind=True) == {
         Layer.PRACTITIONER: []
