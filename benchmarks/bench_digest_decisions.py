@@ -4,8 +4,8 @@ The outside evaluation of issue 12 asks ADR-topic questions through pull at budg
 a hit when the ADR is among the first three decisions of the digest (after selection, stale
 replacement and near-duplicate suppression, which ``bench_ranking.py`` does not run). This runs the
 ADR-topic questions of ``benchmarks/eval/`` (those counted among decisions) through
-``Memory.query`` on the stores ``bench_ranking.py`` ingested under ``--data-root``, once with dense
-candidates per layer and once per record kind (docs/adr/0050), and prints hits per language.
+``Memory.query`` on the stores ``bench_ranking.py`` ingested under ``--data-root``, once per ranking
+of :data:`WAYS` (docs/adr/0050), and prints hits per language.
 
 Usage::
 
@@ -26,6 +26,12 @@ from mission_memory.retrieval.ranking import RankingParams
 
 EVAL = Path(__file__).resolve().parent / "eval"
 SETS = ("tdr-docs", "adr-tools", "log4brains", "govuk-infrastructure")
+WAYS = {
+    "before": RankingParams(per_kind_candidates=False, vector_feedback_docs=0),
+    "per kind": RankingParams(vector_feedback_docs=0),
+    "today": RankingParams(),
+}
+"""Per-layer candidates without feedback (before ADR 0050), per-kind candidates alone, and today's defaults."""
 
 
 def main() -> None:
@@ -42,9 +48,9 @@ def main() -> None:
         memory = Memory.open(load_settings(data_dir=data))
         lines = (EVAL / f"questions-{name}.jsonl").read_text(encoding="utf-8").splitlines()
         questions = [q for q in (json.loads(line) for line in lines if line.strip()) if q["among"] == "decision"]
-        for label, per_kind in (("per layer", False), ("per kind", True)):
-            def params(store: Any, base: RankingParams | None = None, per_kind: bool = per_kind) -> RankingParams:
-                return original(store, RankingParams(per_kind_candidates=per_kind))
+        for label, ranking in WAYS.items():
+            def params(store: Any, base: RankingParams | None = None, ranking: RankingParams = ranking) -> RankingParams:
+                return original(store, ranking)
 
             query_module.tuned_params = params  # what run_query calls for its defaults
             hits: dict[str, list[int]] = {}
@@ -60,7 +66,7 @@ def main() -> None:
                 if not ok:
                     misses.append(q["id"])
             counts = "  ".join(f"{lang} {n}/{of}" for lang, (n, of) in sorted(hits.items()))
-            print(f"{name:22} {label:10} {counts}  misses {misses}", flush=True)
+            print(f"{name:22} {label:9} {counts}  misses {misses}", flush=True)
         query_module.tuned_params = original
         memory.close()
 

@@ -99,7 +99,8 @@ def ingested(name: str, source: str, data_root: Path) -> Memory:
 def candidate_key(params: RankingParams) -> tuple[Any, ...]:
     """The RankingParams fields the candidate search reads: rankings that differ in them get their own lists."""
     return (params.per_kind_candidates, params.critical_candidates, params.feedback_docs, params.feedback_terms,
-            params.dense_window if params.per_kind_candidates else None)
+            params.dense_window if params.per_kind_candidates else None, params.vector_feedback_docs,
+            params.vector_feedback_weight)
 
 
 def prepared_set(memory: Memory, questions: list[Any], params: RankingParams) -> list[PreparedQuestion]:

@@ -127,3 +127,28 @@ def test_a_decision_crowded_out_of_the_dense_list_by_commits_reaches_fusion_with
     assert set(question.targets) & set(per_kind)
     rank = score_ranking([prepared], LAYERS, RankingParams()).ranks[question.id]
     assert rank is not None and rank <= 3
+
+
+@needs_corpus
+def test_rocchio_feedback_moves_only_ukrainian_questions_and_ranks_them_at_least_as_well(
+    tdr: tuple[Memory, Path],
+) -> None:
+    """docs/adr/0050: a question in another script than the records (Ukrainian over English ADRs)
+    gets its dense search run again from a vector moved toward the best hits; an English one is
+    searched exactly as without feedback. On the shared corpus' 16 Ukrainian ADR questions the
+    feedback ranks the ADR first as often or more often, and among the first three as often."""
+    memory, _ = tdr
+    questions = load_questions(EVAL / "questions-tdr-docs.jsonl")
+    without = RankingParams(vector_feedback_docs=0)
+
+    def lists(question: object, params: RankingParams) -> PreparedQuestion:
+        return prepare_question(memory.store, memory.embedder, question, LAYERS, None, params)  # type: ignore[arg-type]
+
+    english = next(q for q in questions if q.lang == "en")
+    assert lists(english, RankingParams()).lists.dense == lists(english, without).lists.dense
+    ukrainian = [q for q in questions if q.lang == "uk"]
+    with_feedback = [lists(q, RankingParams()) for q in ukrainian]
+    assert any(p.lists.dense != lists(p.question, without).lists.dense for p in with_feedback[:3])
+    moved = score_ranking(with_feedback, LAYERS, RankingParams())
+    plain = score_ranking([lists(q, without) for q in ukrainian], LAYERS, without)
+    assert moved.hit1 >= plain.hit1 and moved.hit3 >= plain.hit3, (moved.ranks, plain.ranks)

@@ -73,8 +73,14 @@ class RankingParams:
         feedback_docs: for a task in another script than the records the dense search finds
             (a Ukrainian task, English records), run BM25 again with feedback terms from this
             many of the best dense hits (pseudo-relevance feedback,
-            :mod:`~mission_memory.retrieval.feedback_terms`); 0 turns it off (docs/adr/0050).
+            :mod:`~mission_memory.retrieval.relevance_feedback`); 0 turns it off (docs/adr/0050).
         feedback_terms: how many feedback terms are added.
+        vector_feedback_docs: for a task in another script than the records the dense search
+            finds, run the dense search again with the query vector moved toward the vectors of
+            this many of the best dense hits (Rocchio feedback,
+            :func:`~mission_memory.retrieval.relevance_feedback.rocchio_query`); 0 turns it off
+            (docs/adr/0050).
+        vector_feedback_weight: the weight β of their centroid against the query's 1.
     """
 
     rrf_k: int = 60
@@ -91,10 +97,12 @@ class RankingParams:
     per_kind_candidates: bool = True
     feedback_docs: int = 0
     feedback_terms: int = 10
+    vector_feedback_docs: int = 10
+    vector_feedback_weight: float = 0.3
 
 
 BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
-                              per_kind_candidates=False)
+                              per_kind_candidates=False, vector_feedback_docs=0)
 """The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
 
 
