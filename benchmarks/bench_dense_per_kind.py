@@ -2,8 +2,9 @@
 alternating query by query in one process.
 
 Each query runs step 1 of pull (:func:`~mission_memory.retrieval.query.search_candidates`: BM25
-beside the dense search, then the hits' priors) twice, once with ``per_kind_candidates`` off and
-once on, alternating which goes first, on the same store with the same query vector (embedded once
+beside the dense search, then the hits' priors) three times: per layer (before docs/adr/0050), per
+kind, and today's defaults (per kind, plus Rocchio feedback for a task in another script than its
+records), alternating the order, on the same store with the same query vector (embedded once
 beforehand, so the embedding's time is left out); wall and process CPU time per way, and how many
 dense hits each way hands on to fusion. The stores are those of ``bench_pull.py`` (``--data-root``).
 
@@ -54,7 +55,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
-    ways = {"per layer": RankingParams(per_kind_candidates=False), "per kind": RankingParams()}
+    ways = {
+        "per layer": RankingParams(per_kind_candidates=False, vector_feedback_docs=0),
+        "per kind": RankingParams(vector_feedback_docs=0),
+        "today": RankingParams(),  # per kind, and Rocchio feedback for a task in another script
+    }
     print(f"{'records':>8} {'way':10} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>8} {'cpu p95':>8} {'dense hits p50':>15}")
     for size in (int(s) for s in args.sizes.split(",")):
         memory = Memory.open(load_settings(data_dir=args.data_root / f"store-{size}"))
@@ -67,7 +72,7 @@ def main() -> None:
         cpu: dict[str, list[float]] = {w: [] for w in ways}
         hits: dict[str, list[int]] = {w: [] for w in ways}
         for i, task in enumerate(tasks):
-            for way in (list(ways) if i % 2 == 0 else list(reversed(ways))):
+            for way in (list(ways) if i % 2 == 0 else list(reversed(ways))):  # alternate who goes first
                 started, started_cpu = time.perf_counter(), time.process_time()
                 lists = search_candidates(memory.store, embedder, task, where, ways[way])  # type: ignore[arg-type]
                 cpu[way].append((time.process_time() - started_cpu) * 1000)
