@@ -3,11 +3,16 @@
 Sets (``benchmarks/eval/README.md``): the shared corpus' ADR-topic questions and its history replay
 (commit subject -> the Markdown files it touched), ``npryce/adr-tools`` (vendored as
 ``benchmarks/eval/adr-tools.bundle``) and ``thomvaill/log4brains`` (cloned from ``--log4brains``, a
-git URL or path; skipped when absent). Each repository is cloned, ingested once with the real
+git URL or path; skipped when absent) and ``alphagov/govuk-infrastructure`` (``--govuk-infrastructure``,
+a git URL or path, by default a clone already at ``DATA_ROOT/govuk-infrastructure``; skipped when
+absent; see ``benchmarks/eval/README.md`` for how the one measured was prepared). Each repository is cloned, ingested once with the real
 embedder into ``--data-root`` (kept, and reused when already there), every question's candidate
-search runs once, and then every ranking below is scored on the same candidate lists:
+search runs once per distinct candidate-search setting (``per_kind_candidates``,
+``critical_candidates``, ``feedback_docs``, ``feedback_terms``, and with per-kind candidates
+``dense_window``), and then every ranking below is scored on its setting's candidate lists:
 
-* ``before``: the ranking as it was (plain RRF, k = 60, equal weights, fused per record kind);
+* ``before``: the ranking as it was (plain RRF, k = 60, equal weights, fused per record kind, dense
+  candidates cut per layer);
 * ``after``: today's defaults (:class:`mission_memory.retrieval.ranking.RankingParams`);
 * extra variants named with ``--variant name:field=value,field=value`` (any RankingParams field).
 
@@ -18,7 +23,8 @@ ranking. Also a leave-one-set-out check of the fitted weights (ADR 0032) when ``
 Usage::
 
     .venv/bin/python benchmarks/bench_ranking.py [--data-root /tmp/rk] [--replay-limit 0]
-        [--log4brains /work/.mirror/thomvaill+log4brains/repo] [--variant k20:rrf_k=20] [--json]
+        [--log4brains /work/.mirror/thomvaill+log4brains/repo] [--govuk-infrastructure DIR]
+        [--variant k20:rrf_k=20] [--json]
 
 Prints one table per set to stdout; writes ``benchmarks/out/bench_ranking.json``.
 """
@@ -90,11 +96,18 @@ def ingested(name: str, source: str, data_root: Path) -> Memory:
     return memory
 
 
-def prepared_set(memory: Memory, questions: list[Any]) -> list[PreparedQuestion]:
+def candidate_key(params: RankingParams) -> tuple[Any, ...]:
+    """The RankingParams fields the candidate search reads: rankings that differ in them get their own lists."""
+    return (params.per_kind_candidates, params.critical_candidates, params.feedback_docs, params.feedback_terms,
+            params.dense_window if params.per_kind_candidates else None, params.vector_feedback_docs,
+            params.vector_feedback_weight)
+
+
+def prepared_set(memory: Memory, questions: list[Any], params: RankingParams) -> list[PreparedQuestion]:
     bare = {rid for rid, prior in memory.store.priors_of([r.id for b in memory.store.iterate() for r in b]).items()
             if prior.bare_merge}
     exact = ExactDense(memory.store, memory.embedder.model_id, exclude=bare)
-    return [prepare_question(memory.store, memory.embedder, q, LAYERS, exact) for q in questions]
+    return [prepare_question(memory.store, memory.embedder, q, LAYERS, exact, params) for q in questions]
 
 
 def parse_variant(text: str) -> tuple[str, RankingParams]:
@@ -114,6 +127,8 @@ def main() -> None:
     parser.add_argument("--data-root", type=Path, default=Path("/tmp/mission-memory-bench-ranking"))
     parser.add_argument("--bundle", default="/work/shared/corpora/tdr-docs.bundle")
     parser.add_argument("--log4brains", default="/work/.mirror/thomvaill+log4brains/repo")
+    parser.add_argument("--govuk-infrastructure", default="",
+                        help="git URL or path of alphagov/govuk-infrastructure (default: DATA_ROOT/govuk-infrastructure)")
     parser.add_argument("--replay-limit", type=int, default=0, help="evenly spaced sample of the replay (0 = all)")
     parser.add_argument("--variant", action="append", default=[], help="name:field=value,... (RankingParams)")
     parser.add_argument("--only", action="append", default=[], help="repository names to run (default: all)")
@@ -127,6 +142,10 @@ def main() -> None:
         "tdr-docs": (args.bundle, ["questions-tdr-docs.jsonl", "replay"]),
         "adr-tools": (str(EVAL / "adr-tools.bundle"), ["questions-adr-tools.jsonl"]),
         "log4brains": (args.log4brains, ["questions-log4brains.jsonl"]),
+        "govuk-infrastructure": (
+            args.govuk_infrastructure or str(args.data_root / "govuk-infrastructure"),
+            ["questions-govuk-infrastructure.jsonl"],
+        ),
     }
     results: dict[str, dict[str, Any]] = {}
     rank_ms: dict[str, list[float]] = {}
@@ -145,14 +164,20 @@ def main() -> None:
                 )
                 label = f"{name}/{set_name.removeprefix('questions-').removesuffix('.jsonl')}"
                 log(f"{label}: searching {len(questions)} questions …")
-                prepared = prepared_set(memory, questions)
+                searched = {
+                    key: prepared_set(memory, questions, p)
+                    for key, p in {candidate_key(p): p for p in reversed(rankings.values())}.items()
+                }
+                prepared = searched[candidate_key(rankings["after"])]
                 for lang in ("all", "en", "uk"):
-                    subset = [p for p in prepared if lang == "all" or p.question.lang == lang]
-                    if not subset or (lang != "all" and len({p.question.lang for p in prepared}) == 1):
+                    if lang != "all" and len({p.question.lang for p in prepared}) == 1:
                         continue
                     key = label if lang == "all" else f"{label} [{lang}]"
                     results[key] = {}
                     for r, p in rankings.items():
+                        subset = [q for q in searched[candidate_key(p)] if lang == "all" or q.question.lang == lang]
+                        if not subset:
+                            continue
                         started = time.perf_counter()
                         results[key][r] = score_ranking(
                             subset, LAYERS, p, rank=rank_before if r == "before" else rank_candidates

@@ -230,10 +230,10 @@ class AccessScopedStore:
         return self._store.phrase_search(phrases, self.access.narrow(where), limit, title_only)
 
     def dense_search_by_layer(
-        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
+        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int, per_kind: bool = False
     ) -> dict[Layer, list[Hit]]:
         """As the wrapped store, under the narrowed filter."""
-        return self._store.dense_search_by_layer(query, model_id, self.access.narrow(where), limit)
+        return self._store.dense_search_by_layer(query, model_id, self.access.narrow(where), limit, per_kind)
 
     # -- retrieval events: own only, unless a lead -----------------------------------------------
 

@@ -149,3 +149,37 @@ def test_forgetting_a_mission_prepares_search_for_what_remains(tmp_path: Path) -
     assert hits and len(hits) <= 120
     assert again.bm25_index.builds == 0 and again.bm25_index.extensions == 0  # the snapshot is current
     again.close()
+
+
+def test_a_vector_snapshot_without_record_kinds_gets_them_and_is_saved_again(tmp_path: Path) -> None:
+    """docs/adr/0050: a snapshot written before the kind array (readers then ignore what they do not
+    know) is used, its kinds read once from ``records``, and saved again with them."""
+    path = tmp_path / "memory.db"
+    store = _filled(path, 60, snapshot_min_rows=50, bm25_index_min_rows=50)
+    assert prepare_search(store, MODEL) is True
+    store.close()
+    snapshot = VectorTable.snapshot_path(tmp_path / "memory.vectors", MODEL)
+    current = VectorTable.load(snapshot)
+    assert current is not None and current.kind is not None and set(current.kind.tolist()) == {0}
+    older = VectorTable(current.model_id, current.deletions, current.max_rowid, np.array(current.rowids),
+                        np.array(current.matrix), np.array(current.quantized), np.array(current.scales),
+                        np.array(current.layer), current.numbers, current.codes, current.vocab)
+    older.save(snapshot)
+    assert VectorTable.load(snapshot).kind is None  # type: ignore[union-attr]
+
+    again = SqliteStore(path, snapshot_min_rows=50, bm25_index_min_rows=50)
+    full_reads: list[int] = []
+    read = again._vectors._read
+    again._vectors._read = lambda *a, **kw: full_reads.append(1) or read(*a, **kw)  # type: ignore[method-assign]
+    query = np.zeros(8, dtype=np.float32)
+    query[0] = 1.0
+    per_kind = again.dense_search_by_layer(query, MODEL, SearchFilter((Layer.DOMAIN,)), 5, per_kind=True)
+    per_layer = again.dense_search_by_layer(query, MODEL, SearchFilter((Layer.DOMAIN,)), 5)
+    assert [(h.record_id, h.score) for h in per_kind[Layer.DOMAIN]] == [
+        (h.record_id, h.score) for h in per_layer[Layer.DOMAIN]
+    ] and len(per_kind[Layer.DOMAIN]) == 5  # one kind: the same hits
+    assert {h.kind for h in per_kind[Layer.DOMAIN]} == {RecordKind.DOC_CHUNK}
+    assert full_reads == []  # the vectors came from the snapshot; only the kinds were read
+    again.close()
+    saved = VectorTable.load(snapshot)
+    assert saved is not None and saved.kind is not None and saved.kind_names == tuple(k.value for k in RecordKind)

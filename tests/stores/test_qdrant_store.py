@@ -219,3 +219,34 @@ def test_an_upsert_interrupted_before_the_key_map_is_finished_by_the_next_one(tm
     assert store.delete([new.id]) == 1 and store.ids_by_source_keys([new.source_key]) == {}
     assert store.bm25_search(["wording"], ALL, 5) == []
     store.close()
+
+
+def test_vector_points_written_before_the_kind_payload_get_it_when_the_store_is_opened(tmp_path: Path) -> None:
+    """docs/adr/0050: dense search per record kind filters vector points on ``kind``; a store
+    written before had no ``kind`` on them, and opening it adds it from the record points."""
+    from qdrant_client import QdrantClient, models
+
+    from mission_memory.records import Layer, RecordKind
+    from mission_memory.stores.qdrant import point_id
+    from tests.stores.contract.test_store_contract import _record, _unit
+
+    spec = f"qdrant+path://{tmp_path / 'qd'}"
+    store = open_store(spec, tmp_path)
+    commit = _record("c1", "a commit", kind=RecordKind.COMMIT)
+    decision = _record("d1.md", "a decision", kind=RecordKind.DECISION)
+    vectors = _unit(2)
+    store.upsert([commit, decision], vectors, "model-a")
+    store.close()
+    client = QdrantClient(path=str(tmp_path / "qd"))  # the layout an older version wrote
+    vector_collections = [c.name for c in client.get_collections().collections if c.name.startswith("mm_vectors_")]
+    assert len(vector_collections) == 1
+    client.delete_payload(vector_collections[0], ["kind"], points=models.Filter(must=[]))
+    client.delete_payload("mm_meta", ["vector_kinds"], points=[point_id("layout")])
+    old = client.scroll(vector_collections[0], with_payload=True)[0]
+    assert all("kind" not in (p.payload or {}) for p in old)
+    client.close()
+
+    again = open_store(spec, tmp_path)
+    hits = again.dense_search_by_layer(vectors[1], "model-a", SearchFilter((Layer.WORKFLOW,)), 1, per_kind=True)
+    assert {h.record_id for h in hits[Layer.WORKFLOW]} == {commit.id, decision.id}
+    again.close()

@@ -4,7 +4,10 @@ Named steps, each a function:
 
 1. :func:`search_candidates` — search the layers in scope with both retrievers under the same
    structured filters: BM25 (one query, split by layer) starts at once and runs while the task is
-   embedded, then the dense search (one pass over all vectors, split by layer) uses the vector;
+   embedded, then the dense search (one pass over all vectors, split by layer and record kind,
+   docs/adr/0050) uses the vector; a task in another script than the records it finds (Ukrainian
+   over English) has its dense search run again from a vector moved toward the best hits (Rocchio
+   feedback, :mod:`~mission_memory.retrieval.relevance_feedback`);
    optionally also take the most critical records matching the filters; read every hit's priors;
    drop bare merge commits.
 2. :func:`rank_candidates` — the ranking policy: per layer and record kind, cut each list to the
@@ -26,6 +29,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
+import numpy as np
+import numpy.typing as npt
+
 from mission_memory.crisis_timeline import digest_sections
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
@@ -42,6 +48,12 @@ from mission_memory.retrieval.ranking import (
     fuse,
     is_superseded,
     tuned_params,
+)
+from mission_memory.retrieval.relevance_feedback import (
+    feedback_terms,
+    is_cross_script,
+    rocchio_query,
+    written_in_cyrillic,
 )
 from mission_memory.retrieval.staleness import replace_stale
 from mission_memory.retrieval.triage import triage_for
@@ -203,7 +215,11 @@ def search_candidates(
         _pool.submit(store.most_critical, where, params.critical_candidates) if params.critical_candidates else None
     )
     query_vector = embedder.embed_query(task)
-    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(query_vector, embedder.model_id, where, _PER_LIST)
+    dense_hits: dict[Layer, list[Hit]] = store.dense_search_by_layer(
+        query_vector, embedder.model_id, where, _PER_LIST, per_kind=params.per_kind_candidates
+    )
+    if params.per_kind_candidates:
+        dense_hits = {layer: _within_dense_window(hits, params.dense_window) for layer, hits in dense_hits.items()}
     bm25_hits, priors = bm25_future.result()
     critical_hits = critical_future.result() if critical_future is not None else []
     priors = {
@@ -212,6 +228,17 @@ def search_candidates(
             [h.record_id for hits in (*dense_hits.values(), critical_hits) for h in hits if h.record_id not in priors]
         ),
     }
+    if params.vector_feedback_docs > 0:  # docs/adr/0050: a task in another script than its records
+        moved = _rocchio_dense(store, embedder.model_id, terms, where, query_vector, dense_hits, priors, params)
+        if moved is not None:
+            dense_hits = moved
+            priors = {**priors, **store.priors_of(
+                [h.record_id for hits in dense_hits.values() for h in hits if h.record_id not in priors])}
+    if params.feedback_docs > 0:
+        expanded = _cross_script_feedback(store, terms, where, dense_hits, priors, params)
+        if expanded is not None:
+            bm25_hits, more_priors = expanded
+            priors = {**more_priors, **priors}
 
     def by_kind(hits: list[Hit]) -> dict[RecordKind, list[Hit]]:
         out: dict[RecordKind, list[Hit]] = {}
@@ -231,6 +258,82 @@ def search_candidates(
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
     )
+
+
+def _within_dense_window(hits: list[Hit], window: float) -> list[Hit]:
+    """The per-kind dense hits fusion will keep: those within ``window`` of their kind's best
+    (:func:`~mission_memory.retrieval.ranking.fuse` cuts the same way), so that priors are read
+    only for them (docs/adr/0050). Commits are all kept: a bare merge commit that is its kind's
+    best leaves the list with its priors, and the cut then starts from the next commit."""
+    best: dict[RecordKind, float] = {}
+    for h in hits:  # best first
+        if h.kind is not None:
+            best.setdefault(h.kind, h.score)
+    return [h for h in hits if h.kind is None or h.kind is RecordKind.COMMIT or h.score >= best[h.kind] - window]
+
+
+def _feedback_records(
+    store: MemoryStore, terms: list[str], dense_hits: dict[Layer, list[Hit]], priors: dict[str, RecordPriors],
+    count: int,
+) -> list[tuple[Hit, str]] | None:
+    """The ``count`` best dense hits (bare merges left out) with their title and text, when the task
+    is in another script than they are (:func:`~mission_memory.retrieval.relevance_feedback.is_cross_script`);
+    else None."""
+    if not written_in_cyrillic(terms):  # decided without reading any record
+        return None
+    best = sorted(
+        (h for hits in dense_hits.values() for h in hits
+         if h.record_id in priors and not priors[h.record_id].bare_merge),
+        key=lambda h: -h.score,
+    )[:count]
+    records = store.get([h.record_id for h in best])
+    found = [(h, f"{records[h.record_id].title}\n{records[h.record_id].text}") for h in best if h.record_id in records]
+    return found if is_cross_script(terms, [text for _, text in found]) else None
+
+
+def _rocchio_dense(
+    store: MemoryStore,
+    model_id: str,
+    terms: list[str],
+    where: SearchFilter,
+    query_vector: npt.NDArray[np.float32],
+    dense_hits: dict[Layer, list[Hit]],
+    priors: dict[str, RecordPriors],
+    params: RankingParams,
+) -> dict[Layer, list[Hit]] | None:
+    """The dense search again with the query vector moved toward the best dense hits, for a task in
+    another script than they are (:func:`~mission_memory.retrieval.relevance_feedback.rocchio_query`,
+    docs/adr/0050); None when it does not apply."""
+    found = _feedback_records(store, terms, dense_hits, priors, params.vector_feedback_docs)
+    if found is None:
+        return None
+    vectors = store.vectors_for([h.record_id for h, _ in found], model_id)
+    if not vectors:
+        return None
+    moved = rocchio_query(query_vector, list(vectors.values()), params.vector_feedback_weight)
+    hits = store.dense_search_by_layer(moved, model_id, where, _PER_LIST, per_kind=params.per_kind_candidates)
+    if params.per_kind_candidates:
+        hits = {layer: _within_dense_window(layer_hits, params.dense_window) for layer, layer_hits in hits.items()}
+    return hits
+
+
+def _cross_script_feedback(
+    store: MemoryStore,
+    terms: list[str],
+    where: SearchFilter,
+    dense_hits: dict[Layer, list[Hit]],
+    priors: dict[str, RecordPriors],
+    params: RankingParams,
+) -> tuple[dict[Layer, list[Hit]], dict[str, RecordPriors]] | None:
+    """BM25 again with feedback terms from the best dense hits, for a task in another script than
+    the records it finds (:func:`~mission_memory.retrieval.relevance_feedback.feedback_terms`); None
+    when it does not apply."""
+    found = _feedback_records(store, terms, dense_hits, priors, params.feedback_docs)
+    if found is None:
+        return None
+    texts = [text for _, text in found]
+    extra = [t for t in feedback_terms(texts, [h.score for h, _ in found], params.feedback_terms) if t not in terms]
+    return _bm25_with_priors(store, [*terms, *extra], where)
 
 
 def _bm25_with_priors(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["query_terms"]
+__all__ = ["query_terms", "term_words"]
 
 _WORD = re.compile(r"[^\W_]+(?:[-'’][^\W_]+)*", re.UNICODE)
 
@@ -21,6 +21,17 @@ _STOP_WORDS = frozenset(
     який яка яке які щоб коли де там тут вже ще лише тільки також може можна треба потрібно має мають
     """.split()  # noqa: SIM905
 )
+
+
+def term_words(text: str) -> list[str]:
+    """Every lower-cased word of ``text`` worth matching, repeats kept, in order (see :func:`query_terms`)."""
+    out: list[str] = []
+    for match in _WORD.finditer(text.lower()):
+        for word in re.split(r"[-'’]", match.group(0)):
+            if len(word) < 2 or word in _STOP_WORDS or (word.isdigit() and len(word) < 3):
+                continue
+            out.append(word)
+    return out
 
 
 def query_terms(text: str, limit: int = 24) -> list[str]:

@@ -67,6 +67,20 @@ class RankingParams:
             kind scores 1.0 (ADR 0031).
         fusion: ``rrf`` (weighted reciprocal rank fusion) or ``convex`` (weighted sum of each
             list's score normalised within its cut: cosine by the dense window, BM25 by the best).
+        per_kind_candidates: the dense candidate search takes the best hits of each record kind
+            of each layer, not of each layer, so a small kind (39 decisions) is not crowded out by
+            a large one (669 commits) before the per-kind fusion sees it (docs/adr/0050).
+        feedback_docs: for a task in another script than the records the dense search finds
+            (a Ukrainian task, English records), run BM25 again with feedback terms from this
+            many of the best dense hits (pseudo-relevance feedback,
+            :mod:`~mission_memory.retrieval.relevance_feedback`); 0 turns it off (docs/adr/0050).
+        feedback_terms: how many feedback terms are added.
+        vector_feedback_docs: for a task in another script than the records the dense search
+            finds, run the dense search again with the query vector moved toward the vectors of
+            this many of the best dense hits (Rocchio feedback,
+            :func:`~mission_memory.retrieval.relevance_feedback.rocchio_query`); 0 turns it off
+            (docs/adr/0050).
+        vector_feedback_weight: the weight β of their centroid against the query's 1.
     """
 
     rrf_k: int = 60
@@ -80,9 +94,15 @@ class RankingParams:
     bm25_weight: float = 1.0
     normalize_present: bool = False
     fusion: str = "convex"
+    per_kind_candidates: bool = True
+    feedback_docs: int = 0
+    feedback_terms: int = 10
+    vector_feedback_docs: int = 10
+    vector_feedback_weight: float = 0.3
 
 
-BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf")
+BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
+                              per_kind_candidates=False, vector_feedback_docs=0)
 """The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
 
 

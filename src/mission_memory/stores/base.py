@@ -52,10 +52,14 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Hit:
-    """One search result: a record id and a score (higher is better; the scale is the retriever's)."""
+    """One search result: a record id and a score (higher is better; the scale is the retriever's).
+
+    ``kind`` is the record's kind when the search was per kind (``per_kind=True``), else None.
+    """
 
     record_id: str
     score: float
+    kind: RecordKind | None = None
 
 
 @dataclass(frozen=True)
@@ -214,10 +218,13 @@ class VectorIndex(Protocol):
         ...
 
     def dense_search_by_layer(
-        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
+        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int, per_kind: bool = False
     ) -> dict[Layer, list[Hit]]:
         """Cosine similarity of ``query`` (unit, shape ``(dim,)``) with the vectors of ``model_id``:
-        the best ``limit`` per layer in ``where.layers``, best first."""
+        the best ``limit`` per layer in ``where.layers``, best first. With ``per_kind``, the best
+        ``limit`` of each record kind of each layer (merged per layer, best first, each hit with
+        its ``kind``), so a small kind is not crowded out of its layer's list by a large one
+        (docs/adr/0050)."""
         ...
 
     def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:

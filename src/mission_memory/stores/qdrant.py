@@ -230,11 +230,42 @@ class QdrantStore:
             self._create(self._meta, vectors_config={})
             self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
                 id=point_id("layout"), vector={},
-                payload={"entry": "layout", "version": LAYOUT_VERSION, "lexical": LEXICAL_LAYOUT},
+                payload={"entry": "layout", "version": LAYOUT_VERSION, "lexical": LEXICAL_LAYOUT,
+                         "vector_kinds": 1},
             )], wait=True))
         self._load_models()
         if self._meta in existing:
             self._upgrade_lexical_layout()
+            self._upgrade_vector_kinds()
+
+    def _upgrade_vector_kinds(self) -> None:
+        """Give the vector points written before docs/adr/0050 their record's ``kind`` (dense search
+        per kind filters on it), from the record points, then mark the layout entry.
+
+        Idempotent: two replicas upgrading at once write the same payload.
+        """
+        found = self._call(lambda c: c.retrieve(self._meta, [point_id("layout")]))
+        layout = found[0].payload if found and found[0].payload else None
+        if layout is None or int(layout.get("vector_kinds", 0)) >= 1:
+            return
+        for collection in self._models.values():
+            self._index(collection, {"kind": models.PayloadSchemaType.KEYWORD})
+        offset: models.ExtendedPointId | None = None
+        while True:
+            points, offset = self._run(
+                self._client.scroll, self._records, limit=_PAGE, offset=offset, with_payload=["kind", "vector_model"],
+            )
+            groups: dict[tuple[str, str], list[models.ExtendedPointId]] = {}
+            for p in points:
+                payload = p.payload or {}
+                model, kind = payload.get("vector_model"), payload.get("kind")
+                if model in self._models and kind is not None:
+                    groups.setdefault((self._models[str(model)], str(kind)), []).append(p.id)
+            for (collection, kind), ids in groups.items():
+                self._run(self._client.set_payload, collection, {"kind": kind}, points=ids, wait=True)
+            if offset is None:
+                break
+        self._run(self._client.set_payload, self._meta, {"vector_kinds": 1}, points=[point_id("layout")], wait=True)
 
     def _upgrade_lexical_layout(self) -> None:
         """Rewrite the sparse vectors of collections written before :data:`LEXICAL_LAYOUT` 2.
@@ -306,7 +337,7 @@ class QdrantStore:
             return known
         name = f"{self._prefix}vectors_{hashlib.sha256(model_id.encode()).hexdigest()[:16]}"
         self._create(name, vectors_config=models.VectorParams(size=dim, distance=models.Distance.DOT))
-        self._index(name, {k: v for k, v in PAYLOAD_INDEXES.items() if k not in ("kind", "source_key", "vector_model")})
+        self._index(name, {k: v for k, v in PAYLOAD_INDEXES.items() if k not in ("source_key", "vector_model")})
         self._call(lambda c: c.upsert(self._meta, [models.PointStruct(
             id=point_id(f"model:{model_id}"), vector={},
             payload={"entry": "vector_model", "model_id": model_id, "collection": name, "dim": dim},
@@ -486,7 +517,7 @@ class QdrantStore:
         points = [
             models.PointStruct(
                 id=point_id(r.id), vector=np.asarray(v, dtype=np.float32).tolist(),
-                payload={**filter_columns(r), "record_id": r.id},
+                payload={**filter_columns(r), "record_id": r.id, "kind": r.kind.value},
             )
             for r, v in zip(records, vectors, strict=True)
         ]
@@ -909,24 +940,38 @@ class QdrantStore:
             self._delete_ids(self._models[old], pids)
 
     def dense_search_by_layer(
-        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
+        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int, per_kind: bool = False
     ) -> dict[Layer, list[Hit]]:
         """Cosine similarity of ``query`` with the vectors of ``model_id``: the best ``limit`` per
-        layer, one batch request (a server searches its HNSW graph under the filter; local mode
-        scans exactly). Scores are cosine similarities."""
+        layer (with ``per_kind``, per record kind of each layer, merged per layer best first), one
+        batch request (a server searches its HNSW graph under the filter; local mode scans
+        exactly). Scores are cosine similarities."""
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         collection = self._models.get(model_id) or self._refreshed_model(model_id)
         if collection is None or limit <= 0:
             return out
         vector = np.asarray(query, dtype=np.float32).tolist()
+        groups: list[tuple[Layer, RecordKind | None, models.Filter]] = []
+        for layer in where.layers:
+            layer_filter = search_filter(where, (layer,))
+            if not per_kind:
+                groups.append((layer, None, layer_filter))
+                continue
+            for each in RecordKind:
+                if LAYER_OF_KIND[each] is layer:
+                    groups.append((layer, each, models.Filter(must=[
+                        *cast(list[models.Condition], layer_filter.must), equals("kind", each.value),
+                    ])))
         results = self._batch(collection, [
-            models.QueryRequest(query=vector, filter=search_filter(where, (layer,)), limit=limit,
-                                with_payload=["record_id"])
-            for layer in where.layers
+            models.QueryRequest(query=vector, filter=condition, limit=limit, with_payload=["record_id"])
+            for _, _, condition in groups
         ])
-        for layer, found in zip(where.layers, results, strict=True):
-            out[layer] = [Hit(record_id=str(cast(dict[str, Any], p.payload)["record_id"]), score=float(p.score))
-                          for p in found]
+        for (layer, kind, _), found in zip(groups, results, strict=True):
+            out[layer].extend(Hit(str(cast(dict[str, Any], p.payload)["record_id"]), float(p.score), kind)
+                              for p in found)
+        if per_kind:
+            for hits in out.values():
+                hits.sort(key=lambda h: -h.score)  # stable: equal scores keep their kind's order
         return out
 
     def _refreshed_model(self, model_id: str) -> str | None:

@@ -52,13 +52,14 @@ import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
 from mission_memory.record_filters import SearchFilter, matches
-from mission_memory.records import Layer, Provenance, Record, RecordKind
+from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.sqlite_bm25_index import INDEX_MIN_ROWS, Bm25IndexCache
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
+    KIND_CODES,
     LAYER_CODES,
     filter_sql,
     row_columns,
@@ -812,32 +813,44 @@ class SqliteStore:
         return merged[:limit]
 
     def dense_search_by_layer(
-        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int
+        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int, per_kind: bool = False
     ) -> dict[Layer, list[Hit]]:
-        """Like :meth:`dense_search`, but the best ``limit`` hits of each layer in ``where.layers``.
+        """Like :meth:`dense_search`, but the best ``limit`` hits of each layer in ``where.layers``
+        (with ``per_kind``, of each record kind of each layer, merged per layer best first).
 
-        The filters and layers become groups of row positions of the cached vector table; a
-        large table is searched with an int8 first pass and exact float32 rescoring, a small one
-        exactly (:func:`~mission_memory.stores.dense_scan.best_rows`, docs/adr/0033). Scores are
-        exact cosine similarities either way.
+        The filters and layers (or kinds) become groups of row positions of the cached vector
+        table; a large table is searched with an int8 first pass and exact float32 rescoring, a
+        small one exactly (:func:`~mission_memory.stores.dense_scan.best_rows`, docs/adr/0033).
+        Scores are exact cosine similarities either way.
         """
         table = self._vectors.table(model_id)
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if table.rowids.size == 0:
             return out
         base = self._vectors.filter_mask(table, where)  # the mask BM25 computed for this pull, if any
-        groups = []
+        groups: list[npt.NDArray[np.int64]] = []
+        owners: list[tuple[Layer, RecordKind | None]] = []
         for layer in where.layers:
-            rows = table.layer_rows(LAYER_CODES[layer])
-            groups.append(rows[base[rows]] if base is not None else rows)
+            parts: list[tuple[RecordKind | None, npt.NDArray[np.int64]]] = (
+                [(kind, table.kind_rows(KIND_CODES[kind])) for kind in RecordKind if LAYER_OF_KIND[kind] is layer]
+                if per_kind
+                else [(None, table.layer_rows(LAYER_CODES[layer]))]
+            )
+            for kind, rows in parts:
+                rows = rows[base[rows]] if base is not None else rows
+                if rows.size:
+                    groups.append(rows)
+                    owners.append((layer, kind))
         best = best_rows(table, query, groups, limit, quantized_min_rows=self.quantized_min_rows)
-        found: dict[Layer, list[tuple[int, float]]] = {}
-        for layer, (positions, scores) in zip(where.layers, best, strict=True):
-            if positions.size:
-                found[layer] = list(zip(table.rowids[positions].tolist(), scores.tolist(), strict=True))
-        ids = self._ids_of([rowid for hits in found.values() for rowid, _ in hits])
+        found: dict[Layer, list[tuple[int, float, RecordKind | None]]] = {}
+        for (layer, kind), (positions, scores) in zip(owners, best, strict=True):
+            found.setdefault(layer, []).extend(
+                (rowid, score, kind) for rowid, score in zip(table.rowids[positions].tolist(), scores.tolist(), strict=True)
+            )
+        ids = self._ids_of([rowid for hits in found.values() for rowid, _, _ in hits])
         for layer, hits in found.items():
-            out[layer] = [Hit(record_id=ids[rowid], score=score) for rowid, score in hits if rowid in ids]
+            hits.sort(key=lambda h: -h[1])  # stable: equal scores keep their group's order
+            out[layer] = [Hit(ids[rowid], score, kind) for rowid, score, kind in hits if rowid in ids]
         return out
 
     def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:

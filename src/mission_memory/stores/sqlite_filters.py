@@ -15,12 +15,18 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.record_filters import FILTER_FIELDS, Comparison, SearchFilter
-from mission_memory.records import Layer
+from mission_memory.records import Layer, RecordKind
 from mission_memory.stores.vector_table import VectorTable
 
-__all__ = ["CODED_COLUMNS", "FILTER_COLUMNS", "LAYER_CODES", "NUMERIC_COLUMNS", "filter_mask", "filter_sql"]
+__all__ = [
+    "CODED_COLUMNS", "FILTER_COLUMNS", "KIND_CODES", "KIND_NAMES", "LAYER_CODES", "NUMERIC_COLUMNS", "filter_mask",
+    "filter_sql",
+]
 
 LAYER_CODES: dict[Layer, int] = {layer: i for i, layer in enumerate(Layer)}
+KIND_NAMES: tuple[str, ...] = tuple(kind.value for kind in RecordKind)
+"""Record kinds in the order of their codes in the vector table (docs/adr/0050)."""
+KIND_CODES: dict[RecordKind, int] = {kind: i for i, kind in enumerate(RecordKind)}
 NUMERIC_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(f.column for f in FILTER_FIELDS if f.numeric))
 CODED_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(f.column for f in FILTER_FIELDS if not f.numeric))
 FILTER_COLUMNS: tuple[str, ...] = ("layer", *NUMERIC_COLUMNS, *CODED_COLUMNS)

@@ -20,7 +20,13 @@ import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable
 from mission_memory.record_filters import SearchFilter
-from mission_memory.stores.sqlite_filters import CODED_COLUMNS, LAYER_CODES, NUMERIC_COLUMNS, filter_mask
+from mission_memory.stores.sqlite_filters import (
+    CODED_COLUMNS,
+    KIND_NAMES,
+    LAYER_CODES,
+    NUMERIC_COLUMNS,
+    filter_mask,
+)
 from mission_memory.stores.vector_table import VectorTable
 
 __all__ = ["SqliteVectorCache"]
@@ -50,7 +56,8 @@ class SqliteVectorCache:
 
         Order of preference: this process's table (when nothing changed), the table plus rows
         written since, the snapshot file plus rows written since, a full read from SQLite (which
-        then refreshes the snapshot).
+        then refreshes the snapshot). A snapshot without record kinds (written before
+        docs/adr/0050) gets them from one read of ``records`` and is saved again.
         """
         conn = self._connect()
         deletions = int(conn.execute("SELECT value FROM meta WHERE key = 'vector_deletions'").fetchone()[0])
@@ -70,10 +77,15 @@ class SqliteVectorCache:
                 table = self._read(model_id, deletions, after=0)
                 if table.size >= self.snapshot_min_rows:
                     self._save_snapshot(table)
-            elif table.max_rowid < max_rowid:
-                more = self._read(model_id, deletions, after=table.max_rowid)
-                table = table.extended(more)
-                if more.size >= max(self.snapshot_min_rows, table.size // 10):
+            else:
+                save = table.kind is None or table.kind_names != KIND_NAMES
+                if save:  # a snapshot written before docs/adr/0050: add the kinds once
+                    table = self._with_kinds(table)
+                if table.max_rowid < max_rowid:
+                    more = self._read(model_id, deletions, after=table.max_rowid)
+                    table = table.extended(more)
+                    save = save or more.size >= max(self.snapshot_min_rows, table.size // 10)
+                if save and table.size >= self.snapshot_min_rows:
                     self._save_snapshot(table)
             self._table = table
             return table
@@ -137,10 +149,26 @@ class SqliteVectorCache:
         with contextlib.suppress(OSError):
             table.save(self._snapshot_path(table.model_id))
 
+    def _with_kinds(self, table: VectorTable) -> VectorTable:
+        """``table`` with its rows' record kinds read from ``records`` (one pass, no vectors read)."""
+        code = {name: i for i, name in enumerate(KIND_NAMES)}
+        kind = np.full(table.size, -1, dtype=np.int8)
+        if table.size:
+            rows = self._connect().execute(
+                "SELECT rowid, kind FROM records WHERE rowid <= ? ORDER BY rowid", (table.max_rowid,)
+            ).fetchall()
+            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            kinds = np.fromiter((code.get(r[1], -1) for r in rows), dtype=np.int8, count=len(rows))
+            pos = np.minimum(np.searchsorted(rowids, table.rowids), max(len(rows) - 1, 0))
+            if len(rows):
+                held = rowids[pos] == table.rowids
+                kind[held] = kinds[pos[held]]
+        return table.with_kinds(kind, KIND_NAMES)
+
     def _read(self, model_id: str, deletions: int, after: int) -> VectorTable:
         columns = ", ".join(f"r.{c}" for c in (*NUMERIC_COLUMNS, *CODED_COLUMNS))
         rows = self._connect().execute(
-            f"SELECT v.record_rowid, v.vector, r.layer, {columns}, v.dim FROM vectors v"
+            f"SELECT v.record_rowid, v.vector, r.layer, {columns}, r.kind, v.dim FROM vectors v"
             " JOIN records r ON r.rowid = v.record_rowid"
             " WHERE v.model_id = ? AND v.record_rowid > ? ORDER BY v.record_rowid",
             (model_id, after),
@@ -150,4 +178,4 @@ class SqliteVectorCache:
             raise BackendUnavailable(f"store {self.database} mixes vector sizes for model {model_id}; run reindex")
         dim = dims.pop() if dims else (self._table.matrix.shape[1] if self._table is not None else 0)
         return VectorTable.from_rows(model_id, deletions, after, dim, [row[:-1] for row in rows], _LAYER_NAMES,
-                                     NUMERIC_COLUMNS, CODED_COLUMNS)
+                                     NUMERIC_COLUMNS, CODED_COLUMNS, KIND_NAMES)

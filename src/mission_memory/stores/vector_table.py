@@ -4,7 +4,7 @@ A :class:`VectorTable` holds, for one embedding model, every stored vector as on
 the same vectors quantized to int8 (one scale per row) for the fast first pass of dense search
 (:mod:`mission_memory.stores.dense_scan`, docs/adr/0033), plus the per-row fields dense search filters on: the layer, the numeric filter columns (criticality,
 time, as float64 like SQLite's REAL) and the named ones (mission, component, operator, access level…)
-as integer codes into small vocabularies. Which columns there are comes from the filter field table
+as integer codes into small vocabularies, and the record kind dense search groups by (docs/adr/0050). Which columns there are comes from the filter field table
 (:mod:`mission_memory.record_filters`). Filtering is then a few vectorised comparisons and scoring
 one matrix-vector product.
 
@@ -62,6 +62,9 @@ class VectorTable:
         numbers: per numeric column, shape ``(n,)`` float64.
         codes: per coded column, shape ``(n,)`` int32 indexes into ``vocab[column]`` (-1 for None).
         vocab: per coded column, the distinct values.
+        kind: shape ``(n,)`` int8 record-kind codes into ``kind_names``, or None when not read
+            (a snapshot written before docs/adr/0050; the SQLite cache then fills it in).
+        kind_names: the record kinds, in code order.
     """
 
     model_id: str
@@ -75,6 +78,9 @@ class VectorTable:
     numbers: dict[str, npt.NDArray[np.float64]]
     codes: dict[str, npt.NDArray[np.int32]]
     vocab: dict[str, list[str]] = field(default_factory=dict)
+    kind: npt.NDArray[np.int8] | None = None
+    kind_names: tuple[str, ...] = ()
+    _kind_rows: dict[int, npt.NDArray[np.int64]] = field(default_factory=dict, repr=False, compare=False)
     _layer_rows: dict[int, npt.NDArray[np.int64]] = field(default_factory=dict, repr=False, compare=False)
     _matrix_file: _RowFile | None = field(default=None, repr=False, compare=False)
 
@@ -94,6 +100,25 @@ class VectorTable:
         if rows is None:
             rows = self._layer_rows[code] = np.flatnonzero(self.layer == code)
         return rows
+
+    def kind_rows(self, code: int) -> npt.NDArray[np.int64]:
+        """Positions of the rows of record kind ``code``, ascending; computed once per table.
+
+        Raises:
+            ValueError: the table holds no kinds (:attr:`kind` is None).
+        """
+        if self.kind is None:
+            raise ValueError(f"vector table of {self.model_id} holds no record kinds")
+        rows = self._kind_rows.get(code)
+        if rows is None:
+            rows = self._kind_rows[code] = np.flatnonzero(self.kind == code)
+        return rows
+
+    def with_kinds(self, kind: npt.NDArray[np.int8], kind_names: Sequence[str]) -> VectorTable:
+        """This table with its rows' record kinds (shape ``(n,)`` codes into ``kind_names``)."""
+        return VectorTable(self.model_id, self.deletions, self.max_rowid, self.rowids, self.matrix, self.quantized,
+                           self.scales, self.layer, self.numbers, self.codes, self.vocab, kind=kind,
+                           kind_names=tuple(kind_names), _matrix_file=self._matrix_file)
 
     def float_rows(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The float32 rows at ``positions``, shape ``(len(positions), dim)``, a copy.
@@ -131,11 +156,14 @@ class VectorTable:
         layer_codes: dict[str, int],
         numeric_columns: Sequence[str],
         coded_columns: Sequence[str],
+        kind_names: Sequence[str] | None = None,
     ) -> VectorTable:
         """Build a table from SQLite rows ``(rowid, blob, layer, *numeric_columns, *coded_columns)``,
-        ordered by rowid; ``after`` is the max row id when there are no rows."""
+        ordered by rowid; ``after`` is the max row id when there are no rows. With ``kind_names``,
+        each row ends with one more field, its record kind (one of ``kind_names``)."""
         n = len(rows)
         first_code = 3 + len(numeric_columns)
+        kind_code = {name: i for i, name in enumerate(kind_names or ())}
         vocab: dict[str, list[str]] = {c: [] for c in coded_columns}
         index: dict[str, dict[str, int]] = {c: {} for c in coded_columns}
         codes = {c: np.empty(n, dtype=np.int32) for c in coded_columns}
@@ -172,6 +200,11 @@ class VectorTable:
             numbers=numbers,
             codes=codes,
             vocab=vocab,
+            kind=(
+                None if kind_names is None
+                else np.fromiter((kind_code[row[-1]] for row in rows), dtype=np.int8, count=n)
+            ),
+            kind_names=tuple(kind_names or ()),
         )
 
     def extended(self, more: VectorTable) -> VectorTable:
@@ -183,11 +216,12 @@ class VectorTable:
         if self.size == 0:
             return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), more.rowids,
                                more.matrix, more.quantized, more.scales, more.layer, more.numbers, more.codes,
-                               more.vocab)
+                               more.vocab, kind=more.kind, kind_names=more.kind_names)
         if more.size == 0:
             return VectorTable(self.model_id, more.deletions, max(self.max_rowid, more.max_rowid), self.rowids,
                                self.matrix, self.quantized, self.scales, self.layer, self.numbers, self.codes,
-                               self.vocab, _matrix_file=self._matrix_file)
+                               self.vocab, kind=self.kind, kind_names=self.kind_names,
+                               _matrix_file=self._matrix_file)
         vocab = {c: list(self.vocab[c]) for c in self.codes}
         codes = {}
         for column in self.codes:
@@ -210,6 +244,12 @@ class VectorTable:
             numbers={c: np.concatenate([self.numbers[c], more.numbers[c]]) for c in self.numbers},
             codes=codes,
             vocab=vocab,
+            kind=(
+                np.concatenate([self.kind, more.kind])
+                if self.kind is not None and more.kind is not None and self.kind_names == more.kind_names
+                else None
+            ),
+            kind_names=self.kind_names,
         )
 
     # -- snapshot file ---------------------------------------------------------------------------
@@ -224,7 +264,8 @@ class VectorTable:
 
         Layout: magic, the header's length (8 bytes, little-endian), a JSON header (model id,
         counts, each array's dtype, shape and offset, ``data_size`` and the CRC-32 of the data),
-        then the arrays, each padded to 64 bytes. :meth:`load` checks size and CRC, so a damaged
+        then the arrays, each padded to 64 bytes (from docs/adr/0050 on also a ``kind`` array and the
+        header's ``kinds`` names; a reader before that ignores both). :meth:`load` checks size and CRC, so a damaged
         file of the right size is rebuilt, never searched (as the BM25 snapshot, docs/adr/0048).
         """
         arrays: dict[str, np.ndarray[Any, Any]] = {
@@ -232,6 +273,7 @@ class VectorTable:
             "layer": self.layer,
             **{f"num:{c}": self.numbers[c] for c in self.numbers},
             **{f"code:{c}": self.codes[c] for c in self.codes},
+            **({"kind": self.kind} if self.kind is not None else {}),
         }
         layout: dict[str, dict[str, Any]] = {}
         offset = 0
@@ -245,7 +287,7 @@ class VectorTable:
         header = json.dumps({
             "model_id": self.model_id, "deletions": self.deletions, "max_rowid": self.max_rowid,
             "vocab": self.vocab, "arrays": layout, "numeric": list(self.numbers), "coded": list(self.codes),
-            "data_size": offset, "crc32": crc,
+            "kinds": list(self.kind_names), "data_size": offset, "crc32": crc,
         }, ensure_ascii=False).encode("utf-8")
         start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -317,6 +359,8 @@ class VectorTable:
                 numbers={c: arrays[f"num:{c}"] for c in header["numeric"]},
                 codes={c: arrays[f"code:{c}"] for c in header["coded"]},
                 vocab={c: list(header["vocab"][c]) for c in header["coded"]},
+                kind=arrays.get("kind"),
+                kind_names=tuple(header.get("kinds", ())) if "kind" in arrays else (),
                 _matrix_file=rows_file,
             )
         except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError, UnicodeDecodeError):

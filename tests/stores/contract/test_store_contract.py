@@ -272,3 +272,34 @@ def test_state_items_list_every_value_sorted_and_narrow_by_mission(store: Memory
     store.set_state("n", "a", "1")
     assert store.state_items() == [("m", "z", "3"), ("n", "a", "1"), ("n", "b", "2")]
     assert store.state_items("n") == [("n", "a", "1"), ("n", "b", "2")]
+
+
+def test_dense_search_per_kind_gives_a_small_kind_its_own_share_of_the_layer(store: MemoryStore) -> None:
+    # docs/adr/0050: 30 commits all closer to the query than the 3 decisions of the same layer.
+    query = np.zeros(8, dtype=np.float32)
+    query[0] = 1.0
+
+    def near(cosine: float, seed: int) -> npt.NDArray[np.float32]:
+        side = _unit(1, seed=seed)[0]
+        side[0] = 0.0
+        side /= np.linalg.norm(side)
+        return (cosine * query + np.sqrt(1 - cosine**2) * side).astype(np.float32)
+
+    commits = [_record(f"c{i}", f"commit {i}", kind=RecordKind.COMMIT) for i in range(30)]
+    decisions = [_record(f"d{i}.md", f"decision {i}", kind=RecordKind.DECISION) for i in range(3)]
+    vectors = np.stack([near(0.95 - 0.001 * i, i) for i in range(30)] + [near(0.6 - 0.01 * i, 50 + i) for i in range(3)])
+    store.upsert([*commits, *decisions], vectors, "model-a")
+    workflow = SearchFilter((Layer.WORKFLOW,))
+
+    by_layer = store.dense_search_by_layer(query, "model-a", workflow, 10)[Layer.WORKFLOW]
+    assert [h.record_id for h in by_layer] == [c.id for c in commits[:10]]
+    by_kind = store.dense_search_by_layer(query, "model-a", workflow, 10, per_kind=True)[Layer.WORKFLOW]
+    assert [h.record_id for h in by_kind] == [c.id for c in commits[:10]] + [d.id for d in decisions]
+    assert [h.score for h in by_kind] == sorted((h.score for h in by_kind), reverse=True)
+    assert by_kind[-1].score == pytest.approx(0.58, abs=1e-5)
+    assert [h.kind for h in by_kind] == [RecordKind.COMMIT] * 10 + [RecordKind.DECISION] * 3
+    assert {h.kind for h in by_layer} == {None}
+    # Cutting per kind never loses a hit the per-layer search had, and an empty kind adds nothing.
+    assert store.dense_search_by_layer(query, "model-a", SearchFilter((Layer.PRACTITIONER,)), 10, per_kind=True) == {
+        Layer.PRACTITIONER: []
+    }

@@ -1,0 +1,75 @@
+"""The held-out measure on our own sets: is the ADR among the digest's first three decisions?
+
+The outside evaluation of issue 12 asks ADR-topic questions through pull at budget 4,000 and counts
+a hit when the ADR is among the first three decisions of the digest (after selection, stale
+replacement and near-duplicate suppression, which ``bench_ranking.py`` does not run). This runs the
+ADR-topic questions of ``benchmarks/eval/`` (those counted among decisions) through
+``Memory.query`` on the stores ``bench_ranking.py`` ingested under ``--data-root``, once per ranking
+of :data:`WAYS` (docs/adr/0050), and prints hits per language.
+
+Usage::
+
+    nice .venv/bin/python benchmarks/bench_digest_decisions.py --data-root /tmp/rk [--budget 4000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import mission_memory.retrieval.query as query_module
+from mission_memory.api import Memory
+from mission_memory.config import load_settings
+from mission_memory.retrieval.ranking import RankingParams
+
+EVAL = Path(__file__).resolve().parent / "eval"
+SETS = ("tdr-docs", "adr-tools", "log4brains", "govuk-infrastructure")
+WAYS = {
+    "before": RankingParams(per_kind_candidates=False, vector_feedback_docs=0),
+    "per kind": RankingParams(vector_feedback_docs=0),
+    "today": RankingParams(),
+}
+"""Per-layer candidates without feedback (before ADR 0050), per-kind candidates alone, and today's defaults."""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-root", type=Path, required=True)
+    parser.add_argument("--budget", type=int, default=4000)
+    args = parser.parse_args()
+    original = query_module.tuned_params
+    for name in SETS:
+        data = args.data_root / f"data-{name}"
+        if not data.exists():
+            print(f"{name:22} skipped: {data} not found")
+            continue
+        memory = Memory.open(load_settings(data_dir=data))
+        lines = (EVAL / f"questions-{name}.jsonl").read_text(encoding="utf-8").splitlines()
+        questions = [q for q in (json.loads(line) for line in lines if line.strip()) if q["among"] == "decision"]
+        for label, ranking in WAYS.items():
+            def params(store: Any, base: RankingParams | None = None, ranking: RankingParams = ranking) -> RankingParams:
+                return original(store, ranking)
+
+            query_module.tuned_params = params  # what run_query calls for its defaults
+            hits: dict[str, list[int]] = {}
+            misses = []
+            for q in questions:
+                digest = memory.query(q["question"], token_budget=args.budget, filters={"mission": name})
+                first = [e.record.provenance.ref.split("#", 1)[0] for e in digest.entries
+                         if e.record.kind.value == "decision"][:3]
+                ok = q["target"] in first
+                tally = hits.setdefault(q["lang"], [0, 0])
+                tally[0] += ok
+                tally[1] += 1
+                if not ok:
+                    misses.append(q["id"])
+            counts = "  ".join(f"{lang} {n}/{of}" for lang, (n, of) in sorted(hits.items()))
+            print(f"{name:22} {label:9} {counts}  misses {misses}", flush=True)
+        query_module.tuned_params = original
+        memory.close()
+
+
+if __name__ == "__main__":
+    main()
