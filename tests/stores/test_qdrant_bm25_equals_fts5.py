@@ -143,7 +143,7 @@ def test_collections_of_the_first_sparse_layout_are_rewritten_when_opened(tmp_pa
     assert sorted(h.score for h in found) == pytest.approx(sorted(h.score for h in expected), rel=1e-9, abs=0)
     assert isinstance(again, QdrantStore)
     layout = again._client.retrieve(again._meta, [point_id("layout")])[0].payload
-    assert layout == {"entry": "layout", "version": 5, "lexical": 2}
+    assert layout == {"entry": "layout", "version": 5, "lexical": 2, "vector_kinds": 1}  # both upgrades, once
     again.close()
     sqlite.close()
 
