@@ -3,8 +3,8 @@
 Data: REALTALK (Lee et al., 2025, "REALTALK: A 21-Day Real-World Dataset for Long-Term Conversation",
 github.com/danny911kr/REALTALK): ten real two-person messaging conversations of 16 to 21 sessions
 (8,944 turns) with question-answer pairs whose ``evidence`` names the turns (``D3:12``) that answer
-them. Only the ten ``data/Chat_*.json`` files are read; the repository's ``data/locomo/`` folder is a
-different benchmark that is reserved for independent evaluation and is never opened here.
+them. Only the ten top-level ``data/Chat_*.json`` files are read; nothing else in the repository is
+opened (its subfolders hold other data).
 
 Every turn is stored as a domain event through :meth:`Memory.record_events` (what ``mission-memory
 feed`` does): id ``<conversation>:<dia_id>``, time = the turn's time, sector = the conversation, type
