@@ -34,7 +34,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import re
 import subprocess
@@ -51,6 +50,11 @@ from mission_memory.records import Layer
 from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
 from mission_memory.retrieval.ranking import RankingParams
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_pull import log  # noqa: E402
+from bench_ranking import parse_variant  # noqa: E402  (name:field=value,... → RankingParams)
+
 HERE = Path(__file__).resolve().parent
 OUT_DIR = HERE / "out"
 KS = (5, 10, 25)
@@ -59,13 +63,8 @@ _SESSION = re.compile(r"session_(\d+)$")
 _DIA = re.compile(r"D(\d+)\s*:\s*(\d+)")
 
 
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
-
-
 def conversation_files(realtalk: Path) -> list[tuple[str, dict[str, Any]]]:
     """The ten conversations: (name, parsed JSON), from a checkout or a bare clone of REALTALK."""
-    names: list[str]
     if (realtalk / "data").is_dir():
         files = sorted((realtalk / "data").glob("Chat_*.json"))
         return [(f.stem, json.loads(f.read_text(encoding="utf-8"))) for f in files]
@@ -126,18 +125,6 @@ def build_store(memory: Memory, conversations: list[tuple[str, dict[str, Any]]])
     memory.prepare_search()
 
 
-def parse_variant(text: str) -> tuple[str, RankingParams]:
-    name, _, fields = text.partition(":")
-    values: dict[str, Any] = {}
-    types = {f.name: f.type for f in dataclasses.fields(RankingParams)}
-    for pair in filter(None, fields.split(",")):
-        key, _, value = pair.partition("=")
-        kind = types[key]
-        values[key] = value if kind in ("str", str) else (value in ("1", "true") if kind in ("bool", bool) else
-                                                          (int(value) if kind in ("int", int) else float(value)))
-    return name, RankingParams(**values)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--realtalk", type=Path, required=True, help="REALTALK checkout or bare clone")
@@ -164,7 +151,7 @@ def main() -> None:
     started = time.perf_counter()
     only = {f"Chat_{n.strip()}" for n in args.only.split(",") if n.strip()}
     for name, conv in conversations:
-        if only and name.split("_")[0] + "_" + name.split("_")[1] not in only:
+        if only and "_".join(name.split("_")[:2]) not in only:
             continue
         stored = {t["dia_id"] for t in turns_of(conv)}
         qa = [q for q in conv.get("qa", []) if q.get("evidence")]
