@@ -27,30 +27,18 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pull import DIM, query_set  # noqa: E402
+from bench_pull import DIM, module_of_checkout, query_set  # noqa: E402
 
 LIMIT = 60
-
-
-def load_dense_scan(src: Path) -> ModuleType:
-    """The other checkout's ``dense_scan`` module, importable beside this one's."""
-    spec = importlib.util.spec_from_file_location("other_dense_scan", src / "mission_memory/stores/dense_scan.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["other_dense_scan"] = module  # its dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
 
 
 def query_vectors(n: int, random: bool) -> list[tuple[np.ndarray, dict[str, Any]]]:
@@ -147,7 +135,7 @@ def main() -> None:
 
     from mission_memory.stores import dense_scan
 
-    other = load_dense_scan(args.compare_src.resolve())
+    other = module_of_checkout(args.compare_src.resolve(), "mission_memory/stores/dense_scan.py", "other_dense_scan")
     dense_scan.one_blas_thread()
     def one_scan_thread(*a: Any, **k: Any) -> Any:
         threads, dense_scan.SCAN_THREADS = dense_scan.SCAN_THREADS, 1

@@ -20,31 +20,20 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_pull import query_set  # noqa: E402
+from bench_pull import module_of_checkout, query_set  # noqa: E402
 
 EVAL = Path(__file__).resolve().parent / "eval"
-
-
-def load_digest(src: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location("other_digest", src / "mission_memory/retrieval/digest.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["other_digest"] = module  # its dataclasses look their module up while being built
-    spec.loader.exec_module(module)
-    return module
 
 
 def questions(memory: Any, commit_titles: int) -> list[str]:
@@ -77,7 +66,7 @@ def main() -> None:
     from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
     from mission_memory.retrieval.ranking import tuned_params
 
-    other = load_digest(args.compare_src.resolve())
+    other = module_of_checkout(args.compare_src.resolve(), "mission_memory/retrieval/digest.py", "other_digest")
     memory = Memory.open(load_settings(data_dir=args.data_dir))
     store, embedder, tokenizer, settings = memory.store, memory.embedder, memory.tokenizer, memory.settings
     budgets = [int(b) for b in args.budgets.split(",")]

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.util
 import json
 import os
 import platform
@@ -65,6 +66,7 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -997,6 +999,17 @@ def print_table(
         )
     if top < 100_000:
         print("(targets are stated for 100k records; this run's largest size is smaller)")
+
+
+def module_of_checkout(src: Path, relative: str, name: str) -> ModuleType:
+    """One module of another checkout's ``src/`` (``relative``, e.g. ``mission_memory/retrieval/digest.py``),
+    loaded under ``name`` beside this checkout's own, to time both side by side in one process."""
+    spec = importlib.util.spec_from_file_location(name, src / relative)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
 
 
 def _package_root(folder: Path) -> Path:
