@@ -181,16 +181,24 @@ def caller_access(ctx: Context[Any, Any] | None, verifier: OperatorTokenVerifier
     if verifier is None:
         return None
     from mcp.server.auth.middleware.auth_context import get_access_token
-    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 
     token: Any = get_access_token()
     if not isinstance(token, OperatorAccessToken) and ctx is not None:
         request = getattr(ctx.request_context, "request", None)
-        user = request.scope.get("user") if request is not None else None
-        token = user.access_token if isinstance(user, AuthenticatedUser) else None
+        token = _request_token(request.scope) if request is not None else None
     if not isinstance(token, OperatorAccessToken):
         raise ToolError("this server needs an operator token: send Authorization: Bearer <token>")
     return token.entry.access()
+
+
+def _request_token(scope: Any) -> OperatorAccessToken | None:
+    """The operator token the SDK's bearer middleware authenticated for a request (its ASGI
+    ``scope``), or None."""
+    from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+    user = scope.get("user")
+    token = user.access_token if isinstance(user, AuthenticatedUser) else None
+    return token if isinstance(token, OperatorAccessToken) else None
 
 
 def build_server(
@@ -330,9 +338,8 @@ def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMe
 
     def poster(request: Request) -> AccessContext | None:
         """The posting token's access context (its missions bound where events may go), if any."""
-        user = request.scope.get("user")
-        token = user.access_token if isinstance(user, AuthenticatedUser) else None
-        return token.entry.access() if isinstance(token, OperatorAccessToken) else None
+        token = _request_token(request.scope)
+        return token.entry.access() if token is not None else None
 
     async def alertmanager(request: Request) -> Response:
         return refused(request) or await event_receiver.receive_alertmanager(request, memory_of, poster(request))
