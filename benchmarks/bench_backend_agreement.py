@@ -3,7 +3,7 @@
 The shared corpus (``MISSION_MEMORY_CORPUS_BUNDLE``: a repository with 39 ADRs, 669 commits) is
 cloned and ingested once under ``--data-root`` (reused on later runs), exported from its SQLite
 memory and imported into a fresh Qdrant store in the client's local mode
-(:mod:`mission_memory.memory_transfer`, no re-embedding). Then the 32 questions of
+(:mod:`mission_memory.stores.transfer`, no re-embedding). Then the 32 questions of
 ``benchmarks/eval/questions-tdr-docs.jsonl`` are pulled on both (budget 6,000 tokens, mission
 ``tdr``), one process, the backends alternating question by question (which goes first alternates
 too), so machine load falls on both alike.
@@ -77,8 +77,8 @@ def _corpus_memory(data_root: Path) -> Any:
 
 def measure(data_root: Path, qdrant_spec: str) -> dict[str, Any]:
     from mission_memory.api import Memory
-    from mission_memory.memory_transfer import export_memory, import_memory
     from mission_memory.stores.registry import open_store
+    from mission_memory.stores.transfer import export_memory, import_memory
 
     sqlite_memory = _corpus_memory(data_root)
     with tempfile.TemporaryDirectory(dir=data_root) as scratch:

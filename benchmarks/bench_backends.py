@@ -4,7 +4,7 @@ For each size (default 100k; ``--sizes 100000,1000000``) the synthetic store of 
 (:func:`bench_pull.build_store`: varied English and Ukrainian texts, random unit vectors of dim 384
 tagged with the real embedder's model id) is built or reused under ``--data-root``, then moved into
 a Qdrant store in the client's local mode with ``mission-memory export``/``import``'s core
-(:mod:`mission_memory.memory_transfer`), which also gives the export and import throughput.
+(:mod:`mission_memory.stores.transfer`), which also gives the export and import throughput.
 
 Both memories then answer the same ``--queries`` tasks of ``bench_pull.query_set`` (every 5th with
 filters) with the real embedder and tokenizer, one process, **alternating backend query by query**
@@ -68,8 +68,8 @@ def _timed_stage(store: Any, name: str, sink: dict[str, float]) -> None:
 def measure(n: int, data_root: Path, n_queries: int, qdrant_spec: str) -> dict[str, Any]:
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
-    from mission_memory.memory_transfer import export_memory, import_memory
     from mission_memory.stores.registry import open_store
+    from mission_memory.stores.transfer import export_memory, import_memory
 
     sqlite_dir = data_root / f"sqlite-{n}"
     build = build_store(sqlite_dir, n)

@@ -26,10 +26,10 @@ import numpy.typing as npt
 
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
-from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer
 from mission_memory.retrieval.query import search_candidates
 from mission_memory.retrieval.ranking import RankingParams
+from mission_memory.stores.filters import SearchFilter
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

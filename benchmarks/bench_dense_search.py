@@ -66,9 +66,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run_size(data_dir: Path, queries: list[tuple[np.ndarray, dict[str, Any]]], ways: dict[str, Any]) -> dict[str, Any]:
-    from mission_memory.record_filters import SearchFilter
     from mission_memory.records import Layer
     from mission_memory.retrieval.filters import QueryFilters
+    from mission_memory.stores.filters import SearchFilter
     from mission_memory.stores.sqlite_filters import LAYER_CODES, filter_mask
     from mission_memory.stores.vector_table import VectorTable
 

@@ -45,10 +45,10 @@ from typing import Any
 
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
-from mission_memory.record_filters import QueryFilters, SearchFilter
 from mission_memory.records import Layer
 from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
 from mission_memory.retrieval.ranking import RankingParams
+from mission_memory.stores.filters import QueryFilters, SearchFilter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

@@ -60,11 +60,11 @@ def main() -> None:
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
     from mission_memory.errors import BudgetError
-    from mission_memory.record_filters import SearchFilter
     from mission_memory.retrieval import digest as this_digest
     from mission_memory.retrieval.filters import Scope, layers_in_scope
     from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
     from mission_memory.retrieval.ranking import tuned_params
+    from mission_memory.stores.filters import SearchFilter
 
     other = module_of_checkout(args.compare_src.resolve(), "mission_memory/retrieval/digest.py", "other_digest")
     memory = Memory.open(load_settings(data_dir=args.data_dir))

@@ -65,7 +65,7 @@ def measure(variants: dict[str, tuple[list[str], bytes, bool]], runs: int) -> di
 
 def in_process(data_dir: Path, stdin: bytes, runs: int) -> list[float]:
     """Milliseconds of :func:`prompt_commit.capture` alone (parse, redact, four file writes): the hook's own work."""
-    from mission_memory.hook import prompt_commit
+    from mission_memory.capture import prompt_commit
 
     timings = []
     for _ in range(runs):

@@ -784,10 +784,10 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
         from mission_memory.stores import dense_scan
     except ImportError:  # the code measured predates the quantized search: it is exact
         return {"dense_recall_at_60": None, "bm25_recall_at_60": None}
-    from mission_memory.record_filters import SearchFilter
     from mission_memory.records import Layer
     from mission_memory.retrieval.filters import QueryFilters
     from mission_memory.retrieval.query_terms import query_terms
+    from mission_memory.stores.filters import SearchFilter
 
     store, embedder = memory.store, memory.embedder
     dense_found = dense_wanted = bm25_found = bm25_wanted = 0

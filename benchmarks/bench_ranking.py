@@ -43,7 +43,8 @@ from typing import Any
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.records import Layer
-from mission_memory.retrieval.query import CandidateLists, rank_candidates
+from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.query import rank_candidates
 from mission_memory.retrieval.ranking import BEFORE_PARAMS, Candidate, RankingParams, fuse
 from mission_memory.retrieval.ranking_eval import (
     ExactDense,

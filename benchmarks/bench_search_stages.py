@@ -120,11 +120,11 @@ def measure_step1(data_dir: Path, n_queries: int) -> dict[str, Any]:
     :func:`main_search_step`, alternating query by query: wall time and this process's CPU time."""
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
-    from mission_memory.record_filters import SearchFilter
     from mission_memory.records import Layer
     from mission_memory.retrieval.filters import QueryFilters
     from mission_memory.retrieval.query import search_candidates
     from mission_memory.retrieval.ranking import RankingParams
+    from mission_memory.stores.filters import SearchFilter
 
     memory = Memory.open(load_settings(data_dir=data_dir))
     store, embedder = memory.store, memory.embedder
@@ -157,10 +157,10 @@ def _rss_mb() -> float:
 def measure_bm25_index(data_dir: Path, n_queries: int, rebuild: bool) -> dict[str, Any]:
     """BM25 by FTS5 against BM25 from the store's own index (docs/adr/0048), alternating query by
     query on one store object; the FTS5 path is the same method with the index switched off."""
-    from mission_memory.record_filters import SearchFilter
     from mission_memory.records import Layer
     from mission_memory.retrieval.filters import QueryFilters
     from mission_memory.retrieval.query_terms import query_terms
+    from mission_memory.stores.filters import SearchFilter
     from mission_memory.stores.sqlite import SqliteStore, _read_transaction
     from mission_memory.stores.sqlite_fts_terms import fts_totals
 
@@ -221,11 +221,11 @@ def measure_bm25_index(data_dir: Path, n_queries: int, rebuild: bool) -> dict[st
 def measure(data_dir: Path, n_queries: int, bm25: bool = True) -> dict[str, Any]:
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
-    from mission_memory.record_filters import SearchFilter
     from mission_memory.records import Layer
     from mission_memory.retrieval.filters import QueryFilters
     from mission_memory.retrieval.query_terms import query_terms
     from mission_memory.stores.dense_scan import best_rows
+    from mission_memory.stores.filters import SearchFilter
     from mission_memory.stores.sqlite_filters import LAYER_CODES, filter_mask
 
     memory = Memory.open(load_settings(data_dir=data_dir))

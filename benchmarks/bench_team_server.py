@@ -39,7 +39,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
-from mission_memory.operator_tokens import add_token
+from mission_memory.teams.operator_tokens import add_token
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = [

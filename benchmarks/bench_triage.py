@@ -1,7 +1,7 @@
 """Degraded mode evaluated on scenarios and real logs: similarity-only ranking beside criticality triage.
 
 Issue 10 item 6 (DESIGN.md §7). For each dataset — the seeded UAV situation centre and service estate
-(:mod:`mission_memory.scenarios`, with ground truth), and loghub's labelled 2k samples of real system
+(:mod:`mission_memory.operations.scenarios`, with ground truth), and loghub's labelled 2k samples of real system
 logs (Zookeeper and BGL by default) — the events are replayed into a fresh embedded store in their own
 time order, through ``Memory.record_events`` with the clock set to each batch's time (batches of at
 most 10 events within 10 s of scenario time; one Alertmanager payload at a time for the service
@@ -46,23 +46,24 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from mission_memory.api import Memory
-from mission_memory.crisis_timeline import digest_sections
-from mission_memory.domain_events import DomainEvent
-from mission_memory.escalation import EscalationMode
-from mission_memory.record_filters import SearchFilter
-from mission_memory.records import RecordKind
-from mission_memory.retrieval.digest import new_nonce, pack_digest
-from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
-from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
-from mission_memory.retrieval.ranking import RankingParams
-from mission_memory.retrieval.triage import Triage, triage_for
-from mission_memory.scenarios import (
+from mission_memory.fence import new_nonce
+from mission_memory.operations.domain_events import DomainEvent
+from mission_memory.operations.escalation import EscalationMode
+from mission_memory.operations.scenarios import (
     LOGHUB_DATASETS,
     Scenario,
     loghub_scenario,
     service_estate_scenario,
     uav_scenario,
 )
+from mission_memory.records import RecordKind
+from mission_memory.retrieval.digest import pack_digest
+from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
+from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
+from mission_memory.retrieval.ranking import RankingParams
+from mission_memory.retrieval.timeline_section import digest_sections
+from mission_memory.retrieval.triage import Triage, triage_for
+from mission_memory.stores.filters import SearchFilter
 
 WINDOW = timedelta(minutes=10)
 ASK_EVERY = timedelta(minutes=2)

@@ -53,7 +53,7 @@ def hostile_repository(make_git_repo: Callable[[str], GitRepo], name: str = "upl
 
 def assert_stored_text_is_fenced(text: str) -> None:
     """Every injection sits inside an excerpt fence of this digest's nonce, and no fence is forged."""
-    from mission_memory.retrieval.digest import close_marker, open_marker
+    from mission_memory.fence import close_marker, open_marker
 
     nonce = text.split("nonce=", 1)[1][:12]
     count = text.count("<<<excerpt ") - 1  # the header names the opening marker once

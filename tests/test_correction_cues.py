@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mission_memory.correction_cues import CORRECTION_CUES, matching_cues, normalise, redirects
 from mission_memory.metrics.transcript_corrections import is_correction_cue
+from mission_memory.prompts.correction_cues import CORRECTION_CUES, matching_cues, normalise, redirects
 from mission_memory.prompts.intents import Intent, label_intent
 
 

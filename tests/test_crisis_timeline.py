@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from mission_memory.crisis_timeline import build_crisis_timeline, link_events
-from mission_memory.domain_events import DomainEvent
-from mission_memory.escalation import EscalationState, FloodPolicy, assess_escalation, event_rates
-from mission_memory.scenarios import uav_scenario
+from mission_memory.operations.crisis_timeline import build_crisis_timeline, link_events
+from mission_memory.operations.domain_events import DomainEvent
+from mission_memory.operations.escalation import EscalationState, FloodPolicy, assess_escalation, event_rates
+from mission_memory.operations.scenarios import uav_scenario
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -75,7 +75,7 @@ def test_after_the_flood_the_sector_trend_is_falling() -> None:
 
 def test_the_rendered_timeline_keeps_the_windows_critical_events_longest_as_the_budget_shrinks() -> None:
     from mission_memory.api import Memory
-    from mission_memory.crisis_timeline import crisis_report, render_timeline
+    from mission_memory.operations.crisis_timeline import crisis_report, render_timeline
 
     flood = [event(f"s{i}", i * 0.25, "north", "shelling" if i % 2 else "lost_link", 0.9 if i % 2 else 0.85)
              for i in range(30)] + [event(f"r{i}", i * 0.3, "east", "status", 0.1) for i in range(10)]

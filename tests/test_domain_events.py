@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mission_memory.domain_events import (
+from mission_memory.errors import InputError
+from mission_memory.operations.domain_events import (
     AlertmanagerMapping,
     DomainEvent,
     EventState,
@@ -16,7 +17,6 @@ from mission_memory.domain_events import (
     read_events_csv,
     read_events_jsonl,
 )
-from mission_memory.errors import InputError
 from mission_memory.records import Layer, RecordKind
 
 SHELLING = {

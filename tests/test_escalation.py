@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mission_memory.errors import InputError
-from mission_memory.escalation import (
+from mission_memory.operations.escalation import (
     EscalationMode,
     EscalationState,
     FloodPolicy,

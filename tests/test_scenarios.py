@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from mission_memory.domain_events import events_from_alertmanager
-from mission_memory.escalation import (
+from mission_memory.operations.domain_events import events_from_alertmanager
+from mission_memory.operations.escalation import (
     EscalationMode,
     EscalationState,
     FloodPolicy,
     assess_escalation,
     event_rates,
 )
-from mission_memory.scenarios import CRITICAL, Scenario, service_estate_scenario, uav_scenario
+from mission_memory.operations.scenarios import CRITICAL, Scenario, service_estate_scenario, uav_scenario
 
 
 def replay_modes(scenario: Scenario) -> list[tuple[object, EscalationMode]]:
@@ -86,8 +86,8 @@ def test_alerts_of_one_service_keep_distinct_ids_so_none_overwrites_another() ->
 
 
 def test_a_flood_ends_when_events_leave_the_window_not_at_the_last_busy_event() -> None:
-    from mission_memory.domain_events import DomainEvent
-    from mission_memory.scenarios import _flood_intervals
+    from mission_memory.operations.domain_events import DomainEvent
+    from mission_memory.operations.scenarios import _flood_intervals
 
     t0 = uav_scenario(0).events[0].time
     burst = [DomainEvent(id=f"e{i}", time=t0 + timedelta(seconds=10 * i), sector="s", type="t", criticality=0.5, text="x")
@@ -109,7 +109,7 @@ def test_a_loghub_sample_becomes_events_with_levels_mapped_to_criticality() -> N
     import pytest
 
     from mission_memory.errors import InputError
-    from mission_memory.scenarios import LOG_LEVEL_CRITICALITY, loghub_scenario
+    from mission_memory.operations.scenarios import LOG_LEVEL_CRITICALITY, loghub_scenario
 
     scenario = loghub_scenario("Zookeeper", LOGHUB_SAMPLE)
     by_id = {e.id: e for e in scenario.events}

@@ -38,25 +38,25 @@ from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:
-    from mission_memory.access_control import AccessContext
     from mission_memory.corrections.practitioner_records import Correction
     from mission_memory.corrections.rate import CorrectionRate
     from mission_memory.corrections.recording import CorrectionImport
-    from mission_memory.decision_recording import RecordedDecision
     from mission_memory.decisions import RejectedAlternative
-    from mission_memory.domain_events import DomainEvent
-    from mission_memory.escalation import EscalationState, FloodPolicy
-    from mission_memory.event_intake import EmbeddingQueue, IntakeReport
     from mission_memory.handover.acknowledgement import Acknowledgement
     from mission_memory.handover.brief import RotationBrief
+    from mission_memory.ingest.recorded_decisions import RecordedDecision
     from mission_memory.ingest.repository import IngestReport, ProgressFn
     from mission_memory.ingest.tracker_items import TrackerIngestReport
-    from mission_memory.memory_transfer import TransferSummary
+    from mission_memory.operations.domain_events import DomainEvent
+    from mission_memory.operations.escalation import EscalationState, FloodPolicy
+    from mission_memory.operations.event_intake import EmbeddingQueue, IntakeReport
     from mission_memory.records import AccessLevel
     from mission_memory.refresh.artifacts import PruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
     from mission_memory.retrieval.ranking_tune import TuneReport
+    from mission_memory.stores.transfer import TransferSummary
+    from mission_memory.teams.access_control import AccessContext
     from mission_memory.trackers.base import TaskHistory, Tracker
 
 __all__ = ["Memory"]
@@ -217,7 +217,7 @@ class Memory:
                 in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
                 ``filters`` name no mission and it is stored, else the query answers across all
                 missions and the digest header says so (DESIGN.md §4, ADR 0029). None: all missions.
-            access: who asks on a team server (:class:`~mission_memory.access_control.AccessContext`):
+            access: who asks on a team server (:class:`~mission_memory.teams.access_control.AccessContext`):
                 the digest holds no record above their clearance, no other operator's practitioner
                 record unless they lead, and the retrieval event carries their operator (ADR 0045).
                 None: the local user, who owns the store and sees everything.
@@ -317,7 +317,7 @@ class Memory:
         progress: ProgressFn | None = None,
     ) -> TransferSummary:
         """Write this memory (or one mission of it) to ``out`` as JSON Lines: records with their
-        vectors and model ids, retrieval events, state (format: :mod:`mission_memory.memory_transfer`).
+        vectors and model ids, retrieval events, state (format: :mod:`mission_memory.stores.transfer`).
 
         Args:
             out: a text stream opened for writing.
@@ -329,7 +329,7 @@ class Memory:
         Raises:
             InputError: ``mission`` names no stored mission.
         """
-        from mission_memory.memory_transfer import export_memory
+        from mission_memory.stores.transfer import export_memory
 
         return export_memory(self.store, out, mission=mission, max_access_level=max_access_level, progress=progress)
 
@@ -346,7 +346,7 @@ class Memory:
                 nothing is stored.
             BackendUnavailable: the store is read-only or failed; running the import again finishes it.
         """
-        from mission_memory.memory_transfer import import_memory
+        from mission_memory.stores.transfer import import_memory
 
         if self.store.read_only:
             raise BackendUnavailable("the store is open read-only: nothing can be imported into it")
@@ -404,13 +404,13 @@ class Memory:
                 for another operator asked by a non-lead.
             BudgetError: the budget cannot hold the brief's header.
         """
-        from mission_memory.access_control import most_restricted
         from mission_memory.handover.acknowledgement import acknowledgement_of
         from mission_memory.handover.archive import brief_record, shift_key
         from mission_memory.handover.brief import RotationBrief, collect_brief_items, pack_brief
         from mission_memory.handover.shift_window import resolve_shift
         from mission_memory.handover.sources import repository_watch_items
         from mission_memory.retrieval_events import NewRetrievalEvent
+        from mission_memory.teams.access_control import most_restricted
         from mission_memory.utc import as_utc
 
         try:
@@ -537,7 +537,7 @@ class Memory:
             return mission
         if len(known) == 1:
             return next(iter(known))
-        from mission_memory.hook.prompt_commit import resolve_checkout
+        from mission_memory.capture.prompt_commit import resolve_checkout
 
         here = Path(resolve_checkout(str(Path.cwd()))[0]).name
         if here in known:
@@ -652,14 +652,14 @@ class Memory:
         ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
         mission defaults to the repository the working directory (or ``write_adr``) lies in.
         With ``access`` (a team server), the decision is the operator's, and ``supersedes`` can name
-        only decisions they may see. See :func:`mission_memory.decision_recording.record_decision`.
+        only decisions they may see. See :func:`mission_memory.ingest.recorded_decisions.record_decision`.
 
         Raises:
             InputError: an empty title, decision or rationale; a rejected option not written
                 ``"option: why"``; a status other than accepted/proposed; an unknown ``supersedes``
                 reference; a ``write_adr`` folder outside a git work tree or not read by ingest.
         """
-        from mission_memory.decision_recording import AGENT, check_statement, record_decision
+        from mission_memory.ingest.recorded_decisions import AGENT, check_statement, record_decision
 
         statement = check_statement(
             title, decision, rationale, rejected, context=context, principles=principles,
@@ -712,7 +712,7 @@ class Memory:
         (docs/adr/0036).
 
         Args:
-            events: :class:`~mission_memory.domain_events.DomainEvent` objects or mappings of their fields.
+            events: :class:`~mission_memory.operations.domain_events.DomainEvent` objects or mappings of their fields.
             mission: the mission; default ``settings.event_mission``, else the current folder's name.
             now: the escalation clock (timezone-aware; default: now).
             embed: wake the background embedding queue (False: leave the vectors to a catch-up,
@@ -729,9 +729,9 @@ class Memory:
                 (nothing is stored).
             BackendUnavailable: the store cannot be written (nothing is stored).
         """
-        from mission_memory.domain_events import events_from_objects
-        from mission_memory.escalation_state import assess_mission
-        from mission_memory.event_intake import store_events
+        from mission_memory.operations.domain_events import events_from_objects
+        from mission_memory.operations.escalation_state import assess_mission
+        from mission_memory.operations.event_intake import store_events
 
         checked = events_from_objects(events)
         name = self._event_mission(mission)
@@ -747,12 +747,12 @@ class Memory:
     def escalation_status(self, mission: str | None = None, *, now: datetime | None = None) -> EscalationState:
         """Assess the mission's escalation at ``now`` (default: now), store it and return it.
 
-        See :func:`mission_memory.escalation_state.assess_mission` (DESIGN.md §7, docs/adr/0022).
+        See :func:`mission_memory.operations.escalation_state.assess_mission` (DESIGN.md §7, docs/adr/0022).
 
         Raises:
             InputError: a naive ``now``.
         """
-        from mission_memory.escalation_state import assess_mission
+        from mission_memory.operations.escalation_state import assess_mission
 
         return assess_mission(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
 
@@ -765,7 +765,7 @@ class Memory:
         return self._queue().pending()
 
     def _queue(self) -> EmbeddingQueue:
-        from mission_memory.event_intake import EmbeddingQueue
+        from mission_memory.operations.event_intake import EmbeddingQueue
 
         with self._lock:
             if self._embedding_queue is None:
@@ -775,11 +775,11 @@ class Memory:
             return self._embedding_queue
 
     def _store_for(self, access: AccessContext | None) -> MemoryStore:
-        """The store as ``access`` sees it (:class:`~mission_memory.access_control.AccessScopedStore`),
+        """The store as ``access`` sees it (:class:`~mission_memory.teams.access_control.AccessScopedStore`),
         or the whole store for the local user."""
         if access is None:
             return self.store
-        from mission_memory.access_control import AccessScopedStore
+        from mission_memory.teams.access_control import AccessScopedStore
 
         return AccessScopedStore(self.store, access)
 
@@ -794,7 +794,7 @@ class Memory:
     def _flood_policy(self) -> FloodPolicy:
         from datetime import timedelta
 
-        from mission_memory.escalation import FloodPolicy
+        from mission_memory.operations.escalation import FloodPolicy
 
         s = self.settings
         return FloodPolicy(

@@ -9,19 +9,26 @@ point it at a tmp dir and never touch the home directory.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mission_memory.domain_events import AlertmanagerMapping
 from mission_memory.errors import ConfigError
 from mission_memory.records import AccessLevel
-from mission_memory.trackers.base import DEFAULT_LABEL
 
-__all__ = ["MAX_TOKEN_BUDGET", "Settings", "load_settings"]
+__all__ = ["DEFAULT_LABEL", "MAX_TOKEN_BUDGET", "AlertmanagerMapping", "Settings", "load_settings"]
 
 MAX_TOKEN_BUDGET = 200_000
 """Default of :attr:`Settings.max_token_budget`, in tokens (issue 9 item 7)."""
@@ -29,6 +36,41 @@ MAX_TOKEN_BUDGET = 200_000
 
 def _default_data_dir() -> Path:
     return Path(platformdirs.user_data_dir("mission-memory", appauthor=False))
+
+
+DEFAULT_LABEL = "LONG-TERM"
+"""The tracker label that marks a task as long-term (the refresher's default, docs/design.md §5)."""
+
+
+class AlertmanagerMapping(BaseModel):
+    """How an Alertmanager alert becomes a domain event (configurable; these are the defaults).
+
+    Attributes:
+        severity_criticality: the ``severity`` label's value -> criticality.
+        default_criticality: criticality of an alert without a known severity.
+        sector_labels: labels tried in order for the sector; the first present wins.
+        text_annotations: annotations joined (in order) into the event text.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    severity_criticality: Mapping[str, float] = Field(
+        default_factory=lambda: {
+            "critical": 0.9, "page": 0.9, "high": 0.8, "error": 0.8, "major": 0.8,
+            "warning": 0.6, "medium": 0.5, "minor": 0.4, "low": 0.3, "info": 0.2, "none": 0.1,
+        }
+    )
+    default_criticality: float = Field(default=0.5, ge=0.0, le=1.0)
+    sector_labels: Sequence[str] = ("service", "namespace", "job", "instance")
+    text_annotations: Sequence[str] = ("summary", "description", "message")
+
+    @field_validator("severity_criticality")
+    @classmethod
+    def _in_range(cls, value: Mapping[str, float]) -> Mapping[str, float]:
+        bad = {k: v for k, v in value.items() if not 0.0 <= v <= 1.0}
+        if bad:
+            raise ValueError(f"criticality must be in [0, 1], got {bad}")
+        return {k.lower(): v for k, v in value.items()}
 
 
 class Settings(BaseSettings):
@@ -96,7 +138,7 @@ class Settings(BaseSettings):
         escalation_flood_end: events per window per operator below which the flood ends (ISA-18.2: 5).
         operators_on_duty: operators sharing the event load; capacity = flood_start × this.
         alertmanager_mapping: how Alertmanager alerts become events (JSON of
-            :class:`~mission_memory.domain_events.AlertmanagerMapping`: ``severity_criticality``,
+            :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`: ``severity_criticality``,
             ``default_criticality``, ``sector_labels``, ``text_annotations``).
         embed_batch: records embedded per batch by the background embedding queue.
         correction_link_window_minutes: a correction without a retrieval event in its session is
@@ -106,7 +148,7 @@ class Settings(BaseSettings):
             to count as relevant to it when the correction names no record (docs/adr/0024, where
             its precision is measured).
         team_token_file: the team server's token file (TOML of token hashes,
-            :mod:`mission_memory.operator_tokens`); default ``<data_dir>/team-tokens.toml``, used by
+            :mod:`mission_memory.teams.operator_tokens`); default ``<data_dir>/team-tokens.toml``, used by
             ``serve --transport http`` when it exists.
         team_tokens: the same entries as a JSON list, instead of a file (containers); takes
             precedence over the file.

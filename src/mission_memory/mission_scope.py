@@ -116,7 +116,7 @@ def mission_of_directory(directory: str | Path) -> str:
     Returns:
         The mission name (non-empty; ``/`` for the file-system root).
     """
-    from mission_memory.hook.prompt_commit import resolve_checkout  # stdlib only: walks up to ``.git``
+    from mission_memory.capture.prompt_commit import resolve_checkout  # stdlib only: walks up to ``.git``
 
     resolved = Path(directory).expanduser().resolve()
     repository, _, _ = resolve_checkout(str(resolved))

@@ -6,7 +6,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
-from mission_memory.hook import prompt_commit
+from mission_memory.capture import prompt_commit
 
 
 def capture_prompt(hook_dir: Path, when: str, prompt: str, *, session: str, cwd: Path) -> None:

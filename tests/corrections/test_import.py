@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mission_memory.api import Memory
+from mission_memory.capture.redaction import redact
 from mission_memory.cli.app import app
 from mission_memory.corrections.detector import (
     category_of,
@@ -17,7 +18,6 @@ from mission_memory.corrections.detector import (
     detect_transcript_corrections,
     prompt_fingerprint,
 )
-from mission_memory.hook.redaction import redact
 from mission_memory.metrics.transcript_sessions import read_sessions
 from tests.conftest import GitRepo
 from tests.corrections.captured_prompts import capture_prompt

@@ -13,15 +13,15 @@ from typer.testing import CliRunner
 
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
-from mission_memory.decision_recording import (
+from mission_memory.errors import InputError
+from mission_memory.ingest.adr import parse_adr
+from mission_memory.ingest.recorded_decisions import (
     check_statement,
     madr_text,
     next_adr_path,
     parse_rejected,
     slugify,
 )
-from mission_memory.errors import InputError
-from mission_memory.ingest.adr import parse_adr
 from mission_memory.records import Record, RecordKind
 from tests.conftest import GitRepo
 

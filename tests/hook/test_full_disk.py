@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from mission_memory.capture import dropped_prompts
 from mission_memory.cli.app import app
-from mission_memory.hook import dropped_prompts, installer
+from mission_memory.hook import installer
 
 runner = CliRunner()
 PROMPT = "Перевір міграцію бази перед релізом — секретний план Омега"

@@ -107,7 +107,7 @@ def test_user_scope_lives_under_home(tmp_path):
 
 
 def test_install_preallocates_the_dropped_prompt_record_where_the_hook_will_write(tmp_path, data_dir):
-    from mission_memory.hook import dropped_prompts
+    from mission_memory.capture import dropped_prompts
 
     installer.install_hooks(tmp_path / "settings.json")  # no --data-dir: the hook reads the environment
     assert (data_dir / dropped_prompts.RECORD_NAME).stat().st_size == dropped_prompts.RECORD_SIZE

@@ -7,7 +7,7 @@ import os
 import subprocess
 import zlib
 
-from mission_memory.hook.loose_objects import STORED_LIMIT, BareRepository, zlib_stream
+from mission_memory.capture.loose_objects import STORED_LIMIT, BareRepository, zlib_stream
 
 
 def _ensure_after_barrier(barrier: object, path: str) -> str | None:

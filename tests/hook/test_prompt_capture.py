@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mission_memory.hook import installer, prompt_commit
+from mission_memory.capture import prompt_commit
+from mission_memory.hook import installer
 from tests.conftest import GitRepo
 from tests.hook.conftest import make_payload, read_documents
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mission_memory.hook.redaction import KINDS, redact
+from mission_memory.capture.redaction import KINDS, redact
 
 
 @pytest.mark.parametrize(

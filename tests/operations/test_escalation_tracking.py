@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from mission_memory.errors import ConfigError, InputError
-from mission_memory.escalation import EscalationMode
+from mission_memory.operations.escalation import EscalationMode
 from tests.operations.event_factory import T0, burst, event
 
 runner = CliRunner()

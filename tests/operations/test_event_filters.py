@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.record_filters import filter_columns, matches
 from mission_memory.records import Layer
 from mission_memory.stores.base import SearchFilter
+from mission_memory.stores.filters import filter_columns, matches
 from tests.operations.event_factory import T0, event
 
 EVENTS = [

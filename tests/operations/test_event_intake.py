@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.domain_events import DomainEvent
 from mission_memory.errors import InputError
+from mission_memory.operations.domain_events import DomainEvent
 from mission_memory.records import Layer, RecordKind
 from mission_memory.stores.base import SearchFilter
 from tests.operations.event_factory import T0, event

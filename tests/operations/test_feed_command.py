@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
-from mission_memory.domain_events import MAX_EVENT_BATCH_BYTES
+from mission_memory.operations.domain_events import MAX_EVENT_BATCH_BYTES
 from mission_memory.records import RecordKind
 from tests.operations.event_factory import T0, event
 

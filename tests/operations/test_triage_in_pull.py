@@ -14,11 +14,11 @@ import pytest
 
 from mission_memory.api import Memory
 from mission_memory.mission_scope import resolve_mission_scope
-from mission_memory.record_filters import SearchFilter
 from mission_memory.retrieval.digest import pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.query import rank_candidates, search_candidates, select_candidates
 from mission_memory.retrieval.ranking import RankingParams
+from mission_memory.stores.filters import SearchFilter
 from tests.conftest import GitRepo
 from tests.operations.event_factory import burst, event
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mission_memory.hook import prompt_commit
+from mission_memory.capture import prompt_commit
 from mission_memory.prompts.corpus import PromptCorpus
 
 

@@ -99,7 +99,8 @@ def test_priors_apply_to_every_candidate_before_any_is_cut() -> None:
     """A critical record ranked 50th by similarity is not cut before its priors lift it into the
     few times max_entries (10 × 4) that selection reads."""
     from mission_memory.records import Layer
-    from mission_memory.retrieval.query import CandidateLists, rank_candidates
+    from mission_memory.retrieval.candidates import CandidateLists
+    from mission_memory.retrieval.query import rank_candidates
     from mission_memory.stores.base import RecordPriors
 
     dense = [Hit(f"d{i}", 0.9 - i * 0.0001) for i in range(50)]
@@ -113,7 +114,8 @@ def test_priors_apply_to_every_candidate_before_any_is_cut() -> None:
 
 def test_a_ranking_policy_can_take_candidates_by_criticality() -> None:
     from mission_memory.records import Layer
-    from mission_memory.retrieval.query import CandidateLists, rank_candidates
+    from mission_memory.retrieval.candidates import CandidateLists
+    from mission_memory.retrieval.query import rank_candidates
     from mission_memory.stores.base import RecordPriors
 
     prior = RecordPriors(Layer.DOMAIN, RecordKind.DOC_CHUNK, False, 0.5, False)

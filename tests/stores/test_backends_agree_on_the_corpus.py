@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.memory_transfer import export_memory, import_memory
 from mission_memory.stores.registry import open_store
+from mission_memory.stores.transfer import export_memory, import_memory
 from tests.conftest import CORPUS_BUNDLE, IngestedCorpus
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "benchmarks" / "eval" / "questions-tdr-docs.jsonl"

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mission_memory.record_filters import matches
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import SearchFilter
 from mission_memory.stores.dense_scan import best_rows
+from mission_memory.stores.filters import matches
 from mission_memory.stores.sqlite import SqliteStore
 from mission_memory.stores.sqlite_filters import row_columns
 from mission_memory.stores.vector_table import VectorTable, quantize_rows

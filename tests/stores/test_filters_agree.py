@@ -15,8 +15,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import AccessLevel, Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.sqlite import SqliteStore
 from mission_memory.stores.sqlite_filters import filter_mask, filter_sql
 

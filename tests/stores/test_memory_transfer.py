@@ -13,12 +13,12 @@ from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
 from mission_memory.errors import InputError
-from mission_memory.memory_transfer import export_memory, import_memory
 from mission_memory.records import AccessLevel, RecordKind
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.stores.transfer import export_memory, import_memory
 from tests.stores.contract.test_store_contract import _record, _unit
 
 runner = CliRunner()

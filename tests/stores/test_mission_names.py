@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mission_memory.access_control import AccessContext, AccessScopedStore
 from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MissionNames, stored_mission_names
 from mission_memory.stores.sqlite import SqliteStore
+from mission_memory.teams.access_control import AccessContext, AccessScopedStore
 
 
 def _record(mission: str, i: int) -> Record:

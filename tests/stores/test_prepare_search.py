@@ -89,7 +89,7 @@ def test_an_import_into_sqlite_prepares_search_like_an_ingest(tmp_path: Path) ->
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
     from mission_memory.embeddings import configured_model_id
-    from mission_memory.memory_transfer import export_memory
+    from mission_memory.stores.transfer import export_memory
 
     settings = load_settings(data_dir=tmp_path / "data")
     model = configured_model_id(settings)

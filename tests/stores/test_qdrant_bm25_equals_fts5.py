@@ -16,9 +16,9 @@ import pytest
 from qdrant_client import models
 
 from mission_memory.errors import BackendUnavailable
-from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.stores.qdrant import QdrantStore, point_id
 from mission_memory.stores.qdrant_terms import LARGE_FREQUENCY, TermEncoder, raw_frequencies, term_index
 from mission_memory.stores.registry import open_store

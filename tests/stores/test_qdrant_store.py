@@ -15,8 +15,8 @@ from pytest_httpserver import HTTPServer
 
 from mission_memory.config import Settings
 from mission_memory.errors import BackendUnavailable, ConfigError
-from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import Record
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.qdrant import QdrantStore
 from mission_memory.stores.qdrant_terms import FTS_TOKENIZE, PRESENCE_INDEX, TermEncoder, raw_frequencies
 from mission_memory.stores.registry import open_store
@@ -160,7 +160,7 @@ def test_opening_on_a_server_creates_replicated_collections_with_an_index_for_ev
 
     from werkzeug import Request, Response
 
-    from mission_memory.record_filters import FILTER_FIELDS
+    from mission_memory.stores.filters import FILTER_FIELDS
 
     seen: list[tuple[str, str, dict[str, object], str | None]] = []
 

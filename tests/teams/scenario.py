@@ -31,8 +31,8 @@ from pathlib import Path
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.ingest.access_levels import with_access
-from mission_memory.operator_tokens import add_token
 from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind
+from mission_memory.teams.operator_tokens import add_token
 from tests.conftest import GitRepo
 
 MISSION = "ops"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from mission_memory.access_control import AccessContext, Role
 from mission_memory.cli.app import app
 from mission_memory.records import AccessLevel, RecordKind
+from mission_memory.teams.access_control import AccessContext, Role
 from tests.teams.scenario import ALICE_PRACTITIONER_CANARY, MISSION, RESTRICTED_CANARIES, TeamMission
 
 ALICE = AccessContext("alice", AccessLevel.RESTRICTED, Role.LEAD)

@@ -12,7 +12,12 @@ from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
 from mission_memory.errors import ConfigError
-from mission_memory.operator_tokens import OperatorTokenVerifier, TokenSource, hash_token, read_token_file
+from mission_memory.teams.operator_tokens import (
+    OperatorTokenVerifier,
+    TokenSource,
+    hash_token,
+    read_token_file,
+)
 
 
 def _run(*args: str) -> str:
@@ -78,7 +83,7 @@ def test_bad_token_options_are_errors_naming_them_and_write_nothing(
 
 
 def test_an_expired_token_is_refused_by_the_verifier(data_dir: Path) -> None:
-    from mission_memory.operator_tokens import add_token
+    from mission_memory.teams.operator_tokens import add_token
 
     past = datetime.now(UTC) - timedelta(hours=3)
     issued = add_token(data_dir / "team-tokens.toml", operator="bob", clearance="internal",
@@ -123,7 +128,7 @@ def test_a_server_with_tokens_refuses_a_call_that_carries_none(data_dir: Path) -
 
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
 def test_a_token_file_others_can_write_is_refused_by_the_server_and_by_add(data_dir: Path, mode: int) -> None:
-    from mission_memory.operator_tokens import add_token
+    from mission_memory.teams.operator_tokens import add_token
 
     path = data_dir / "team-tokens.toml"
     add_token(path, operator="bob", clearance="internal")

@@ -22,7 +22,7 @@ from mcp import Client as McpClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from mission_memory.operator_tokens import add_token, revoke_token
+from mission_memory.teams.operator_tokens import add_token, revoke_token
 from tests.teams.scenario import (
     ACCESS_PATHS,
     ALICE_PRACTITIONER_CANARY,

@@ -56,7 +56,7 @@ def _parse_now(value: str | None) -> datetime | None:
 
 def _read_input(source: str) -> tuple[bytes, str]:
     """The bytes of ``source`` (``-`` is standard input), read no further than the batch limit allows."""
-    from mission_memory.domain_events import MAX_EVENT_BATCH_BYTES
+    from mission_memory.operations.domain_events import MAX_EVENT_BATCH_BYTES
 
     if source == "-":
         return sys.stdin.buffer.read(MAX_EVENT_BATCH_BYTES + 1), "<stdin>"
@@ -92,7 +92,7 @@ def feed(
 
     Every event is checked first; one bad event (its line and field named) stores nothing.
     """
-    from mission_memory.domain_events import read_events_csv, read_events_jsonl
+    from mission_memory.operations.domain_events import read_events_csv, read_events_jsonl
 
     with reported_errors():
         data, name = _read_input(source)

@@ -11,10 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from mission_memory.capture import dropped_prompts
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.config import load_settings
 from mission_memory.errors import InputError
-from mission_memory.hook import dropped_prompts, installer
+from mission_memory.hook import installer
 from mission_memory.hook.installer import SettingsScope
 from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
 

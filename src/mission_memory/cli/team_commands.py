@@ -64,7 +64,7 @@ def add(
     json_output: JsonOpt = False,
 ) -> None:
     """Issue a token; print it once (it is stored only as a SHA-256 hash)."""
-    from mission_memory.operator_tokens import add_token
+    from mission_memory.teams.operator_tokens import add_token
 
     now = datetime.now(UTC)
     with reported_errors():
@@ -88,7 +88,7 @@ def add(
 @token_app.command("list")
 def list_tokens(json_output: JsonOpt = False) -> None:
     """List the issued tokens (ids, operators, clearances, roles, expiry; never the tokens)."""
-    from mission_memory.operator_tokens import read_token_file
+    from mission_memory.teams.operator_tokens import read_token_file
 
     with reported_errors():
         path = _token_file()
@@ -123,7 +123,7 @@ def revoke(
     json_output: JsonOpt = False,
 ) -> None:
     """Remove a token; a running server refuses it from its next request."""
-    from mission_memory.operator_tokens import revoke_token
+    from mission_memory.teams.operator_tokens import revoke_token
 
     with reported_errors():
         path = _token_file()

@@ -1,7 +1,7 @@
 """``mission-memory export`` and ``mission-memory import``: move a memory between stores as JSON Lines.
 
 Thin shells over :meth:`Memory.export_memory` and :meth:`Memory.import_memory` (format and rules:
-:mod:`mission_memory.memory_transfer`). The store is the one ``MISSION_MEMORY_STORE`` names, so a
+:mod:`mission_memory.stores.transfer`). The store is the one ``MISSION_MEMORY_STORE`` names, so a
 move from SQLite to Qdrant is an export with one setting and an import with the other.
 """
 

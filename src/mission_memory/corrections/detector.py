@@ -1,7 +1,7 @@
 """One correction detector for the two content sources: captured prompts and Claude Code transcripts.
 
 DESIGN.md §6 names three sources of corrections; two of them carry operator text, and both are read
-here, with one vocabulary (:mod:`mission_memory.correction_cues`, shared by the intent labeller and
+here, with one vocabulary (:mod:`mission_memory.prompts.correction_cues`, shared by the intent labeller and
 the transcript scanner) and one output type, :class:`Detection`:
 
 * a captured prompt is a correction when the intent labeller marks it ``correction``
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
-from mission_memory.correction_cues import normalise
-from mission_memory.hook.redaction import redact
+from mission_memory.capture.redaction import redact
 from mission_memory.metrics.transcript_corrections import CorrectionKind, find_session_corrections
 from mission_memory.metrics.transcript_sessions import SessionTranscript
 from mission_memory.metrics.transcripts import Interruption, OperatorPrompt, ToolCall, ToolOutcome
 from mission_memory.prompts.corpus import CapturedPrompt
+from mission_memory.prompts.correction_cues import normalise
 from mission_memory.prompts.intents import Intent, label_intent
 
 __all__ = [
@@ -114,8 +114,8 @@ so a secret the hook redacted inside the opening still fits whole."""
 def prompt_fingerprint(text: str) -> str:
     """A fingerprint of a prompt's opening, equal for the hook's capture and the transcript's record.
 
-    The text is redacted as the prompt hook redacts it (:func:`mission_memory.hook.redaction.redact`),
-    normalised (:func:`mission_memory.correction_cues.normalise`, whitespace collapsed), cut to
+    The text is redacted as the prompt hook redacts it (:func:`mission_memory.capture.redaction.redact`),
+    normalised (:func:`mission_memory.prompts.correction_cues.normalise`, whitespace collapsed), cut to
     :data:`FINGERPRINT_CHARS` characters and hashed: 16 hex digits of SHA-256. The text is not kept.
     """
     redacted, _ = redact(text[: FINGERPRINT_CHARS * 2])

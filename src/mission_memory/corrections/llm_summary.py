@@ -32,9 +32,9 @@ import httpx
 
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 from mission_memory.ingest.access_levels import AccessRules
-from mission_memory.record_filters import ACCESS_ORDER
 from mission_memory.records import AccessLevel
 from mission_memory.refresh.summarizers import chat_message_content
+from mission_memory.stores.filters import ACCESS_ORDER
 
 __all__ = ["COPY_RUN", "MAX_CHARS", "LlmCorrectionSummaries", "copies_prompt"]
 

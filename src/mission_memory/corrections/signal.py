@@ -34,11 +34,11 @@ from mission_memory.corrections.practitioner_records import (
 )
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.record_filters import QueryFilters, SearchFilter
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import is_superseded
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import QueryFilters, SearchFilter
 
 __all__ = ["RELEVANT_LAYERS", "label_correction", "preceding_event", "relevant_records", "resolve_references"]
 

@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from mission_memory.crisis_timeline import crisis_brief_entries
 from mission_memory.errors import BudgetError
+from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
 from mission_memory.handover.activity import RecentActivity, rank_activity
 from mission_memory.handover.profile import PredecessorProfile, build_profile
 from mission_memory.handover.shift_window import ShiftWindow
+from mission_memory.operations.crisis_timeline import crisis_brief_entries
 from mission_memory.records import Record, RecordKind
-from mission_memory.retrieval.digest import close_marker, neutralise_markers, new_nonce, open_marker
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 

@@ -1,7 +1,8 @@
-"""Claude Code hooks: prompt capture (``UserPromptSubmit``) and the pull digest (``SessionStart``).
+"""Claude Code hooks: the entry scripts and their installer.
 
-``prompt_capture`` and the modules it loads (``redaction``, ``loose_objects``) are stdlib-only and are
-run by absolute path as ``python -S -E .../prompt_capture.py``, so they never import this package's
-dependencies (DESIGN.md §8). ``installer`` edits Claude Code's settings JSON; ``session_start`` is the
-optional digest hook that does import the core API. This ``__init__`` imports nothing on purpose.
+``prompt_capture`` (``UserPromptSubmit``) is run by absolute path as ``python -S -E
+.../hook/prompt_capture.py``; users' settings hold that path, so the script stays here while the
+standard-library-only capture library it loads lives in :mod:`mission_memory.capture`.
+``session_start`` is the optional digest hook that does import the core API; ``installer`` edits
+Claude Code's settings JSON. This ``__init__`` imports nothing on purpose.
 """

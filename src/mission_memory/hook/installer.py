@@ -26,8 +26,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from mission_memory.capture import dropped_prompts, prompt_commit
 from mission_memory.errors import ConfigError, InputError
-from mission_memory.hook import dropped_prompts, prompt_commit
 
 __all__ = [
     "HookEvent",

@@ -59,7 +59,7 @@ def _data_dir(argv: list[str]) -> Path:
     explicit = _arg(argv, "--data-dir")
     if explicit:
         return Path(explicit).expanduser()
-    from mission_memory.hook.prompt_commit import default_data_dir
+    from mission_memory.capture.prompt_commit import default_data_dir
 
     return Path(default_data_dir())
 
@@ -141,7 +141,7 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
     Raises:
         MissionMemoryError: the store or the query failed (the caller logs it and prints nothing).
     """
-    from mission_memory.hook.prompt_commit import resolve_checkout
+    from mission_memory.capture.prompt_commit import resolve_checkout
 
     if not (data_dir / "memory.db").is_file():
         return ""

@@ -33,9 +33,9 @@ import pathspec
 import yaml
 
 from mission_memory.errors import ConfigError, InputError
-from mission_memory.ingest.documents import split_front_matter
-from mission_memory.record_filters import ACCESS_ORDER
+from mission_memory.front_matter import split_front_matter
 from mission_memory.records import AccessLevel, Record, RecordKind, record_id_for
+from mission_memory.stores.filters import ACCESS_ORDER
 
 __all__ = ["AccessRules", "front_matter_access", "label_access", "with_access", "with_label_access"]
 

@@ -17,6 +17,8 @@ from pathlib import PurePosixPath
 
 from markdown_it import MarkdownIt
 
+from mission_memory.front_matter import split_front_matter
+
 __all__ = [
     "DOCUMENT_SUFFIXES",
     "DocumentChunk",
@@ -24,7 +26,6 @@ __all__ = [
     "find_markdown_headings",
     "github_anchor",
     "split_document",
-    "split_front_matter",
 ]
 
 DOCUMENT_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
@@ -73,26 +74,6 @@ class MarkdownHeading:
     text: str
     line: int
     end_line: int
-
-
-def split_front_matter(text: str) -> tuple[str | None, int]:
-    """Find a YAML (``---``) or TOML (``+++``) front matter block at the very start of ``text``.
-
-    Args:
-        text: the whole document.
-
-    Returns:
-        ``(front_matter_body, lines_consumed)``: the block's inner text (None when absent) and how many
-        lines (delimiters included) it occupies, so callers can keep 1-based line numbers right.
-    """
-    lines = text.split("\n")
-    if not lines or lines[0].strip() not in ("---", "+++"):
-        return None, 0
-    fence = lines[0].strip()
-    for index in range(1, min(len(lines), 400)):
-        if lines[index].strip() in (fence, "..." if fence == "---" else fence):
-            return "\n".join(lines[1:index]), index + 1
-    return None, 0
 
 
 def _block_parser() -> MarkdownIt:

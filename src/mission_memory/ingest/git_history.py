@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from mission_memory.errors import InputError
 from mission_memory.git_runner import run_git, run_git_text
-from mission_memory.tracker_keys import extract_tracker_keys
+from mission_memory.trackers.keys import extract_tracker_keys
 
 __all__ = [
     "Commit",

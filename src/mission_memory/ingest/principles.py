@@ -12,11 +12,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
 from mission_memory.decisions import Decision, Principle
+from mission_memory.front_matter import split_front_matter
 from mission_memory.ingest.documents import (
     MarkdownHeading,
     find_markdown_headings,
     github_anchor,
-    split_front_matter,
 )
 
 __all__ = ["find_principle_paths", "link_principles", "parse_principles"]

@@ -20,27 +20,34 @@ sound store holding the batches already committed, and a re-run completes the re
 from __future__ import annotations
 
 import time as clock
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, time
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.decision_recording import reconcile_recorded
-from mission_memory.decisions import Decision, DecisionStatus, Principle
+from mission_memory.decisions import Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.ingest.access_levels import AccessRules, with_access
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
+from mission_memory.ingest.decision_records import (
+    RECORD_TEXT_CAP,
+    bounded_text,
+    component_of,
+    decision_records,
+)
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
-from mission_memory.ingest.exclusion import IngestExclusion, PathGlobs, folder_files
-from mission_memory.ingest.git_history import Commit, GitRepository
+from mission_memory.ingest.exclusion import PathGlobs
+from mission_memory.ingest.git_history import Commit
 from mission_memory.ingest.passage_heads import passage_text
-from mission_memory.ingest.principles import find_principle_paths, link_principles, parse_principles
+from mission_memory.ingest.principles import find_principle_paths, parse_principles
+from mission_memory.ingest.recorded_decisions import reconcile_recorded
+from mission_memory.ingest.source import RepositorySource
 from mission_memory.ingest.structured_documents import (
     StructuredDocumentError,
     is_structured_document,
@@ -55,17 +62,6 @@ ProgressFn = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: called as work advances (phases: read, embed)."""
 
 _BATCH = 64
-_RECORD_TEXT_CAP = 20_000
-"""Characters at most in a decision's or principle's record text (and in each long decision field). A
-longer ADR keeps its head there and is also ingested whole as document chunks, so a 20 MB file never
-becomes one 20-million-character record that every later query has to scan."""
-_CRITICALITY = {
-    DecisionStatus.ACCEPTED: 0.7,
-    DecisionStatus.PROPOSED: 0.6,
-    DecisionStatus.REJECTED: 0.4,
-    DecisionStatus.DEPRECATED: 0.3,
-    DecisionStatus.SUPERSEDED: 0.3,
-}
 
 
 @dataclass
@@ -159,42 +155,6 @@ class IngestReport:
         }
 
 
-class RepositorySource:
-    """Where files come from: a git work tree (tracked files, commit info) or a plain folder.
-
-    Args:
-        root: the folder given to ingest; inside a git work tree, :attr:`root` becomes its top level.
-        globs: the run's ``--include`` / ``--exclude`` patterns, or None.
-    """
-
-    def __init__(self, root: Path, globs: PathGlobs | None = None) -> None:
-        self.globs = globs
-        self.git: GitRepository | None = GitRepository(root) if GitRepository.is_git_work_tree(root) else None
-        self.root = self.git.root if self.git else root
-        self.last_changes: dict[str, tuple[str, datetime]] = self.git.last_changes() if self.git else {}
-
-    def files(self) -> list[str]:
-        """The files to consider: tracked ones (or, in a plain folder, those its ``.gitignore`` files
-        keep), minus those ``.mission-memory-ignore`` excludes, narrowed by the run's globs."""
-        listed = self.git.tracked_files() if self.git else folder_files(self.root)
-        kept = IngestExclusion(self.root).kept(listed)
-        return self.globs.kept(kept) if self.globs is not None else kept
-
-    def changed(self, path: str) -> tuple[str | None, datetime]:
-        if path in self.last_changes:
-            sha, moment = self.last_changes[path]
-            return sha, moment
-        try:
-            return None, datetime.fromtimestamp((self.root / path).stat().st_mtime, tz=UTC)
-        except OSError:
-            return None, datetime.now(UTC)
-
-    def uri(self, path: str, anchor: str = "", commit: str | None = None) -> str:
-        if self.git:
-            return self.git.file_uri(path, anchor, commit)
-        return (self.root / path).as_uri() + (f"#{anchor}" if anchor else "")
-
-
 def _read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
     """``(text, None)`` or ``(None, reason)``."""
     try:
@@ -234,169 +194,6 @@ _HISTORY_FOLDER = "(git history)"
 def _record_folder(record: Record) -> str:
     path = record.attributes.get("path")
     return _folder_of(path) if isinstance(path, str) and record.kind is not RecordKind.COMMIT else _HISTORY_FOLDER
-
-
-def _component_of(path: str) -> str | None:
-    return path.split("/", 1)[0] if "/" in path else None
-
-
-def _decision_time(decision: Decision, fallback: datetime) -> datetime:
-    """When a decision was taken: noon UTC of its stated date, but never after ``fallback`` (the
-    file's commit or modification time), so a decision written this morning (``decide --write-adr``)
-    is not dated in the future and stays inside the current shift's window; else ``fallback``."""
-    if isinstance(decision.decided_at, date):
-        return min(datetime.combine(decision.decided_at, time(12, 0), tzinfo=UTC), fallback)
-    return fallback
-
-
-def _bounded(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters at the last paragraph (else line) break, marked as cut."""
-    if len(text) <= limit:
-        return text
-    marker = "\n\n[…]"
-    room = limit - len(marker)
-    cut = text.rfind("\n\n", 0, room)
-    if cut < room // 2:
-        cut = text.rfind("\n", 0, room)
-    if cut < room // 2:
-        cut = room
-    return text[:cut].rstrip() + marker
-
-
-def _cycle_groups(edges: dict[str, set[str]]) -> list[set[str]]:
-    """Groups of nodes that reach each other through ``edges`` (cycles), each with two nodes or more."""
-    reach: dict[str, set[str]] = {}
-    for start in edges:
-        seen: set[str] = set()
-        stack = list(edges[start])
-        while stack:
-            node = stack.pop()
-            if node not in seen:
-                seen.add(node)
-                stack.extend(edges.get(node, ()))
-        reach[start] = seen
-    groups: list[set[str]] = []
-    placed: set[str] = set()
-    for node in sorted(edges):
-        if node in placed or node not in reach[node]:
-            continue
-        group = {other for other in reach[node] if node in reach.get(other, set())} | {node}
-        if len(group) > 1:
-            groups.append(group)
-            placed |= group
-    return groups
-
-
-def _supersessions(
-    source: RepositorySource, adrs: Sequence[tuple[str, Decision]], warnings: list[str]
-) -> tuple[dict[str, list[str]], set[str]]:
-    """Who supersedes each ADR (``{path: [refs]}``), with links written on either side made symmetric and
-    supersession cycles broken; also the paths that a broken cycle leaves current.
-
-    A cycle (A superseded by B, B superseded by A) would leave no decision current. The newest decision
-    of the cycle (by its date, else its file's last change) stays current: its links to the others are
-    dropped, and a warning names the cycle and the one kept.
-    """
-    by_number = {f"{d.number:04d}": path for path, d in adrs if d.number is not None}
-    key_of = {path: (f"{d.number:04d}" if d.number is not None else path) for path, d in adrs}
-    derived: dict[str, set[str]] = defaultdict(set)
-    for path, d in adrs:
-        for target in d.supersedes:
-            derived[by_number.get(target, target)].add(key_of[path])
-    later = {path: set(d.superseded_by) | derived.get(path, set()) for path, d in adrs}
-    edges = {path: {by_number.get(ref, ref) for ref in refs} & later.keys() for path, refs in later.items()}
-    kept_current: set[str] = set()
-    decisions = dict(adrs)
-    for group in _cycle_groups(edges):
-        def moment(path: str) -> tuple[datetime, str]:
-            return _decision_time(decisions[path], source.changed(path)[1]), path
-
-        newest = max(group, key=moment)
-        dropped = {key_of[path] for path in group} | group
-        later[newest] = {ref for ref in later[newest] if ref not in dropped and by_number.get(ref) not in group}
-        kept_current.add(newest)
-        names = ", ".join(_decision_label(path, decisions[path]) for path in sorted(group))
-        warnings.append(
-            f"supersession cycle between {names}: each is marked superseded by another, so none would be "
-            f"current; {_decision_label(newest, decisions[newest])} is the newest and stays current"
-        )
-    return {path: sorted(refs) for path, refs in later.items()}, kept_current
-
-
-def _decision_label(path: str, decision: Decision) -> str:
-    return f"ADR-{decision.number:04d} ({path})" if decision.number is not None else path
-
-
-def decision_records(
-    source: RepositorySource, mission: str, adrs: Sequence[tuple[str, Decision]], principles: Sequence[Principle],
-    mission_type: str | None, warnings: list[str],
-) -> list[Record]:
-    """Decision records (workflow layer) for parsed ADRs, with supersession resolved across them.
-
-    Used by ingest and by ``decide --write-adr`` (decision_recording.py), so a decision written as a
-    MADR file is the same record a later ingest builds for it.
-
-    Args:
-        source: where the files come from (commit and time of each path).
-        mission: the mission the records are filed under.
-        adrs: ``(repository-relative path, parsed decision)`` pairs.
-        principles: the mission's principle registry, linked from decisions that name a principle.
-        mission_type: recorded on every record, or None.
-        warnings: appended to when a supersession cycle is broken by date (docs/adr/0030).
-
-    Returns:
-        One record per ADR, in ``adrs`` order.
-    """
-    later_of, kept_current = _supersessions(source, adrs, warnings)
-    records = []
-    for path, d in adrs:
-        sha, changed = source.changed(path)
-        later = later_of[path]
-        status = d.status.value if d.status else None
-        if later and status in (None, "accepted"):
-            status = "superseded"
-        elif path in kept_current and not later and status == "superseded":
-            status = "accepted"  # its "superseded" came from the broken cycle
-        label = f"ADR-{d.number:04d}: {d.title}" if d.number is not None else d.title
-        attributes: dict[str, Any] = {
-            "number": d.number,
-            "status": status,
-            "status_text": d.status_text,
-            "decided_at": d.decided_at.isoformat() if d.decided_at else None,
-            "context": _bounded(d.context, _RECORD_TEXT_CAP) if d.context else None,
-            "decision": _bounded(d.decision, _RECORD_TEXT_CAP) if d.decision else None,
-            "rationale": _bounded(d.rationale, _RECORD_TEXT_CAP) if d.rationale else None,
-            "consequences": _bounded(d.consequences, _RECORD_TEXT_CAP) if d.consequences else None,
-            "considered_options": list(d.considered_options),
-            "chosen_option": d.chosen_option,
-            "rejected_alternatives": [{"option": a.option, "reason": a.reason} for a in d.rejected_alternatives],
-            "supersedes": list(d.supersedes),
-            "superseded_by": later,
-            "related": list(d.related),
-            "deciders": list(d.deciders),
-            "principle_ids": sorted(set(d.principle_ids) | set(link_principles(d, principles))),
-            "task_ids": list(d.task_ids),
-            "tags": list(d.tags),
-            "format": d.format.value,
-            "path": path,
-        }
-        if mission_type:
-            attributes["mission_type"] = mission_type
-        records.append(
-            Record.build(
-                kind=RecordKind.DECISION,
-                title=label,
-                text=_bounded(d.text.strip(), _RECORD_TEXT_CAP),
-                provenance=Provenance(
-                    kind=SourceKind.ADR, ref=path, uri=source.uri(path, commit=sha), mission=mission,
-                    time=_decision_time(d, changed), commit=sha,
-                ),
-                criticality=_CRITICALITY.get(DecisionStatus(status), 0.6) if status else 0.6,
-                component=d.component or _component_of(path),
-                attributes=attributes,
-            )
-        )
-    return records
 
 
 def _commit_record(source: RepositorySource, mission: str, commit: Commit, mission_type: str | None) -> Record:
@@ -464,7 +261,7 @@ def _document_records(
                     time=changed, commit=sha,
                 ),
                 criticality=0.5 if path.lower() == "readme.md" else 0.4,
-                component=_component_of(path),
+                component=component_of(path),
                 attributes=attributes,
                 slot=slot,
             )
@@ -487,7 +284,7 @@ def _principle_records(
             Record.build(
                 kind=RecordKind.PRINCIPLE,
                 title=f"{p.id}: {p.title}",
-                text=_bounded(p.text.strip() or p.statement, _RECORD_TEXT_CAP),
+                text=bounded_text(p.text.strip() or p.statement, RECORD_TEXT_CAP),
                 provenance=Provenance(
                     kind=SourceKind.PRINCIPLE, ref=f"{path}#{anchor}", uri=source.uri(path, anchor, sha),
                     mission=mission, time=changed, commit=sha,
@@ -597,11 +394,11 @@ def ingest_repository(
         source, mission, adrs, principles, mission_type, report.warnings
     )
     for rel, d in adrs:
-        if len(d.text.strip()) > _RECORD_TEXT_CAP:
+        if len(d.text.strip()) > RECORD_TEXT_CAP:
             records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
             report.warnings.append(
                 f"{rel}: the decision's text ({len(d.text):,} characters) is kept to its first "
-                f"{_RECORD_TEXT_CAP:,} in the decision record; the whole text is ingested as document chunks"
+                f"{RECORD_TEXT_CAP:,} in the decision record; the whole text is ingested as document chunks"
             )
     for rel in doc_paths:
         if rel in texts:

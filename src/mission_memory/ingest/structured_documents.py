@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 
 from mission_memory.errors import InputError
+from mission_memory.front_matter import load_all_text_yaml
 from mission_memory.ingest.documents import DocumentChunk, github_anchor
-from mission_memory.ingest.yaml_scalars import load_all_text_yaml
 
 __all__ = [
     "DOCUMENTATION_FOLDERS",

@@ -20,15 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mission_memory.decisions import RejectedAlternative
 from mission_memory.errors import MissionMemoryError, user_message
-from mission_memory.mcp.server import (  # the tool's types are read at registration
-    ServedMemory,
-    mcp_session_id,
-)
+from mission_memory.mcp.served_memory import ServedMemory, mcp_session_id  # read at registration
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from mission_memory.access_control import AccessContext
+    from mission_memory.teams.access_control import AccessContext
 
 __all__ = [
     "DECISION_TOOL_DESCRIPTION",

@@ -3,12 +3,12 @@
 Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.server.build_server`):
 
 * ``POST /alerts/alertmanager`` — a Prometheus Alertmanager webhook (``webhook_configs``, payload
-  version 4), mapped by :func:`~mission_memory.domain_events.events_from_alertmanager` with the
-  configured :class:`~mission_memory.domain_events.AlertmanagerMapping`;
-* ``POST /events`` — JSON Lines of :class:`~mission_memory.domain_events.DomainEvent` objects.
+  version 4), mapped by :func:`~mission_memory.operations.domain_events.events_from_alertmanager` with the
+  configured :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`;
+* ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
 
 Both take ``?mission=NAME`` (default: the server's event mission) and answer ``200`` with the intake
-report as JSON. A body larger than :data:`~mission_memory.domain_events.MAX_EVENT_BATCH_BYTES` is
+report as JSON. A body larger than :data:`~mission_memory.operations.domain_events.MAX_EVENT_BATCH_BYTES` is
 refused with ``413`` before it is read in full; broken JSON or an invalid event with ``400`` naming
 the alert or line and the field; on a team server, a mission outside the posting token's missions with
 ``403`` (ADR 0045); a store that cannot be written with ``503``. In each refused case nothing is stored. The write runs in a worker thread (``anyio.to_thread``), like the MCP tool.
@@ -24,17 +24,17 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from mission_memory.domain_events import (
+from mission_memory.errors import AccessDenied, InputError, MissionMemoryError, user_message
+from mission_memory.operations.domain_events import (
     MAX_EVENT_BATCH_BYTES,
     DomainEvent,
     events_from_alertmanager,
     read_events_jsonl,
 )
-from mission_memory.errors import AccessDenied, InputError, MissionMemoryError, user_message
 
 if TYPE_CHECKING:
-    from mission_memory.access_control import AccessContext
     from mission_memory.api import Memory
+    from mission_memory.teams.access_control import AccessContext
 
 __all__ = ["ALERTMANAGER_PATH", "EVENTS_PATH", "receive_alertmanager", "receive_jsonl"]
 

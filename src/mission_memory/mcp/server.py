@@ -12,11 +12,11 @@ clear error the CLI prints. The tool runs the synchronous core in a worker threa
 a tool error rather than as a successful answer. Arguments are strict: an unknown argument, or a
 value of the wrong type, is a tool error naming it, with pydantic's help URL removed.
 
-With operator tokens (:mod:`mission_memory.operator_tokens`, ADR 0045/0046), the HTTP server
+With operator tokens (:mod:`mission_memory.teams.operator_tokens`, ADR 0045/0046), the HTTP server
 authenticates every request through the SDK's own bearer-token support (``token_verifier`` and
 ``AuthSettings``): a request without a valid, unexpired token gets 401 from the SDK's middleware
 before anything runs, the event receiver routes included; every tool call runs as the token's
-operator, with their clearance (:class:`~mission_memory.access_control.AccessContext`). Without
+operator, with their clearance (:class:`~mission_memory.teams.access_control.AccessContext`). Without
 tokens the server is the local user's and listens on loopback only (:func:`run_server`).
 
 Queries answer from the server's default mission (ADR 0029): over stdio, the mission of the
@@ -29,7 +29,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -41,19 +40,20 @@ from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import AnyHttpUrl, Field, ValidationError
 
 from mission_memory import __version__
-from mission_memory.access_control import AccessContext
 from mission_memory.api import Memory
 from mission_memory.config import MAX_TOKEN_BUDGET, load_settings
 from mission_memory.errors import ConfigError, MissionMemoryError, user_message
+from mission_memory.mcp.served_memory import ServedMemory, mcp_session_id, open_served
 from mission_memory.mission_scope import (
     ALL_MISSIONS,
     describe_stored_missions,
     mission_of_directory,
     resolve_mission_scope,
 )
-from mission_memory.operator_tokens import OperatorAccessToken, OperatorTokenVerifier, TokenSource
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
+from mission_memory.teams.access_control import AccessContext
+from mission_memory.teams.operator_tokens import OperatorAccessToken, OperatorTokenVerifier, TokenSource
 
 __all__ = [
     "TOOL_ARGUMENTS",
@@ -61,7 +61,6 @@ __all__ = [
     "TOOL_NAME",
     "WRITE_TOOL_ARGUMENTS",
     "WRITE_TOOL_NAME",
-    "ServedMemory",
     "build_server",
     "caller_access",
     "run_server",
@@ -100,44 +99,6 @@ FiltersArg = Annotated[
         )
     ),
 ]
-
-
-@dataclass
-class ServedMemory:
-    """What the server's lifespan holds: the open memory, or why it could not be used.
-
-    Attributes:
-        memory: the open memory; ``None`` when opening or checking it failed.
-        problem: the error to answer every tool call with, in that case.
-    """
-
-    memory: Memory | None
-    problem: MissionMemoryError | None = None
-
-    def usable(self) -> Memory:
-        """The memory.
-
-        Raises:
-            ToolError: the store could not be opened or is damaged (the message is the CLI's).
-        """
-        if self.memory is None:
-            assert self.problem is not None
-            raise ToolError(f"{user_message(self.problem)} (restart the server once it is fixed)")
-        return self.memory
-
-
-def _open_checked(factory: Callable[[], Memory]) -> ServedMemory:
-    """Open the memory and check the store file, keeping a failure as the answer to every call."""
-    try:
-        memory = factory()
-    except MissionMemoryError as exc:
-        return ServedMemory(None, exc)
-    try:
-        memory.store.ensure_sound()
-    except MissionMemoryError as exc:
-        memory.close()
-        return ServedMemory(None, exc)
-    return ServedMemory(memory)
 
 
 def _validation_text(exc: ValidationError) -> str:
@@ -227,7 +188,7 @@ def build_server(
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[ServedMemory]) -> AsyncIterator[ServedMemory]:
-        served = await anyio.to_thread.run_sync(_open_checked, factory)
+        served = await anyio.to_thread.run_sync(open_served, factory)
         running.append(served)
         try:
             yield served
@@ -404,14 +365,6 @@ def _add_write_tools(server: MCPServer[ServedMemory], verifier: OperatorTokenVer
             return await anyio.to_thread.run_sync(run)
         except MissionMemoryError as exc:
             raise ToolError(user_message(exc)) from exc
-
-
-def mcp_session_id(ctx: Context[Any, Any]) -> str | None:
-    """The streamable-HTTP session id of the calling connection (``Mcp-Session-Id``); None on stdio."""
-    request = getattr(ctx.request_context, "request", None)
-    headers = getattr(request, "headers", None)
-    value = headers.get("mcp-session-id") if headers is not None else None
-    return str(value) if value else None
 
 
 def _missions_sentence(factory: Callable[[], Memory], default_mission: str | None, *, team: bool = False) -> str:

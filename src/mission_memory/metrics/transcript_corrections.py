@@ -19,7 +19,7 @@ Detection rules (per transcript stream: the main conversation, and each subagent
 * ``redirecting-prompt``: an operator prompt that directly follows an interruption or a refusal
   (no model call in between), or that follows an agent turn with at least one tool call and opens
   with a correction cue (English or Ukrainian: "no", "don't", "instead", "ні", "не треба",
-  "замість", ...; the vocabulary lives in :mod:`mission_memory.correction_cues`). Tool and file are the agent's last tool call before the prompt.
+  "замість", ...; the vocabulary lives in :mod:`mission_memory.prompts.correction_cues`). Tool and file are the agent's last tool call before the prompt.
 
 An interruption followed by a new prompt gives two events (``interruption`` and a
 ``redirecting-prompt``): they are different acts of the operator.
@@ -34,7 +34,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from mission_memory.correction_cues import redirects
 from mission_memory.metrics.transcript_sessions import SessionTranscript
 from mission_memory.metrics.transcripts import (
     ApiCall,
@@ -44,6 +43,7 @@ from mission_memory.metrics.transcripts import (
     ToolOutcome,
     TranscriptEvent,
 )
+from mission_memory.prompts.correction_cues import redirects
 
 __all__ = [
     "CorrectionKind",
@@ -109,7 +109,7 @@ class TranscriptCorrection(BaseModel):
 def is_correction_cue(text: str) -> bool:
     """Does a prompt open like a correction ("no, ...", "don't ...", "ні, ...", "...instead")?
 
-    The cues are the shared vocabulary of :mod:`mission_memory.correction_cues` (those marked
+    The cues are the shared vocabulary of :mod:`mission_memory.prompts.correction_cues` (those marked
     ``redirects``), the same list the intent labeller scores the ``correction`` label with.
 
     Args:

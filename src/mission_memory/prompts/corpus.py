@@ -18,9 +18,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mission_memory.capture.prompt_commit import session_slug
 from mission_memory.errors import InputError, NotFound
 from mission_memory.git_runner import run_git
-from mission_memory.hook.prompt_commit import session_slug
 
 __all__ = [
     "REF_PREFIX",
@@ -47,7 +47,7 @@ class CapturedPrompt(BaseModel):
         commit: the 40-hex id of the prompt's orphan commit.
         timestamp: capture time, timezone-aware UTC.
         prompt: the prompt text after redaction.
-        redactions: number of redacted spans per kind (see ``mission_memory.hook.redaction.KINDS``).
+        redactions: number of redacted spans per kind (see ``mission_memory.capture.redaction.KINDS``).
         repository: git top-level of the session's working directory (else the directory itself).
         branch: checked-out branch, ``None`` when detached or outside git; ``head`` is then the commit.
     """

@@ -15,7 +15,7 @@ The label set (:class:`Intent`) is what a prompt asks the agent to do with the c
 =================  ==================================================================================
 
 Each label has weighted cue patterns (lower-cased, Unicode word boundaries); the ``correction``
-cues are the shared vocabulary of :mod:`mission_memory.correction_cues`, which the transcript
+cues are the shared vocabulary of :mod:`mission_memory.prompts.correction_cues`, which the transcript
 scanner reads too. The label with the
 highest score wins, ties broken by :data:`PRIORITY`. A prompt with no cue is a ``new-task`` when it is
 the first of its session and a ``clarification`` otherwise. Accuracy on the hand-labelled sets is
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from mission_memory.correction_cues import CORRECTION_CUES, normalise
+from mission_memory.prompts.correction_cues import CORRECTION_CUES, normalise
 
 __all__ = ["PRIORITY", "Intent", "IntentLabel", "label_intent"]
 
@@ -88,7 +88,7 @@ _CUES: dict[Intent, tuple[tuple[str, float], ...]] = {
             3.0,
         ),
     ),
-    # one vocabulary with the transcript scanner: mission_memory.correction_cues
+    # one vocabulary with the transcript scanner: mission_memory.prompts.correction_cues
     Intent.CORRECTION: tuple((cue.pattern, cue.weight) for cue in CORRECTION_CUES if cue.weight > 0),
     Intent.APPROVAL: (
         (

@@ -25,10 +25,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from mission_memory.access_control import most_restricted
 from mission_memory.ingest.access_levels import AccessRules, label_access, with_access
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.record_filters import ACCESS_ORDER
 from mission_memory.records import (
     AccessLevel,
     Layer,
@@ -50,6 +48,8 @@ from mission_memory.refresh.summarizers import QuestionsResult, Summarizer, Summ
 from mission_memory.refresh.tool_lineage import diff_tools, render_tool_delta, tools_at_commit
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.stores.base import MemoryStore, SearchFilter
+from mission_memory.stores.filters import ACCESS_ORDER
+from mission_memory.teams.access_control import most_restricted
 from mission_memory.trackers.base import Task, TaskComment
 from mission_memory.utc import as_utc
 

@@ -1,7 +1,7 @@
 """Push under escalation (DESIGN.md §7, issue 10 item 4): the refresh queue by criticality while degraded.
 
 A scheduled refresh every 24 hours is too slow for a crisis. While the mission's escalation state
-(:mod:`mission_memory.escalation_state`, persisted by event intake) is degraded, a refresh pass:
+(:mod:`mission_memory.operations.escalation_state`, persisted by event intake) is degraded, a refresh pass:
 
 * links tasks to escalating sectors by their labels (``north`` or ``sector:north``, case-insensitive);
 * makes linked tasks due at once even when their schedule says later — bounded: at most
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from mission_memory.escalation import EscalationMode, EscalationState
-from mission_memory.escalation_state import load_state
-from mission_memory.record_filters import SearchFilter
+from mission_memory.operations.escalation import EscalationMode, EscalationState
+from mission_memory.operations.escalation_state import load_state
 from mission_memory.records import Layer
 from mission_memory.refresh.schedule import ActivitySignals, DueTask, activity_score, refresh_interval
 from mission_memory.stores.base import Hit, StateStore
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.trackers.base import Task
 
 __all__ = ["FORCED_MIN_INTERVAL", "MAX_FORCED_PER_PASS", "EscalationPlan", "plan_escalation"]

@@ -38,10 +38,10 @@ import httpx
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 from mission_memory.ingest.adr import find_adr_paths
 from mission_memory.ingest.git_history import Commit
-from mission_memory.record_filters import ACCESS_ORDER
 from mission_memory.records import AccessLevel
 from mission_memory.refresh.open_questions import OpenQuestion
 from mission_memory.refresh.pass_budget import BUDGET_SETTING, PassBudget
+from mission_memory.stores.filters import ACCESS_ORDER
 from mission_memory.trackers.base import Task, TaskComment
 from mission_memory.utc import as_utc
 

@@ -13,14 +13,13 @@ the tokenizer with its safety margin (DESIGN.md §4).
 from __future__ import annotations
 
 import functools
-import re
-import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from mission_memory.errors import BudgetError
+from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import Candidate
 from mission_memory.tokens import Tokenizer
@@ -29,13 +28,9 @@ __all__ = [
     "Digest",
     "DigestEntry",
     "DigestSection",
-    "close_marker",
     "explain_empty",
     "format_age",
     "layer_sections",
-    "neutralise_markers",
-    "new_nonce",
-    "open_marker",
     "pack_digest",
     "render_excerpt",
 ]
@@ -207,34 +202,6 @@ def render_excerpt(record: Record) -> str:
             extra.append("Keys: " + ", ".join(a["tracker_keys"]))
         return head + ("\n" + "\n".join(extra) if extra else "")
     return record.text
-
-
-def new_nonce() -> str:
-    """A fresh envelope nonce: 12 hex digits from :mod:`secrets` (48 bits), one per digest."""
-    return secrets.token_hex(6)
-
-
-_MARKER_RUN = re.compile(r"<{3,}|>{3,}")
-
-
-def neutralise_markers(text: str) -> str:
-    """``text`` with every run of three or more ``<`` or ``>`` turned into ``‹`` / ``›`` of the same length.
-
-    The envelope's markers open with ``<<<`` and close with ``>>>``; after this, stored text holds
-    neither, so it can neither close the fence it sits in nor imitate a marker of its own, whatever
-    nonce it guesses (ADR 0021).
-    """
-    return _MARKER_RUN.sub(lambda m: ("‹" if m.group(0)[0] == "<" else "›") * len(m.group(0)), text)
-
-
-def open_marker(index: int, nonce: str) -> str:
-    """The line that opens excerpt ``index``'s fence: ``<<<excerpt 3 nonce=…>>>`` (ADR 0021)."""
-    return f"<<<excerpt {index} nonce={nonce}>>>"
-
-
-def close_marker(index: int, nonce: str) -> str:
-    """The line that closes excerpt ``index``'s fence: ``<<<end excerpt 3 nonce=…>>>`` (ADR 0021)."""
-    return f"<<<end excerpt {index} nonce={nonce}>>>"
 
 
 def explain_empty(digest: Digest, note: str, tokenizer: Tokenizer) -> Digest:

@@ -1,6 +1,6 @@
 """Query filters and scope: validated once at the boundary, from CLI flags or an MCP ``filters`` object.
 
-:class:`QueryFilters` itself lives with the filter field table in :mod:`mission_memory.record_filters`.
+:class:`QueryFilters` itself lives with the filter field table in :mod:`mission_memory.stores.filters`.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from mission_memory.errors import InputError
-from mission_memory.record_filters import QueryFilters
 from mission_memory.records import Layer
+from mission_memory.stores.filters import QueryFilters
 
 __all__ = ["QueryFilters", "Scope", "layers_in_scope", "parse_filters", "parse_scope"]
 

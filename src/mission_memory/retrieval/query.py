@@ -27,17 +27,17 @@ import re
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.crisis_timeline import digest_sections
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.record_filters import SearchFilter
+from mission_memory.fence import new_nonce
 from mission_memory.records import Layer, RecordKind
-from mission_memory.retrieval.digest import Digest, new_nonce, pack_digest
+from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.digest import Digest, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
@@ -56,15 +56,16 @@ from mission_memory.retrieval.relevance_feedback import (
     written_in_cyrillic,
 )
 from mission_memory.retrieval.staleness import replace_stale
+from mission_memory.retrieval.timeline_section import digest_sections
 from mission_memory.retrieval.triage import triage_for
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
-from mission_memory.tracker_keys import extract_tracker_keys
+from mission_memory.trackers.keys import extract_tracker_keys
 
 __all__ = [
     "MAX_TASK_CHARS",
-    "CandidateLists",
     "named_references",
     "rank_candidates",
     "run_query",
@@ -111,7 +112,7 @@ def run_query(
         client, session_id, operator: who asked and from where, for the retrieval event.
         scope_note: one line for the digest header saying which missions the query answers from.
         timeline: put the crisis timeline section first even in normal mode (it is there whenever
-            the mission is degraded; :func:`~mission_memory.crisis_timeline.digest_sections`).
+            the mission is degraded; :func:`~mission_memory.retrieval.timeline_section.digest_sections`).
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -178,23 +179,6 @@ def run_query(
         duration_ms=duration_ms,
         model_id=embedder.model_id,
     )
-
-
-@dataclass(frozen=True)
-class CandidateLists:
-    """Step 1's output: every retriever's hits, by layer and record kind, and the records' priors.
-
-    Attributes:
-        dense, bm25: hits best first, per layer, per record kind (bare merge commits removed).
-        critical: the most critical records matching the filters, per layer and kind (empty
-            unless :attr:`RankingParams.critical_candidates` asks for them).
-        priors: :class:`RecordPriors` of every record in the lists.
-    """
-
-    dense: dict[Layer, dict[RecordKind, list[Hit]]]
-    bm25: dict[Layer, dict[RecordKind, list[Hit]]]
-    critical: dict[Layer, dict[RecordKind, list[Hit]]]
-    priors: dict[str, RecordPriors]
 
 
 def search_candidates(

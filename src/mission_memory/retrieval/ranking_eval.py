@@ -28,12 +28,13 @@ import numpy.typing as npt
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.git_runner import run_git_text
-from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
+from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.filters import QueryFilters
-from mission_memory.retrieval.query import CandidateLists, rank_candidates, search_candidates
+from mission_memory.retrieval.query import rank_candidates, search_candidates
 from mission_memory.retrieval.ranking import Candidate, RankingParams
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import SearchFilter
 
 __all__ = [
     "EvalQuestion",

@@ -23,10 +23,10 @@ from typing import Any
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, RecordKind
+from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.filters import QueryFilters
-from mission_memory.retrieval.query import CandidateLists, rank_candidates, search_candidates
+from mission_memory.retrieval.query import rank_candidates, search_candidates
 from mission_memory.retrieval.ranking import (
     FUSION_STATE_KEY,
     FUSION_STATE_MISSION,
@@ -35,6 +35,7 @@ from mission_memory.retrieval.ranking import (
     tuned_params,
 )
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import SearchFilter
 
 __all__ = ["RetrievalPair", "TuneReport", "pairs_from_store", "read_pairs", "tune_fusion_weights"]
 

@@ -26,10 +26,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import Candidate, is_superseded
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 
 __all__ = ["StaleReplacement", "asks_about_history", "current_successors", "replace_stale"]
 

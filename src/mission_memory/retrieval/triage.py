@@ -2,7 +2,7 @@
 
 In normal mode pull ranks by similarity with a small fixed criticality prior, and this module does
 nothing (the digest is byte for byte what it was without it). When the mission's escalation state
-(:mod:`mission_memory.escalation_state`) says degraded, two things change:
+(:mod:`mission_memory.operations.escalation_state`) says degraded, two things change:
 
 1. **the candidate set** — the :data:`TRIAGE_CANDIDATES` most critical domain events of the flood
    (since one window before it began) join the candidates, whatever their similarity, because the
@@ -20,17 +20,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
-from mission_memory.escalation import EscalationMode, EscalationState
-from mission_memory.escalation_state import current_state
-from mission_memory.record_filters import SearchFilter
+from mission_memory.operations.escalation import EscalationMode, EscalationState
+from mission_memory.operations.escalation_state import current_state
 from mission_memory.records import Layer, RecordKind
+from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.ranking import Candidate, RankingParams
 from mission_memory.stores.base import MemoryStore, stored_mission_names
-
-if TYPE_CHECKING:
-    from mission_memory.retrieval.query import CandidateLists
+from mission_memory.stores.filters import SearchFilter
 
 __all__ = ["TRIAGE_CANDIDATES", "Triage", "triage_for"]
 
@@ -60,7 +57,7 @@ class Triage:
 
         Args:
             store: where to read them.
-            lists: step 1's :class:`~mission_memory.retrieval.query.CandidateLists`.
+            lists: step 1's :class:`~mission_memory.retrieval.candidates.CandidateLists`.
             where: the query's layers and filters; events are taken only when the domain layer is in scope.
         """
         if not self.degraded or Layer.DOMAIN not in where.layers:

@@ -28,9 +28,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.record_filters import SearchFilter
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
+from mission_memory.stores.filters import SearchFilter
 
 __all__ = [
     "Hit",

@@ -4,7 +4,7 @@ Everything a memory holds lives in Qdrant, so mission-memory server replicas in 
 Qdrant cluster keep no state of their own (docs/adr/0043-qdrant-backend-what-lives-where.md):
 
 * ``<prefix>records`` — one point per :class:`~mission_memory.records.Record`: the record as JSON
-  in the payload, beside the filter columns (:func:`~mission_memory.record_filters.filter_columns`)
+  in the payload, beside the filter columns (:func:`~mission_memory.stores.filters.filter_columns`)
   and the look-up keys, each with a payload index; a sparse vector ``bm25`` with Qdrant's IDF
   modifier, the token count and the write order, from which lexical search gives FTS5's BM25
   (:mod:`~mission_memory.stores.qdrant_terms`, :meth:`QdrantStore.bm25_search_by_layer`);
@@ -59,10 +59,10 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.record_filters import SearchFilter, filter_columns, matches
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.qdrant_filters import PAYLOAD_INDEXES, equals, search_filter
 from mission_memory.stores.qdrant_terms import (
     AVERAGE_TOKENS,

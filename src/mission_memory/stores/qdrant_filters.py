@@ -1,11 +1,11 @@
-"""The Qdrant backend's reading of a :class:`~mission_memory.record_filters.SearchFilter`.
+"""The Qdrant backend's reading of a :class:`~mission_memory.stores.filters.SearchFilter`.
 
-The rules live in :data:`~mission_memory.record_filters.FILTER_FIELDS`; this module translates
-each :class:`~mission_memory.record_filters.Comparison` into a Qdrant payload condition over the
+The rules live in :data:`~mission_memory.stores.filters.FILTER_FIELDS`; this module translates
+each :class:`~mission_memory.stores.filters.Comparison` into a Qdrant payload condition over the
 filter columns every record point (and every vector point) carries
-(:func:`~mission_memory.record_filters.filter_columns`, unset values stored as ``null``), and names
+(:func:`~mission_memory.stores.filters.filter_columns`, unset values stored as ``null``), and names
 the payload indexes those conditions need (:data:`PAYLOAD_INDEXES`). A test holds this reading
-equal to :func:`~mission_memory.record_filters.matches` on random records and filters.
+equal to :func:`~mission_memory.stores.filters.matches` on random records and filters.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from qdrant_client import models
 
-from mission_memory.record_filters import FILTER_FIELDS, Comparison, SearchFilter
 from mission_memory.records import Layer
+from mission_memory.stores.filters import FILTER_FIELDS, Comparison, SearchFilter
 
 __all__ = ["PAYLOAD_INDEXES", "equals", "search_filter"]
 
@@ -31,7 +31,7 @@ PAYLOAD_INDEXES: dict[str, models.PayloadSchemaType] = {
     },
 }
 """Every payload field a record-point filter reads, with its index type (every filter field of
-:data:`~mission_memory.record_filters.FILTER_FIELDS`, plus the keys the store looks records up by)."""
+:data:`~mission_memory.stores.filters.FILTER_FIELDS`, plus the keys the store looks records up by)."""
 
 
 def equals(key: str, value: Any) -> models.FieldCondition:

@@ -51,11 +51,11 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError
-from mission_memory.record_filters import SearchFilter, matches
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
+from mission_memory.stores.filters import SearchFilter, matches
 from mission_memory.stores.sqlite_bm25_index import INDEX_MIN_ROWS, Bm25IndexCache
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,

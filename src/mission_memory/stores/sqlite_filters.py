@@ -1,9 +1,9 @@
-"""The SQLite backend's three readings of a :class:`~mission_memory.record_filters.SearchFilter`.
+"""The SQLite backend's three readings of a :class:`~mission_memory.stores.filters.SearchFilter`.
 
-The rules live in :data:`~mission_memory.record_filters.FILTER_FIELDS`; this module only
-translates each :class:`~mission_memory.record_filters.Comparison` into a SQL clause over the
+The rules live in :data:`~mission_memory.stores.filters.FILTER_FIELDS`; this module only
+translates each :class:`~mission_memory.stores.filters.Comparison` into a SQL clause over the
 ``records`` table, a boolean NumPy mask over the vector cache, and (through
-:func:`~mission_memory.record_filters.matches`) the Python predicate used on rows already read.
+:func:`~mission_memory.stores.filters.matches`) the Python predicate used on rows already read.
 A property test holds all three equal on random records and filters.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.record_filters import FILTER_FIELDS, Comparison, SearchFilter
 from mission_memory.records import Layer, RecordKind
+from mission_memory.stores.filters import FILTER_FIELDS, Comparison, SearchFilter
 from mission_memory.stores.vector_table import VectorTable
 
 __all__ = [

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable
-from mission_memory.record_filters import SearchFilter
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.stores.sqlite_filters import (
     CODED_COLUMNS,
     KIND_NAMES,

@@ -5,7 +5,7 @@ the same vectors quantized to int8 (one scale per row) for the fast first pass o
 (:mod:`mission_memory.stores.dense_scan`, docs/adr/0033), plus the per-row fields dense search filters on: the layer, the numeric filter columns (criticality,
 time, as float64 like SQLite's REAL) and the named ones (mission, component, operator, access level…)
 as integer codes into small vocabularies, and the record kind dense search groups by (docs/adr/0050). Which columns there are comes from the filter field table
-(:mod:`mission_memory.record_filters`). Filtering is then a few vectorised comparisons and scoring
+(:mod:`mission_memory.stores.filters`). Filtering is then a few vectorised comparisons and scoring
 one matrix-vector product.
 
 Loading 100k vectors row by row from SQLite takes about a second, which a cold CLI query cannot

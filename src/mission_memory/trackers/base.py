@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from mission_memory.config import DEFAULT_LABEL
 from mission_memory.errors import BackendUnavailable
 from mission_memory.utc import as_utc
 
 __all__ = ["DEFAULT_LABEL", "Task", "TaskComment", "TaskHistory", "Tracker", "parse_api_time"]
 
-DEFAULT_LABEL = "LONG-TERM"
 
 
 @dataclass(frozen=True)

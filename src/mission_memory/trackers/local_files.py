@@ -45,7 +45,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from mission_memory.errors import ConfigError, InputError, NotFound
-from mission_memory.ingest.documents import split_front_matter
+from mission_memory.front_matter import split_front_matter
 from mission_memory.trackers.base import DEFAULT_LABEL, Task, TaskComment
 from mission_memory.utc import as_utc
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mission_memory.decisions import AdrFormat, Decision, DecisionStatus, RejectedAlternative
+from mission_memory.front_matter import split_front_matter
 from mission_memory.ingest.adr.dates import _parse_date
 from mission_memory.ingest.adr.finding import _NUMBER_PREFIX
 from mission_memory.ingest.adr.front_matter import _read_front_matter
@@ -43,7 +44,7 @@ from mission_memory.ingest.adr.vocabulary import (
     _normalise_heading,
 )
 from mission_memory.ingest.adr.y_statements import _y_statement
-from mission_memory.ingest.documents import MarkdownHeading, split_front_matter
+from mission_memory.ingest.documents import MarkdownHeading
 
 __all__ = ["parse_adr"]
 

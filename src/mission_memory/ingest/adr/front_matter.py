@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from mission_memory.ingest.yaml_scalars import load_text_yaml
+from mission_memory.front_matter import load_text_yaml
 
 
 def _as_text(value: Any) -> str:

@@ -34,8 +34,8 @@ except ImportError:  # pragma: no cover - Windows
 _IMPORT_ERROR: BaseException | None = None
 try:
     if __package__:
-        from mission_memory.hook import redaction
-        from mission_memory.hook.loose_objects import BareRepository, make_dirs
+        from mission_memory.capture import redaction
+        from mission_memory.capture.loose_objects import BareRepository, make_dirs
     else:  # run by path: sys.path[0] is this folder
         import redaction  # type: ignore[import-not-found, no-redef]
         from loose_objects import BareRepository, make_dirs  # type: ignore[import-not-found, no-redef]
@@ -439,7 +439,7 @@ def _ensure_drop_record(data_dir: str) -> None:
 def _dropped_prompts() -> "ModuleType":
     """The :mod:`dropped_prompts` module, imported only when it is needed (first run, failures)."""
     if __package__:
-        from mission_memory.hook import dropped_prompts
+        from mission_memory.capture import dropped_prompts
     else:  # run by path: sys.path[0] is this folder
         import dropped_prompts  # type: ignore[import-not-found, no-redef]
     return dropped_prompts

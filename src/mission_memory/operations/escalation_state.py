@@ -1,10 +1,10 @@
 """The escalation state of each mission, kept in the state store so the CLI, the server and the hook agree.
 
-:mod:`mission_memory.escalation` computes rates, the mode and α as pure functions; this module
+:mod:`mission_memory.operations.escalation` computes rates, the mode and α as pure functions; this module
 reads the event counts of the sliding window from the store
 (:meth:`~mission_memory.stores.base.RecordStore.count_by_component` over domain events), runs
-:func:`~mission_memory.escalation.assess_escalation` against the previous state, and writes the
-result, with the :class:`~mission_memory.escalation.FloodPolicy` it was judged by, under the
+:func:`~mission_memory.operations.escalation.assess_escalation` against the previous state, and writes the
+result, with the :class:`~mission_memory.operations.escalation.FloodPolicy` it was judged by, under the
 mission's ``escalation`` key. Pull reads it back (:func:`current_state`) without the settings: the
 stored policy lets a stale state (no assessment for a whole window) be brought up to date on read.
 """
@@ -15,7 +15,7 @@ import json
 from datetime import datetime, timedelta
 
 from mission_memory.errors import InputError
-from mission_memory.escalation import EscalationState, FloodPolicy, RateSnapshot, assess_escalation
+from mission_memory.operations.escalation import EscalationState, FloodPolicy, RateSnapshot, assess_escalation
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, StateStore
 

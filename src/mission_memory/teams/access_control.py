@@ -12,7 +12,7 @@ workflow views are scoped to (a team's missions). The rules, applied to every re
   is shared by the whole team.
 
 :class:`AccessScopedStore` wraps a :class:`~mission_memory.stores.base.MemoryStore`: searches get the
-clearance and the practitioner rule pushed into their :class:`~mission_memory.record_filters.SearchFilter`
+clearance and the practitioner rule pushed into their :class:`~mission_memory.stores.filters.SearchFilter`
 (so restricted records do not crowd the top-k), and every read that returns records (``get``,
 ``records_of_kind``, ``iterate``) drops what the context may not see, as the last guard. ``Memory``'s
 query, brief and export paths run on this view when given a context, so the CLI and the MCP server share
@@ -28,8 +28,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from mission_memory.errors import AccessDenied, InputError
-from mission_memory.record_filters import ACCESS_ORDER, SearchFilter
 from mission_memory.records import AccessLevel, Layer, Record, RecordKind
+from mission_memory.stores.filters import ACCESS_ORDER, SearchFilter
 
 if TYPE_CHECKING:
     import numpy as np

@@ -36,10 +36,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mission_memory.errors import InputError
 from mission_memory.mission_scope import unknown_mission
-from mission_memory.record_filters import ACCESS_ORDER
 from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import ACCESS_ORDER
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TransferSummary", "export_memory", "import_memory"]
 

@@ -1,4 +1,6 @@
-"""A YAML loader that keeps numbers as written, for front matter and documentation files.
+"""Front matter: finding the block at the top of a document, and a YAML loader that keeps numbers as written.
+
+Shared by ingest (ADRs, documents, access levels) and the local task-folder tracker.
 
 PyYAML implements YAML 1.1, whose implicit resolvers turn ``0020`` into the octal number 16,
 ``1.10`` into 1.1 and ``1_000`` into 1000. In an ADR's front matter (``supersedes: 0020``) or a
@@ -14,7 +16,7 @@ from typing import Any
 
 import yaml
 
-__all__ = ["TextScalarLoader", "load_all_text_yaml", "load_text_yaml"]
+__all__ = ["TextScalarLoader", "load_all_text_yaml", "load_text_yaml", "split_front_matter"]
 
 _NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 
@@ -45,3 +47,23 @@ def load_all_text_yaml(text: str) -> list[Any]:
         yaml.YAMLError: the text is not valid YAML.
     """
     return list(yaml.load_all(text, Loader=TextScalarLoader))  # noqa: S506 - a subclass of SafeLoader
+
+
+def split_front_matter(text: str) -> tuple[str | None, int]:
+    """Find a YAML (``---``) or TOML (``+++``) front matter block at the very start of ``text``.
+
+    Args:
+        text: the whole document.
+
+    Returns:
+        ``(front_matter_body, lines_consumed)``: the block's inner text (None when absent) and how many
+        lines (delimiters included) it occupies, so callers can keep 1-based line numbers right.
+    """
+    lines = text.split("\n")
+    if not lines or lines[0].strip() not in ("---", "+++"):
+        return None, 0
+    fence = lines[0].strip()
+    for index in range(1, min(len(lines), 400)):
+        if lines[index].strip() in (fence, "..." if fence == "---" else fence):
+            return "\n".join(lines[1:index]), index + 1
+    return None, 0

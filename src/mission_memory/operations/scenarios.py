@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mission_memory.domain_events import DomainEvent, events_from_alertmanager
 from mission_memory.errors import InputError
+from mission_memory.operations.domain_events import DomainEvent, events_from_alertmanager
 
 __all__ = [
     "CRITICAL",
@@ -95,7 +95,7 @@ _ESCALATION = (
 
 
 def _flood_intervals(events: Sequence[DomainEvent], window: timedelta, capacity: float, release: float) -> tuple[tuple[datetime, datetime], ...]:
-    """Ground truth floods: the same hysteresis as :mod:`mission_memory.escalation`, in continuous time.
+    """Ground truth floods: the same hysteresis as :mod:`mission_memory.operations.escalation`, in continuous time.
 
     The count of the window ``(t − window, t]`` changes only when an event arrives (a flood can
     start then) or when one leaves the window (it can end then), so both kinds of moment are

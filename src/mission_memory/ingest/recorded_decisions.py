@@ -414,9 +414,10 @@ def _adr_record(
 ) -> tuple[Record, Path, str]:
     """Write the MADR file and build the record ingest would build for it; ``(record, path, mission)``."""
     from mission_memory.ingest.adr import is_adr_path, parse_adr
+    from mission_memory.ingest.decision_records import decision_records
     from mission_memory.ingest.git_history import GitRepository
     from mission_memory.ingest.principles import find_principle_paths, parse_principles
-    from mission_memory.ingest.repository import RepositorySource, decision_records
+    from mission_memory.ingest.source import RepositorySource
 
     folder = folder.expanduser().resolve()
     if folder.exists() and not folder.is_dir():

@@ -22,7 +22,7 @@ it grew by more than 20 %, ``falling`` when it shrank by more than 20 %, else ``
 :func:`crisis_report` reads what the section needs from the store (the events since the escalation
 began, or two windows back; the decisions recorded since then and who took them; the open
 questions), :func:`render_timeline` writes it within a token budget, dropping detail before
-whole parts, and :func:`timeline_section` / :func:`crisis_brief_entries` hand it to the digest (a
+whole parts, and :func:`~mission_memory.retrieval.timeline_section.timeline_section` and :func:`crisis_brief_entries` hand it to the digest (a
 section ahead of the layers, holding the event entries) and to the rotation brief (its first
 section while the mission is degraded). Everything the timeline quotes from events and decisions is
 untrusted: the digest fences it like any entry (docs/adr/0021), the brief fences every item.
@@ -37,19 +37,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mission_memory.domain_events import DomainEvent, event_from_record
 from mission_memory.errors import InputError
-from mission_memory.escalation import EscalationMode, EscalationState
-from mission_memory.escalation_state import current_state
-from mission_memory.records import Layer, Record, RecordKind
-from mission_memory.retrieval.digest import (
-    DigestSection,
-    close_marker,
-    layer_sections,
-    neutralise_markers,
-    open_marker,
-)
-from mission_memory.retrieval.ranking import Candidate
+from mission_memory.operations.domain_events import DomainEvent, event_from_record
+from mission_memory.operations.escalation import EscalationMode, EscalationState
+from mission_memory.operations.escalation_state import current_state
+from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 
@@ -66,10 +58,8 @@ __all__ = [
     "build_crisis_timeline",
     "crisis_brief_entries",
     "crisis_report",
-    "digest_sections",
     "link_events",
     "render_timeline",
-    "timeline_section",
 ]
 
 TIMELINE_TITLE = "Crisis timeline"
@@ -77,10 +67,8 @@ TIMELINE_TITLE = "Crisis timeline"
 
 TIMELINE_SHARE = 0.5
 """Largest share of a digest's token budget the timeline's summary may take (the events' entries follow
-within the rest); at most :data:`_MAX_TIMELINE_TOKENS`."""
+within the rest); at most :data:`mission_memory.retrieval.timeline_section.MAX_TIMELINE_TOKENS`."""
 
-_MAX_TIMELINE_TOKENS = 1500
-_MIN_TIMELINE_TOKENS = 60
 _MAX_EVENTS = 2000  # a window of 2,000 events is 200 times the default capacity; reading them costs ~0.1 s
 
 _TREND_BAND = 0.2
@@ -529,45 +517,6 @@ def render_timeline(report: CrisisReport, tokenizer: Tokenizer, max_tokens: int)
     return tokenizer.truncate(text, max_tokens)
 
 
-def _fenced(text: str, nonce: str) -> str:
-    return f"{open_marker(0, nonce)}\n{neutralise_markers(text)}\n{close_marker(0, nonce)}"
-
-
-def timeline_section(
-    store: MemoryStore,
-    mission: str,
-    state: EscalationState,
-    at: datetime,
-    *,
-    nonce: str,
-    tokenizer: Tokenizer,
-    token_budget: int,
-) -> DigestSection:
-    """The digest's timeline section: the rendered timeline fenced as excerpt 0, then the event entries.
-
-    The section holds every domain-event candidate (so events appear here instead of among the
-    domain layer's documents); its summary takes at most :data:`TIMELINE_SHARE` of ``token_budget``
-    (and :data:`_MAX_TIMELINE_TOKENS`), and is left out when that is under 60 tokens.
-
-    Args:
-        store, mission, state, at: see :func:`crisis_report`.
-        nonce: the digest's envelope nonce (the summary quotes event and decision text).
-        tokenizer: the digest's tokenizer.
-        token_budget: the digest's budget, in tokens.
-    """
-    room = min(int(token_budget * TIMELINE_SHARE), _MAX_TIMELINE_TOKENS)
-    lead = ""
-    if room >= _MIN_TIMELINE_TOKENS:
-        frame = tokenizer.count(_fenced("", nonce))
-        body = render_timeline(crisis_report(store, mission, state, at), tokenizer, room - frame)
-        lead = _fenced(body, nonce)
-
-    def is_event(cand: Candidate) -> bool:
-        return cand.record is not None and cand.record.kind is RecordKind.DOMAIN_EVENT
-
-    return DigestSection(f"{TIMELINE_TITLE} · mission {mission}", includes=is_event, lead=lead)
-
-
 def crisis_brief_entries(
     store: MemoryStore, mission: str, at: datetime, tokenizer: Tokenizer | None = None, max_tokens: int = 600
 ) -> list[tuple[str, str, tuple[str, ...], tuple[str, ...]]]:
@@ -589,47 +538,3 @@ def crisis_brief_entries(
     ids = tuple([report.record_ids[r] for r in roots if r in report.record_ids] + [n.record_id for n in report.decisions])
     since = f"{state.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if state.since else "now"
     return [(f"escalation in progress since {since} · α {state.alpha:.2f} · rate {state.rate} per window", text, refs, ids)]
-
-
-def digest_sections(
-    store: MemoryStore,
-    *,
-    degraded_mission: str | None,
-    asked_mission: str | None,
-    layers: Sequence[Layer],
-    requested: bool,
-    nonce: str,
-    tokenizer: Tokenizer,
-    token_budget: int,
-    now: datetime | None = None,
-) -> list[DigestSection] | None:
-    """The digest layout with the timeline section first, or None for the default layout.
-
-    The timeline is shown when the query's mission is degraded (``degraded_mission``, from the
-    triage) or when the caller asks for it (``requested``: ``query --timeline``, the MCP tool's
-    ``timeline``). Its mission is the degraded one, else the one asked about, else the only mission
-    holding events; with none of these (or, unasked, when the domain layer is out of scope) the
-    layout stays the default, so normal-mode digests are unchanged.
-
-    Args:
-        degraded_mission: the mission pull triages for (None in normal mode).
-        asked_mission: the query's mission filter (None: every mission).
-        layers: the layers in scope, in section order.
-        requested: the caller asked for the timeline.
-        nonce, tokenizer, token_budget: the digest's.
-        now: the clock (default: now).
-    """
-    if degraded_mission is None and not requested:
-        return None
-    if not requested and Layer.DOMAIN not in layers:
-        return None
-    mission = degraded_mission or asked_mission
-    if mission is None:
-        holding = [m for m in sorted(store.missions()) if store.count_kind(m, RecordKind.DOMAIN_EVENT.value)]
-        if len(holding) != 1:
-            return None
-        mission = holding[0]
-    clock = now or datetime.now(UTC)
-    section = timeline_section(store, mission, current_state(store, mission, clock), clock, nonce=nonce,
-                               tokenizer=tokenizer, token_budget=token_budget)
-    return [section, *layer_sections(layers)]

@@ -18,10 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from mission_memory.domain_events import DomainEvent, event_record
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError, MissionMemoryError
-from mission_memory.escalation import EscalationState
+from mission_memory.operations.domain_events import DomainEvent, event_record
+from mission_memory.operations.escalation import EscalationState
 from mission_memory.stores.base import MemoryStore
 
 __all__ = ["EmbeddingQueue", "IntakeReport", "store_events"]

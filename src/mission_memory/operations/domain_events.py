@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.utc import as_utc
@@ -285,37 +286,6 @@ def _csv_events(reader: csv.DictReader[str], source: str) -> list[DomainEvent]:
         except ValidationError as exc:
             raise InputError(f"{source} line {reader.line_num}: {_problems(exc)}") from None
     return events
-
-
-class AlertmanagerMapping(BaseModel):
-    """How an Alertmanager alert becomes a domain event (configurable; these are the defaults).
-
-    Attributes:
-        severity_criticality: the ``severity`` label's value -> criticality.
-        default_criticality: criticality of an alert without a known severity.
-        sector_labels: labels tried in order for the sector; the first present wins.
-        text_annotations: annotations joined (in order) into the event text.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    severity_criticality: Mapping[str, float] = Field(
-        default_factory=lambda: {
-            "critical": 0.9, "page": 0.9, "high": 0.8, "error": 0.8, "major": 0.8,
-            "warning": 0.6, "medium": 0.5, "minor": 0.4, "low": 0.3, "info": 0.2, "none": 0.1,
-        }
-    )
-    default_criticality: float = Field(default=0.5, ge=0.0, le=1.0)
-    sector_labels: Sequence[str] = ("service", "namespace", "job", "instance")
-    text_annotations: Sequence[str] = ("summary", "description", "message")
-
-    @field_validator("severity_criticality")
-    @classmethod
-    def _in_range(cls, value: Mapping[str, float]) -> Mapping[str, float]:
-        bad = {k: v for k, v in value.items() if not 0.0 <= v <= 1.0}
-        if bad:
-            raise ValueError(f"criticality must be in [0, 1], got {bad}")
-        return {k.lower(): v for k, v in value.items()}
 
 
 _ALERT_TIME_ZERO = "0001-01-01T00:00:00Z"

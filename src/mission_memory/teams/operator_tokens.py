@@ -44,9 +44,9 @@ from typing import Any
 from mcp.server.auth.provider import AccessToken
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mission_memory.access_control import AccessContext, Role
 from mission_memory.errors import ConfigError, InputError
 from mission_memory.records import AccessLevel
+from mission_memory.teams.access_control import AccessContext, Role
 from mission_memory.utc import as_utc
 
 __all__ = [

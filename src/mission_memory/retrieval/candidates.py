@@ -1,0 +1,27 @@
+"""The candidate lists of a pull's first step, shared by the query steps, triage and the ranking evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mission_memory.records import Layer, RecordKind
+from mission_memory.stores.base import Hit, RecordPriors
+
+__all__ = ["CandidateLists"]
+
+
+@dataclass(frozen=True)
+class CandidateLists:
+    """Step 1's output: every retriever's hits, by layer and record kind, and the records' priors.
+
+    Attributes:
+        dense, bm25: hits best first, per layer, per record kind (bare merge commits removed).
+        critical: the most critical records matching the filters, per layer and kind (empty
+            unless :attr:`RankingParams.critical_candidates` asks for them).
+        priors: :class:`RecordPriors` of every record in the lists.
+    """
+
+    dense: dict[Layer, dict[RecordKind, list[Hit]]]
+    bm25: dict[Layer, dict[RecordKind, list[Hit]]]
+    critical: dict[Layer, dict[RecordKind, list[Hit]]]
+    priors: dict[str, RecordPriors]
