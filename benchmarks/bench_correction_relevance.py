@@ -1,6 +1,6 @@
 """Precision of the correction-relevance threshold on a hand-labelled set (docs/adr/0024).
 
-The retrieval-correction signal (DESIGN.md §6) calls a record relevant to a correction that names
+The retrieval-correction signal (docs/design.md §6) calls a record relevant to a correction that names
 none when the cosine similarity of the correction's topic with the record reaches
 ``correction_relevance_threshold``. This script measures that rule on
 ``tests/corrections/relevance_labels.tsv``: 56 (topic, ADR, relevant?) cases over the 39 ADRs of the

@@ -7,7 +7,7 @@ and each method produces the text an incoming operator's session would start wit
 token budget (cl100k_base with the store's safety margin):
 
 * ``rotation brief``: :meth:`Memory.rotation_brief` for the incoming author, from the outgoing one,
-  as of the boundary commit's time (DESIGN.md §6, ADR 0026);
+  as of the boundary commit's time (docs/design.md §6, ADR 0026);
 * ``generic digest``: the generic pull digest the SessionStart hook injected before it knew who is
   starting ("Resume work on the … repository: the decisions in force …", all layers);
 * ``git log -20 --stat``: the plain baseline, the last 20 commits with their file lists, cut at a

@@ -1,6 +1,6 @@
 """Degraded mode evaluated on scenarios and real logs: similarity-only ranking beside criticality triage.
 
-Issue 10 item 6 (DESIGN.md §7). For each dataset — the seeded UAV situation centre and service estate
+Issue 10 item 6 (docs/design.md §7). For each dataset — the seeded UAV situation centre and service estate
 (:mod:`mission_memory.operations.scenarios`, with ground truth), and loghub's labelled 2k samples of real system
 logs (Zookeeper and BGL by default) — the events are replayed into a fresh embedded store in their own
 time order, through ``Memory.record_events`` with the clock set to each batch's time (batches of at

@@ -1,4 +1,4 @@
-"""Scan every byte mission-memory wrote for canary strings (DESIGN.md §3: practitioner records hold no
+"""Scan every byte mission-memory wrote for canary strings (docs/design.md §3: practitioner records hold no
 raw content; issue 13 item 2).
 
 A canary is a unique string planted in operator content (prompts, transcript text, tool inputs, diffs).

@@ -1,4 +1,4 @@
-"""Boundaries that stay true, read from the source with the ``ast`` module (STYLE.md: dependencies point inward).
+"""Boundaries that stay true, read from the source with the ``ast`` module (docs/design.md §11.2: dependencies point inward).
 
 Each rule names the modules it constrains and what they may not import; imports inside functions
 (lazy imports) count like any other.

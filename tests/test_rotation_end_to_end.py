@@ -3,7 +3,7 @@ operator A (alice) queries, makes corrections from all three sources and records
 B (bob) starts a session and the hook hands him a brief with A's decisions, attention zones and open
 questions. The labels come out true, false and unknown on cases built to be each, ``corrections
 rate`` and ``corrections pairs`` report them, and no canary planted in prompts, transcripts or tool
-inputs is anywhere on disk that mission-memory wrote (DESIGN.md §3, §6)."""
+inputs is anywhere on disk that mission-memory wrote (docs/design.md §3, §6)."""
 
 from __future__ import annotations
 

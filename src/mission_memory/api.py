@@ -216,7 +216,7 @@ class Memory:
             default_mission: the mission asked from (the repository the CLI or the MCP server runs
                 in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
                 ``filters`` name no mission and it is stored, else the query answers across all
-                missions and the digest header says so (DESIGN.md §4, ADR 0029). None: all missions.
+                missions and the digest header says so (docs/design.md §4, ADR 0029). None: all missions.
             access: who asks on a team server (:class:`~mission_memory.teams.access_control.AccessContext`):
                 the digest holds no record above their clearance, no other operator's practitioner
                 record unless they lead, and the retrieval event carries their operator (ADR 0045).
@@ -323,7 +323,7 @@ class Memory:
             out: a text stream opened for writing.
             mission: only this mission.
             max_access_level: leave out records above this access level (and the retrieval
-                events that returned them), for a reader of that clearance (DESIGN.md §10).
+                events that returned them), for a reader of that clearance (docs/design.md §10).
             progress: ``progress("export", done, total)`` callbacks.
 
         Raises:
@@ -355,7 +355,7 @@ class Memory:
         return summary
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
-        """The latest retrieval events, newest first (DESIGN.md §4, docs/adr/0016)."""
+        """The latest retrieval events, newest first (docs/design.md §4, docs/adr/0016)."""
         return self.store.retrieval_events(limit)
 
     # -- rotation -------------------------------------------------------------------------------
@@ -375,7 +375,7 @@ class Memory:
         session_id: str | None = None,
         access: AccessContext | None = None,
     ) -> RotationBrief:
-        """The rotation brief handing the mission from the outgoing to the incoming operator (DESIGN.md §6).
+        """The rotation brief handing the mission from the outgoing to the incoming operator (docs/design.md §6).
 
         Sections, order and defaults: :mod:`mission_memory.handover.brief` and docs/adr/0026. The
         brief is archived as a ``handover_brief`` record (one per shift: re-building replaces it)
@@ -478,7 +478,7 @@ class Memory:
         """Store the outgoing operator's handover note (hypothesis, next step or warning) as a workflow record.
 
         The note is embedded, so pull queries find it too; the next rotation brief shows it under
-        "What to do first" (DESIGN.md §6).
+        "What to do first" (docs/design.md §6).
 
         Args:
             text: the note (1..2,000 characters).
@@ -509,7 +509,7 @@ class Memory:
     def acknowledge_brief(
         self, *, for_operator: str | None = None, mission: str | None = None, now: datetime | None = None
     ) -> Acknowledgement:
-        """Record that the incoming operator read their latest rotation brief (DESIGN.md §6).
+        """Record that the incoming operator read their latest rotation brief (docs/design.md §6).
 
         Args:
             for_operator: the incoming operator; default: :func:`~mission_memory.query_origin.resolve_operator`.
@@ -583,7 +583,7 @@ class Memory:
             label: the refresh label; defaults to the settings' (``LONG-TERM``).
             mission: the artifacts' mission; defaults to the repository folder's name.
 
-        See :func:`mission_memory.refresh.orchestrator.refresh_once` (DESIGN.md §5).
+        See :func:`mission_memory.refresh.orchestrator.refresh_once` (docs/design.md §5).
         """
         from mission_memory.refresh.orchestrator import refresh_once  # the refresher loads only to refresh
 
@@ -646,7 +646,7 @@ class Memory:
         now: datetime | None = None,
         access: AccessContext | None = None,
     ) -> RecordedDecision:
-        """Record a decision where it is taken (DESIGN.md §3; docs/adr/0028).
+        """Record a decision where it is taken (docs/design.md §3; docs/adr/0028).
 
         ``decided_by`` is the operator (:func:`~mission_memory.query_origin.resolve_operator`) or
         ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
@@ -704,7 +704,7 @@ class Memory:
         embed: bool = True,
         access: AccessContext | None = None,
     ) -> IntakeReport:
-        """Store domain events at once and assess the mission's escalation (DESIGN.md §3, §7).
+        """Store domain events at once and assess the mission's escalation (docs/design.md §3, §7).
 
         Every event is validated before anything is written, and all are written in one
         transaction, so a bad event stores nothing. The events are lexically searchable and counted
@@ -747,7 +747,7 @@ class Memory:
     def escalation_status(self, mission: str | None = None, *, now: datetime | None = None) -> EscalationState:
         """Assess the mission's escalation at ``now`` (default: now), store it and return it.
 
-        See :func:`mission_memory.operations.escalation_state.assess_mission` (DESIGN.md §7, docs/adr/0022).
+        See :func:`mission_memory.operations.escalation_state.assess_mission` (docs/design.md §7, docs/adr/0022).
 
         Raises:
             InputError: a naive ``now``.
@@ -827,7 +827,7 @@ class Memory:
         time: datetime | None = None,
         access: AccessContext | None = None,
     ) -> Correction:
-        """Record one explicit operator correction as a labelled practitioner record (DESIGN.md §3, §6).
+        """Record one explicit operator correction as a labelled practitioner record (docs/design.md §3, §6).
 
         Args:
             correction_class: how the agent was corrected, a lower-case slug (``wrong-approach``).
@@ -883,7 +883,7 @@ class Memory:
         mission: str | None = None,
         operator: str | None = None,
     ) -> CorrectionImport:
-        """Import corrections from the prompt corpus and from Claude Code transcripts (DESIGN.md §6).
+        """Import corrections from the prompt corpus and from Claude Code transcripts (docs/design.md §6).
 
         Each correction found (see :mod:`mission_memory.corrections.detector`) is stored as a
         labelled practitioner record holding abstractions only; ids are stable, so a re-run adds
@@ -990,7 +990,7 @@ class Memory:
     ) -> CorrectionRate:
         """The share of retrieval-caused corrections per day or week, with counts and a Wilson interval.
 
-        See :func:`mission_memory.corrections.rate.correction_rate` (DESIGN.md §6).
+        See :func:`mission_memory.corrections.rate.correction_rate` (docs/design.md §6).
 
         Raises:
             InputError: ``by`` is not ``day`` or ``week``; a confidence outside (0, 1).
@@ -1004,7 +1004,7 @@ class Memory:
     ) -> list[dict[str, Any]]:
         """The "retrieved X, should have served Y" pairs of the retrieval-caused corrections, oldest first.
 
-        See :mod:`mission_memory.corrections.pairs` for the shape (fixed by the shared interface).
+        See :mod:`mission_memory.corrections.pairs` for the shape (docs/design.md §6.3).
         With ``access``, only the pairs of corrections that context may see, and only the record
         ids it may see in ``retrieved`` and ``missed`` (a pair left with no missed record is dropped).
         """

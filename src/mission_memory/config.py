@@ -132,7 +132,7 @@ class Settings(BaseSettings):
         event_mission: the mission domain events are recorded in when the caller names none
             (default: the current folder's name, like ``ingest``).
         escalation_window_minutes: the sliding window event rates are counted over, in minutes
-            (DESIGN.md §7; ANSI/ISA-18.2: 10).
+            (docs/design.md §7; ANSI/ISA-18.2: 10).
         escalation_flood_start: events per window per operator on duty above which a flood starts
             and pull switches to criticality triage (ISA-18.2: 10).
         escalation_flood_end: events per window per operator below which the flood ends (ISA-18.2: 5).
@@ -143,7 +143,7 @@ class Settings(BaseSettings):
         embed_batch: records embedded per batch by the background embedding queue.
         correction_link_window_minutes: a correction without a retrieval event in its session is
             linked to the latest event of the same operator and mission at most this many minutes
-            before it (DESIGN.md §6, docs/adr/0024).
+            before it (docs/design.md §6, docs/adr/0024).
         correction_relevance_threshold: cosine similarity a record needs with a correction's topic
             to count as relevant to it when the correction names no record (docs/adr/0024, where
             its precision is measured).
@@ -228,7 +228,7 @@ class Settings(BaseSettings):
 
     @property
     def llm_configured(self) -> bool:
-        """True when both an LLM endpoint and a model are set (push refresh, DESIGN.md §5)."""
+        """True when both an LLM endpoint and a model are set (push refresh, docs/design.md §5)."""
         return bool(self.llm_base_url and self.llm_model)
 
 

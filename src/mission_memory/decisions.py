@@ -1,5 +1,5 @@
 """Decision and principle domain types: what an architecture decision record and a principle registry entry
-say, as parsed from their text, before they become workflow-layer records (DESIGN.md §3, "Decision record"
+say, as parsed from their text, before they become workflow-layer records (docs/design.md §3, "Decision record"
 and "Principle registry"). The module owns only the shapes and their closed vocabularies (`DecisionStatus`,
 `AdrFormat`); parsing lives in `mission_memory.ingest.adr` and `mission_memory.ingest.principles`, storage
 elsewhere. No I/O happens here.
@@ -15,7 +15,7 @@ __all__ = ["AdrFormat", "Decision", "DecisionStatus", "Principle", "RejectedAlte
 
 
 class DecisionStatus(StrEnum):
-    """Lifecycle status of a decision (DESIGN.md §3; the statuses Nygard and MADR use)."""
+    """Lifecycle status of a decision (docs/design.md §3; the statuses Nygard and MADR use)."""
 
     PROPOSED = "proposed"
     ACCEPTED = "accepted"
@@ -55,7 +55,7 @@ class RejectedAlternative:
 
 @dataclass(frozen=True)
 class Decision:
-    """One decision as parsed from an ADR's text (DESIGN.md §3 decision record, minus provenance).
+    """One decision as parsed from an ADR's text (docs/design.md §3 decision record, minus provenance).
 
     References to other decisions (``supersedes``, ``superseded_by``, ``related``) are ADR numbers as
     zero-padded 4-digit strings ("0005") when the reference names a number, else the link target or text
@@ -114,7 +114,7 @@ class Decision:
 
 @dataclass(frozen=True)
 class Principle:
-    """One entry of the principle registry, the mission's "constitution" (DESIGN.md §3).
+    """One entry of the principle registry, the mission's "constitution" (docs/design.md §3).
 
     Attributes:
         id: the principle id as written ("P1", "P-2", "PRIN-3") or derived ("P4" from "4. Title", or a

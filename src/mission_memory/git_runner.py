@@ -1,7 +1,7 @@
 """Running the ``git`` command for mission-memory: one place that starts git in a repository, bounds it
 with a total timeout, and translates every way it can fail into the package's error tree, naming the
 repository and the failed command (issue 8 item 5). Ingest, refresh, metrics and the prompt corpus all run
-git through here; only the stdlib-only capture hook keeps its own (DESIGN.md §8: it must stay light).
+git through here; only the stdlib-only capture hook keeps its own (docs/design.md §8: it must stay light).
 
 Output is bytes (`run_git`) or text decoded as UTF-8 with replacement (`run_git_text`). Paths in git's
 output are not quoted (``core.quotepath=off``), so non-ASCII file names arrive as written.

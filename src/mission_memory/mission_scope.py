@@ -1,4 +1,4 @@
-"""Mission scope of a pull query: which mission a query answers from, and why (DESIGN.md §4, ADR 0029).
+"""Mission scope of a pull query: which mission a query answers from, and why (docs/design.md §4, ADR 0029).
 
 A query answers from the mission it is asked in unless it is widened on purpose. The mission of a
 directory is the folder name of its git top-level, which is how ``ingest`` names a repository's
@@ -126,7 +126,7 @@ def mission_of_directory(directory: str | Path) -> str:
 def resolve_mission_scope(
     asked: str | None, default: str | None, stored: Mapping[str, int] | frozenset[str] | set[str]
 ) -> MissionScope:
-    """Decide which missions a query answers from (DESIGN.md §4, ADR 0029).
+    """Decide which missions a query answers from (docs/design.md §4, ADR 0029).
 
     Args:
         asked: the mission the caller named (``filters.mission``), :data:`ALL_MISSIONS`, or None.

@@ -7,7 +7,7 @@
   the MCP session id of a streamable-HTTP connection); else one id per process, so the queries
   of one CLI run, one stdio MCP server or one script still group together.
 
-DESIGN.md §6 links every correction to the retrieval event it follows; these two fields make the
+docs/design.md §6 links every correction to the retrieval event it follows; these two fields make the
 link possible. See docs/adr/0016-store-boundary-and-retrieval-events.md.
 """
 

@@ -1,8 +1,8 @@
 """Records: the unit of memory, its layer, kind, provenance and content-derived id.
 
-Domain types only, no I/O. A :class:`Record` is what every layer stores (DESIGN.md §3): domain
+Domain types only, no I/O. A :class:`Record` is what every layer stores (docs/design.md §3): domain
 chunks, decisions, commits, principles, practitioner patterns, push-refresh artifacts, and the
-shift handover's notes and archived briefs (DESIGN.md §6). Its id is
+shift handover's notes and archived briefs (docs/design.md §6). Its id is
 derived from its content and its source reference, so re-ingesting the same source is idempotent;
 its ``source_key`` names the place it came from, so a changed source replaces its old record.
 """
@@ -28,7 +28,7 @@ __all__ = [
 
 
 class Layer(StrEnum):
-    """The three memory layers of DESIGN.md §3."""
+    """The three memory layers of docs/design.md §3."""
 
     DOMAIN = "domain"
     WORKFLOW = "workflow"
@@ -67,7 +67,7 @@ LAYER_OF_KIND: dict[RecordKind, Layer] = {
 
 
 class SourceKind(StrEnum):
-    """Where a record's content came from (DESIGN.md §3, provenance)."""
+    """Where a record's content came from (docs/design.md §3, provenance)."""
 
     COMMIT = "commit"
     ADR = "adr"
@@ -84,7 +84,7 @@ class SourceKind(StrEnum):
 
 
 class AccessLevel(StrEnum):
-    """Who may be shown a record; ordered from least to most restricted (DESIGN.md §10)."""
+    """Who may be shown a record; ordered from least to most restricted (docs/design.md §10)."""
 
     PUBLIC = "public"
     INTERNAL = "internal"
@@ -126,7 +126,7 @@ class Record(BaseModel):
         title: one line.
         text: the full text that is embedded, indexed for BM25 and excerpted in digests.
         provenance: see :class:`Provenance`.
-        criticality: in [0, 1]; triage weight in degraded mode (DESIGN.md §7).
+        criticality: in [0, 1]; triage weight in degraded mode (docs/design.md §7).
         access_level: see :class:`AccessLevel`.
         component: the part of the mission the record concerns (a top-level folder, a service), or None.
         operator: the human the record is about, where relevant (practitioner layer).

@@ -1,8 +1,8 @@
 """Retrieval events: the typed log entry of one pull query, with who asked it and from where.
 
-Every pull query is logged (DESIGN.md §4): what was asked, the scope and filters, the token budget
+Every pull query is logged (docs/design.md §4): what was asked, the scope and filters, the token budget
 and use, the records returned with their scores, what was omitted, and — for the
-retrieval-correction signal (DESIGN.md §6), which links a correction to the retrieval event it
+retrieval-correction signal (docs/design.md §6), which links a correction to the retrieval event it
 follows — the session, the operator, the mission and the client (CLI, MCP server, hook, API).
 Where the who and where come from is :mod:`mission_memory.query_origin`.
 See docs/adr/0016-store-boundary-and-retrieval-events.md.

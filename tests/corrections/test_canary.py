@@ -1,4 +1,4 @@
-"""Practitioner records hold abstractions only (DESIGN.md §3, docs/adr/0025): canary strings planted in
+"""Practitioner records hold abstractions only (docs/design.md §3, docs/adr/0025): canary strings planted in
 prompts, transcripts (operator text, tool inputs, diffs, tool output) reach no byte that mission-memory
 writes, through every corrections path."""
 

@@ -1,7 +1,7 @@
 """A shift built in a real git repository and a real store: operator alice works, then bob takes over.
 
 Records of the areas built in parallel (correction patterns, recorded decisions, tracker items) are
-made with ``Record.build`` in the shapes fixed in the shared interfaces.
+made with ``Record.build`` in the shapes docs/design.md §3 fixes.
 """
 
 from __future__ import annotations

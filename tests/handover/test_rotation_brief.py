@@ -1,5 +1,5 @@
 """The rotation brief for the incoming operator: A's decisions, zones, open questions and notes, fenced,
-within the budget, archived once per shift and acknowledged (DESIGN.md §6, ADR 0026)."""
+within the budget, archived once per shift and acknowledged (docs/design.md §6, ADR 0026)."""
 
 from __future__ import annotations
 

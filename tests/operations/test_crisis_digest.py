@@ -1,4 +1,4 @@
-"""The crisis temporal digest (DESIGN.md §7, issue 10 item 5, docs/adr/0040): while a mission is degraded,
+"""The crisis temporal digest (docs/design.md §7, issue 10 item 5, docs/adr/0040): while a mission is degraded,
 or when asked, digests start with a timeline section (what is escalating, what cascades, the links,
 decisions since the escalation began and by whom, open questions), fenced and within the budget; the
 rotation brief starts with it when the shift changes during an escalation. Real SQLite file, the real

@@ -1,4 +1,4 @@
-"""Push under escalation (DESIGN.md §7, issue 10 item 4): while degraded, tasks linked to an escalating
+"""Push under escalation (docs/design.md §7, issue 10 item 4): while degraded, tasks linked to an escalating
 sector are refreshed at once (bounded) and the queue runs by criticality; visible in ``refresh status``.
 The push-refresh scenario's real git repository and local task folder, the real embedder and store."""
 

@@ -1,4 +1,4 @@
-"""Criticality triage in pull (DESIGN.md §7, issue 10 item 3): in degraded mode a critical event worded
+"""Criticality triage in pull (docs/design.md §7, issue 10 item 3): in degraded mode a critical event worded
 unlike the query reaches the digest, and the header states the mode, α, the rate and the window; in
 normal mode the digest is byte for byte what the similarity pipeline alone produces. Real git
 repository, real SQLite file, the real embedder; event times are relative to the real clock because

@@ -165,7 +165,7 @@ def test_tune_without_pairs_says_where_pairs_come_from(tmp_path: Path) -> None:
 def test_tune_without_a_pairs_file_builds_the_pairs_from_the_stored_correction_records(
     store_dir: Path, tmp_path: Path
 ) -> None:
-    """Correction records (practitioner layer, the shared interface) name the retrieval event and
+    """Correction records (practitioner layer, docs/design.md §3.8) name the retrieval event and
     the missed records; the query comes from the event."""
     data = tmp_path / "data"
     shutil.copytree(store_dir, data)

@@ -2,7 +2,7 @@
 
 All three come from one field table (record_filters.FILTER_FIELDS); this property test runs random
 records and random filters through a real SQLite store and checks that the records each reading
-keeps are the same set (DESIGN.md §4: BM25 and dense search apply the same filters).
+keeps are the same set (docs/design.md §4: BM25 and dense search apply the same filters).
 """
 
 from __future__ import annotations

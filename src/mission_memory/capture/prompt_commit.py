@@ -7,7 +7,7 @@ this module is loaded from its cached bytecode (docs/adr/0011).
 :func:`capture` parses the hook JSON (``session_id``, ``transcript_path``, ``cwd``,
 ``permission_mode``, ``hook_event_name``, ``prompt``), redacts secrets (:mod:`redaction`), and writes
 one commit whose tree holds ``prompt.json`` into ``<data dir>/prompts.git`` under
-``refs/prompts/<session>/<time_ns>-<pid>`` (DESIGN.md §8, issue #3; docs/adr/0010, 0012). The
+``refs/prompts/<session>/<time_ns>-<pid>`` (docs/design.md §8, issue #3; docs/adr/0010, 0012). The
 document's fields are listed in :func:`build_document`. :func:`main` never prints, always returns 0
 and logs problems to ``<data dir>/logs/prompt-hook.log``.
 

@@ -2,7 +2,7 @@
 
 Each command parses its flags, calls one :class:`~mission_memory.api.Memory` method
 (``rotation_brief``, ``acknowledge_brief``, ``handover_note``) and prints the result: the Markdown
-brief for people, ``--json`` for scripts (DESIGN.md §6).
+brief for people, ``--json`` for scripts (docs/design.md §6).
 """
 
 from __future__ import annotations

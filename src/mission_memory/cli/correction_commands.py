@@ -1,6 +1,6 @@
 """``mission-memory correct`` and ``mission-memory corrections …``: record, import, label, rate, export.
 
-Thin shells over :class:`~mission_memory.api.Memory`'s corrections methods (DESIGN.md §6): each
+Thin shells over :class:`~mission_memory.api.Memory`'s corrections methods (docs/design.md §6): each
 command parses its flags, calls one method and renders a table, or JSON with ``--json``.
 """
 

@@ -1,4 +1,4 @@
-"""``mission-memory decide``: record a decision where it is taken (DESIGN.md §3; issue 13 item 4).
+"""``mission-memory decide``: record a decision where it is taken (docs/design.md §3; issue 13 item 4).
 
 Thin shell over :meth:`Memory.record_decision`: the flags become the decision's fields, the core
 checks them, stores the record (and, with ``--write-adr DIR``, writes the MADR file the repository

@@ -4,7 +4,7 @@
 with :meth:`~mission_memory.api.Memory.record_events` and, unless ``--no-embed``, embeds what is
 still waiting for a vector before exiting (the embedding queue's catch-up, docs/adr/0036).
 ``escalation status`` assesses the mission's escalation now (or at ``--now``) and prints the mode,
-α, the rate and the escalating sectors (DESIGN.md §7). The noun ``feed`` does not collide with
+α, the rate and the escalating sectors (docs/design.md §7). The noun ``feed`` does not collide with
 ``events``, which lists retrieval events.
 """
 

@@ -1,6 +1,6 @@
 """``mission-memory metrics ...``: measure session-start cost, instructions growth and corrections.
 
-A thin shell over :mod:`mission_memory.metrics` (DESIGN.md §9): each command parses its input,
+A thin shell over :mod:`mission_memory.metrics` (docs/design.md §9): each command parses its input,
 calls the metrics functions and renders a table, JSON or CSV. The metrics modules (numpy,
 pydantic, matplotlib) are imported when a command runs, so the CLI starts fast.
 """

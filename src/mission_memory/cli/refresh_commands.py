@@ -1,6 +1,6 @@
 """Push-refresh commands: ``refresh once``, ``refresh run --schedule CRON``, ``refresh status``.
 
-Thin shell over :meth:`Memory.refresh_once` and :meth:`Memory.refresh_status` (DESIGN.md §5):
+Thin shell over :meth:`Memory.refresh_once` and :meth:`Memory.refresh_status` (docs/design.md §5):
 flags choose the tracker and the repository, the core does the pass. ``run`` is the long-running
 refresher process (its own container in ``compose.yaml``): one pass per cron firing, a failing pass
 logged and the loop going on, SIGTERM stopping it between passes.

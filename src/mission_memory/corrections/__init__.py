@@ -1,6 +1,6 @@
 """Corrections: operator corrections in from three sources, stored as practitioner records, labelled.
 
-DESIGN.md §3 (practitioner record) and §6 (retrieval-correction signal). The modules, in pipeline
+docs/design.md §3 (practitioner record) and §6 (retrieval-correction signal). The modules, in pipeline
 order: :mod:`.detector` finds corrections in prompts and transcripts, :mod:`.pipeline` turns each
 source into :class:`~.practitioner_records.Correction` values, :mod:`.practitioner_records` builds the
 records (abstractions only, docs/adr/0025), :mod:`.signal` links each to the retrieval event it

@@ -1,6 +1,6 @@
 """One correction detector for the two content sources: captured prompts and Claude Code transcripts.
 
-DESIGN.md §6 names three sources of corrections; two of them carry operator text, and both are read
+docs/design.md §6 names three sources of corrections; two of them carry operator text, and both are read
 here, with one vocabulary (:mod:`mission_memory.prompts.correction_cues`, shared by the intent labeller and
 the transcript scanner) and one output type, :class:`Detection`:
 
@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-"""Tools that modify a file (the same set as the initialization boundary of DESIGN.md §9)."""
+"""Tools that modify a file (the same set as the initialization boundary of docs/design.md §9)."""
 
 CATEGORIES: tuple[tuple[str, str], ...] = (
     ("revert", r"\b(revert|undo|roll ?back|put (it )?back|restore)\w*|\bвідкот\w*|\bповерни\w*|\bскасуй\w*"),

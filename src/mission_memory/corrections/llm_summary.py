@@ -1,4 +1,4 @@
-"""One-sentence summaries of derived corrections written by an LLM, when one is configured (DESIGN.md §3).
+"""One-sentence summaries of derived corrections written by an LLM, when one is configured (docs/design.md §3).
 
 A captured prompt's correction is summarised from its fields by default
 (:func:`~.practitioner_records.summary_from_fields`). With an OpenAI-compatible chat-completions

@@ -1,6 +1,6 @@
 """Retrieval-correction pairs: "retrieved X, should have served Y", as JSON Lines for training a retriever.
 
-DESIGN.md §6 ("a dataset of retrieved X, corrected Y pairs") in the shape fixed by the shared
+docs/design.md §6 ("a dataset of retrieved X, corrected Y pairs") in the shape fixed by the shared
 interface: one object per retrieval-caused correction, ``{"correction_id", "event_id", "time",
 "mission", "query", "retrieved", "missed", "correction_class", "category"}``. ``time`` is the
 correction's time (ISO 8601, UTC); ``query`` is the retrieval event's task; ``retrieved`` the record

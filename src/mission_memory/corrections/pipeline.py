@@ -1,6 +1,6 @@
 """The corrections pipeline: three sources in, :class:`~.practitioner_records.Correction` values out.
 
-DESIGN.md §6: corrections come from explicit recording (CLI, MCP, API), from the prompt corpus and
+docs/design.md §6: corrections come from explicit recording (CLI, MCP, API), from the prompt corpus and
 from Claude Code transcripts. Each source is turned here into corrections with stable ids, so an
 import re-run finds the same ids and adds nothing. The two content sources go through the one
 detector (:mod:`.detector`); what leaves this module holds abstractions only (docs/adr/0025).

@@ -1,6 +1,6 @@
 """The practitioner record of one operator correction: its fields, its id, and the record it becomes.
 
-DESIGN.md §3 "Practitioner record" and the shared interface (docs/adr/0025): a correction is stored
+docs/design.md §3 "Practitioner record" and §3.8 (docs/adr/0025): a correction is stored
 as structured abstractions only — class, semantic category, component, outcome, a one-sentence
 summary built from those fields (or written by the operator for an explicit correction), operator,
 session, time, and the retrieval-correction label. No prompt text, diff text, tool input or
@@ -42,7 +42,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class Outcome(StrEnum):
-    """What became of the agent's work the operator corrected (DESIGN.md §3)."""
+    """What became of the agent's work the operator corrected (docs/design.md §3)."""
 
     ACCEPTED = "accepted"
     REJECTED = "rejected"
@@ -50,7 +50,7 @@ class Outcome(StrEnum):
 
 
 class CorrectionSource(StrEnum):
-    """Where a correction came from (DESIGN.md §6): recorded explicitly, the prompt corpus, a transcript."""
+    """Where a correction came from (docs/design.md §6): recorded explicitly, the prompt corpus, a transcript."""
 
     EXPLICIT = "explicit"
     PROMPT = "prompt"
@@ -58,7 +58,7 @@ class CorrectionSource(StrEnum):
 
 
 class RetrievalCaused(StrEnum):
-    """The retrieval-correction label (DESIGN.md §6, docs/adr/0024)."""
+    """The retrieval-correction label (docs/design.md §6, docs/adr/0024)."""
 
     TRUE = "true"
     FALSE = "false"
@@ -88,7 +88,7 @@ class CorrectionLabel(BaseModel):
 
 
 class Correction(BaseModel):
-    """One operator correction, as abstractions only (DESIGN.md §3).
+    """One operator correction, as abstractions only (docs/design.md §3).
 
     Attributes:
         correction_id: 32 hex characters, stable: derived from the source, the session and the
@@ -209,7 +209,7 @@ def summary_from_fields(correction_class: str, category: str, component: str | N
 
 
 def practitioner_record(correction: Correction) -> Record:
-    """The practitioner record of ``correction`` (shape fixed in the shared interface).
+    """The practitioner record of ``correction`` (shape: docs/design.md §3.8, docs/adr/0025).
 
     Title and text are the summary; the slot is the correction id, so re-recording the same
     correction is idempotent, and re-labelling it replaces the record under the same source key

@@ -1,6 +1,6 @@
 """The share of retrieval-caused corrections over time, with counts and a Wilson interval.
 
-DESIGN.md §6: "the share of retrieval-caused corrections over time (a falling curve is the goal)".
+docs/design.md §6: "the share of retrieval-caused corrections over time (a falling curve is the goal)".
 Corrections are grouped by the UTC day or ISO week (starting Monday) of their time; in each period
 the share is ``true / (true + false)`` — corrections labelled ``unknown`` (no retrieval event before
 them) are counted but left out of the share — with the Wilson score interval (Wilson 1927; it stays

@@ -1,6 +1,6 @@
 """Storing corrections: label each, build its practitioner record, embed it, write all in one transaction.
 
-The store side of the corrections pipeline (DESIGN.md §3, §6), called by
+The store side of the corrections pipeline (docs/design.md §3, §6), called by
 :class:`~mission_memory.api.Memory`: which mission a correction belongs to, checks against what the
 store holds (mission, component, named records), labelling (:mod:`.signal`) and the upsert. The
 record's embedded text is its summary, which holds abstractions only (docs/adr/0025), so no

@@ -1,6 +1,6 @@
 """The retrieval-correction signal: link a correction to the retrieval event it follows, and label it.
 
-DESIGN.md §6 and docs/adr/0024. A correction follows the latest retrieval event of its session
+docs/design.md §6 and docs/adr/0024. A correction follows the latest retrieval event of its session
 before it; without one, the latest event of the same operator and mission within the link window
 (setting ``correction_link_window_minutes``). The label:
 

@@ -1,2 +1,2 @@
-"""The shift handover (DESIGN.md §6): handover notes, the predecessor's profile, the rotation brief and
+"""The shift handover (docs/design.md §6): handover notes, the predecessor's profile, the rotation brief and
 its acknowledgement. Modules load on use; nothing here runs at import time."""

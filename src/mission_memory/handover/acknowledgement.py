@@ -1,4 +1,4 @@
-"""The incoming operator's acknowledgement of a rotation brief (DESIGN.md §6, ICS-201 practice).
+"""The incoming operator's acknowledgement of a rotation brief (docs/design.md §6, ICS-201 practice).
 
 An acknowledgement is kept in the store's state under the brief's mission, key
 ``handover_ack:<shift key>``, as JSON ``{"operator", "time", "brief_id"}``: the archived brief record

@@ -1,4 +1,4 @@
-"""Archiving a rotation brief as a ``handover_brief`` workflow record (DESIGN.md §6: "the brief is archived").
+"""Archiving a rotation brief as a ``handover_brief`` workflow record (docs/design.md §6: "the brief is archived").
 
 One record per shift: its slot is derived from the mission, the outgoing and incoming operators and
 the window's start, so building the brief again for the same shift replaces the archived copy

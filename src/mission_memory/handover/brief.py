@@ -1,4 +1,4 @@
-"""The rotation brief: a shift handover built from memory, fenced, within a token budget (DESIGN.md §6).
+"""The rotation brief: a shift handover built from memory, fenced, within a token budget (docs/design.md §6).
 
 Six sections, in this order (ADR 0026; ICS-201 and SOC/SRE on-call handovers):
 
@@ -109,7 +109,7 @@ class BriefItem:
 
 @dataclass(frozen=True)
 class RotationBrief:
-    """A packed rotation brief (DESIGN.md §6).
+    """A packed rotation brief (docs/design.md §6).
 
     Attributes:
         window: the shift it covers.
@@ -404,7 +404,7 @@ def collect_brief_items(
     *,
     extra_watch: Sequence[BriefItem] = (),
 ) -> tuple[list[BriefItem], dict[str, int], PredecessorProfile]:
-    """Read the brief's entries for ``window`` from ``store`` (DESIGN.md §6, ADR 0026).
+    """Read the brief's entries for ``window`` from ``store`` (docs/design.md §6, ADR 0026).
 
     Args:
         store: the memory's store.

@@ -1,6 +1,6 @@
 """Handover notes: what the outgoing operator leaves for the next shift, stored as workflow records.
 
-A note is one of three things shift handovers carry (DESIGN.md §6; ICS-201, SRE on-call handovers):
+A note is one of three things shift handovers carry (docs/design.md §6; ICS-201, SRE on-call handovers):
 the running hypothesis, the next step, or a warning. It is written by the operator, not quoted from a
 repository, but it still reaches the next agent only inside the brief's envelope (ADR 0021): anyone
 who can run the CLI can write one. Its id is derived from the operator, the time and the text, so
@@ -25,7 +25,7 @@ _CRITICALITY = {"warning": 0.8, "next-step": 0.7, "hypothesis": 0.6}
 
 
 class NoteKind(StrEnum):
-    """What a handover note says (DESIGN.md §6: the running hypothesis, the next step, a warning)."""
+    """What a handover note says (docs/design.md §6: the running hypothesis, the next step, a warning)."""
 
     HYPOTHESIS = "hypothesis"
     NEXT_STEP = "next-step"
@@ -57,7 +57,7 @@ def build_handover_note(
     at: datetime,
     session_id: str | None = None,
 ) -> Record:
-    """A ``handover_note`` workflow record (DESIGN.md §6).
+    """A ``handover_note`` workflow record (docs/design.md §6).
 
     Args:
         text: the note, 1 to :data:`MAX_NOTE_CHARS` characters after stripping.

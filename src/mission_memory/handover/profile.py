@@ -1,4 +1,4 @@
-"""The predecessor's profile: their typical corrections and their attention zones (DESIGN.md §6).
+"""The predecessor's profile: their typical corrections and their attention zones (docs/design.md §6).
 
 Computed from records only, no I/O:
 
@@ -67,7 +67,7 @@ class AttentionZone:
 
 @dataclass(frozen=True)
 class PredecessorProfile:
-    """The outgoing operator's profile in one shift window (DESIGN.md §6).
+    """The outgoing operator's profile in one shift window (docs/design.md §6).
 
     Attributes:
         operator: the outgoing operator, or None when unknown.

@@ -1,4 +1,4 @@
-"""The shift a rotation brief covers: who hands over to whom, and since when (DESIGN.md §6).
+"""The shift a rotation brief covers: who hands over to whom, and since when (docs/design.md §6).
 
 Defaults where the caller names nothing (ADR 0026):
 

@@ -1,4 +1,4 @@
-"""Watch items about sources outside the store: is memory behind the mission's repository? (DESIGN.md §6)
+"""Watch items about sources outside the store: is memory behind the mission's repository? (docs/design.md §6)
 
 A brief built from a store that has not seen the repository's latest commits would hand over a
 stale picture; the watch item says so and by how much. The ingest bookmark is the state key

@@ -7,7 +7,7 @@ Registered by ``mission-memory hook install`` and run by absolute path, never th
 The work happens in :mod:`mission_memory.capture.prompt_commit`, loaded by plain name from the sibling
 ``capture/`` folder (from cached bytecode); this file stays where users' settings point and stays tiny
 because a script run by path is recompiled on every run. Whatever goes wrong, stdout stays empty and the
-exit code is 0 (DESIGN.md §8).
+exit code is 0 (docs/design.md §8).
 """
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ git top-level of ``cwd`` and the mission named after that folder, and knows who 
 
 * on a rotation — the operator differs from the last session's operator on this mission, or it is
   the operator's first session there — it injects the rotation brief (``Memory.rotation_brief``,
-  DESIGN.md §6);
-* otherwise a task-focused digest: a pull query (``Memory.query``, DESIGN.md §4) built from the
+  docs/design.md §6);
+* otherwise a task-focused digest: a pull query (``Memory.query``, docs/design.md §4) built from the
   current branch, the latest commits and the tasks in progress. Those come from the repository
   and the tracker, so the digest's ``Task:`` line shows a fixed description instead of them.
 

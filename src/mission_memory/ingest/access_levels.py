@@ -1,4 +1,4 @@
-"""Access levels at ingest: from where a record comes from (DESIGN.md §10, ADR 0045).
+"""Access levels at ingest: from where a record comes from (docs/design.md §10, ADR 0045).
 
 Three sources, and the most restricted of those that speak wins (a file cannot declassify itself out
 of a folder the settings protect):

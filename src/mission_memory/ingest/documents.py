@@ -1,5 +1,5 @@
 """Documentation files (Markdown, reStructuredText, plain text) split into heading-scoped chunks for the
-domain layer (DESIGN.md §3; issue 2 item 5, "documentation ... split on headings with a size cap; provenance
+domain layer (docs/design.md §3; issue 2 item 5, "documentation ... split on headings with a size cap; provenance
 = path#heading"). The module owns the document structure: front matter delimiters, Markdown headings
 (found by markdown-it-py, a CommonMark parser, so code, lists, quotes and HTML blocks never split a
 document), reStructuredText section titles, GitHub-style heading anchors, and the size cap. It is pure:

@@ -1,4 +1,4 @@
-"""The principle registry, the mission's "constitution" (DESIGN.md §3 "Principle registry"; issue 2 item 5,
+"""The principle registry, the mission's "constitution" (docs/design.md §3 "Principle registry"; issue 2 item 5,
 "a principle registry (e.g. PRINCIPLES.md or docs/principles/) -> principles that decisions link to"). The
 module owns finding registry files, parsing them into `Principle` values (one per heading of a registry
 file, or one per file of a principles folder) and linking a `Decision` to the principles it rests on. Pure:

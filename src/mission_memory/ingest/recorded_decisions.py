@@ -1,6 +1,6 @@
 """Decisions recorded where they are taken: a DECISION record made from what an operator (or the agent)
 states at the moment of deciding, optionally written out as a MADR file so the repository stays the
-canonical source (DESIGN.md §3 "decisions recorded by the agent"; issue 13 item 4; docs/adr/0028).
+canonical source (docs/design.md §3 "decisions recorded by the agent"; issue 13 item 4; docs/adr/0028).
 
 The module owns four things: checking the statement (:func:`parse_rejected`, :func:`check_statement`),
 the MADR text a recorded decision is written as (:func:`madr_text`, :func:`next_adr_path`), storing the
@@ -61,7 +61,7 @@ _REF_NUMBER = re.compile(r"^(?:adr)?[\s\-_#]*0*(\d{1,5})$", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class DecisionStatement:
-    """What the one deciding states: the fields of a decision record (DESIGN.md §3), checked.
+    """What the one deciding states: the fields of a decision record (docs/design.md §3), checked.
 
     Attributes:
         title: one line, never empty.

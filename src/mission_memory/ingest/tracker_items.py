@@ -1,5 +1,5 @@
 """Tracker items in the workflow layer: a tracker's tasks and their comments as ISSUE and COMMENT
-records (DESIGN.md §3 "tracker issues and comments"; issue 13 item 5; docs/adr/0028).
+records (docs/design.md §3 "tracker issues and comments"; issue 13 item 5; docs/adr/0028).
 
 Incremental: a bookmark in the state store (``tracker_items:<location>``, the latest ``updated_at``
 seen) makes the next run ask only for tasks updated since; every comment of such a task is read

@@ -2,7 +2,7 @@
 
 Started with the explicit opt-in ``write_tools=True`` (``mission-memory serve --write-tools``), it
 also exposes ``record_correction``, so an agent can record an operator's correction as a
-practitioner record (DESIGN.md §6); the default server stays read-only with its one tool.
+practitioner record (docs/design.md §6); the default server stays read-only with its one tool.
 
 The server's lifespan owns the :class:`~mission_memory.api.Memory` (opened and checked with
 ``SqliteStore.ensure_sound`` when the server starts, closed when it stops). A store that cannot be

@@ -1,4 +1,4 @@
-"""Measuring the problem memory solves (DESIGN.md §9): session-start cost, instructions growth, effects.
+"""Measuring the problem memory solves (docs/design.md §9): session-start cost, instructions growth, effects.
 
 Modules, one concern each:
 

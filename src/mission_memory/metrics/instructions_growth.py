@@ -1,6 +1,6 @@
 """Growth of a project's agent instructions file (CLAUDE.md / AGENTS.md) over its git history.
 
-The paper ("Експеримент 2"; DESIGN.md §9) measures the instructions file's size in characters at
+The paper ("Експеримент 2"; docs/design.md §9) measures the instructions file's size in characters at
 every commit that changed it and fits a least-squares line over commit time: CLAUDE.md grew
 216.7 characters/day with R² = 0.87 over 25 commits in 85 days. This module reproduces that
 from any git repository by running ``git`` in subprocesses; git is the canonical source, nothing

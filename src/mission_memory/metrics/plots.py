@@ -2,7 +2,7 @@
 
 Figures are drawn with matplotlib's object API on an Agg canvas (no GUI backend, no global
 pyplot state), so plotting works headless and in parallel tests. Reference lines mark the
-paper's targets (DESIGN.md §1: T' <= 10,000 tokens, W' <= 20%).
+paper's targets (docs/design.md §1: T' <= 10,000 tokens, W' <= 20%).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Rotation in the metrics: sessions right after an operator change against the others.
 
-The paper measures what a rotation costs (DESIGN.md §1: "+136 % dialogue rounds" when the operator
+The paper measures what a rotation costs (docs/design.md §1: "+136 % dialogue rounds" when the operator
 changes). This module owns the split: sessions are grouped by mission (their working directory),
 ordered by start time, and a session is *after a rotation* when its operator differs from the
 operator of the mission's previous session. The two groups are then compared with

@@ -1,7 +1,7 @@
 """Comparing two groups of sessions (say, with memory vs without) on T, K, W and rounds.
 
 The paper reports group differences as a relative change ("rotation costs +136% dialogue
-rounds") with Hedges' g ("g=0.81"); DESIGN.md §9 asks for effect sizes with confidence
+rounds") with Hedges' g ("g=0.81"); docs/design.md §9 asks for effect sizes with confidence
 intervals. For each metric this module gives both groups' distributions, the relative change of
 mean and median of group a against group b, Hedges' g with its interval, and a seeded percentile
 bootstrap interval of the difference in medians.

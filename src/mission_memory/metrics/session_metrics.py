@@ -1,6 +1,6 @@
 """Session-start cost per session — T, K, W as the paper names them — and their aggregates.
 
-The paper (seed, "Експеримент 1" and "Експеримент 3"; DESIGN.md §9) measures a session's start:
+The paper (*Persistent Memory Architecture for Long-Horizon Autonomous Missions with Operator Rotation*, "Експеримент 1" and "Експеримент 3"; docs/design.md §9) measures a session's start:
 
 * ``T`` — input tokens of the session's first model call: ``input_tokens +
   cache_creation_input_tokens + cache_read_input_tokens`` (tokens). Taken from the main

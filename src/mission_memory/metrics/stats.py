@@ -1,7 +1,7 @@
 """The statistics the paper reports: distributions, Hedges' g, Pearson r, bootstrap intervals.
 
 Sources: the paper's results (median/mean/sd/P10/P90 of T, K, W; "+136% dialogue rounds
-(Hedges' g=0.81)"; "r=-0.60") and DESIGN.md §9. Formulas:
+(Hedges' g=0.81)"; "r=-0.60") and docs/design.md §9. Formulas:
 
 * Hedges' g: Cohen's d with the pooled sample sd, times the exact small-sample correction
   ``J(df) = Γ(df/2) / (sqrt(df/2) Γ((df-1)/2))``, ``df = n_a + n_b - 2`` (Hedges 1981; the

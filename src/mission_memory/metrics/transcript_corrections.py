@@ -1,10 +1,10 @@
 """Operator corrections visible in Claude Code transcripts, as structured events without content.
 
-DESIGN.md §6 lists session transcripts as a source of corrections: rejected tool calls,
+docs/design.md §6 lists session transcripts as a source of corrections: rejected tool calls,
 interruptions, and operator prompts that redirect the agent. This module finds them and returns
 :class:`TranscriptCorrection` events — session, time, kind, how it was detected, tool and file —
 for the corrections pipeline (practitioner layer) to consume. It never copies prompt text, tool
-input or file contents (DESIGN.md §3: abstractions only); prompt openings are matched against
+input or file contents (docs/design.md §3: abstractions only); prompt openings are matched against
 cue patterns in memory and dropped.
 
 Detection rules (per transcript stream: the main conversation, and each subagent):

@@ -1,4 +1,4 @@
-"""The crisis timeline: what is escalating, what cascades, and how events link (DESIGN.md §7).
+"""The crisis timeline: what is escalating, what cascades, and how events link (docs/design.md §7).
 
 A rotation in the middle of an escalation needs the dynamics, not only the state: which sectors are
 flooding and whether their rate is still rising, which events caused which, and where a chain of

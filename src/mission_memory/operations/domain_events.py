@@ -1,4 +1,4 @@
-"""Domain events: what operations missions stream into the domain layer (DESIGN.md §3, §7).
+"""Domain events: what operations missions stream into the domain layer (docs/design.md §3, §7).
 
 An event is something that happened in a sector (or a service) at a time, with a type and a
 criticality: shelling reported in sector North, a jamming burst, a lost link with part of a swarm, a
@@ -65,7 +65,7 @@ class DomainEvent(BaseModel):
         time: when it happened, timezone-aware (a naive time is read as UTC).
         sector: the sector, area or service it concerns.
         type: what kind of event it is (``shelling``, ``ew_jamming``, ``HighErrorRate``).
-        criticality: in [0, 1]; the triage weight in degraded mode (DESIGN.md §7).
+        criticality: in [0, 1]; the triage weight in degraded mode (docs/design.md §7).
         source: who or what reported it (a post, a sensor, ``alertmanager``).
         text: the report in natural language, English or Ukrainian.
         caused_by: ids of the events that caused this one (cascades).

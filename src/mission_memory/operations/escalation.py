@@ -1,6 +1,6 @@
 """Escalation: event rates over a sliding window, flood detection with hysteresis, and the triage weight α.
 
-DESIGN.md §7: when events come faster than the operators on duty can process them, pull ranking moves
+docs/design.md §7: when events come faster than the operators on duty can process them, pull ranking moves
 from similarity to criticality triage, ``score(e) = α · criticality(e) + (1 − α) · sim(q, e)``. This
 module owns the three numbers that decision rests on, as pure functions of event times (the clock is
 an argument, so replays and tests choose it):
@@ -40,7 +40,7 @@ __all__ = [
 
 
 class EscalationMode(StrEnum):
-    """Whether ranking runs as usual or triages by criticality (DESIGN.md §7)."""
+    """Whether ranking runs as usual or triages by criticality (docs/design.md §7)."""
 
     NORMAL = "normal"
     DEGRADED = "degraded"

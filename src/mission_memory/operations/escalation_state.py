@@ -72,7 +72,7 @@ def assess_mission(
         persist: write the new state (not on a read-only store).
 
     Returns:
-        The new state (DESIGN.md §7, docs/adr/0022).
+        The new state (docs/design.md §7, docs/adr/0022).
     """
     previous, _ = load_state(store, mission)
     state = assess_escalation(previous, window_rates(store, mission, now, policy.window), policy)

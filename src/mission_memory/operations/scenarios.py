@@ -1,6 +1,6 @@
 """Seeded operations scenarios with ground truth, for the degraded-mode evaluation and the operations demo.
 
-Two kinds of mission from the paper (DESIGN.md §1, §7), each a deterministic function of a seed:
+Two kinds of mission from the paper (docs/design.md §1, §7), each a deterministic function of a seed:
 
 * :func:`uav_scenario` — a UAV situation centre: sectors with routine reports, then an escalation in
   one sector where shelling causes electronic-warfare jamming, which causes a lost link with part of a

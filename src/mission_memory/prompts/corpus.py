@@ -2,7 +2,7 @@
 
 The canonical store is the bare repository ``<data dir>/prompts.git`` that
 ``mission_memory.hook.prompt_capture`` writes: one orphan commit per prompt whose tree holds
-``prompt.json``, under ``refs/prompts/<session>/<time_ns>-<pid>`` (DESIGN.md §8, docs/adr/0012).
+``prompt.json``, under ``refs/prompts/<session>/<time_ns>-<pid>`` (docs/design.md §8, docs/adr/0012).
 Reading goes through ``git`` itself (``for-each-ref`` + one ``cat-file --batch``), so packed refs and
 packed objects after a ``git gc`` read the same as the hook's loose ones.
 

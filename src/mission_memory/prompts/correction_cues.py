@@ -1,6 +1,6 @@
 """The correction-cue vocabulary: English and Ukrainian phrases by which an operator corrects an agent.
 
-One list feeds both places that recognise corrections in operator prompts (DESIGN.md §6, issue 8
+One list feeds both places that recognise corrections in operator prompts (docs/design.md §6, issue 8
 item 5): the intent labeller (:mod:`mission_memory.prompts.intents`) sums the :attr:`CorrectionCue.weight`
 of every cue that matches to score the ``correction`` label, and the transcript scanner
 (:mod:`mission_memory.metrics.transcript_corrections`) treats a prompt as redirecting the agent when

@@ -1,4 +1,4 @@
-"""Intent labels for operator prompts, rule-based, for Ukrainian and English (DESIGN.md §8).
+"""Intent labels for operator prompts, rule-based, for Ukrainian and English (docs/design.md §8).
 
 The label set (:class:`Intent`) is what a prompt asks the agent to do with the conversation:
 
@@ -20,7 +20,7 @@ scanner reads too. The label with the
 highest score wins, ties broken by :data:`PRIORITY`. A prompt with no cue is a ``new-task`` when it is
 the first of its session and a ``clarification`` otherwise. Accuracy on the hand-labelled sets is
 printed by ``benchmarks/bench_intent_labels.py``. The labels feed disambiguation and the
-correction signal (DESIGN.md §6): ``correction`` is the label the corrections pipeline reads.
+correction signal (docs/design.md §6): ``correction`` is the label the corrections pipeline reads.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Cross-project switching in the prompt corpus: how an operator moves between repositories.
 
 Prompts are put in time order (all sessions together: one operator's attention is one stream) and
-read as a sequence of repositories (DESIGN.md §8). From it:
+read as a sequence of repositories (docs/design.md §8). From it:
 
 * **transitions** ``from -> to`` between consecutive prompts (``from == to`` counts as staying);
 * **switch rate**: switches (consecutive prompts in different repositories) over all transitions,

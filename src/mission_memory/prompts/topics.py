@@ -1,4 +1,4 @@
-"""Topic-frequency distributions of the prompt corpus per ISO week (DESIGN.md §8).
+"""Topic-frequency distributions of the prompt corpus per ISO week (docs/design.md §8).
 
 A topic is a content term: prompts are tokenised into letter-only words of three or more letters,
 English and Ukrainian stop words are dropped, and words are folded to a crude stem (Ukrainian case

@@ -1,4 +1,4 @@
-"""Push mode (DESIGN.md §5): a background refresher that keeps idle ``LONG-TERM`` tasks fresh.
+"""Push mode (docs/design.md §5): a background refresher that keeps idle ``LONG-TERM`` tasks fresh.
 
 A pass discovers the labelled tasks of a tracker, measures each task's activity since its last
 refresh (``signals``), decides which are due by a pure schedule with an injected clock

@@ -1,4 +1,4 @@
-"""The three refresh artifacts of a task (DESIGN.md §5, step 3), built from what a pass has read.
+"""The three refresh artifacts of a task (docs/design.md §5, step 3), built from what a pass has read.
 
 * the executive summary of what changed since the last refresh (a :class:`Summarizer`: an LLM when
   configured, else extractive), with a line naming the commits and comments it covers;

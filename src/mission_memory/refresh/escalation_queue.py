@@ -1,4 +1,4 @@
-"""Push under escalation (DESIGN.md §7, issue 10 item 4): the refresh queue by criticality while degraded.
+"""Push under escalation (docs/design.md §7, issue 10 item 4): the refresh queue by criticality while degraded.
 
 A scheduled refresh every 24 hours is too slow for a crisis. While the mission's escalation state
 (:mod:`mission_memory.operations.escalation_state`, persisted by event intake) is degraded, a refresh pass:

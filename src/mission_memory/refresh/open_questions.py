@@ -1,6 +1,6 @@
 """Open questions: the decision points a returning operator must settle, found without an LLM.
 
-The third refresh artifact of DESIGN.md §5 (the paper's "open questions": unresolved alternatives
+The third refresh artifact of docs/design.md §5 (the paper's "open questions": unresolved alternatives
 and decision points that need an operator). Three deterministic sources:
 
 * proposed decisions — decision records whose ``attributes["status"]`` is ``"proposed"``;

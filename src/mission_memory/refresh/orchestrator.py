@@ -1,6 +1,6 @@
 """The refresh pass: discover, measure, schedule, build three artifacts per due task, store them.
 
-One pass (DESIGN.md §5) with an injected clock ``now``:
+One pass (docs/design.md §5) with an injected clock ``now``:
 
 1. list the tasks carrying the refresh label (a tracker failure fails the pass: nothing is written);
 2. for each task, read its comments and compute its :class:`~mission_memory.refresh.signals.TaskActivity`
@@ -18,7 +18,7 @@ Per-task state lives in the store (``ingest_state``, mission ``__refresh__``, ke
 JSON), next to the LLM spend ledger, so the refresher is stateless between processes and
 ``mission-memory refresh status`` reads the same store. One task's failure — its comments cannot
 be read, the summarizer raises — is recorded on that task (``last_error``) and the pass goes on:
-that guard is the one place where any exception is caught (STYLE.md). Pull never depends on this
+that guard is the one place where any exception is caught (docs/design.md §11.5). Pull never depends on this
 module, and this module never imports :mod:`mission_memory.api`: ``Memory.refresh_once`` hands it the
 store (through the narrow :class:`~mission_memory.refresh.refresh_store.RefreshStore`), the embedder
 and the settings. A pass has a wall-clock budget (:class:`~mission_memory.refresh.pass_budget.PassBudget`,
@@ -271,12 +271,12 @@ def refresh_once(
         try:
             states[task.key] = _load_state(store, task.key)
             measured[task.key] = _measure(store, tracker, task, states[task.key], repo, events, mission, now)
-        except Exception as exc:  # noqa: BLE001 - per-task isolation (STYLE.md): record it, go on
+        except Exception as exc:  # noqa: BLE001 - per-task isolation (docs/design.md §11.5): record it, go on
             # An unreadable state is replaced by the error: the task is refreshed afresh next time.
             _record_failure(store, report, states.get(task.key, TaskRefreshState(key=task.key)), exc, now)
 
     candidates = [(key, states[key].last_refresh, a.signals) for key, (a, _) in measured.items()]
-    plan = plan_escalation(store, mission, tasks, now)  # DESIGN.md §7: push under escalation
+    plan = plan_escalation(store, mission, tasks, now)  # docs/design.md §7: push under escalation
     scheduled = due_tasks(candidates, now)
     forced = plan.forced(candidates, {d.task_key for d in scheduled}, now)
     due = plan.order(scheduled + forced)
@@ -299,7 +299,7 @@ def refresh_once(
             )
             vectors = embedder.embed_passages([r.embedding_text for r in built.records])
             store.upsert(built.records, vectors, embedder.model_id)  # one transaction
-        except Exception as exc:  # noqa: BLE001 - per-task isolation (STYLE.md): record it, go on
+        except Exception as exc:  # noqa: BLE001 - per-task isolation (docs/design.md §11.5): record it, go on
             _record_failure(store, report, state, exc, now)
             continue
         report.refreshed.append(_after_store(store, task, state, activity, built, repo, now) | {

@@ -1,4 +1,4 @@
-"""``RefreshStore``: the narrow view of the store the push refresher works through (DESIGN.md §5).
+"""``RefreshStore``: the narrow view of the store the push refresher works through (docs/design.md §5).
 
 The refresher keeps its per-task state and the LLM spend ledger as ``ingest_state`` entries, reads
 the latest retrieval events (to tell when a task's records were last pulled), finds the ingested
@@ -49,5 +49,5 @@ class RefreshStore(StateStore, Protocol):
         ...
 
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
-        """The ``limit`` most critical records within ``where`` (push under escalation, DESIGN.md §7)."""
+        """The ``limit`` most critical records within ``where`` (push under escalation, docs/design.md §7)."""
         ...

@@ -1,7 +1,7 @@
 """The refresh schedule: how often a ``LONG-TERM`` task is refreshed, and which tasks are due now.
 
 A pure module with an injected clock (every function takes ``now`` or no time at all), after
-DESIGN.md §5 step 2 and the source paper's push mode::
+docs/design.md §5 step 2 and the source paper's push mode::
 
     f_refresh(task) = g(commits touching the task, comments on the issue, time since the last pull)
 
@@ -17,7 +17,7 @@ less than the first; 18 commits alone, or 5 commits and 5 comments, reach the da
 staleness term saturates: a task nobody has pulled for three days gets half its weight, and a
 task that was pulled a minute ago gets none (its operator is looking at it already). Due tasks are
 ordered by the unclamped score, most active first, through a ``heapq`` priority queue; the degraded
-mode (DESIGN.md §7) may later mix criticality into that priority.
+mode (docs/design.md §7) may later mix criticality into that priority.
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ __all__ = [
 ]
 
 MIN_INTERVAL = timedelta(hours=24)
-"""At most one refresh per 24 h (DESIGN.md §5)."""
+"""At most one refresh per 24 h (docs/design.md §5)."""
 MAX_INTERVAL = timedelta(days=7)
-"""At least one refresh per 7 days (DESIGN.md §5)."""
+"""At least one refresh per 7 days (docs/design.md §5)."""
 
 _DAY = timedelta(days=1)
 _MIN_FREQUENCY = _DAY / MAX_INTERVAL  # 1/7 refreshes per day
@@ -112,7 +112,7 @@ def activity_score(signals: ActivitySignals) -> float:
 def refresh_frequency(signals: ActivitySignals) -> float:
     """Refreshes per day for a task with ``signals``: the activity score clamped to [1/7, 1].
 
-    Source: DESIGN.md §5 step 2; the paper's f_refresh = g(commits, comments, time since last pull).
+    Source: docs/design.md §5 step 2; the paper's f_refresh = g(commits, comments, time since last pull).
     """
     return min(_MAX_FREQUENCY, max(_MIN_FREQUENCY, activity_score(signals)))
 

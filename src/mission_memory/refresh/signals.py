@@ -1,4 +1,4 @@
-"""Activity signals of one task since its last refresh (DESIGN.md §5, step 2).
+"""Activity signals of one task since its last refresh (docs/design.md §5, step 2).
 
 Pure functions over values the orchestrator has already read: the commits since the task's last
 refresh commit, the task's comments and the latest retrieval events. The three signals feed

@@ -1,6 +1,6 @@
 """Summarizers for the executive-summary artifact, and the LLM spend ledger they answer to.
 
-The first refresh artifact of DESIGN.md §5: "an executive summary of what changed since the last
+The first refresh artifact of docs/design.md §5: "an executive summary of what changed since the last
 refresh (an LLM summarizer over the relevant diffs and comments; a deterministic extractive
 summarizer when no LLM is configured)". Two implementations of the :class:`Summarizer` protocol:
 

@@ -1,6 +1,6 @@
 """Tool lineage: the agent tools a repository defines, read at a commit, and their delta between two commits.
 
-The second refresh artifact of DESIGN.md §5 (the paper's "tool-lineage delta": new, modified and
+The second refresh artifact of docs/design.md §5 (the paper's "tool-lineage delta": new, modified and
 retired tools with their parameter-schema diffs, so a returning operator sees at once how the
 available tools changed). Two declarations are recognised:
 

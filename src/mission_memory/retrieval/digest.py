@@ -4,10 +4,10 @@ A digest is an ordered list of named sections (by default one per layer, :func:`
 a rotation brief or a crisis timeline passes its own :class:`DigestSection` list). Each entry shows
 its relevance score, its age and its source kind, then, inside an envelope that stored text cannot
 close or imitate, the record's title, provenance reference and excerpt: everything a digest quotes
-comes from repositories, trackers and events, so it is data, never instructions (DESIGN.md §4,
+comes from repositories, trackers and events, so it is data, never instructions (docs/design.md §4,
 ADR 0021). Entries are taken in relevance order while they fit; the budget bounds the exact text
 returned — header, section headings, envelope markers and the closing line included — counted by
-the tokenizer with its safety margin (DESIGN.md §4).
+the tokenizer with its safety margin (docs/design.md §4).
 """
 
 from __future__ import annotations
@@ -307,7 +307,7 @@ class DigestSection:
 
 
 def layer_sections(layers: Sequence[Layer]) -> list[DigestSection]:
-    """The default layout: one section per layer in scope, in the given order (DESIGN.md §4)."""
+    """The default layout: one section per layer in scope, in the given order (docs/design.md §4)."""
 
     def of(layer: Layer) -> Callable[[Candidate], bool]:
         return lambda cand: cand.record is not None and cand.record.layer is layer

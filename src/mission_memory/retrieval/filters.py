@@ -18,14 +18,14 @@ __all__ = ["QueryFilters", "Scope", "layers_in_scope", "parse_filters", "parse_s
 
 
 class Scope(StrEnum):
-    """Which layers a pull query searches (DESIGN.md §4)."""
+    """Which layers a pull query searches (docs/design.md §4)."""
 
     ALL = "all"
     DOMAIN = "domain"
     WORKFLOW = "workflow"
     PRACTITIONER = "practitioner"
     HANDOVER = "handover"
-    """Not a layer: the rotation brief of the mission (DESIGN.md §6), built by ``Memory.rotation_brief``."""
+    """Not a layer: the rotation brief of the mission (docs/design.md §6), built by ``Memory.rotation_brief``."""
 
 
 def layers_in_scope(scope: Scope) -> tuple[Layer, ...]:

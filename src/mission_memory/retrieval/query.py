@@ -1,4 +1,4 @@
-"""The pull query (DESIGN.md §4): task description in, token-budgeted digest out.
+"""The pull query (docs/design.md §4): task description in, token-budgeted digest out.
 
 Named steps, each a function:
 
@@ -129,13 +129,13 @@ def run_query(
     params = params or tuned_params(store)
     layers = layers_in_scope(scope)
     where = SearchFilter(layers, filters)
-    triage = triage_for(store, filters.mission)  # DESIGN.md §7: degraded mode triages by criticality
+    triage = triage_for(store, filters.mission)  # docs/design.md §7: degraded mode triages by criticality
     lists = triage.widen(store, search_candidates(store, embedder, task, where, params), where)
     ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
 
     nonce = new_nonce()
-    sections = digest_sections(  # DESIGN.md §7: the crisis timeline, when degraded or asked for
+    sections = digest_sections(  # docs/design.md §7: the crisis timeline, when degraded or asked for
         store, degraded_mission=triage.mission if triage.degraded else None, asked_mission=filters.mission,
         layers=layers, requested=timeline, nonce=nonce, tokenizer=tokenizer, token_budget=token_budget,
     )

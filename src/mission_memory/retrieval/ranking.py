@@ -55,11 +55,11 @@ class RankingParams:
         superseded_factor: a superseded decision's score is multiplied by this.
         criticality_weight: a record's score is multiplied by ``1 + w × (criticality − 0.5)``,
             so at equal relevance an accepted decision (0.7) ranks above a commit (0.3). This is
-            the normal-mode end of DESIGN.md §7's ``a × criticality + (1 − a) × sim``, with a
+            the normal-mode end of docs/design.md §7's ``a × criticality + (1 − a) × sim``, with a
             small fixed weight; degraded mode raises it.
         duplicate_cosine: two candidates with cosine ≥ this are near-duplicates.
         critical_candidates: also take this many of the most critical records matching the
-            filters as a third rank list (criticality triage, DESIGN.md §7); 0 in normal mode.
+            filters as a third rank list (criticality triage, docs/design.md §7); 0 in normal mode.
         dense_weight, bm25_weight: weights of the dense and the BM25 rank lists in the fusion
             (weighted RRF); fitted by ``ranking tune`` (ADR 0032).
         normalize_present: divide a kind's fused score by the best score the lists that kept

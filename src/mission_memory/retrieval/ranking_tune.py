@@ -1,6 +1,6 @@
 """Fitting the pull ranking's fusion weights on retrieval-correction pairs (``ranking tune``, ADR 0032).
 
-A retrieval-correction pair (DESIGN.md §6; format in ``docs/adr/0032-…``) says: this query retrieved
+A retrieval-correction pair (docs/design.md §6; format in ``docs/adr/0032-…``) says: this query retrieved
 these records, and should have served these (``missed``). :func:`tune_fusion_weights` re-runs each
 pair's query against today's store once, then ranks the same candidate lists under a small grid of
 fusion weights (convex or reciprocal rank fusion, the RRF constant, the weights of the dense and the BM25 lists), picks the point

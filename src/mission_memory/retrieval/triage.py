@@ -1,4 +1,4 @@
-"""Criticality triage in pull (DESIGN.md §7): in degraded mode, rank by ``α · criticality + (1 − α) · sim``.
+"""Criticality triage in pull (docs/design.md §7): in degraded mode, rank by ``α · criticality + (1 − α) · sim``.
 
 In normal mode pull ranks by similarity with a small fixed criticality prior, and this module does
 nothing (the digest is byte for byte what it was without it). When the mission's escalation state

@@ -1,4 +1,4 @@
-"""Storage protocols: what the core needs from a backend, named by capability (DESIGN.md §10).
+"""Storage protocols: what the core needs from a backend, named by capability (docs/design.md §10).
 
 The core (``Memory``, pull, ingest, refresh, the spend ledger) is typed against these protocols
 only; :mod:`mission_memory.stores.registry` is the one module that names a concrete backend.
@@ -64,7 +64,7 @@ class Hit:
 
 @dataclass(frozen=True)
 class RecordPriors:
-    """What ranking needs of a record before reading it in full (DESIGN.md §7 priors).
+    """What ranking needs of a record before reading it in full (docs/design.md §7 priors).
 
     Attributes:
         layer, kind: see :class:`~mission_memory.records.Layer`, :class:`~mission_memory.records.RecordKind`.
@@ -127,7 +127,7 @@ class RecordStore(Protocol):
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
         """The ``limit`` most critical records passing ``where`` (newest first among equals);
         ``score`` is the criticality. Lets a ranking policy take candidates by criticality as well
-        as by similarity (DESIGN.md §7 triage)."""
+        as by similarity (docs/design.md §7 triage)."""
         ...
 
     def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:
@@ -148,7 +148,7 @@ class RecordStore(Protocol):
 
         ``mission`` and ``operator`` narrow by equality; ``since`` (inclusive) and ``until``
         (exclusive) bound the provenance time. Used by the correction signal and the handover
-        brief (DESIGN.md §6), which read a layer's records without a query.
+        brief (docs/design.md §6), which read a layer's records without a query.
         """
         ...
 
@@ -156,7 +156,7 @@ class RecordStore(Protocol):
         self, kinds: Sequence[str], *, mission: str | None = None, after: datetime, through: datetime
     ) -> dict[str, int]:
         """How many records of ``kinds`` have a provenance time in ``(after, through]``, per component
-        (records without one under ``""``). The event rate of a sliding window (DESIGN.md §7)."""
+        (records without one under ``""``). The event rate of a sliding window (docs/design.md §7)."""
         ...
 
     def delete_mission(self, mission: str) -> dict[str, int]:
@@ -245,7 +245,7 @@ class VectorIndex(Protocol):
 
 
 class RetrievalEventLog(Protocol):
-    """Every pull query, as a typed retrieval event (DESIGN.md §4, §6)."""
+    """Every pull query, as a typed retrieval event (docs/design.md §4, §6)."""
 
     def log_retrieval_event(self, event: NewRetrievalEvent) -> RetrievalEvent:
         """Store one event, giving it an id and a time; return it as stored."""
@@ -267,7 +267,7 @@ class RetrievalEventLog(Protocol):
     ) -> list[RetrievalEvent]:
         """Events matching every given field (equality), with ``since`` <= time < ``until``,
         newest first, at most ``limit``. Links a correction to the retrieval event it follows
-        (DESIGN.md §6)."""
+        (docs/design.md §6)."""
         ...
 
     def count_retrieval_events(self) -> int:

@@ -8,7 +8,7 @@ and its Python predicate from that table alone (the SQLite backend: ``stores/sql
 so BM25 and dense search cannot disagree, and adding a filter is a field here plus its entry in
 the table (and a migration when the column is new).
 
-Access levels are ordered (:data:`ACCESS_ORDER`, DESIGN.md §10): ``max_access="internal"`` keeps
+Access levels are ordered (:data:`ACCESS_ORDER`, docs/design.md §10): ``max_access="internal"`` keeps
 public and internal records.
 """
 
@@ -168,7 +168,7 @@ FILTER_FIELDS: tuple[FilterField, ...] = (
     FilterField("sector", "component", Comparison.EQUALS),
     FilterField("event_type", "event_type", Comparison.EQUALS),
 )
-"""Every filter; the single source of the rules (DESIGN.md §3, §4, §10)."""
+"""Every filter; the single source of the rules (docs/design.md §3, §4, §10)."""
 
 
 def to_column_value(value: Any) -> Any:

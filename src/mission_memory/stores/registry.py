@@ -1,4 +1,4 @@
-"""The store registry: the one module that names concrete backends (DESIGN.md §10).
+"""The store registry: the one module that names concrete backends (docs/design.md §10).
 
 A backend is chosen by ``MISSION_MEMORY_STORE`` (``Settings.store``): ``sqlite`` (the embedded
 default, ``<data dir>/memory.db``), or a URL-style value whose scheme names the backend:

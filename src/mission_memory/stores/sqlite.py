@@ -909,7 +909,7 @@ class SqliteStore:
     # -- retrieval events and state ------------------------------------------------------------
 
     def log_retrieval_event(self, event: NewRetrievalEvent) -> RetrievalEvent:
-        """Store one retrieval event (DESIGN.md §4), giving it an id and the current time."""
+        """Store one retrieval event (docs/design.md §4), giving it an id and the current time."""
         stored = RetrievalEvent(**event.model_dump(), id=uuid.uuid4().hex, time=datetime.now(UTC))
         with self._write() as tx:
             tx.execute(

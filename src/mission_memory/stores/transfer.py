@@ -16,7 +16,7 @@ Import reads the file twice: the first pass validates every line (a bad one is n
 number, and nothing is stored); the second writes in batches. Writing is idempotent (records by
 content id, events by id, state by mission and key), so an import interrupted by a backend
 failure is finished by running it again. ``mission`` narrows either direction to one mission;
-``max_access_level`` leaves out records above that level on export (DESIGN.md §10) and, with them,
+``max_access_level`` leaves out records above that level on export (docs/design.md §10) and, with them,
 the retrieval events that returned any of them.
 """
 

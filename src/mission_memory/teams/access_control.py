@@ -1,4 +1,4 @@
-"""Who may see what: an operator's access context and a store view that enforces it (DESIGN.md §10, ADR 0045).
+"""Who may see what: an operator's access context and a store view that enforces it (docs/design.md §10, ADR 0045).
 
 An :class:`AccessContext` says who is asking: the operator, their clearance (an
 :class:`~mission_memory.records.AccessLevel`), their :class:`Role` and, optionally, the missions their
@@ -65,7 +65,7 @@ def most_restricted(levels: Iterable[AccessLevel], default: AccessLevel = Access
 
 @dataclass(frozen=True)
 class AccessContext:
-    """Who a request runs as, and so what it may see (DESIGN.md §10).
+    """Who a request runs as, and so what it may see (docs/design.md §10).
 
     Attributes:
         operator: the operator's name (retrieval events and recorded corrections carry it).
@@ -73,7 +73,7 @@ class AccessContext:
         role: :class:`Role`; leads see every operator's practitioner records.
         missions: the missions their workflow and practitioner views are scoped to; empty = all.
         handover_from: an outgoing operator whose practitioner records this context may read, set
-            only while building the rotation brief for this operator (DESIGN.md §6: the brief
+            only while building the rotation brief for this operator (docs/design.md §6: the brief
             shows the predecessor's profile to the successor).
     """
 
@@ -122,7 +122,7 @@ class AccessContext:
         """Refuse a write (events, alerts) into a mission outside the context's scope.
 
         A scoped operator reads the whole team's domain layer, but the events they post set the
-        receiving mission's escalation state and degraded mode (DESIGN.md §7), so they may post only
+        receiving mission's escalation state and degraded mode (docs/design.md §7), so they may post only
         into their own missions.
 
         Raises:

@@ -1,4 +1,4 @@
-"""The ``Tracker`` protocol and the task types every tracker returns (DESIGN.md §5).
+"""The ``Tracker`` protocol and the task types every tracker returns (docs/design.md §5).
 
 A tracker lists tasks carrying a label (``LONG-TERM`` by default) and the comments on one task.
 Implementations: ``PlaneTracker`` (Plane REST v1), ``GitHubTracker`` (GitHub issues REST) and

@@ -1,5 +1,5 @@
 """``GitHubTracker``: issues and their comments from one GitHub repository through the REST API
-(DESIGN.md §5).
+(docs/design.md §5).
 
 Endpoints (``Authorization: Bearer <token>`` when a token is given, ``Accept: application/vnd.github+json``,
 ``X-GitHub-Api-Version: 2022-11-28``):

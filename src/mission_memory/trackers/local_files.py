@@ -1,5 +1,5 @@
 """``LocalFolderTracker``: tasks kept as Markdown files in a folder, so push refresh works with no tracker
-server at all (DESIGN.md §5, the embedded default). The files are canonical; nothing here writes them.
+server at all (docs/design.md §5, the embedded default). The files are canonical; nothing here writes them.
 
 One file per task, ``<folder>/<KEY>.md``, UTF-8 (a BOM is fine)::
 

@@ -1,4 +1,4 @@
-"""``PlaneTracker``: tasks and comments from one Plane project through the REST API v1 (DESIGN.md §5).
+"""``PlaneTracker``: tasks and comments from one Plane project through the REST API v1 (docs/design.md §5).
 
 Endpoints (all under ``{base_url}/api/v1/workspaces/{slug}/``, header ``X-API-Key``):
 

@@ -1,5 +1,5 @@
 """GET requests to a tracker's REST API with bounded retries on rate limits and server errors, and the
-one place where httpx's failures become mission-memory errors (STYLE.md "translate a dependency's
+one place where httpx's failures become mission-memory errors (docs/design.md §11.5 "translate a dependency's
 exceptions at one boundary per backend").
 
 Used by ``PlaneTracker`` and ``GitHubTracker``. Policy, per request:

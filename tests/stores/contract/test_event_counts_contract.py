@@ -1,4 +1,4 @@
-"""Store contract: counting records per component over a time window (the escalation rate, DESIGN.md §7)."""
+"""Store contract: counting records per component over a time window (the escalation rate, docs/design.md §7)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The store contract: every behaviour the core relies on, run against every registered backend.
 
 A new backend (Qdrant next) passes this suite unchanged before the core may use it
-(DESIGN.md §10, docs/adr/0016-store-boundary-and-retrieval-events.md).
+(docs/design.md §10, docs/adr/0016-store-boundary-and-retrieval-events.md).
 """
 
 from __future__ import annotations

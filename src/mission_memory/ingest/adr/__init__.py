@@ -1,5 +1,5 @@
 """Architecture decision records: finding them among a repository's tracked files and parsing one ADR's
-text into a `Decision` (DESIGN.md §3 "Decision record"; issue 2 item 5, "ADRs -> decision records"). Parses
+text into a `Decision` (docs/design.md §3 "Decision record"; issue 2 item 5, "ADRs -> decision records"). Parses
 Nygard, MADR 2.x-4.x and Y-statements, plus the variants real repositories write (bold ``**Date:**`` lines,
 bullet ``* Status:`` lines, no status, emoji statuses, "What's proposed" / "Reasoning" / "Options considered"
 headings, prose "This decision has been superseded by ..." lines, Ukrainian section names). The parser

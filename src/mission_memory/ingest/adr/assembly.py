@@ -1,5 +1,5 @@
 """Assembling one `Decision` from an ADR's text: title and number, fields from front matter, preamble
-lines and sections, the role texts, options, Y-statement, status, links and ids (DESIGN.md §3).
+lines and sections, the role texts, options, Y-statement, status, links and ids (docs/design.md §3).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Principle ids (``P3``, ``PRIN-2``) and task ids (``ABC-12``, ``#34``) mentioned in an ADR outside
-code and URLs (DESIGN.md §3: decisions link to principles and tasks).
+code and URLs (docs/design.md §3: decisions link to principles and tasks).
 """
 
 from __future__ import annotations

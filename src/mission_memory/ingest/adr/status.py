@@ -1,4 +1,4 @@
-"""Status words of a decision in English and Ukrainian mapped to `DecisionStatus` (DESIGN.md §3).
+"""Status words of a decision in English and Ukrainian mapped to `DecisionStatus` (docs/design.md §3).
 """
 
 from __future__ import annotations
