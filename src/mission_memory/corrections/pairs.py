@@ -1,7 +1,7 @@
 """Retrieval-correction pairs: "retrieved X, should have served Y", as JSON Lines for training a retriever.
 
-docs/design.md §6 ("a dataset of retrieved X, corrected Y pairs") in the shape fixed by the shared
-interface: one object per retrieval-caused correction, ``{"correction_id", "event_id", "time",
+docs/design.md §6 ("a dataset of retrieved X, corrected Y pairs") in the shape docs/design.md §6.3
+fixes: one object per retrieval-caused correction, ``{"correction_id", "event_id", "time",
 "mission", "query", "retrieved", "missed", "correction_class", "category"}``. ``time`` is the
 correction's time (ISO 8601, UTC); ``query`` is the retrieval event's task; ``retrieved`` the record
 ids the digest served, in digest order; ``missed`` those it should have served. Read by
