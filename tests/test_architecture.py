@@ -14,13 +14,14 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "mission_memory"
 STORES = PACKAGE / "stores"
 # The store boundary: the protocols, the registry, the filter fields every backend compiles, and export/import
-# over the protocols; everything else in stores/ is a concrete backend.
+# and the record write path over the protocols; everything else in stores/ is a concrete backend.
 STORE_BOUNDARY = {
     "mission_memory.stores",
     "mission_memory.stores.base",
     "mission_memory.stores.registry",
     "mission_memory.stores.filters",
     "mission_memory.stores.transfer",
+    "mission_memory.stores.write_path",
 }
 
 

@@ -34,6 +34,7 @@ from mission_memory.retrieval.query import run_query
 from mission_memory.retrieval_events import Client, RetrievalEvent
 from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
+from mission_memory.stores.write_path import embed_stored, store_records
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc
 
@@ -502,8 +503,7 @@ class Memory:
             text, kind, mission=self._brief_mission(mission), operator=operator or resolve_operator(),
             at=as_utc(now) if now is not None else datetime.now(UTC), session_id=session_id,
         )
-        vectors = self.embedder.embed_passages([record.embedding_text])
-        self.store.upsert([record], vectors, self.embedder.model_id)
+        store_records(self.store, self.embedder, [record])
         return record
 
     def acknowledge_brief(
@@ -1100,11 +1100,7 @@ class Memory:
             ids = self.store.ids_without_vector(embedder.model_id, batch)
             if not ids:
                 break
-            records = self.store.get(ids)
-            present = [r for r in ids if r in records]
-            vectors = embedder.embed_passages([passage_text(records[r]) for r in present])
-            self.store.put_vectors(present, vectors, embedder.model_id)
-            done += len(present)
+            done += embed_stored(self.store, embedder, ids, passage=passage_text)
             if progress:
                 progress("embed", done, max(total, done))
         self.prepare_search(progress)

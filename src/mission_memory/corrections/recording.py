@@ -26,6 +26,7 @@ from mission_memory.errors import InputError
 from mission_memory.mission_scope import known_missions, unknown_mission
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
+from mission_memory.stores.write_path import store_records
 
 __all__ = [
     "CorrectionImport",
@@ -136,8 +137,7 @@ def store_corrections(
     if not labelled:
         return [], UpsertOutcome()
     records = [practitioner_record(c) for c in labelled]
-    vectors = embedder.embed_passages([r.embedding_text for r in records])
-    return labelled, store.upsert(records, vectors, embedder.model_id)
+    return labelled, store_records(store, embedder, records, batch=None).outcome
 
 
 def stored_corrections(

@@ -28,6 +28,7 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.write_path import store_records
 
 __all__ = [
     "AGENT",
@@ -517,12 +518,9 @@ def record_decision(
         record = _recorded_record(statement, mission, decided_by, session_id, moment, label)
     superseded = (_mark_superseded(target, _label_of(record)),) if target is not None else ()
     batch = [record, *superseded]
-    known = store.known_ids(r.id for r in batch)
-    fresh = [r for r in batch if r.id not in known]
-    if fresh:
-        vectors = embedder.embed_passages([r.embedding_text for r in fresh])
-        store.upsert(fresh, vectors, embedder.model_id)
-    return RecordedDecision(record=record, adr_path=adr_path, superseded=superseded, added=record.id not in known)
+    stored = store_records(store, embedder, batch, batch=None)
+    added = record.id not in stored.outcome.unchanged
+    return RecordedDecision(record=record, adr_path=adr_path, superseded=superseded, added=added)
 
 
 def _write_adr_mission(folder: Path | None) -> str:

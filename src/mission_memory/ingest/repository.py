@@ -27,9 +27,6 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from mission_memory.decisions import Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
@@ -55,6 +52,7 @@ from mission_memory.ingest.structured_documents import (
 )
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.write_path import store_records
 
 __all__ = ["IngestReport", "ProgressFn", "ingest_repository"]
 
@@ -466,59 +464,29 @@ def _store_new(
     known = store.known_ids(r.id for r in unique)
     for r in unique:
         report._charge(_record_folder(r), records=1)
-        if r.id in known:
-            report.unchanged[r.kind.value] += 1
-    fresh = [r for r in unique if r.id not in known]
+    total = sum(1 for r in unique if r.id not in known)
     done = 0
     if progress:
-        progress("embed", 0, len(fresh))
-    for start in range(0, len(fresh), _BATCH):
-        batch = fresh[start : start + _BATCH]
-        batch_started = clock.perf_counter()
-        passages = [passage_text(r, passage_heads) for r in batch]
-        vectors = _vectors(store, embedder, batch, passages, passage_heads, report)
-        outcome = store.upsert(batch, vectors, embedder.model_id)
-        spent = clock.perf_counter() - batch_started
+        progress("embed", 0, total)
+
+    def charged(batch: Sequence[Record], passages: Sequence[str], spent: float) -> None:
+        nonlocal done
         chars = sum(len(p) for p in passages) or 1
         for r, passage in zip(batch, passages, strict=True):
             report._charge(_record_folder(r), embedded=1, seconds=spent * len(passage) / chars)
-        kinds = {r.id: r.kind.value for r in batch}
-        for rid in outcome.added:
-            report.added[kinds[rid]] += 1
-        for rid in outcome.replaced:
-            report.updated[kinds[rid]] += 1
-        for rid in outcome.unchanged:
-            report.unchanged[kinds[rid]] += 1
         done += len(batch)
         if progress:
-            progress("embed", done, len(fresh))
+            progress("embed", done, total)
 
-
-def _vectors(
-    store: MemoryStore, embedder: Embedder, batch: Sequence[Record], passages: Sequence[str],
-    passage_heads: Mapping[RecordKind, int] | None, report: IngestReport,
-) -> npt.NDArray[np.float32]:
-    """The batch's vectors: reused from the record each one replaces when that record's passage text is
-    the same (a section whose line number moved, a file whose last commit changed), embedded otherwise."""
-    previous_ids = store.ids_by_source_keys([r.source_key for r in batch])
-    previous = store.get(list(previous_ids.values())) if previous_ids else {}
-    stored = store.vectors_for(list(previous), embedder.model_id) if previous else {}
-    reuse: dict[int, npt.NDArray[np.float32]] = {}
-    for index, (record, passage) in enumerate(zip(batch, passages, strict=True)):
-        old_id = previous_ids.get(record.source_key)
-        if old_id in stored and passage_text(previous[old_id], passage_heads) == passage:
-            reuse[index] = stored[old_id]
-    todo = [i for i in range(len(batch)) if i not in reuse]
-    fresh = embedder.embed_passages([passages[i] for i in todo]) if todo else None
-    report.embedded += len(todo)
-    report.vectors_reused += len(reuse)
-    out = np.zeros((len(batch), embedder.dim), dtype=np.float32)
-    for row, index in enumerate(todo):
-        assert fresh is not None
-        out[index] = fresh[row]
-    for index, vector in reuse.items():
-        out[index] = vector
-    return out
+    result = store_records(
+        store, embedder, unique, passage=lambda r: passage_text(r, passage_heads), batch=_BATCH,
+        reuse_vectors=True, on_batch=charged,
+    )
+    report.added.update(result.added)
+    report.updated.update(result.replaced)
+    report.unchanged.update(result.unchanged)
+    report.embedded += result.embedded
+    report.vectors_reused += result.vectors_reused
 
 
 def check_mission_name(name: str) -> str:

@@ -23,6 +23,7 @@ from mission_memory.errors import InputError
 from mission_memory.ingest.access_levels import with_label_access
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.write_path import store_records
 from mission_memory.trackers.base import Task, TaskComment, TaskHistory
 from mission_memory.utc import as_utc
 
@@ -233,21 +234,8 @@ def ingest_tracker(
 
 
 def _store(store: MemoryStore, embedder: Embedder, records: list[Record], report: TrackerIngestReport) -> None:
-    unique = list({r.id: r for r in records}.values())
-    known = store.known_ids(r.id for r in unique)
-    for record in unique:
-        if record.id in known:
-            report.unchanged[record.kind.value] += 1
-    fresh = [r for r in unique if r.id not in known]
-    for start in range(0, len(fresh), _BATCH):
-        batch = fresh[start : start + _BATCH]
-        vectors = embedder.embed_passages([r.embedding_text for r in batch])
-        report.embedded += len(batch)
-        outcome = store.upsert(batch, vectors, embedder.model_id)
-        kinds = {r.id: r.kind.value for r in batch}
-        for rid in outcome.added:
-            report.added[kinds[rid]] += 1
-        for rid in outcome.replaced:
-            report.updated[kinds[rid]] += 1
-        for rid in outcome.unchanged:
-            report.unchanged[kinds[rid]] += 1
+    result = store_records(store, embedder, records, batch=_BATCH)
+    report.embedded += result.embedded
+    report.added.update(result.added)
+    report.updated.update(result.replaced)
+    report.unchanged.update(result.unchanged)

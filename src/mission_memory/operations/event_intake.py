@@ -23,6 +23,7 @@ from mission_memory.errors import InputError, MissionMemoryError
 from mission_memory.operations.domain_events import DomainEvent, event_record
 from mission_memory.operations.escalation import EscalationState
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.write_path import embed_stored
 
 __all__ = ["EmbeddingQueue", "IntakeReport", "store_events"]
 
@@ -158,13 +159,9 @@ class EmbeddingQueue:
                 ids = self._store.ids_without_vector(embedder.model_id, size)
                 if not ids:
                     break
-                records = self._store.get(ids)
-                present = [rid for rid in ids if rid in records]
-                if present:
-                    vectors = embedder.embed_passages([records[rid].embedding_text for rid in present])
-                    self._store.put_vectors(present, vectors, embedder.model_id)
-                done += len(present)
-                self.embedded += len(present)
+                stored = embed_stored(self._store, embedder, ids)
+                done += stored
+                self.embedded += stored
         return done
 
     def _run(self) -> None:

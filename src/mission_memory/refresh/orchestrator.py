@@ -54,6 +54,7 @@ from mission_memory.refresh.refresh_store import RefreshStore
 from mission_memory.refresh.schedule import ActivitySignals, DueTask, due_tasks, refresh_interval
 from mission_memory.refresh.signals import TaskActivity, activity_signals, commit_touches_task
 from mission_memory.retrieval_events import RetrievalEvent
+from mission_memory.stores.write_path import store_records
 from mission_memory.trackers.base import Task, TaskComment, Tracker
 from mission_memory.utc import as_utc
 
@@ -297,8 +298,7 @@ def refresh_once(
                 activity=activity, comments=comments, repo=repo, summarizer=summarizer, mission=mission, now=now,
                 access_rules=rules,
             )
-            vectors = embedder.embed_passages([r.embedding_text for r in built.records])
-            store.upsert(built.records, vectors, embedder.model_id)  # one transaction
+            store_records(store, embedder, built.records, batch=None)  # one transaction
         except Exception as exc:  # noqa: BLE001 - per-task isolation (docs/design.md §11.5): record it, go on
             _record_failure(store, report, state, exc, now)
             continue

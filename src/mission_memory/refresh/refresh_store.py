@@ -10,7 +10,7 @@ where ``Memory`` hands its store to the refresher), and so must any backend that
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -30,6 +30,14 @@ class RefreshStore(StateStore, Protocol):
         self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str
     ) -> UpsertOutcome:
         """Store ``records`` and their row-aligned unit ``vectors`` (``(n, dim)``) in one transaction."""
+        ...
+
+    def known_ids(self, record_ids: Iterable[str]) -> set[str]:
+        """Which of ``record_ids`` are stored."""
+        ...
+
+    def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by record id (records without a vector of ``model_id`` are absent)."""
         ...
 
     def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:

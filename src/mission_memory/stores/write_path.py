@@ -1,0 +1,207 @@
+"""The one write path for records: embed what is new, upsert it with its vectors, count by kind.
+
+Every intake that stores records (repository ingest, tracker items, recorded decisions, handover
+notes, corrections, refresh artifacts) goes through :func:`store_records`, and every pass that gives
+stored records their vectors (the event vector queue, ``reindex``) through :func:`embed_stored`, so
+what "stored" means — deduplicated by id, embedded once, one transaction per batch, vectors tagged
+with the embedder's model id (docs/adr/0006, 0034) — is written once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from mission_memory.embeddings.base import Embedder
+from mission_memory.records import Record
+from mission_memory.stores.base import MemoryStore, UpsertOutcome
+
+__all__ = ["BatchFn", "PassageFn", "RecordWriter", "StoreResult", "embed_stored", "store_records"]
+
+PassageFn = Callable[[Record], str]
+"""The text a record is embedded by (default :attr:`Record.embedding_text`)."""
+
+BatchFn = Callable[[Sequence[Record], Sequence[str], float], None]
+"""``on_batch(records, passages, seconds)``: called after each batch is stored, with its wall time."""
+
+BATCH = 64
+"""Records per embedding batch and per transaction."""
+
+
+class RecordWriter(Protocol):
+    """What :func:`store_records` needs of a store (a narrow view of ``MemoryStore``)."""
+
+    def known_ids(self, record_ids: Iterable[str]) -> set[str]:
+        """Which of ``record_ids`` are stored."""
+        ...
+
+    def upsert(
+        self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str
+    ) -> UpsertOutcome:
+        """Store ``records`` and their row-aligned unit ``vectors`` in one transaction."""
+        ...
+
+    def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        """Record ids by source key, for the keys that are stored."""
+        ...
+
+    def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """Records by id (missing ids are absent)."""
+        ...
+
+    def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by record id (records without a vector of ``model_id`` are absent)."""
+        ...
+
+
+@dataclass
+class StoreResult:
+    """What :func:`store_records` did.
+
+    Attributes:
+        added, replaced, unchanged: record counts by kind value (``replaced``: same source key, new
+            content; ``unchanged``: the id was stored already, nothing was embedded for it).
+        outcome: the same, by record id, in the order the records were given.
+        embedded: passages embedded.
+        vectors_reused: vectors copied from the record a new one replaces (same passage text).
+    """
+
+    added: Counter[str] = field(default_factory=Counter)
+    replaced: Counter[str] = field(default_factory=Counter)
+    unchanged: Counter[str] = field(default_factory=Counter)
+    outcome: UpsertOutcome = field(default_factory=UpsertOutcome)
+    embedded: int = 0
+    vectors_reused: int = 0
+
+
+def _embedding_text(record: Record) -> str:
+    return record.embedding_text
+
+
+def store_records(
+    store: RecordWriter,
+    embedder: Embedder,
+    records: Sequence[Record],
+    *,
+    passage: PassageFn | None = None,
+    batch: int | None = BATCH,
+    reuse_vectors: bool = False,
+    on_batch: BatchFn | None = None,
+) -> StoreResult:
+    """Store ``records``: those already stored (same id) are counted unchanged and not embedded; the
+    rest are embedded and upserted, ``batch`` at a time, each batch one transaction.
+
+    Args:
+        store: the memory store.
+        embedder: gives the vectors; its ``model_id`` tags them.
+        records: records to store; repeated ids are stored once.
+        passage: the text each record is embedded by (default :attr:`Record.embedding_text`).
+        batch: records per embedding call and transaction; None stores them all in one.
+        reuse_vectors: copy the vector of the record a new one replaces when that record's passage
+            text is the same (a section whose line moved), instead of embedding it again (ADR 0034).
+        on_batch: called after each stored batch (progress, per-folder cost).
+
+    Returns:
+        The counts by kind and by id.
+
+    Raises:
+        BackendUnavailable: the store cannot be written or the embedder fails.
+    """
+    text_of = passage or _embedding_text
+    unique = list({r.id: r for r in records}.values())
+    known = store.known_ids(r.id for r in unique)
+    result = StoreResult()
+    for record in unique:
+        if record.id in known:
+            result.unchanged[record.kind.value] += 1
+            result.outcome.unchanged.append(record.id)
+    fresh = [r for r in unique if r.id not in known]
+    size = max(1, batch if batch is not None else len(fresh))
+    for start in range(0, len(fresh), size):
+        chunk = fresh[start : start + size]
+        started = _clock()
+        passages = [text_of(r) for r in chunk]
+        vectors = (
+            _vectors_reusing(store, embedder, chunk, passages, text_of, result)
+            if reuse_vectors
+            else _embedded(embedder, passages, result)
+        )
+        outcome = store.upsert(chunk, vectors, embedder.model_id)
+        kinds = {r.id: r.kind.value for r in chunk}
+        for rid in outcome.added:
+            result.added[kinds[rid]] += 1
+        for rid in outcome.replaced:
+            result.replaced[kinds[rid]] += 1
+        for rid in outcome.unchanged:
+            result.unchanged[kinds[rid]] += 1
+        result.outcome.added.extend(outcome.added)
+        result.outcome.replaced.extend(outcome.replaced)
+        result.outcome.unchanged.extend(outcome.unchanged)
+        if on_batch is not None:
+            on_batch(chunk, passages, _clock() - started)
+    return result
+
+
+def embed_stored(
+    store: MemoryStore, embedder: Embedder, record_ids: Sequence[str], *, passage: PassageFn | None = None
+) -> int:
+    """Embed stored records by id and store their vectors of ``embedder.model_id`` (one transaction).
+
+    Ids no longer stored (deleted meanwhile) are skipped.
+
+    Returns:
+        How many records got a vector.
+
+    Raises:
+        BackendUnavailable: the store cannot be read or written, or the embedder fails.
+    """
+    text_of = passage or _embedding_text
+    records = store.get(list(record_ids))
+    present = [rid for rid in record_ids if rid in records]
+    if present:
+        vectors = embedder.embed_passages([text_of(records[rid]) for rid in present])
+        store.put_vectors(present, vectors, embedder.model_id)
+    return len(present)
+
+
+def _clock() -> float:
+    import time
+
+    return time.perf_counter()
+
+
+def _embedded(embedder: Embedder, passages: Sequence[str], result: StoreResult) -> npt.NDArray[np.float32]:
+    result.embedded += len(passages)
+    return embedder.embed_passages(list(passages))
+
+
+def _vectors_reusing(
+    store: RecordWriter, embedder: Embedder, chunk: Sequence[Record], passages: Sequence[str],
+    text_of: PassageFn, result: StoreResult,
+) -> npt.NDArray[np.float32]:
+    """The chunk's vectors: reused from the record each one replaces when that record's passage text is
+    the same (a section whose line number moved, a file whose last commit changed), embedded otherwise."""
+    previous_ids = store.ids_by_source_keys([r.source_key for r in chunk])
+    previous = store.get(list(previous_ids.values())) if previous_ids else {}
+    stored = store.vectors_for(list(previous), embedder.model_id) if previous else {}
+    reuse: dict[int, npt.NDArray[np.float32]] = {}
+    for index, (record, text) in enumerate(zip(chunk, passages, strict=True)):
+        old_id = previous_ids.get(record.source_key)
+        if old_id in stored and text_of(previous[old_id]) == text:
+            reuse[index] = stored[old_id]
+    todo = [i for i in range(len(chunk)) if i not in reuse]
+    fresh = embedder.embed_passages([passages[i] for i in todo]) if todo else None
+    result.embedded += len(todo)
+    result.vectors_reused += len(reuse)
+    out = np.zeros((len(chunk), embedder.dim), dtype=np.float32)
+    for row, index in enumerate(todo):
+        assert fresh is not None
+        out[index] = fresh[row]
+    for index, vector in reuse.items():
+        out[index] = vector
+    return out
