@@ -26,12 +26,11 @@ from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.mission_scope import resolve_mission_scope, unknown_mission
-from mission_memory.query_origin import process_session_id, resolve_operator
 from mission_memory.records import Record
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
-from mission_memory.retrieval_events import Client, RetrievalEvent
+from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
 from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.write_path import embed_stored, store_records
@@ -213,7 +212,7 @@ class Memory:
             client: the shell asking (``cli``, ``mcp``, ``hook``; ``api`` for direct use), logged
                 with the retrieval event.
             session_id: the agent session asking (Claude Code's ``session_id``); default: one
-                id per process. The operator is resolved by :func:`~mission_memory.query_origin.resolve_operator`.
+                id per process. The operator is resolved by :func:`~mission_memory.retrieval_events.resolve_operator`.
             default_mission: the mission asked from (the repository the CLI or the MCP server runs
                 in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
                 ``filters`` name no mission and it is stored, else the query answers across all
@@ -386,7 +385,7 @@ class Memory:
             mission: the mission; default: the only stored mission, else the one named after the
                 working directory's repository.
             from_operator: the outgoing operator; default: the latest other operator on the mission.
-            for_operator: the incoming operator; default: :func:`~mission_memory.query_origin.resolve_operator`.
+            for_operator: the incoming operator; default: :func:`~mission_memory.retrieval_events.resolve_operator`.
             since: the window's start (datetime, ISO 8601 date/time, or ``Nd`` for N days before
                 ``now``); default: the outgoing operator's latest stretch, at least 7 days.
             token_budget: bound on the brief, in tokens (default 4,000; at most ``settings.max_token_budget``).
@@ -485,7 +484,7 @@ class Memory:
             text: the note (1..2,000 characters).
             kind: ``hypothesis``, ``next-step`` or ``warning``.
             mission: as for :meth:`rotation_brief`.
-            operator: the author; default: :func:`~mission_memory.query_origin.resolve_operator`.
+            operator: the author; default: :func:`~mission_memory.retrieval_events.resolve_operator`.
             session_id: the agent session, if any.
             now: when it was written (default: now).
 
@@ -512,7 +511,7 @@ class Memory:
         """Record that the incoming operator read their latest rotation brief (docs/design.md §6).
 
         Args:
-            for_operator: the incoming operator; default: :func:`~mission_memory.query_origin.resolve_operator`.
+            for_operator: the incoming operator; default: :func:`~mission_memory.retrieval_events.resolve_operator`.
             mission: narrow to this mission (default: any).
             now: the acknowledgement time (default: now).
 
@@ -648,7 +647,7 @@ class Memory:
     ) -> RecordedDecision:
         """Record a decision where it is taken (docs/design.md §3; docs/adr/0028).
 
-        ``decided_by`` is the operator (:func:`~mission_memory.query_origin.resolve_operator`) or
+        ``decided_by`` is the operator (:func:`~mission_memory.retrieval_events.resolve_operator`) or
         ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
         mission defaults to the repository the working directory (or ``write_adr``) lies in.
         With ``access`` (a team server), the decision is the operator's, and ``supersedes`` can name
@@ -840,7 +839,7 @@ class Memory:
             session_id: the agent session the correction belongs to (links it to that session's
                 retrieval events).
             mission: default: the only stored mission, or the one named like the working directory.
-            operator: default: as for queries (:func:`~mission_memory.query_origin.resolve_operator`).
+            operator: default: as for queries (:func:`~mission_memory.retrieval_events.resolve_operator`).
             time: when it happened; default now (UTC).
             access: who records it on a team server: the correction is theirs (``operator`` is
                 ignored), and the label names only missed records they may see (ADR 0045).

@@ -4,19 +4,60 @@ Every pull query is logged (docs/design.md §4): what was asked, the scope and f
 and use, the records returned with their scores, what was omitted, and — for the
 retrieval-correction signal (docs/design.md §6), which links a correction to the retrieval event it
 follows — the session, the operator, the mission and the client (CLI, MCP server, hook, API).
-Where the who and where come from is :mod:`mission_memory.query_origin`.
 See docs/adr/0016-store-boundary-and-retrieval-events.md.
+
+Who asks and from where (:func:`resolve_operator`, :func:`process_session_id`):
+
+* operator — ``MISSION_MEMORY_OPERATOR`` when set; else ``user.email`` of the mission's repository's
+  git config, then the user's global git config; else the OS user name. This is the prompt hook's
+  rule (:func:`mission_memory.capture.prompt_commit.resolve_operator`), applied to the checkout that
+  holds the given folder, so a captured prompt and the query after it name the same operator.
+* session — the session id the client gives (Claude Code's ``session_id`` in a hook's stdin JSON,
+  the MCP session id of a streamable-HTTP connection); else one id per process, so the queries
+  of one CLI run, one stdio MCP server or one script still group together.
+
+docs/design.md §6 links every correction to the retrieval event it follows; these two fields make the
+link possible.
 """
 
 from __future__ import annotations
 
+import functools
+import os
+import uuid
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["Client", "NewRetrievalEvent", "RetrievalEvent"]
+__all__ = ["OPERATOR_ENV", "Client", "NewRetrievalEvent", "RetrievalEvent", "process_session_id", "resolve_operator"]
+
+OPERATOR_ENV = "MISSION_MEMORY_OPERATOR"
+
+
+def resolve_operator(repository: Path | None = None) -> str | None:
+    """The operator a query is logged under: the prompt hook's rule, read from this process's environment.
+
+    Args:
+        repository: a folder of the mission's repository (default: the working directory); the
+            checkout holding it is found by walking up to ``.git``.
+
+    Returns:
+        ``$MISSION_MEMORY_OPERATOR``, else git ``user.email`` there, else the OS user, else None.
+    """
+    from mission_memory.capture.prompt_commit import resolve_checkout
+    from mission_memory.capture.prompt_commit import resolve_operator as operator_rule
+
+    top, _, _ = resolve_checkout(str((repository or Path.cwd()).resolve()))
+    return operator_rule(top, os.environ.get)
+
+
+@functools.lru_cache(maxsize=1)
+def process_session_id() -> str:
+    """One id for this process's queries when the client gives no session id (32 hex characters)."""
+    return uuid.uuid4().hex
 
 
 class Client(StrEnum):

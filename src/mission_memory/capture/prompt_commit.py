@@ -24,6 +24,7 @@ import time
 
 TYPE_CHECKING = False  # mypy treats this name as True; at run time it spares importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import ModuleType
 
 try:
@@ -213,29 +214,38 @@ def _config_email(path: str) -> str | None:
     return email
 
 
-def resolve_operator(repository: str) -> str | None:
-    """Who is prompting, by the same rule as retrieval events (``mission_memory.query_origin``).
+def resolve_operator(repository: str, env: "Callable[[str], str | None] | None" = None) -> str | None:
+    """Who is prompting or asking: the one operator rule of the hook and the store.
 
     ``$MISSION_MEMORY_OPERATOR``; else ``user.email`` of the repository's git config, then of the
     user's global config (``$XDG_CONFIG_HOME/git/config``, ``~/.gitconfig``); else the OS user
     (``$USER``, ``$LOGNAME``, ``$USERNAME``, then the password database). ``include`` directives
-    are not followed.
+    are not followed. Retrieval events use this same function
+    (:func:`mission_memory.retrieval_events.resolve_operator`), so a prompt and the query after it
+    are attributed to the same operator.
+
+    Args:
+        repository: the checkout's top-level folder (see :func:`resolve_checkout`).
+        env: reads an environment variable; default ``posix.environ`` (the hook's process, where
+            :mod:`os` is not imported). A long-lived process passes ``os.environ.get``.
     """
-    explicit = (_env("MISSION_MEMORY_OPERATOR") or "").strip()
+    read = env or _env
+    explicit = (read("MISSION_MEMORY_OPERATOR") or "").strip()
     if explicit:
         return explicit
     configs = []
     gitdir = _git_dir(repository)
     if gitdir:
         configs.append(gitdir + "/config")
-    xdg = (_env("XDG_CONFIG_HOME") or "").strip()
-    configs.append((xdg.rstrip("/") if xdg else _expand_home("~/.config")) + "/git/config")
-    configs.append(_expand_home("~/.gitconfig"))
+    xdg = (read("XDG_CONFIG_HOME") or "").strip()
+    home = read("HOME") or read("USERPROFILE") or ""
+    configs.append((xdg.rstrip("/") if xdg else home + "/.config") + "/git/config")
+    configs.append(home + "/.gitconfig")
     for path in configs:  # the repository's own config first: it overrides the global ones
         email = _config_email(path)
         if email:
             return email
-    user = _env("USER") or _env("LOGNAME") or _env("USERNAME")
+    user = read("USER") or read("LOGNAME") or read("USERNAME")
     if user:
         return user
     try:

@@ -204,8 +204,8 @@ def _export_access(max_access_level: str | None, operator: str | None) -> Any:
     """The access context of an export narrowed by ``--max-access-level`` / ``--operator`` (None: whole store)."""
     if max_access_level is None and operator is None:
         return None
-    from mission_memory.query_origin import resolve_operator
     from mission_memory.records import AccessLevel
+    from mission_memory.retrieval_events import resolve_operator
     from mission_memory.teams.access_control import AccessContext, Role
 
     try:

@@ -149,7 +149,7 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
     mission = Path(repository).name or repository
 
     from mission_memory.api import Memory
-    from mission_memory.query_origin import resolve_operator
+    from mission_memory.retrieval_events import resolve_operator
 
     with Memory.open(data_dir=data_dir) as memory:
         if mission not in memory.store.missions():
