@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.mission_scope import resolve_mission_scope, unknown_mission
+from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import Record
-from mission_memory.retrieval.digest import Digest, explain_empty
+from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
-from mission_memory.retrieval.query import run_query
+from mission_memory.retrieval.pull import pull
 from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
-from mission_memory.stores.base import MemoryStore, stored_mission_names
+from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.write_path import embed_stored, store_records
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
@@ -242,48 +242,13 @@ class Memory:
             return self._handover_digest(
                 task_description, token_budget, checked, client=client, session_id=session_id, access=access
             )
-        try:
-            asking = Client(client)
-        except ValueError:
-            raise InputError(f"client {client!r} is not one of: {', '.join(c.value for c in Client)}") from None
-        budget = self.settings.default_token_budget if token_budget is None else token_budget
-        if budget > self.settings.max_token_budget:
-            raise InputError(
-                f"token_budget {budget} is above the maximum of {self.settings.max_token_budget} tokens"
-                " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
-            )
-        stored = stored_mission_names(self.store)  # names only: counting reads every record (ADR 0049)
-        missions = resolve_mission_scope(checked.mission, default_mission, stored)
-        checked = checked.model_copy(update={"mission": missions.mission})
-        if checked.component is not None and not self.store.has_component(checked.component):
-            components = self.store.components(limit=30)
-            if components:
-                shown = ", ".join(components)
-                raise InputError(
-                    f"no component named {checked.component!r} is stored (components, most records first: {shown})"
-                )
         with self._pull_priority():  # the background embedding queue waits while a pull runs
-            digest = run_query(
-                store=self._store_for(access),
-                embedder=self.embedder,
-                tokenizer=self.tokenizer,
-                task_description=task_description,
-                scope=scope if isinstance(scope, Scope) else parse_scope(scope),
-                token_budget=budget,
-                filters=checked,
-                max_entry_tokens=self.settings.max_entry_tokens,
-                max_entries=self.settings.max_digest_entries,
-                client=asking,
-                session_id=session_id or process_session_id(),
-                operator=access.operator if access is not None else resolve_operator(),
-                scope_note=missions.header_line() if stored else None,
-                timeline=timeline,
+            return pull(
+                self.store, self._store_for(access), self.embedder, self.tokenizer, self.settings,
+                task_description, scope if isinstance(scope, Scope) else parse_scope(scope), token_budget, checked,
+                client=client, session_id=session_id, default_mission=default_mission,
+                operator=access.operator if access is not None else resolve_operator(), timeline=timeline,
             )
-        digest = replace(digest, mission_scope=missions.to_json())
-        if not digest.entries and not digest.omitted and not stored:
-            note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
-            digest = explain_empty(digest, note, self.tokenizer)
-        return digest
 
     def forget_mission(self, mission: str, progress: ProgressFn | None = None) -> dict[str, int]:
         """Delete a mission's records (their vectors and index entries with them), retrieval events
@@ -404,66 +369,18 @@ class Memory:
                 for another operator asked by a non-lead.
             BudgetError: the budget cannot hold the brief's header.
         """
-        from mission_memory.handover.acknowledgement import acknowledgement_of
-        from mission_memory.handover.archive import brief_record, shift_key
-        from mission_memory.handover.brief import RotationBrief, collect_brief_items, pack_brief
-        from mission_memory.handover.shift_window import resolve_shift
-        from mission_memory.handover.sources import repository_watch_items
-        from mission_memory.retrieval_events import NewRetrievalEvent
-        from mission_memory.teams.access_control import most_restricted
+        from mission_memory.handover.rotation import build_rotation_brief
         from mission_memory.utc import as_utc
 
-        try:
-            asking = Client(client)
-        except ValueError:
-            raise InputError(f"client {client!r} is not one of: {', '.join(c.value for c in Client)}") from None
-        budget = 4000 if token_budget is None else token_budget
-        if budget < 1 or budget > self.settings.max_token_budget:
-            raise InputError(
-                f"token_budget {budget} is outside 1..{self.settings.max_token_budget} tokens"
-                " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
-            )
         moment = as_utc(now) if now is not None else datetime.now(UTC)
-        name = self._brief_mission(mission)
-        if access is not None:
-            access.check_mission(name)
-            if for_operator not in (None, access.operator) and not access.is_lead:
-                raise InputError(
-                    f"operator {access.operator!r} may build a rotation brief only for themselves, not for {for_operator!r}"
-                )
-            for_operator = for_operator or access.operator
-        incoming = for_operator or resolve_operator(Path(repository) if repository is not None else None)
-        window = resolve_shift(self.store, name, now=moment, from_operator=from_operator, to_operator=incoming,
-                               since=_parse_since(since, moment))
-        store = self._store_for(access.for_handover_from(window.from_operator) if access is not None else None)
-        watch = repository_watch_items(store, name, Path(repository)) if repository is not None else []
-        items, counts, profile = collect_brief_items(store, window, extra_watch=watch)
-        text, entries, tokens, omitted = pack_brief(items, budget, self.tokenizer)
-        brief = RotationBrief(window, counts, budget, tokens, text, tuple(entries), omitted, profile)
-        if not archive or self.store.read_only:
-            return brief
-        quoted = self.store.get(list(dict.fromkeys(r for item, _ in entries for r in item.record_ids)))
-        record = brief_record(brief)
-        record = record.model_copy(update={"access_level": most_restricted(q.access_level for q in quoted.values())})
-        self.store.upsert_records([record])
-        event = self.store.log_retrieval_event(NewRetrievalEvent(
-            query=f"handover brief for {incoming or 'unknown'} from {window.from_operator or 'unknown'}",
-            scope=Scope.HANDOVER.value,
-            filters={"mission": name, "since": window.since.isoformat()},
-            token_budget=budget,
-            tokens_used=tokens,
-            record_ids=tuple(dict.fromkeys(r for item, _ in entries for r in item.record_ids)),
-            scores=tuple(1.0 for _ in dict.fromkeys(r for item, _ in entries for r in item.record_ids)),
-            omitted=omitted,
-            model_id="",
-            session_id=session_id or process_session_id(),
-            operator=access.operator if access is not None else incoming,
-            mission=name,
-            client=asking,
-        ))
-        ack = acknowledgement_of(self.store, name, shift_key(name, window.from_operator, incoming,
-                                                             window.since.isoformat()))
-        return replace(brief, archived_id=record.id, retrieval_event_id=event.id, acknowledged=ack)
+        return build_rotation_brief(
+            self.store, self.tokenizer, self._brief_mission(mission),
+            from_operator=from_operator, for_operator=for_operator, since=_parse_since(since, moment),
+            token_budget=4000 if token_budget is None else token_budget,
+            max_token_budget=self.settings.max_token_budget, now=moment,
+            repository=Path(repository) if repository is not None else None, archive=archive,
+            client=client, session_id=session_id, access=access,
+        )
 
     def handover_note(
         self,
@@ -901,60 +818,12 @@ class Memory:
             InputError: a path does not exist, or a stored prompt document is invalid.
             BackendUnavailable: git cannot read the prompt repository.
         """
-        from mission_memory.corrections.pipeline import (
-            DerivedCorrections,
-            prompt_corrections,
-            transcript_corrections,
+        from mission_memory.corrections.importing import import_corrections
+
+        return import_corrections(
+            self.store, self.embedder, self.settings, prompts=Path(prompts) if prompts is not None else None,
+            transcripts=[Path(p) for p in transcripts], mission=mission, operator=operator or resolve_operator(),
         )
-        from mission_memory.corrections.recording import CorrectionImport, SourceCounts, store_corrections
-        from mission_memory.metrics.transcript_sessions import read_sessions
-        from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
-
-        who = operator or resolve_operator()
-        derived: dict[str, DerivedCorrections] = {}
-        if prompts is not None or not transcripts:
-            repo = Path(prompts) if prompts is not None else default_prompt_repo(self.settings.data_dir)
-            if prompts is not None and not repo.exists():
-                raise InputError(f"prompt repository {str(repo)!r} does not exist")
-            captured = PromptCorpus(repo).prompts()
-            llm = None
-            if self.settings.llm_configured:  # the LLM sees the prompt; the store gets only a checked sentence
-                from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
-                from mission_memory.ingest.access_levels import AccessRules
-
-                llm = LlmCorrectionSummaries(str(self.settings.llm_base_url), str(self.settings.llm_model),
-                                             self.settings.llm_api_key,
-                                             deadline_seconds=self.settings.llm_deadline_seconds,
-                                             max_access=self.settings.llm_max_access,
-                                             access_rules=AccessRules(self.settings.access_paths))
-            derived["prompt"] = prompt_corrections(
-                captured, known_component=self.store.has_component, mission=mission, operator=who, llm=llm
-            )
-        if transcripts:
-            sessions, _ = read_sessions([Path(p) for p in transcripts])
-            derived["transcript"] = transcript_corrections(
-                sessions, known_component=self.store.has_component, mission=mission, operator=who
-            )
-        if "transcript" in derived:
-            # A prompt the hook captured and a transcript shows is one correction under one id; the
-            # hook's capture is kept (it names the operator), the transcript's copy is left out.
-            from mission_memory.corrections.practitioner_records import CorrectionSource
-
-            captured_ids = {c.correction_id for c in derived["prompt"].corrections} if "prompt" in derived else set()
-            captured_ids |= {c.correction_id for c in self.corrections(mission=mission)
-                             if c.source is CorrectionSource.PROMPT}
-            derived["transcript"].without(captured_ids, "captured-by-the-prompt-hook")
-        report = CorrectionImport()
-        for source, found in derived.items():
-            labelled, outcome = store_corrections(self.store, self.embedder, found.corrections, **self._signal_settings())
-            report.sources[source] = SourceCounts(
-                found=len(found.corrections), added=len(outcome.added), unchanged=len(outcome.unchanged),
-                replaced=len(outcome.replaced), skipped=dict(found.skipped),
-            )
-            for c in labelled:
-                key = c.label.retrieval_caused.value
-                report.labels[key] = report.labels.get(key, 0) + 1
-        return report
 
     def corrections(
         self, *, mission: str | None = None, operator: str | None = None,

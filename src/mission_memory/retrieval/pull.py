@@ -1,0 +1,101 @@
+"""The pull flow behind ``Memory.query``: check the request, scope it to a mission, run it, explain an empty store.
+
+:func:`~mission_memory.retrieval.query.run_query` answers one query in named steps; this module is
+what comes before and after it for a caller: the client and the budget checked against the settings,
+the mission the query answers from (docs/design.md §4, ADR 0029), a component the store does not hold
+refused with the known ones, and the digest of an empty store saying what to do first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mission_memory.config import Settings
+from mission_memory.embeddings import Embedder
+from mission_memory.errors import InputError
+from mission_memory.mission_scope import resolve_mission_scope
+from mission_memory.retrieval.digest import Digest, explain_empty
+from mission_memory.retrieval.filters import QueryFilters, Scope
+from mission_memory.retrieval.query import run_query
+from mission_memory.retrieval_events import Client, process_session_id
+from mission_memory.stores.base import MemoryStore, stored_mission_names
+from mission_memory.tokens import Tokenizer
+
+__all__ = ["pull"]
+
+
+def pull(
+    store: MemoryStore,
+    seen: MemoryStore,
+    embedder: Embedder,
+    tokenizer: Tokenizer,
+    settings: Settings,
+    task_description: str,
+    scope: Scope,
+    token_budget: int | None,
+    filters: QueryFilters,
+    *,
+    client: Client | str,
+    session_id: str | None,
+    default_mission: str | None,
+    operator: str | None,
+    timeline: bool,
+) -> Digest:
+    """One pull query for a caller; see ``Memory.query`` for the arguments' meaning.
+
+    Args:
+        store: the whole store (mission names, components).
+        seen: the store as the caller may see it (an access-scoped view on a team server).
+        embedder, tokenizer, settings: the memory's.
+        task_description, scope, token_budget, filters: the request (``token_budget`` None: the
+            settings' default).
+        client, session_id, operator: who asks, logged with the retrieval event.
+        default_mission: the mission asked from, used when ``filters`` name none and it is stored.
+        timeline: put the crisis timeline first even in normal mode.
+
+    Raises:
+        InputError: an unknown client, a budget above ``settings.max_token_budget``, a mission or
+            a component the store does not hold, a bad task description.
+        BudgetError: the budget cannot hold the digest header.
+    """
+    try:
+        asking = Client(client)
+    except ValueError:
+        raise InputError(f"client {client!r} is not one of: {', '.join(c.value for c in Client)}") from None
+    budget = settings.default_token_budget if token_budget is None else token_budget
+    if budget > settings.max_token_budget:
+        raise InputError(
+            f"token_budget {budget} is above the maximum of {settings.max_token_budget} tokens"
+            " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
+        )
+    stored = stored_mission_names(store)  # names only: counting reads every record (ADR 0049)
+    missions = resolve_mission_scope(filters.mission, default_mission, stored)
+    checked = filters.model_copy(update={"mission": missions.mission})
+    if checked.component is not None and not store.has_component(checked.component):
+        components = store.components(limit=30)
+        if components:
+            shown = ", ".join(components)
+            raise InputError(
+                f"no component named {checked.component!r} is stored (components, most records first: {shown})"
+            )
+    digest = run_query(
+        store=seen,
+        embedder=embedder,
+        tokenizer=tokenizer,
+        task_description=task_description,
+        scope=scope,
+        token_budget=budget,
+        filters=checked,
+        max_entry_tokens=settings.max_entry_tokens,
+        max_entries=settings.max_digest_entries,
+        client=asking,
+        session_id=session_id or process_session_id(),
+        operator=operator,
+        scope_note=missions.header_line() if stored else None,
+        timeline=timeline,
+    )
+    digest = replace(digest, mission_scope=missions.to_json())
+    if not digest.entries and not digest.omitted and not stored:
+        note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
+        digest = explain_empty(digest, note, tokenizer)
+    return digest
