@@ -8,10 +8,12 @@ elsewhere. No I/O happens here.
 from __future__ import annotations
 
 import datetime
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from typing import Any
 
-__all__ = ["AdrFormat", "Decision", "DecisionStatus", "Principle", "RejectedAlternative"]
+__all__ = ["AdrFormat", "Decision", "DecisionAttributes", "DecisionStatus", "Principle", "RejectedAlternative"]
 
 
 class DecisionStatus(StrEnum):
@@ -134,3 +136,155 @@ class Principle:
     version: str | None
     status: str | None
     text: str
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _texts(value: Any) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value if v is not None)
+    return ()
+
+
+@dataclass(frozen=True)
+class DecisionAttributes:
+    """The structured fields of a decision record (workflow layer), as stored in ``Record.attributes``.
+
+    One model for every writer (repository ingest, ``ingest.decision_records``; recorded decisions,
+    ``ingest.recorded_decisions``) and every reader (digest excerpts, the rotation brief, staleness,
+    ranking, the crisis timeline, the correction signal). :meth:`as_dict` writes the stored mapping
+    (its keys are the field names; ``decided_by``, ``session_id`` and ``recorded`` only for recorded
+    decisions, ``mission_type`` only when set), so record ids, which hash the mapping, do not change;
+    :meth:`read` reads a stored mapping leniently (a missing or mistyped field is its default), so a
+    store written by any earlier version reads.
+
+    Attributes:
+        number: the ADR number, or None (recorded decisions, unnumbered ADRs).
+        status: the lifecycle status (a :class:`DecisionStatus` value; ``superseded`` once a later
+            decision supersedes it), or None when not stated.
+        status_text: the status line as written.
+        decided_at: the decision date, ISO 8601, or None.
+        context, decision, rationale, consequences: the sections' text (each bounded), or None.
+        considered_options: option titles; chosen_option: the chosen one.
+        rejected_alternatives: ``(option, reason)`` pairs.
+        supersedes, superseded_by, related: references to other decisions (ADR numbers as
+            ``"0012"`` or labels).
+        deciders: who decided, as written; principle_ids, task_ids, tags: links and labels.
+        format: the ADR template (:class:`AdrFormat` value) or ``recorded``.
+        path: the repository-relative file, or None for a decision recorded without a file.
+        decided_by: the operator (or ``agent``) who recorded it; session_id: their session;
+            recorded: True for a decision recorded through ``decide`` / ``record_decision``.
+        mission_type: the mission's type, when the ingest named one.
+    """
+
+    number: int | None = None
+    status: str | None = None
+    status_text: str | None = None
+    decided_at: str | None = None
+    context: str | None = None
+    decision: str | None = None
+    rationale: str | None = None
+    consequences: str | None = None
+    considered_options: tuple[str, ...] = ()
+    chosen_option: str | None = None
+    rejected_alternatives: tuple[RejectedAlternative, ...] = ()
+    supersedes: tuple[str, ...] = ()
+    superseded_by: tuple[str, ...] = ()
+    related: tuple[str, ...] = ()
+    deciders: tuple[str, ...] = ()
+    principle_ids: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    format: str | None = None
+    path: str | None = None
+    decided_by: str | None = None
+    session_id: str | None = None
+    recorded: bool = False
+    mission_type: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Stored keys this model does not name, kept so a rewrite loses nothing."""
+
+    @classmethod
+    def read(cls, attributes: Mapping[str, Any]) -> DecisionAttributes:
+        """The decision fields of a stored attributes mapping; never raises."""
+        number = attributes.get("number")
+        rejected = tuple(
+            RejectedAlternative(str(a.get("option") or ""), _text(a.get("reason")))
+            for a in attributes.get("rejected_alternatives") or ()
+            if isinstance(a, Mapping)
+        )
+        known = {f.name for f in fields(cls)}
+        return cls(
+            number=number if isinstance(number, int) and not isinstance(number, bool) else None,
+            status=_text(attributes.get("status")),
+            status_text=_text(attributes.get("status_text")),
+            decided_at=_text(attributes.get("decided_at")),
+            context=_text(attributes.get("context")),
+            decision=_text(attributes.get("decision")),
+            rationale=_text(attributes.get("rationale")),
+            consequences=_text(attributes.get("consequences")),
+            considered_options=_texts(attributes.get("considered_options")),
+            chosen_option=_text(attributes.get("chosen_option")),
+            rejected_alternatives=rejected,
+            supersedes=_texts(attributes.get("supersedes")),
+            superseded_by=_texts(attributes.get("superseded_by")),
+            related=_texts(attributes.get("related")),
+            deciders=_texts(attributes.get("deciders")),
+            principle_ids=_texts(attributes.get("principle_ids")),
+            task_ids=_texts(attributes.get("task_ids")),
+            tags=_texts(attributes.get("tags")),
+            format=_text(attributes.get("format")),
+            path=_text(attributes.get("path")),
+            decided_by=_text(attributes.get("decided_by")),
+            session_id=_text(attributes.get("session_id")),
+            recorded=attributes.get("recorded") is True,
+            mission_type=_text(attributes.get("mission_type")),
+            extra={k: v for k, v in attributes.items() if k not in known},
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The stored mapping: every field by name (lists for sequences, ``{"option", "reason"}`` for
+        rejected alternatives); the recorded-decision fields only when :attr:`recorded`, ``mission_type``
+        only when set; then :attr:`extra`."""
+        out: dict[str, Any] = {
+            "number": self.number,
+            "status": self.status,
+            "status_text": self.status_text,
+            "decided_at": self.decided_at,
+            "context": self.context,
+            "decision": self.decision,
+            "rationale": self.rationale,
+            "consequences": self.consequences,
+            "considered_options": list(self.considered_options),
+            "chosen_option": self.chosen_option,
+            "rejected_alternatives": [{"option": a.option, "reason": a.reason} for a in self.rejected_alternatives],
+            "supersedes": list(self.supersedes),
+            "superseded_by": list(self.superseded_by),
+            "related": list(self.related),
+            "deciders": list(self.deciders),
+            "principle_ids": list(self.principle_ids),
+            "task_ids": list(self.task_ids),
+            "tags": list(self.tags),
+            "format": self.format,
+            "path": self.path,
+        }
+        if self.recorded:
+            out.update(decided_by=self.decided_by, session_id=self.session_id, recorded=True)
+        if self.mission_type:
+            out["mission_type"] = self.mission_type
+        out.update({k: v for k, v in self.extra.items() if k not in out})
+        return out
+
+    @property
+    def is_superseded(self) -> bool:
+        """The status says superseded, or a later decision names this one."""
+        return self.status == DecisionStatus.SUPERSEDED.value or bool(self.superseded_by)
+
+    @property
+    def decider(self) -> str | None:
+        """Who decided: the recorder, else the deciders as written, else None."""
+        if self.decided_by:
+            return self.decided_by
+        return ", ".join(self.deciders) if self.deciders else None

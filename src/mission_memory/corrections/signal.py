@@ -32,6 +32,7 @@ from mission_memory.corrections.practitioner_records import (
     CorrectionSource,
     RetrievalCaused,
 )
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.records import Layer, Record, RecordKind
@@ -109,7 +110,7 @@ def _resolve(store: MemoryStore, mission: str, ref: str) -> list[str]:
         ids = store.phrase_search([f"adr {number:04d}"], where, 10, title_only=True)
         return [
             rid for rid, record in store.get(ids).items()
-            if record.kind is RecordKind.DECISION and record.attributes.get("number") == number
+            if record.kind is RecordKind.DECISION and DecisionAttributes.read(record.attributes).number == number
         ]
     if _HEX.match(ref.lower()):
         commits = store.records_of_kind([RecordKind.COMMIT.value], mission=mission, limit=100_000)

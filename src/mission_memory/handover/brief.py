@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BudgetError
 from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
 from mission_memory.handover.activity import RecentActivity, rank_activity
@@ -207,22 +208,19 @@ def _task_items(tasks: Sequence[Record]) -> list[BriefItem]:
 
 
 def _decision_text(r: Record) -> str:
-    a = r.attributes
-    lines = [r.title, f"Status: {a.get('status') or 'not stated'}"
-             + (f" · decided by {a['decided_by']}" if a.get("decided_by") else "")]
-    if a.get("decision"):
-        lines.append("Decision: " + _one_line(a["decision"], 600))
-    if a.get("rationale"):
-        lines.append("Rationale: " + _one_line(a["rationale"], 500))
-    rejected = a.get("rejected_alternatives") or []
-    if rejected:
+    a = DecisionAttributes.read(r.attributes)
+    lines = [r.title, f"Status: {a.status or 'not stated'}" + (f" · decided by {a.decided_by}" if a.decided_by else "")]
+    if a.decision:
+        lines.append("Decision: " + _one_line(a.decision, 600))
+    if a.rationale:
+        lines.append("Rationale: " + _one_line(a.rationale, 500))
+    if a.rejected_alternatives:
         lines.append("Rejected: " + "; ".join(
-            str(alt.get("option")) + (f" ({alt['reason']})" if alt.get("reason") else "")
-            for alt in rejected if isinstance(alt, dict)))
-    if a.get("supersedes"):
-        lines.append("Supersedes: " + ", ".join(str(s) for s in a["supersedes"]))
-    if not a.get("rationale") and a.get("context"):
-        lines.append("Context: " + _one_line(a["context"], 400))
+            alt.option + (f" ({alt.reason})" if alt.reason else "") for alt in a.rejected_alternatives))
+    if a.supersedes:
+        lines.append("Supersedes: " + ", ".join(a.supersedes))
+    if not a.rationale and a.context:
+        lines.append("Context: " + _one_line(a.context, 400))
     lines.append(_source_line(r))
     return "\n".join(lines)
 
@@ -303,9 +301,10 @@ def _linked_decision_items(store: MemoryStore, window: ShiftWindow, activity: Re
     for r in decisions:
         if r.id not in score:
             continue
-        for link_kind in ("supersedes", "superseded_by", "related"):
-            links = r.attributes.get(link_kind) or []
-            for ref in links if isinstance(links, list) else []:
+        decision = DecisionAttributes.read(r.attributes)
+        for link_kind, links in (("supersedes", decision.supersedes), ("superseded_by", decision.superseded_by),
+                                 ("related", decision.related)):
+            for ref in links:
                 linked = by_key.get(str(ref).lower())
                 if linked is not None and linked.id not in score:
                     score[linked.id] = score[r.id] / 2

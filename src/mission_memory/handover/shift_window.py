@@ -20,6 +20,7 @@ import itertools
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import InputError
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore
@@ -56,8 +57,8 @@ class ShiftWindow:
 
 
 def _decided_by(attributes: dict[str, object]) -> str | None:
-    value = attributes.get("decided_by")
-    return value if isinstance(value, str) and value and value != "agent" else None
+    value = DecisionAttributes.read(attributes).decided_by
+    return value if value and value != "agent" else None
 
 
 def operator_activity(store: MemoryStore, mission: str, operator: str, until: datetime) -> list[datetime]:

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
-from typing import Any
 
-from mission_memory.decisions import Decision, DecisionStatus, Principle
+from mission_memory.decisions import Decision, DecisionAttributes, DecisionStatus, Principle
 from mission_memory.ingest.principles import link_principles
 from mission_memory.ingest.source import RepositorySource
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
@@ -156,30 +155,29 @@ def decision_records(
         elif path in kept_current and not later and status == "superseded":
             status = "accepted"  # its "superseded" came from the broken cycle
         label = f"ADR-{d.number:04d}: {d.title}" if d.number is not None else d.title
-        attributes: dict[str, Any] = {
-            "number": d.number,
-            "status": status,
-            "status_text": d.status_text,
-            "decided_at": d.decided_at.isoformat() if d.decided_at else None,
-            "context": bounded_text(d.context, RECORD_TEXT_CAP) if d.context else None,
-            "decision": bounded_text(d.decision, RECORD_TEXT_CAP) if d.decision else None,
-            "rationale": bounded_text(d.rationale, RECORD_TEXT_CAP) if d.rationale else None,
-            "consequences": bounded_text(d.consequences, RECORD_TEXT_CAP) if d.consequences else None,
-            "considered_options": list(d.considered_options),
-            "chosen_option": d.chosen_option,
-            "rejected_alternatives": [{"option": a.option, "reason": a.reason} for a in d.rejected_alternatives],
-            "supersedes": list(d.supersedes),
-            "superseded_by": later,
-            "related": list(d.related),
-            "deciders": list(d.deciders),
-            "principle_ids": sorted(set(d.principle_ids) | set(link_principles(d, principles))),
-            "task_ids": list(d.task_ids),
-            "tags": list(d.tags),
-            "format": d.format.value,
-            "path": path,
-        }
-        if mission_type:
-            attributes["mission_type"] = mission_type
+        attributes = DecisionAttributes(
+            number=d.number,
+            status=status,
+            status_text=d.status_text,
+            decided_at=d.decided_at.isoformat() if d.decided_at else None,
+            context=bounded_text(d.context, RECORD_TEXT_CAP) if d.context else None,
+            decision=bounded_text(d.decision, RECORD_TEXT_CAP) if d.decision else None,
+            rationale=bounded_text(d.rationale, RECORD_TEXT_CAP) if d.rationale else None,
+            consequences=bounded_text(d.consequences, RECORD_TEXT_CAP) if d.consequences else None,
+            considered_options=tuple(d.considered_options),
+            chosen_option=d.chosen_option,
+            rejected_alternatives=tuple(d.rejected_alternatives),
+            supersedes=tuple(d.supersedes),
+            superseded_by=tuple(later),
+            related=tuple(d.related),
+            deciders=tuple(d.deciders),
+            principle_ids=tuple(sorted(set(d.principle_ids) | set(link_principles(d, principles)))),
+            task_ids=tuple(d.task_ids),
+            tags=tuple(d.tags),
+            format=d.format.value,
+            path=path,
+            mission_type=mission_type or None,
+        )
         records.append(
             Record.build(
                 kind=RecordKind.DECISION,
@@ -191,7 +189,7 @@ def decision_records(
                 ),
                 criticality=_CRITICALITY.get(DecisionStatus(status), 0.6) if status else 0.6,
                 component=d.component or component_of(path),
-                attributes=attributes,
+                attributes=attributes.as_dict(),
             )
         )
     return records

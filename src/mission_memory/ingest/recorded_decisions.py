@@ -17,13 +17,13 @@ import json
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from mission_memory.decisions import DecisionStatus, RejectedAlternative
+from mission_memory.decisions import DecisionAttributes, DecisionStatus, RejectedAlternative
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind, record_id_for
@@ -109,17 +109,18 @@ class RecordedDecision:
     def to_json(self) -> dict[str, Any]:
         """The outcome as ``mission-memory decide --json`` prints it."""
         r = self.record
+        a = DecisionAttributes.read(r.attributes)
         return {
             "id": r.id,
             "ref": r.provenance.ref,
             "source_key": r.source_key,
             "title": r.title,
             "mission": r.provenance.mission,
-            "status": r.attributes.get("status"),
-            "decided_by": r.attributes.get("decided_by"),
-            "session_id": r.attributes.get("session_id"),
+            "status": a.status,
+            "decided_by": a.decided_by,
+            "session_id": a.session_id,
             "adr_path": str(self.adr_path) if self.adr_path is not None else None,
-            "supersedes": list(r.attributes.get("supersedes") or []),
+            "supersedes": list(a.supersedes),
             "superseded_records": [s.id for s in self.superseded],
             "added": self.added,
         }
@@ -234,8 +235,8 @@ def _number_of(ref: str) -> int | None:
 
 def _label_of(record: Record) -> str:
     """How other decisions name ``record`` in supersedes / superseded_by: ``0003`` or its reference."""
-    number = record.attributes.get("number")
-    return f"{number:04d}" if isinstance(number, int) else record.provenance.ref
+    number = DecisionAttributes.read(record.attributes).number
+    return f"{number:04d}" if number is not None else record.provenance.ref
 
 
 def resolve_decision_ref(store: MemoryStore, mission: str, ref: str) -> Record:
@@ -254,9 +255,9 @@ def resolve_decision_ref(store: MemoryStore, mission: str, ref: str) -> Record:
     number = _number_of(wanted)
     matches = [
         r for r in decisions
-        if wanted in (r.id, r.provenance.ref, r.attributes.get("path"))
+        if wanted in (r.id, r.provenance.ref, DecisionAttributes.read(r.attributes).path)
         or r.provenance.ref == f"decision/{wanted}"
-        or (number is not None and r.attributes.get("number") == number)
+        or (number is not None and DecisionAttributes.read(r.attributes).number == number)
     ]
     if len(matches) == 1:
         return matches[0]
@@ -339,27 +340,25 @@ def madr_text(
 # ----------------------------------------------------------------------------------------- recording
 
 
-def _merged(first: Any, second: Any) -> list[str]:
-    """The references of ``first`` then those of ``second`` not in it (either may be None)."""
-    return list(dict.fromkeys([*(first or ()), *(second or ())]))
+def _merged(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
+    """The references of ``first`` then those of ``second`` not in it."""
+    return tuple(dict.fromkeys([*first, *second]))
 
 
-def _with_attributes(record: Record, attributes: dict[str, Any], criticality: float | None = None) -> Record:
-    """``record`` with new attributes (and criticality), its content-derived id recomputed."""
+def _with_attributes(record: Record, attributes: DecisionAttributes, criticality: float | None = None) -> Record:
+    """``record`` with new decision attributes (and criticality), its content-derived id recomputed."""
     level = record.criticality if criticality is None else criticality
-    new_id = record_id_for(record.source_key, record.title, record.text, attributes, level, record.component)
-    return record.model_copy(update={"attributes": attributes, "criticality": level, "id": new_id})
+    stored = attributes.as_dict()
+    new_id = record_id_for(record.source_key, record.title, record.text, stored, level, record.component)
+    return record.model_copy(update={"attributes": stored, "criticality": level, "id": new_id})
 
 
 def _mark_superseded(target: Record, by_label: str) -> Record:
-    attributes = dict(target.attributes)
-    later = list(attributes.get("superseded_by") or [])
-    if by_label not in later:
-        later.append(by_label)
-    attributes["superseded_by"] = sorted(later)
-    if attributes.get("status") in (None, "accepted", "proposed"):
-        attributes["status"] = "superseded"
-    return _with_attributes(target, attributes, min(target.criticality, _SUPERSEDED_CRITICALITY))
+    attributes = DecisionAttributes.read(target.attributes)
+    later = sorted({*attributes.superseded_by, by_label})
+    status = "superseded" if attributes.status in (None, "accepted", "proposed") else attributes.status
+    marked = replace(attributes, superseded_by=tuple(later), status=status)
+    return _with_attributes(target, marked, min(target.criticality, _SUPERSEDED_CRITICALITY))
 
 
 def _recorded_record(
@@ -369,31 +368,25 @@ def _recorded_record(
     s = statement
     slug = slugify(s.title)
     ref = f"decision/{slug}"
-    attributes: dict[str, Any] = {
-        "number": None,
-        "status": s.status.value,
-        "status_text": s.status.value,
-        "decided_at": now.date().isoformat(),
-        "context": s.context,
-        "decision": s.decision,
-        "rationale": s.rationale,
-        "consequences": None,
-        "considered_options": [s.title, *(a.option for a in s.rejected)],
-        "chosen_option": s.title,
-        "rejected_alternatives": [{"option": a.option, "reason": a.reason} for a in s.rejected],
-        "supersedes": [supersedes_label] if supersedes_label else [],
-        "superseded_by": [],
-        "related": [],
-        "deciders": [decided_by],
-        "principle_ids": list(s.principles),
-        "task_ids": list(s.tasks),
-        "tags": [],
-        "format": "recorded",
-        "path": None,
-        "decided_by": decided_by,
-        "session_id": session_id,
-        "recorded": True,
-    }
+    attributes = DecisionAttributes(
+        status=s.status.value,
+        status_text=s.status.value,
+        decided_at=now.date().isoformat(),
+        context=s.context,
+        decision=s.decision,
+        rationale=s.rationale,
+        considered_options=(s.title, *(a.option for a in s.rejected)),
+        chosen_option=s.title,
+        rejected_alternatives=tuple(s.rejected),
+        supersedes=(supersedes_label,) if supersedes_label else (),
+        deciders=(decided_by,),
+        principle_ids=tuple(s.principles),
+        task_ids=tuple(s.tasks),
+        format="recorded",
+        decided_by=decided_by,
+        session_id=session_id,
+        recorded=True,
+    )
     text = madr_text(s, decided_on=now.date(), deciders=decided_by, supersedes=supersedes_label)
     return Record.build(
         kind=RecordKind.DECISION,
@@ -405,7 +398,7 @@ def _recorded_record(
         ),
         criticality=_CRITICALITY[s.status],
         component=s.component,
-        attributes=attributes,
+        attributes=attributes.as_dict(),
     )
 
 
@@ -455,9 +448,11 @@ def _adr_record(
         except (OSError, UnicodeDecodeError):
             continue  # ingest skips an unreadable registry too
     [built] = decision_records(source, mission, [(rel, parse_adr(text, rel))], principles, None, [])
-    attributes = dict(built.attributes, decided_by=decided_by, session_id=session_id, recorded=True)
+    attributes = replace(
+        DecisionAttributes.read(built.attributes), decided_by=decided_by, session_id=session_id, recorded=True
+    )
     if supersedes_label:
-        attributes["supersedes"] = _merged(attributes.get("supersedes"), [supersedes_label])
+        attributes = replace(attributes, supersedes=_merged(attributes.supersedes, [supersedes_label]))
     provenance = Provenance(
         kind=SourceKind.DECISION, ref=rel, uri=source.uri(rel), mission=mission, time=built.provenance.time,
     )
@@ -542,6 +537,10 @@ def _write_adr_mission(folder: Path | None) -> str:
 # ------------------------------------------------------------------------------------------ re-ingest
 
 
+def _path_of(record: Record) -> str | None:
+    return DecisionAttributes.read(record.attributes).path
+
+
 def reconcile_recorded(
     store: MemoryStore, mission: str, root: Path, records: Sequence[Record]
 ) -> tuple[list[Record], list[str]]:
@@ -566,7 +565,7 @@ def reconcile_recorded(
     """
     recorded = [
         r for r in store.records_of_kind([RecordKind.DECISION.value], mission=mission, limit=100_000)
-        if r.attributes.get("recorded") is True
+        if DecisionAttributes.read(r.attributes).recorded
     ]
     if not recorded:
         return list(records), []
@@ -575,21 +574,24 @@ def reconcile_recorded(
     keep = [
         r.source_key for r in recorded
         if r.source_key not in produced
-        and (r.attributes.get("path") is None or (root / str(r.attributes["path"])).is_file())
+        and (_path_of(r) is None or (root / str(_path_of(r))).is_file())
     ]
     merged: list[Record] = []
     for record in records:
         earlier = by_key.get(record.source_key) if record.kind is RecordKind.DECISION else None
         if earlier is not None:
-            carried = {name: earlier.attributes.get(name) for name in RECORDED_ATTRIBUTES}
-            carried["supersedes"] = _merged(record.attributes.get("supersedes"), earlier.attributes.get("supersedes"))
-            record = _with_attributes(record, dict(record.attributes, **carried))
+            was = DecisionAttributes.read(earlier.attributes)
+            now = DecisionAttributes.read(record.attributes)
+            record = _with_attributes(record, replace(
+                now, decided_by=was.decided_by, session_id=was.session_id, recorded=was.recorded,
+                supersedes=_merged(now.supersedes, was.supersedes),
+            ))
         merged.append(record)
     supersessions = [
         (str(ref), _label_of(r))
         for r in recorded
         if r.source_key in keep or r.source_key in produced
-        for ref in r.attributes.get("supersedes") or ()
+        for ref in DecisionAttributes.read(r.attributes).supersedes
     ]
     out: list[Record] = []
     for record in merged:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
@@ -331,13 +332,7 @@ class CrisisReport:
 
 
 def _decider(record: Record) -> str:
-    a = record.attributes
-    if a.get("decided_by"):
-        return str(a["decided_by"])
-    deciders = a.get("deciders")
-    if isinstance(deciders, (list, tuple)) and deciders:
-        return ", ".join(str(d) for d in deciders)
-    return record.operator or ""
+    return DecisionAttributes.read(record.attributes).decider or record.operator or ""
 
 
 def crisis_report(
@@ -388,13 +383,13 @@ def crisis_report(
         TimelineNote(r.provenance.time, " ".join(r.title.split()), _decider(r), r.provenance.ref, r.id)
         for r in store.records_of_kind([RecordKind.DECISION.value], mission=mission, since=decided_since,
                                        until=at + timedelta(microseconds=1), limit=50)
-        if str(r.attributes.get("status") or "").lower() != "proposed"
+        if (DecisionAttributes.read(r.attributes).status or "").lower() != "proposed"
     ]
     questions = [
         TimelineNote(r.provenance.time, " ".join(r.title.split()), _decider(r), r.provenance.ref, r.id)
         for r in store.records_of_kind([RecordKind.DECISION.value], mission=mission,
                                        until=at + timedelta(microseconds=1), limit=200)
-        if str(r.attributes.get("status") or "").lower() == "proposed"
+        if (DecisionAttributes.read(r.attributes).status or "").lower() == "proposed"
     ][:10]
     questions += [
         TimelineNote(r.provenance.time, " ".join(r.text.split())[:300], str(r.attributes.get("author") or ""),

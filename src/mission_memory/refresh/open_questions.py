@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.git_runner import run_git_text
 from mission_memory.records import Record
@@ -244,7 +245,7 @@ def find_open_questions(
         The questions, without duplicates (same kind and text), decisions oldest first.
     """
     decisions = sorted(
-        (r for r in proposed_decisions if str(r.attributes.get("status", "")).lower() == "proposed"),
+        (r for r in proposed_decisions if (DecisionAttributes.read(r.attributes).status or "").lower() == "proposed"),
         key=lambda r: (r.provenance.time, r.title),
     )
     found = [OpenQuestion(r.title, "decision", r.provenance.ref, r.provenance.time) for r in decisions]

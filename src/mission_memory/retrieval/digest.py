@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BudgetError
 from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
 from mission_memory.records import Layer, Record, RecordKind
@@ -174,24 +175,22 @@ def render_excerpt(record: Record) -> str:
     """The text shown for a record: structured fields first for decisions and commits, then its text."""
     a = record.attributes
     if record.kind is RecordKind.DECISION:
+        d = DecisionAttributes.read(a)
         lines = []
-        status = a.get("status") or "not stated"
-        lines.append(f"Status: {status}" + (f" (decided {a['decided_at']})" if a.get("decided_at") else ""))
-        if a.get("superseded_by"):
-            lines.append("Superseded by: " + ", ".join(a["superseded_by"]))
-        if a.get("supersedes"):
-            lines.append("Supersedes: " + ", ".join(a["supersedes"]))
-        if a.get("decision"):
-            lines.append("Decision: " + a["decision"])
-        if a.get("rejected_alternatives"):
-            rejected = "; ".join(
-                alt["option"] + (f" ({alt['reason']})" if alt.get("reason") else "") for alt in a["rejected_alternatives"]
-            )
+        lines.append(f"Status: {d.status or 'not stated'}" + (f" (decided {d.decided_at})" if d.decided_at else ""))
+        if d.superseded_by:
+            lines.append("Superseded by: " + ", ".join(d.superseded_by))
+        if d.supersedes:
+            lines.append("Supersedes: " + ", ".join(d.supersedes))
+        if d.decision:
+            lines.append("Decision: " + d.decision)
+        if d.rejected_alternatives:
+            rejected = "; ".join(alt.option + (f" ({alt.reason})" if alt.reason else "") for alt in d.rejected_alternatives)
             lines.append("Rejected: " + rejected)
-        if a.get("principle_ids"):
-            lines.append("Principles: " + ", ".join(a["principle_ids"]))
-        if a.get("context"):
-            lines.append("Context: " + a["context"])
+        if d.principle_ids:
+            lines.append("Principles: " + ", ".join(d.principle_ids))
+        if d.context:
+            lines.append("Context: " + d.context)
         if len(lines) <= 1:
             lines.append(record.text)
         return "\n".join(lines)

@@ -32,6 +32,7 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import new_nonce
@@ -401,8 +402,8 @@ def _named_first(store: MemoryStore, task: str, where: SearchFilter, candidates:
     found = store.get(ids)
     named = {
         rid: record for rid, record in found.items()
-        if (record.kind is RecordKind.DECISION and record.attributes.get("number") in numbers)
-        or (record.kind is RecordKind.DECISION and set(record.attributes.get("task_ids", [])) & set(keys))
+        if (record.kind is RecordKind.DECISION and DecisionAttributes.read(record.attributes).number in numbers)
+        or (record.kind is RecordKind.DECISION and set(DecisionAttributes.read(record.attributes).task_ids) & set(keys))
         or (record.kind is RecordKind.COMMIT and set(record.attributes.get("tracker_keys", [])) & set(keys))
     }
     if not named:

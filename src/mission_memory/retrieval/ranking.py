@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import Hit, RecordPriors, StateStore
 
@@ -246,7 +247,7 @@ def is_superseded(record: Record) -> bool:
     """True for a decision whose status is superseded or that a later decision supersedes."""
     if record.kind is not RecordKind.DECISION:
         return False
-    return record.attributes.get("status") == "superseded" or bool(record.attributes.get("superseded_by"))
+    return DecisionAttributes.read(record.attributes).is_superseded
 
 
 def apply_priors(

@@ -26,6 +26,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import Candidate, is_superseded
 from mission_memory.stores.base import MemoryStore
@@ -96,7 +97,7 @@ def _decision_refs(store: MemoryStore, record: Record, refs: Iterable[str], wher
     return [
         r for r in found.values()
         if r.kind is RecordKind.DECISION and r.id != record.id and r.provenance.mission == mission
-        and (r.source_key in keys or r.attributes.get("number") in numbers)
+        and (r.source_key in keys or DecisionAttributes.read(r.attributes).number in numbers)
         and matches(visible, filter_columns(r))
     ]
 
@@ -111,7 +112,7 @@ def _decision_successors(store: MemoryStore, record: Record, where: SearchFilter
             break
         following: list[Record] = []
         for node in frontier:
-            later = [r for r in _decision_refs(store, node, node.attributes.get("superseded_by") or [], where)
+            later = [r for r in _decision_refs(store, node, DecisionAttributes.read(node.attributes).superseded_by, where)
                      if r.id not in seen]
             if node is not record and not later:
                 ends[node.id] = node
@@ -164,7 +165,7 @@ def current_successors(
         a refresh artifact, else ``[]``. A decision marked superseded whose successor is not stored
         gets ``[]``: it stays, marked.
     """
-    if record.kind is RecordKind.DECISION and record.attributes.get("superseded_by"):
+    if record.kind is RecordKind.DECISION and DecisionAttributes.read(record.attributes).superseded_by:
         return _decision_successors(store, record, where)
     if record.kind is RecordKind.REFRESH_ARTIFACT:
         successor = _artifact_successor(store, record, where, newer_by_mission)
@@ -227,7 +228,7 @@ def replace_stale(
                 added.append(successor.id)
             elif present.score < cand.score:
                 by_id[successor.id] = replace(present, score=cand.score)
-        keep = record.kind is RecordKind.DECISION and (history or record.attributes.get("number") in named)
+        keep = record.kind is RecordKind.DECISION and (history or DecisionAttributes.read(record.attributes).number in named)
         if keep:
             by_id[cand.record_id] = replace(cand, superseded=True)
             kept_superseded.append(cand.record_id)
