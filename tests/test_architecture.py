@@ -7,6 +7,7 @@ Each rule names the modules it constrains and what they may not import; imports 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,3 +131,162 @@ def test_nothing_imports_the_old_ingest_trackers_package() -> None:
         if module == "mission_memory.ingest.trackers" or module.startswith("mission_memory.ingest.trackers.")
     ]
     assert offenders == []
+
+
+# -- the layout (docs/adr/0051) -----------------------------------------------------------------
+
+LAYERS: tuple[frozenset[str], ...] = tuple(frozenset(layer) for layer in (
+    {"__main__", "cli", "mcp", "hook"},                          # shells
+    {"api", ""},                                                 # the core API (and the package's lazy exports)
+    {"corrections", "handover"},                                 # flows over several capabilities
+    {"refresh"},                                                 # push refresh
+    {"retrieval", "ingest"},                                     # pull, and what fills the memory
+    {"operations", "teams", "trackers", "metrics"},              # events and triage, access, trackers, metrics
+    {"prompts"},                                                 # the prompt corpus and its cues
+    {"stores", "embeddings"},                                    # the store protocols and backends, embedders
+    {"config", "mission_scope", "records", "decisions", "retrieval_events", "fence", "front_matter", "tokens"},
+    {"errors", "utc", "git_runner", "http_deadline", "capture"},  # shared ground; capture is stdlib-only
+))
+"""Top-level units (a folder or a module of ``mission_memory``), from the shells down; a unit may import
+its own layer and the layers below it, never one above."""
+
+CAPTURE = PACKAGE / "capture"
+
+
+def _unit(module: str) -> str:
+    """The top-level unit of ``mission_memory.x.y`` (``x``); ``""`` for the package itself."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+@functools.lru_cache(maxsize=4)
+def _import_graph(package: Path) -> dict[str, set[str]]:
+    """``module -> modules of the same package it imports`` for every module under ``package``'s source root."""
+    names = {_module_name_under(package.parent, p) for p in package.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        name = _module_name_under(package.parent, path)
+        graph[name] = {i for i in _imports_under(package.parent, path) if i in names and i != name}
+    return graph
+
+
+def _module_name_under(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports_under(root: Path, path: Path) -> set[str]:
+    out: set[str] = set()
+    name = _module_name_under(root, path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.add(base)
+            out.update(f"{base}.{alias.name}" for alias in node.names)
+    return out
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    counter = 0
+
+    def visit(v: str) -> None:
+        nonlocal counter
+        index[v] = low[v] = counter
+        counter += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_no_import_circle_between_modules() -> None:
+    assert import_circles(_import_graph(PACKAGE)) == []
+
+
+def test_no_import_circle_between_folders() -> None:
+    units: dict[str, set[str]] = {}
+    for module, imported in _import_graph(PACKAGE).items():
+        units.setdefault(_unit(module), set()).update(_unit(i) for i in imported if _unit(i) != _unit(module))
+    assert import_circles(units) == []
+
+
+def test_the_circle_check_finds_a_planted_circle(tmp_path: Path) -> None:
+    planted = tmp_path / "planted"
+    (planted / "inner").mkdir(parents=True)
+    (planted / "__init__.py").write_text("")
+    (planted / "inner" / "__init__.py").write_text("")
+    (planted / "a.py").write_text("def f() -> None:\n    from planted.inner import b  # a lazy import counts too\n")
+    (planted / "inner" / "b.py").write_text("from .. import a\n")
+    (planted / "c.py").write_text("import planted.a\n")
+    assert import_circles(_import_graph(planted)) == [["planted.a", "planted.inner.b"]]
+
+
+def test_every_top_level_unit_has_a_layer() -> None:
+    units = {_unit(m) for m in _import_graph(PACKAGE)}
+    layered = set().union(*LAYERS)
+    assert units - layered == set(), "add the new unit to LAYERS (and docs/architecture.md)"
+    assert layered - units == set(), "LAYERS names a unit that no longer exists"
+
+
+def test_imports_point_down_the_layers() -> None:
+    layer_of = {unit: depth for depth, layer in enumerate(LAYERS) for unit in layer}
+    upward = sorted(
+        f"{module} imports {imported}"
+        for module, deps in _import_graph(PACKAGE).items()
+        for imported in deps
+        if layer_of[_unit(imported)] < layer_of[_unit(module)]
+    )
+    assert upward == []
+
+
+def test_the_capture_library_imports_only_the_standard_library() -> None:
+    import sys
+
+    own = {p.stem for p in CAPTURE.glob("*.py")}
+    offenders = sorted(
+        f"{path.name} imports {name}"
+        for path in CAPTURE.glob("*.py")
+        for name in _imports_under(SRC, path)
+        if name
+        and name.split(".")[0] not in sys.stdlib_module_names
+        and name.split(".")[0] not in own
+        and not name.startswith("mission_memory.capture")
+    )
+    assert offenders == []
+
+
+def test_at_most_fifteen_top_level_modules() -> None:
+    assert len(list(PACKAGE.glob("*.py"))) <= 15
