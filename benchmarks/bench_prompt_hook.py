@@ -7,7 +7,10 @@ shell). Targets (issue #3): hook p50 <= 10 ms and p95 <= 15 ms.
 
 Usage::
 
-    python benchmarks/bench_prompt_hook.py [--runs 200] [--tmp-parent DIR]
+    python benchmarks/bench_prompt_hook.py [--runs 200] [--tmp-parent DIR] [--compare-src DIR]
+
+``--compare-src DIR`` also runs another checkout's entry script (``git archive REV src | tar -x -C
+DIR``; DIR or DIR/src), interleaved round by round with this one, for before/after figures from one run.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ def main() -> None:
         help="where the throw-away data dir is made (default: next to the real data dir, since file creation "
         "speed differs between file systems; /tmp on some machines is several times slower)",
     )
+    parser.add_argument("--compare-src", type=Path, help="another checkout's src/ (or its parent) to time beside this one")
     args = parser.parse_args()
     args.tmp_parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mission-memory-bench-", dir=args.tmp_parent) as tmp:
@@ -108,6 +112,9 @@ def main() -> None:
             variants[f"python -S -c pass [{how}]"] = (baseline, b"", shell)
             for name, prompt in (("typical", TYPICAL), ("secrets", SECRETS), ("10 KB", LARGE)):
                 variants[f"hook, {name} prompt [{how}]"] = (hook, payload(prompt, cwd), shell)
+                if args.compare_src is not None:
+                    other = [hook[0], "-S", "-E", str(_other_script(args.compare_src)), *hook[4:]]
+                    variants[f"compared, {name} prompt [{how}]"] = (other, payload(prompt, cwd), shell)
         print("-- whole process (exec: run directly; sh -c: through a shell, as Claude Code runs hooks)")
         for name, timings in measure(variants, args.runs).items():
             print(summary(name, timings))
@@ -121,7 +128,17 @@ def main() -> None:
             text=True,
             check=True,
         ).stdout.count("\n")
-        print(f"prompts stored: {refs} (expected {2 * 3 * (args.runs + 5)})")
+        per_round = 2 * 3 * (2 if args.compare_src is not None else 1)
+        print(f"prompts stored: {refs} (expected {per_round * (args.runs + 5)})")
+
+
+def _other_script(folder: Path) -> Path:
+    """The compared checkout's ``mission_memory/hook/prompt_capture.py`` (``folder`` or ``folder/src``)."""
+    for root in (folder, folder / "src"):
+        script = root / "mission_memory" / "hook" / "prompt_capture.py"
+        if script.is_file():
+            return script.resolve()
+    raise SystemExit(f"--compare-src {folder}: no mission_memory/hook/prompt_capture.py in it or in its src/")
 
 
 if __name__ == "__main__":
