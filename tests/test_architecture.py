@@ -40,19 +40,7 @@ def _modules() -> Iterator[tuple[str, Path]]:
 
 def _imports(path: Path) -> set[str]:
     """Every module ``path`` imports, with ``from a import b`` counted as both ``a`` and ``a.b``."""
-    out: set[str] = set()
-    package = _module_name(path).rsplit(".", 1)[0] if path.name != "__init__.py" else _module_name(path)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            out.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*anchor, base] if base else anchor)
-            out.add(base)
-            out.update(f"{base}.{alias.name}" for alias in node.names)
-    return out
+    return _imports_under(SRC, path)
 
 
 def _concrete_backends() -> set[str]:
