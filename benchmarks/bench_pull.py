@@ -787,7 +787,10 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
     from mission_memory.records import Layer
     from mission_memory.retrieval.filters import QueryFilters
     from mission_memory.retrieval.query_terms import query_terms
-    from mission_memory.stores.filters import SearchFilter
+    try:
+        from mission_memory.stores.filters import SearchFilter
+    except ImportError:  # --compare-src with a checkout from before docs/adr/0051 moved it
+        from mission_memory.record_filters import SearchFilter  # type: ignore[import-not-found, no-redef]
 
     store, embedder = memory.store, memory.embedder
     dense_found = dense_wanted = bm25_found = bm25_wanted = 0
