@@ -20,8 +20,8 @@ from __future__ import annotations
 import json
 import random
 import string
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "security"
