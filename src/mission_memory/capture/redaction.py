@@ -450,6 +450,8 @@ def _armour_end(text: str, low: str, pos: int) -> int:
             close += 5
             while close < n and text[close] == "-":
                 close += 1
+            if text.startswith("\\n", close):
+                close += 2  # the escaped line end of a JSON-embedded key goes with it
             return close
         at = text.find("-----", tail)
     end = pos

@@ -362,7 +362,8 @@ def import_memory(
             done += 1
             if mission is not None and line.record.provenance.mission != mission:
                 continue
-            batch.append(line)
+            redacted = line.record.redacted()  # an export of an older version may hold secrets (docs/adr/0053)
+            batch.append(line if redacted is line.record else line.model_copy(update={"record": redacted}))
             records += 1
             vectors += line.vector is not None
             if line.vector is not None:
