@@ -9,7 +9,10 @@ docs/adr/0053):
 * false positives: redacted spans per 10,000 whitespace tokens of the shared corpus (the
   ``tdr-docs`` bundle's Markdown files and commit messages, the Claude Code transcripts' text) and
   of this repository's ``docs/`` and commit messages, with examples of what was cut;
-* the time ``redact`` takes per MB of the corpus.
+* the time ``redact`` takes per MB of the corpus, and in process on the prompts of
+  ``bench_prompt_hook.py`` (best of 5 rounds), beside the other checkout's when ``--other-src`` is given;
+* how many corpus texts a second pass would change (redaction must be idempotent, or a record re-built
+  from its stored text would get a new id).
 
 A planted case counts as caught when no piece of 8 characters (the whole secret if shorter) of any of
 its secrets is left in the redacted text, other than pieces the sentence around it holds anyway.
@@ -155,6 +158,7 @@ def cut_spans(before: str, after: str) -> list[str]:
 def false_positives(redact: Redact, texts: dict[str, list[tuple[str, str]]], examples: int) -> None:
     print(f"\n{'source':<18} {'items':>6} {'tokens':>9} {'spans':>6} {'per 10k':>8} {'ms/MB':>7}  kinds")
     shown: list[str] = []
+    unstable = 0
     for source, items in texts.items():
         tokens = spans = 0
         kinds: Counter[str] = Counter()
@@ -168,14 +172,33 @@ def false_positives(redact: Redact, texts: dict[str, list[tuple[str, str]]], exa
             spans += n
             kinds.update(counts)
             if n:
+                unstable += redact(out)[0] != out
                 for piece in cut_spans(text, out)[:2]:
                     shown.append(f"{source} {label}: {piece!r}")
         rate = spans / tokens * 10_000 if tokens else 0.0
         ms_mb = elapsed * 1000 / (size / 1e6) if size else 0.0
         print(f"{source:<18} {len(items):>6} {tokens:>9} {spans:>6} {rate:>8.2f} {ms_mb:>7.1f}  {dict(kinds)}")
+    print(f"texts a second pass would change: {unstable}")
     print(f"\nexamples of redacted spans ({min(examples, len(shown))} of {len(shown)}):")
     for line in shown[:examples]:
         print("  " + line)
+
+
+def prompt_timings(redact: Redact) -> str:
+    """In-process time of ``redact`` on the prompts bench_prompt_hook.py sends, best of 5 rounds."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_prompt_hook import LARGE, SECRETS, TYPICAL
+
+    cells = []
+    for label, text, n in (("typical", TYPICAL, 5000), ("secrets", SECRETS, 2000), ("10 KB", LARGE, 100)):
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            for _ in range(n):
+                redact(text)
+            best = min(best, (time.perf_counter() - start) / n)
+        cells.append(f"{label} {best * 1000:.4f} ms")
+    return ", ".join(cells)
 
 
 def load_redact(src: Path) -> Redact:
@@ -213,6 +236,10 @@ def main() -> None:
         report(f"other: {args.other_src}", load_redact(args.other_src), sets, show_misses=False)
     mine = load_redact(ROOT / "src")
     report("this checkout", mine, sets, show_misses=True)
+    print("\nredact() in process, bench_prompt_hook.py's prompts:")
+    if args.other_src:
+        print(f"  other:         {prompt_timings(load_redact(args.other_src))}")
+    print(f"  this checkout: {prompt_timings(mine)}")
     if not args.no_corpus:
         texts = corpus_texts(args.corpus)
         if args.other_src:

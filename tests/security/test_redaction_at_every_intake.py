@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 import subprocess
 import zlib
 from collections.abc import Iterator
@@ -262,3 +263,18 @@ def test_an_import_of_an_export_that_holds_secrets(repo: GitRepo, data_dir: Path
         with Memory.open() as memory:
             memory.import_memory(old_export)
         assert_nothing_kept(fresh, tmp_path, f"нотатки {MARKER} для чергових")
+
+
+def test_an_export_of_a_store_written_before_redaction(repo: GitRepo, data_dir: Path, tmp_path: Path) -> None:
+    """A store an older version wrote holds secrets in its records; its export holds none."""
+    repo.commit("Runbook", "2025-01-11T09:00:00+00:00",
+                {"docs/runbook.md": f"# Ретранслятор\n\nНотатки {MARKER} для чергових.\n"})
+    with Memory.open() as memory:
+        memory.ingest_repository(repo.root)
+    with sqlite3.connect(data_dir / "memory.db") as conn:  # what an older version stored
+        changed = conn.execute("UPDATE records SET text = text || ? WHERE text LIKE ?",
+                               (PLANTED, f"%{MARKER}%")).rowcount
+    assert changed == 1
+    text = exported(tmp_path)
+    assert MARKER in text
+    assert leaks_in(text) == []

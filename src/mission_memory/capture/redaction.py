@@ -117,6 +117,8 @@ ASSIGNMENT_KEYS = (
     "sessionid",
     "session_id",
     "sessid",
+    "phpsessid",
+    "jsessionid",
     "sid",
 )
 
@@ -128,7 +130,7 @@ _QUERY_KEYS = frozenset(("sig", "key"))
 """Keys that count only as a URL query parameter (``?sig=…``, ``&key=…``): Azure SAS signatures,
 API keys in query strings."""
 
-_COOKIE_KEYS = frozenset(("session", "sessionid", "session_id", "sessid", "sid"))
+_COOKIE_KEYS = frozenset(("session", "sessionid", "session_id", "sessid", "phpsessid", "jsessionid", "sid"))
 """Session-cookie names, also as the end of a longer name (``_gitlab_session``, ``PHPSESSID``,
 ``connect.sid``): only a value of 16+ characters with no space counts."""
 
@@ -304,7 +306,6 @@ _TOKEN_PREFIXES = (
     ("ATATT", 60),
     ("xoxe.", 30),
     ("AGE-SECRET-KEY-1", 60),
-    ("LTAI", 20),
     ("lin_api_", 40),
     ("rubygems_", 40),
     ("ntn_", 40),
@@ -460,7 +461,11 @@ def _armour_end(text: str, low: str, pos: int) -> int:
         line_end = n if line_end < 0 else line_end
         line = text[end:line_end].strip()
         if line and not _B64_CHARS.issuperset(line.replace(" ", "")):
-            break
+            start = end + (text[end] == "\n")
+            stop = start
+            while stop < line_end and text[stop] in _B64_CHARS:
+                stop += 1
+            return stop if stop - start >= 16 else end  # the key's last line, with prose after it
         end = line_end
     return end
 
@@ -594,7 +599,8 @@ def _skip_auth_scheme(text: str, low: str, pos: int) -> int:
 
 
 def _redact_webhooks(text: str, low: str, counts: dict[str, int]) -> str:
-    """Webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots)."""
+    """Webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots, and
+    ``/hooks/<key>`` of Mattermost-style servers)."""
     if "://" not in text:
         return text
     spans: list[tuple[int, int]] = []
@@ -608,6 +614,15 @@ def _redact_webhooks(text: str, low: str, counts: dict[str, int]) -> str:
             if vend - vstart >= 8:
                 spans.append((vstart, vend))
             start = low.find(prefix, vend)
+    start = low.find("/hooks/")
+    while start >= 0:  # Mattermost, Gitea, Rocket.Chat: /hooks/<the key>
+        vstart = vend = start + 7
+        while vend < len(text) and text[vend].isalnum():
+            vend += 1
+        word = text[vstart:vend]
+        if vend - vstart >= 20 and any(ch.isdigit() for ch in word) and not word.isdigit():
+            spans.append((vstart, vend))
+        start = low.find("/hooks/", vend)
     if not spans:
         return text
     return _apply_spans(text, spans, "webhook", counts)
@@ -1017,6 +1032,8 @@ def _token_kind(word: str) -> str | None:
         return "jwt"
     if len(word) == 36 and word.startswith("key-") and _HEX_CHARS.issuperset(word[4:]):
         return "token"  # Mailgun
+    if word.startswith("LTAI") and 16 <= len(word) <= 30 and word.isalnum() and not word[4:].isupper():
+        return "token"  # an Alibaba Cloud AccessKey id
     if any(infix in word for infix in _TOKEN_INFIXES) or _looks_like_discord_token(word):
         return "token"
     if len(word) < 32 or "." in word or word[0] == "/":

@@ -217,7 +217,8 @@ def export_memory(
                 found[rid] = (model_id, vector)
         for record in chosen:
             held = found.get(record.id)
-            out.write(_dump({"type": "record", "record": record.model_dump(mode="json"),
+            # a store written before redaction reached every intake may hold secrets (docs/adr/0053)
+            out.write(_dump({"type": "record", "record": record.redacted().model_dump(mode="json"),
                              "vector": _encode(*held) if held is not None else None}))
             records += 1
             vectors += held is not None
