@@ -7,10 +7,11 @@ shell). Targets (issue #3): hook p50 <= 10 ms and p95 <= 15 ms.
 
 Usage::
 
-    python benchmarks/bench_prompt_hook.py [--runs 200] [--tmp-parent DIR] [--compare-src DIR]
+    python benchmarks/bench_prompt_hook.py [--runs 200] [--tmp-parent DIR] [--other-src DIR]
 
-``--compare-src DIR`` also runs another checkout's entry script (``git archive REV src | tar -x -C
-DIR``; DIR or DIR/src), interleaved round by round with this one, for before/after figures from one run.
+``--other-src`` also runs another checkout's hook (``DIR/mission_memory/hook/prompt_capture.py``, its
+own data dir) interleaved with this one's, run directly, so a before/after comparison sees the same
+background load; the median of the per-round differences is printed.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def main() -> None:
         help="where the throw-away data dir is made (default: next to the real data dir, since file creation "
         "speed differs between file systems; /tmp on some machines is several times slower)",
     )
-    parser.add_argument("--compare-src", type=Path, help="another checkout's src/ (or its parent) to time beside this one")
+    parser.add_argument("--other-src", type=Path, help="also run the hook of this src/ folder, interleaved")
     args = parser.parse_args()
     args.tmp_parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="mission-memory-bench-", dir=args.tmp_parent) as tmp:
@@ -112,12 +113,23 @@ def main() -> None:
             variants[f"python -S -c pass [{how}]"] = (baseline, b"", shell)
             for name, prompt in (("typical", TYPICAL), ("secrets", SECRETS), ("10 KB", LARGE)):
                 variants[f"hook, {name} prompt [{how}]"] = (hook, payload(prompt, cwd), shell)
-                if args.compare_src is not None:
-                    other = [hook[0], "-S", "-E", str(_other_script(args.compare_src)), *hook[4:]]
-                    variants[f"compared, {name} prompt [{how}]"] = (other, payload(prompt, cwd), shell)
+        if args.other_src:
+            other = [hook[0], "-S", "-E", str(args.other_src / "mission_memory" / "hook" / "prompt_capture.py"),
+                     "--data-dir", str(Path(tmp) / "other-data")]
+            print(f"other hook command: {shlex.join(other)}")
+            for name, prompt in (("typical", TYPICAL), ("secrets", SECRETS), ("10 KB", LARGE)):
+                variants[f"other hook, {name} prompt [exec]"] = (other, payload(prompt, cwd), False)
         print("-- whole process (exec: run directly; sh -c: through a shell, as Claude Code runs hooks)")
-        for name, timings in measure(variants, args.runs).items():
+        measured = measure(variants, args.runs)
+        for name, timings in measured.items():
             print(summary(name, timings))
+        if args.other_src:
+            print("-- this hook minus the other, per round (median, p95 of the paired differences)")
+            for name in ("typical", "secrets", "10 KB"):
+                pairs = sorted(a - b for a, b in zip(measured[f"hook, {name} prompt [exec]"],
+                                                     measured[f"other hook, {name} prompt [exec]"], strict=True))
+                p95 = pairs[min(len(pairs) - 1, round(0.95 * (len(pairs) - 1)))]
+                print(f"{name + ' prompt':<44} median {statistics.median(pairs):+6.2f} ms   p95 {p95:+6.2f} ms")
         work_dir = Path(tmp) / "in-process"
         print("-- in process (no interpreter start-up): where the hook's own time goes")
         print(summary("capture(), typical prompt", in_process(work_dir, payload(TYPICAL, cwd), args.runs)))
@@ -128,17 +140,7 @@ def main() -> None:
             text=True,
             check=True,
         ).stdout.count("\n")
-        per_round = 2 * 3 * (2 if args.compare_src is not None else 1)
-        print(f"prompts stored: {refs} (expected {per_round * (args.runs + 5)})")
-
-
-def _other_script(folder: Path) -> Path:
-    """The compared checkout's ``mission_memory/hook/prompt_capture.py`` (``folder`` or ``folder/src``)."""
-    for root in (folder, folder / "src"):
-        script = root / "mission_memory" / "hook" / "prompt_capture.py"
-        if script.is_file():
-            return script.resolve()
-    raise SystemExit(f"--compare-src {folder}: no mission_memory/hook/prompt_capture.py in it or in its src/")
+        print(f"prompts stored: {refs} (expected {2 * 3 * (args.runs + 5)})")
 
 
 if __name__ == "__main__":

@@ -750,7 +750,8 @@ class Memory:
             category: the semantic category, a lower-case slug (``data``, ``tests``).
             outcome: ``accepted``, ``rejected`` or ``modified``.
             summary: one sentence (at most 300 characters, one line) saying what was corrected; it is
-                stored as written, so it should hold no secrets or raw content.
+                stored after the redaction pass (docs/adr/0053), which replaces secrets it recognises;
+                it should still hold no raw content.
             component: the affected component; must be one the memory holds.
             expected: records the agent should have had (record ids, paths, commit shas, ``ADR-N``).
             session_id: the agent session the correction belongs to (links it to that session's

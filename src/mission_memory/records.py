@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mission_memory.intake_redaction import redact_text, redact_value
+
 __all__ = [
     "AccessLevel",
     "Layer",
@@ -187,10 +189,15 @@ class Record(BaseModel):
         """Make a record whose id and source key are derived from its content and provenance.
 
         ``slot`` distinguishes several records sharing one reference (the parts of a long section);
-        it defaults to the provenance reference.
+        it defaults to the provenance reference. ``title``, ``text`` and the strings of
+        ``attributes`` go through the redaction pass (:mod:`mission_memory.intake_redaction`,
+        docs/adr/0053) before the id is computed, so no secret is stored and a re-ingest of the same
+        source derives the same id.
         """
         source_key = f"{provenance.mission}:{kind.value}:{slot or provenance.ref}"
-        attrs = attributes or {}
+        title = redact_text(title)
+        text = redact_text(text)
+        attrs = redact_value(attributes or {})
         return cls(
             id=record_id_for(source_key, title, text, attrs, criticality, component),
             source_key=source_key,
@@ -205,6 +212,23 @@ class Record(BaseModel):
             operator=operator,
             attributes=attrs,
         )
+
+    def redacted(self) -> Record:
+        """This record with its title, text and attributes through the redaction pass.
+
+        Returns ``self`` when nothing changed (every record made by :meth:`build`); otherwise a copy
+        whose content-derived id is computed again from the redacted content (a record imported
+        from an export of an older version, a record whose attributes were rewritten).
+        """
+        title, text, attributes = redact_text(self.title), redact_text(self.text), redact_value(self.attributes)
+        if title is self.title and text is self.text and attributes is self.attributes:
+            return self
+        return self.model_copy(update={
+            "title": title,
+            "text": text,
+            "attributes": attributes,
+            "id": record_id_for(self.source_key, title, text, attributes, self.criticality, self.component),
+        })
 
 
 def record_id_for(

@@ -30,7 +30,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from mission_memory.intake_redaction import redact_text
 
 __all__ = ["OPERATOR_ENV", "Client", "NewRetrievalEvent", "RetrievalEvent", "process_session_id", "resolve_operator"]
 
@@ -73,7 +75,8 @@ class NewRetrievalEvent(BaseModel):
     """A retrieval event before the store gives it an id and a time.
 
     Attributes:
-        query: the task description, as queried.
+        query: the task description, as queried, through the redaction pass (docs/adr/0053): the
+            event is written to disk and exported, so a secret pasted into a query is not kept.
         scope: ``all``, ``domain``, ``workflow`` or ``practitioner``.
         filters: the filters that were set, JSON-ready.
         token_budget, tokens_used: the digest's bound and size, in tokens.
@@ -105,6 +108,11 @@ class NewRetrievalEvent(BaseModel):
     operator: str | None = None
     mission: str | None = None
     client: Client | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _redacted_query(cls, query: str) -> str:
+        return redact_text(query)
 
 
 class RetrievalEvent(NewRetrievalEvent):

@@ -1,38 +1,58 @@
-"""Secret redaction for captured prompts: builtins only (no ``re``; ``math`` only for long tokens).
+"""Secret redaction for everything stored: builtins only (no ``re``; ``math`` only for long tokens).
 
-The prompt hook runs this on every operator prompt before anything touches disk, inside a latency
-budget of a few milliseconds (issue #3 item 4). Importing :mod:`re` alone costs ~6 ms of interpreter
-start-up on the reference machine, so detection is done with ``str`` methods that run in C
-(``find``, ``split``, ``translate``) and a short Python loop over candidate tokens only
+One rule set for every intake that stores text (docs/adr/0053): the prompt hook runs it on every
+operator prompt before anything touches disk, inside a latency budget of a few milliseconds (issue #3
+item 4), and :meth:`mission_memory.records.Record.build` runs it on every record's title, text and
+attributes before the content-derived id is computed. Importing :mod:`re` alone costs ~6 ms of
+interpreter start-up on the reference machine, so detection is done with ``str`` methods that run
+in C (``find``, ``split``, ``translate``) and a short Python loop over candidate tokens only
 (docs/adr/0011).
 
 What is redacted (each replaced by ``[REDACTED:<kind>]``, kinds listed in :data:`KINDS`):
 
 * ``<private>…</private>`` spans are dropped whole (an unclosed tag drops to the end) -> ``[private]``;
-* PEM private-key blocks (``-----BEGIN … PRIVATE KEY-----`` to the matching ``-----END …-----``);
+* private-key blocks: PEM/OpenSSH/PGP armour whatever its spacing and case (``----- BEGIN RSA
+  PRIVATE KEY -----``), JSON-escaped keys, a block whose ``END`` is missing (its base64 lines), PuTTY
+  ``Private-Lines``;
 * webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots): the
   path after the known prefix goes (``[REDACTED:webhook]``);
+* JSON Web Tokens, also wrapped over two lines (``[REDACTED:jwt]``);
 * values of credential assignments: ``password=``, ``token:``, ``"api_key": "…"``, ``SECRET_KEY=…``,
-  ``"private_key_id": "…"``, ``AccountKey=…``, ``"auth": "…"``, ``--password x``,
-  ``Authorization: Bearer …`` / ``Basic …``, ``пароль: …`` (keys listed in :data:`ASSIGNMENT_KEYS`).
-  A ``.env`` line (``DB_PASSWORD=Tr0ub4dor&3 # x``) gives the whole rest of the line; quoted values
-  run to the closing quote (escaped quotes skipped); ``&`` ends a value only in a URL query;
-* passwords on command lines: ``sshpass -p``, ``mysql -pSECRET``, ``curl -u user:pass``,
-  ``redis-cli -a`` (``[REDACTED:command-password]``);
-* passwords inside URLs (``scheme://user:password@host``);
-* secrets given in prose, English or Ukrainian: the first password-like word (see
-  :func:`_looks_secret`) among the six after "password", "token", "secret", "api key", "пароль",
-  "токен", "ключ", … on the same line: "my password is hunter2Xy!", "пароль від пошти — Kv!t2024Lm"
-  (``[REDACTED:prose-secret]``);
-* tokens with well-known prefixes (AWS ``AKIA…``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``,
-  Slack ``xox?-``, OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``, Google ``AIza``, Hugging Face ``hf_``,
-  npm, PyPI, JWTs, …);
+  ``"private_key_id": "…"``, ``AccountKey=…``, ``"auth": "…"``, ``--password x``, ``-storepass x``,
+  ``Authorization: Bearer …`` / ``Basic …``, ``PrivateKey = …``, ``пароль: …``, ``Passwort: …``,
+  session cookies (``sessionid=``, ``PHPSESSID=``, ``connect.sid=``, ``_gitlab_session=``), URL
+  query credentials (``?sig=``, ``X-Amz-Signature=``, ``X-Amz-Credential=``, ``&key=``) (keys
+  listed in :data:`ASSIGNMENT_KEYS`). A ``.env`` line (``DB_PASSWORD=Tr0ub4dor&3 # x``) gives the
+  whole rest of the line; quoted values run to the closing quote (escaped quotes skipped); ``&``
+  ends a value only in a URL query;
+* passwords on command lines (:data:`_COMMAND_FLAGS`): ``sshpass -p``, ``mysql -pSECRET``, ``curl -u
+  user:pass``, ``redis-cli -a``, ``docker login -p``, ``az login -p``, ``sqlcmd -P``, ``ldapsearch
+  -w``, ``smbclient -U user%pass``, ``openssl -passout pass:…``, ``sqlplus user/pass@db``, ``keytool
+  -storepass``, ``xfreerdp /p:``, ``net use … /user:X pass``… (``[REDACTED:command-password]``);
+* passwords inside URLs (``scheme://user:password@host``, ``/`` or ``@`` inside the password too)
+  and keys given as a URL's user (Sentry DSNs) (``[REDACTED:url-password]``);
+* passwords of connection strings without a scheme: Go MySQL DSNs ``user:pass@tcp(host)/db`` and
+  ``.pgpass`` lines ``host:port:db:user:password`` (``[REDACTED:dsn-password]``);
+* BIP-39 seed phrases: 12 or more words of the BIP-39 list in a row, numbered lists too
+  (``[REDACTED:seed-phrase]``; the list is loaded only when 12 short lower-case words follow each other);
+* secrets given in prose, in English, Ukrainian, Russian, German or Polish: the first password-like
+  word (see :func:`_looks_secret`) among the six after "password", "token", "secret", "api key",
+  "pass", "TOTP seed", "пароль", "гасло", "токен", "ключ", "код доступу", "Passwort", "Kennwort",
+  "hasło", … on the same line: "my password is hunter2Xy!", "Гасло: Kv!t2024Lm", "Das Passwort
+  lautet …" (``[REDACTED:prose-secret]``);
+* tokens with well-known prefixes (AWS ``AKIA…``, GitHub ``ghp_``/``github_pat_``, GitLab ``glpat-``/
+  ``glrt-``/``glptt-``, Slack ``xox?-``, OpenAI/Anthropic ``sk-``, Stripe ``sk_live_``, Google ``AIza``/
+  ``GOCSPX-``, Vault ``hvs.``, Docker ``dckr_pat_``, Doppler ``dp.st.``, Atlassian ``ATATT``, age
+  ``AGE-SECRET-KEY-1``, Hugging Face ``hf_``, npm, PyPI, Discord bot tokens, …);
 * long high-entropy strings: at least 32 characters of ``[A-Za-z0-9+/=_-]`` with letters and digits and
   a Shannon entropy of at least 3.8 bits/char (3.0 for hex), whose character class (lower, upper,
   digit) changes at 35 % of positions or more, which identifiers (``CamelCase``, ``snake_case``)
   do not; ``=`` padding after such a token goes with it. 40- and 64-digit hex strings (git and
   SHA-256 object ids) and UUIDs are kept, because prompts name commits far more often than they
   paste hex secrets (a 40-digit ``private_key_id`` goes through its key instead).
+
+Redaction is idempotent (``redact(redact(t)[0])[0] == redact(t)[0]``), so text redacted once (a
+record re-built from stored text, a record imported from an export) keeps its id.
 
 Redaction errs towards over-redaction; it never raises on any ``str`` input.
 """
@@ -47,6 +67,10 @@ KINDS = (
     "command-password",
     "prose-secret",
     "url-password",
+    "dsn-password",
+    "query-credential",
+    "cookie",
+    "seed-phrase",
     "aws-access-key",
     "token",
     "jwt",
@@ -74,14 +98,41 @@ ASSIGNMENT_KEYS = (
     "sharedaccesskey",
     "authorization",
     "auth",
+    "privatekey",
+    "client-key-data",
+    "signature",
+    "credential",
+    "storepass",
+    "keypass",
+    "routing_key",
+    "passwort",
+    "kennwort",
     "пароль",
+    "гасло",
     "токен",
     "секрет",
+    "sig",
+    "key",
+    "session",
+    "sessionid",
+    "session_id",
+    "sessid",
+    "phpsessid",
+    "jsessionid",
+    "sid",
 )
 
 _WEAK_KEYS = frozenset(("auth",))
 """Keys that are common words too: only a whole key (not ``oauth``) with a value of 8+ characters and
 no space counts."""
+
+_QUERY_KEYS = frozenset(("sig", "key"))
+"""Keys that count only as a URL query parameter (``?sig=…``, ``&key=…``): Azure SAS signatures,
+API keys in query strings."""
+
+_COOKIE_KEYS = frozenset(("session", "sessionid", "session_id", "sessid", "phpsessid", "jsessionid", "sid"))
+"""Session-cookie names, also as the end of a longer name (``_gitlab_session``, ``PHPSESSID``,
+``connect.sid``): only a value of 16+ characters with no space counts."""
 
 _AUTH_SCHEMES = ("bearer", "basic", "token", "digest", "negotiate", "bot", "apikey")
 """Scheme words after ``Authorization:`` that are skipped to reach the credential."""
@@ -99,7 +150,9 @@ _WEBHOOK_PATHS = (
 """URL prefixes whose path is itself the credential: everything after them is redacted."""
 
 # (command, flag, how the value follows the flag): "attached" (-pSECRET), "next" (-p SECRET),
-# "after-colon" (-u user:SECRET, only the part after the first colon)
+# "after-colon" (-u user:SECRET, only the part after the first colon), "after-percent"
+# (-U user%SECRET), "second-word" / "third-word" (that word after the flag), "attached-then-next"
+# (/user:NAME SECRET). The command must start a word; the flag is looked for on the same line.
 _COMMAND_FLAGS = (
     ("sshpass", " -p", "next"),
     ("sshpass", " -p", "attached"),
@@ -111,8 +164,48 @@ _COMMAND_FLAGS = (
     ("curl", " -u", "after-colon"),
     ("curl", " --user", "after-colon"),
     ("wget", " --http-password", "next"),
-    ("htpasswd", " -b", "next-but-one"),
+    ("htpasswd", " -b", "third-word"),
+    ("docker login", " -p", "next"),
+    ("podman login", " -p", "next"),
+    ("nerdctl login", " -p", "next"),
+    ("oras login", " -p", "next"),
+    ("registry login", " -p", "next"),
+    ("az login", " -p", "next"),
+    ("sqlcmd", " -p", "next"),
+    ("bcp", " -p", "next"),
+    ("ldap", " -w", "next"),
+    ("vsql", " -w", "next"),
+    ("smbclient", " -u", "after-percent"),
+    ("smbclient", " --user", "after-percent"),
+    ("rpcclient", " -u", "after-percent"),
+    ("smbcacls", " -u", "after-percent"),
+    ("openssl", " -passout pass:", "attached"),
+    ("openssl", " -passin pass:", "attached"),
+    ("openssl", " -pass pass:", "attached"),
+    ("openssl", " -password pass:", "attached"),
+    ("cqlsh", " -p", "next"),
+    ("mongo", " -p", "next"),
+    ("keytool", " -storepass", "next"),
+    ("keytool", " -keypass", "next"),
+    ("keytool", " -srcstorepass", "next"),
+    ("keytool", " -deststorepass", "next"),
+    ("xfreerdp", " /p:", "attached"),
+    ("rdesktop", " -p", "next"),
+    ("ssh-keygen", " -n", "next"),
+    ("rabbitmqctl", " change_password", "second-word"),
+    ("rabbitmqctl", " add_user", "second-word"),
+    ("net use", " /user:", "attached-then-next"),
+    ("twine", " -p", "next"),
+    ("7z", " -p", "attached"),
+    ("zip", " -p", "next"),
 )
+
+_FLAGS_OF_COMMAND: dict[str, list[tuple[str, str]]] = {}
+for _command, _flag, _mode in _COMMAND_FLAGS:
+    _FLAGS_OF_COMMAND.setdefault(_command, []).append((_flag, _mode))
+
+_COMMAND_START = frozenset(" \t\n\r/`\"'(;|&$")
+"""Characters after which a command name starts a word (``/usr/bin/mysql``, ``$(sqlcmd …)``)."""
 
 _PROSE_KEYS = (
     "password",
@@ -127,8 +220,22 @@ _PROSE_KEYS = (
     "api key",
     "apikey",
     "credential",
+    "гасло",
+    "passwort",
+    "kennwort",
+    "hasło",
+    "haslo",
+    "contraseña",
+    "mot de passe",
+    "passcode",
+    "код доступ",
+    "access code",
 )
-"""Words after which prose may give a secret: "my password is …", "пароль від пошти — …"."""
+"""Words after which prose may give a secret: "my password is …", "пароль від пошти — …",
+"Das Passwort lautet …", "Hasło: …"."""
+
+_PROSE_WORD_KEYS = ("pass", "pw", "pwd", "otp", "totp", "2fa", "mfa", "seed")
+"""Short prose keys that count only as whole words ("pass: …", "TOTP seed …"; not "compass")."""
 
 _PROSE_WINDOW = 6
 """How many words after a prose key are searched for a secret-looking word (same line only)."""
@@ -140,6 +247,7 @@ _QUOTED_LIMIT = 4096
 """Longest quoted value looked for, in characters."""
 
 _SECRET_SYMBOLS = frozenset("!@#$%^&*+=?~|<>")
+_BASE32_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
 
 _AWS_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "ABIA", "ACCA")
 
@@ -171,9 +279,42 @@ _TOKEN_PREFIXES = (
     ("npm_", 36),
     ("pypi-", 40),
     ("shpat_", 30),
+    ("shpss_", 30),
     ("dop_v1_", 40),
     ("SG.", 40),
+    ("hvs.", 24),
+    ("hvb.", 24),
+    ("hvr.", 24),
+    ("glrt-", 20),
+    ("glptt-", 30),
+    ("glcbt-", 20),
+    ("gloas-", 20),
+    ("glsoat-", 20),
+    ("glsa_", 30),
+    ("glc_", 30),
+    ("GOCSPX-", 30),
+    ("dckr_pat_", 30),
+    ("bkua_", 40),
+    ("sqp_", 40),
+    ("sqa_", 40),
+    ("squ_", 40),
+    ("syt_", 30),
+    ("dp.st.", 40),
+    ("dp.ct.", 40),
+    ("dp.pt.", 40),
+    ("dp.sa.", 40),
+    ("ATATT", 60),
+    ("xoxe.", 30),
+    ("AGE-SECRET-KEY-1", 60),
+    ("lin_api_", 40),
+    ("rubygems_", 40),
+    ("ntn_", 40),
+    ("figd_", 40),
+    ("sntrys_", 40),
 )
+
+_TOKEN_INFIXES = (".atlasv1.",)
+"""Pieces inside a token that mark it as one (Terraform Cloud ``….atlasv1.…``)."""
 
 _DELIMITERS = "\"'`()[]{}<>,;=|\\:@!?*"
 _SPLIT_TABLE = {ord(ch): " " for ch in _DELIMITERS}
@@ -184,6 +325,19 @@ _VALUE_STOP = " \t\r\n,;}&)]>\"'`"
 _LINE_STOP = "\r\n"
 _IDENT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _QUOTES = "\"'`"
+_JWT_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+_SEED_WORDS = 12
+"""Shortest BIP-39 phrase (12 words; 15, 18, 21 and 24 are the others)."""
+_SEED_MIN_CHARS = _SEED_WORDS * 4 - 1
+"""Fewest characters 12 BIP-39 words take (3 letters each, one space between)."""
+_SEED_SHAPE = b"".join((
+    b"x" * 9, b"  xx ", b"x" * 18, b" x xxxx x xx x x", b" " * 12, b"x" * 37, b"a" * 26, b"x" * 133,
+))
+"""Byte table for the seed-phrase pass: lower-case letters -> ``a``, spaces, digits and list
+punctuation -> space, anything else -> ``x``."""
+_SEED_SHAPES = frozenset(b"a" * n for n in range(3, 9))
+_SEED_MEMBERS: frozenset[str] | None = None
+"""Shapes of a word that may be a BIP-39 word (3 to 8 lower-case letters)."""
 
 
 def redact(text: str) -> tuple[str, dict[str, int]]:
@@ -238,32 +392,82 @@ def _drop_private_spans(text: str, low: str, counts: dict[str, int]) -> str:
 
 
 def _redact_key_blocks(text: str, low: str, counts: dict[str, int]) -> str:
-    if "-----BEGIN" not in text:
+    """Private-key blocks, whatever the spacing and case of their armour lines.
+
+    ``-----BEGIN RSA PRIVATE KEY-----``, ``----- BEGIN  PRIVATE KEY -----``, ``-----begin openssh
+    private key-----``, PGP ``PRIVATE KEY BLOCK``s and JSON-escaped keys (``\\n`` line ends) go up
+    to their ``END`` line; a block whose ``END`` is missing goes as far as its base64 lines run.
+    PuTTY key files lose their ``Private-Lines``.
+    """
+    if "-----" not in text and "private-lines:" not in low:
         return text
-    out: list[str] = []
-    pos = 0
-    while True:
-        start = text.find("-----BEGIN", pos)
-        if start < 0:
-            out.append(text[pos:])
-            break
-        header_end = text.find("-----", start + 10)
-        header = text[start : header_end + 5] if header_end >= 0 else text[start:]
-        if "PRIVATE KEY" not in header:
-            out.append(text[pos : start + 10])
-            pos = start + 10
+    spans: list[tuple[int, int]] = []
+    n = len(text)
+    pos = text.find("-----")
+    while 0 <= pos < n:
+        head = pos + 5
+        while head < n and text[head] in "- \t":
+            head += 1
+        if not low.startswith("begin", head):
+            pos = text.find("-----", head)
             continue
-        out.append(text[pos:start])
-        out.append("[REDACTED:private-key]")
-        _bump(counts, "private-key")
-        end = text.find("-----END", start + 10)
-        if end < 0:
-            pos = len(text)
-            out.append("")
-            break
-        close = text.find("-----", end + 8)
-        pos = close + 5 if close >= 0 else len(text)
-    return "".join(out)
+        header_end = text.find("-----", head + 5, head + 80)
+        header = " ".join(low[head + 5 : header_end].split()) if header_end >= 0 else ""
+        if not header.endswith(("private key", "private key block")):
+            pos = text.find("-----", head)
+            continue
+        end = _armour_end(text, low, header_end + 5)
+        spans.append((pos, end))
+        pos = text.find("-----", end)
+    lines_at = low.find("private-lines:")
+    while lines_at >= 0:
+        line_end = low.find("\n", lines_at)
+        count = low[lines_at + 14 : line_end if line_end >= 0 else n].strip()
+        if line_end >= 0 and count.isdigit() and not text.startswith("[REDACTED:", line_end + 1):
+            stop = line_end
+            for _ in range(min(int(count), 200)):
+                following = text.find("\n", stop + 1)
+                stop = n if following < 0 else following
+            spans.append((line_end + 1, stop))
+        lines_at = low.find("private-lines:", lines_at + 14)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "private-key", counts)
+
+
+def _armour_end(text: str, low: str, pos: int) -> int:
+    """Where the key block whose ``BEGIN`` line ends at ``pos`` ends: after its ``END`` line, or
+    after the last base64 line when there is none."""
+    n = len(text)
+    at = text.find("-----", pos)
+    while at >= 0:
+        tail = at + 5
+        while tail < n and text[tail] in "- \t":
+            tail += 1
+        if low.startswith("end", tail):
+            close = text.find("-----", tail + 3, tail + 80)
+            if close < 0:
+                return min(n, tail + 3)
+            close += 5
+            while close < n and text[close] == "-":
+                close += 1
+            if text.startswith("\\n", close):
+                close += 2  # the escaped line end of a JSON-embedded key goes with it
+            return close
+        at = text.find("-----", tail)
+    end = pos
+    while end < n:  # no END line: the base64 lines that follow
+        line_end = text.find("\n", end + 1)
+        line_end = n if line_end < 0 else line_end
+        line = text[end:line_end].strip()
+        if line and not _B64_CHARS.issuperset(line.replace(" ", "")):
+            start = end + (text[end] == "\n")
+            stop = start
+            while stop < line_end and text[stop] in _B64_CHARS:
+                stop += 1
+            return stop if stop - start >= 16 else end  # the key's last line, with prose after it
+        end = line_end
+    return end
 
 
 def _value_span(text: str, pos: int, stop: str = _VALUE_STOP) -> tuple[int, int]:
@@ -299,11 +503,13 @@ def _redact_assignments(text: str, low: str, counts: dict[str, int]) -> str:
     spans: list[tuple[int, int]] = []
     for key in ASSIGNMENT_KEYS:
         start = low.find(key)
+        query_only = key in _QUERY_KEYS
         while start >= 0:
             after = start + len(key)
-            span = _assignment_value(text, low, start, after)
-            if span is not None:
-                spans.append(span)
+            if not query_only or (start > 0 and low[start - 1] in "?&;"):
+                span = _assignment_value(text, low, start, after)
+                if span is not None:
+                    spans.append(span)
             start = low.find(key, after)
     start = low.find("bearer ")
     while start >= 0:
@@ -321,7 +527,8 @@ def _assignment_value(text: str, low: str, start: int, after: int) -> tuple[int,
 
     A ``.env`` line (``[export ]SOME_PASSWORD=value`` at the start of a line, no space before ``=``)
     takes the rest of the line, so ``&``, ``#`` and spaces stay inside the value; elsewhere ``&``
-    ends the value only in a URL query (``?token=…&page=2``).
+    ends the value only in a URL query (``?token=…&page=2``). A key of :data:`_QUERY_KEYS` counts
+    only in a URL query, one of :data:`_COOKIE_KEYS` only with a long value.
     """
     n = len(text)
     # the key must end here: "password_hint" or "tokens" are not credential keys
@@ -334,6 +541,12 @@ def _assignment_value(text: str, low: str, start: int, after: int) -> tuple[int,
     before = text[token_start - 1] if token_start > 0 else "\n"
     if key in _WEAK_KEYS and token_start < start:
         return None  # "auth" in "oauth:" is not a credential key
+    if key in _QUERY_KEYS and not (token_start == start and before in "?&;"):
+        return None
+    if key in _COOKIE_KEYS and token_start < start and text[start - 1] not in "_.":
+        return None  # "PHPSESSID", "connect.sid", "_gitlab_session"; not "consid"
+    if key == "sid" and (start == 0 or text[start - 1] != "."):
+        return None  # "connect.sid"; not an IAM policy's "Sid"
     pos = after
     while pos < n and text[pos] in _QUOTES:
         pos += 1
@@ -347,8 +560,8 @@ def _assignment_value(text: str, low: str, start: int, after: int) -> tuple[int,
             pos += 1
         if env_line:
             stop = _LINE_STOP
-    elif start >= 2 and text[start - 2 : start] == "--":
-        pass  # "--password hunter2"
+    elif text[token_start] == "-" and pos > after:
+        pass  # "--password hunter2", "-storepass x", "--access-key-secret y"
     else:
         return None
     if key == "authorization":
@@ -357,6 +570,8 @@ def _assignment_value(text: str, low: str, start: int, after: int) -> tuple[int,
     if vend - vstart < 3:
         return None
     if key in _WEAK_KEYS and not (vend - vstart >= 8 and " " not in text[vstart:vend]):
+        return None
+    if key in _COOKIE_KEYS and not (vend - vstart >= 16 and " " not in text[vstart:vend]):
         return None
     return vstart, vend
 
@@ -384,7 +599,8 @@ def _skip_auth_scheme(text: str, low: str, pos: int) -> int:
 
 
 def _redact_webhooks(text: str, low: str, counts: dict[str, int]) -> str:
-    """Webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots)."""
+    """Webhook URLs whose path is the credential (Slack, Discord, Teams, Zapier, Telegram bots, and
+    ``/hooks/<key>`` of Mattermost-style servers)."""
     if "://" not in text:
         return text
     spans: list[tuple[int, int]] = []
@@ -398,61 +614,100 @@ def _redact_webhooks(text: str, low: str, counts: dict[str, int]) -> str:
             if vend - vstart >= 8:
                 spans.append((vstart, vend))
             start = low.find(prefix, vend)
+    start = low.find("/hooks/")
+    while start >= 0:  # Mattermost, Gitea, Rocket.Chat: /hooks/<the key>
+        vstart = vend = start + 7
+        while vend < len(text) and text[vend].isalnum():
+            vend += 1
+        word = text[vstart:vend]
+        if vend - vstart >= 20 and any(ch.isdigit() for ch in word) and not word.isdigit():
+            spans.append((vstart, vend))
+        start = low.find("/hooks/", vend)
     if not spans:
         return text
     return _apply_spans(text, spans, "webhook", counts)
 
 
 def _redact_command_passwords(text: str, low: str, counts: dict[str, int]) -> str:
-    """Passwords given on command lines: ``sshpass -p``, ``mysql -pSECRET``, ``curl -u user:pass``…"""
+    """Passwords given on command lines: ``sshpass -p``, ``docker login -p``, ``sqlcmd -P``,
+    ``ldapsearch -w``, ``smbclient -U user%pass``, ``openssl -passout pass:…`` (see
+    :data:`_COMMAND_FLAGS`)."""
     spans: list[tuple[int, int]] = []
-    for command, flag, mode in _COMMAND_FLAGS:
+    if " -" not in low and " /" not in low and "rabbitmqctl" not in low and "sqlplus" not in low:
+        return text  # every flag starts " -" or " /" but rabbitmqctl's
+    for command, flags in _FLAGS_OF_COMMAND.items():
         start = low.find(command)
         while start >= 0:
             line_end = low.find("\n", start)
             line_end = len(low) if line_end < 0 else line_end
-            at = low.find(flag, start + len(command), line_end)
-            while at >= 0:
-                span = _flag_value(text, at + len(flag), line_end, mode)
-                if span is not None:
-                    spans.append(span)
-                at = low.find(flag, at + len(flag), line_end)
-            start = low.find(command, line_end)
+            if start == 0 or text[start - 1] in _COMMAND_START:
+                for flag, mode in flags:
+                    at = low.find(flag, start + len(command), line_end)
+                    while at >= 0:
+                        span = _flag_value(text, at + len(flag), line_end, mode)
+                        if span is not None:
+                            spans.append(span)
+                        at = low.find(flag, at + len(flag), line_end)
+            start = low.find(command, start + len(command))
+    if "sqlplus" in low:
+        spans.extend(_sqlplus_passwords(text, low))
     if not spans:
         return text
     return _apply_spans(text, spans, "command-password", counts)
 
 
+def _sqlplus_passwords(text: str, low: str) -> list[tuple[int, int]]:
+    """``sqlplus user/password@service``: the part between the first ``/`` and the ``@``."""
+    spans = []
+    start = low.find("sqlplus ")
+    while start >= 0:
+        vstart, vend = _value_span(text, start + 8, " \t\r\n\"'`")
+        word = text[vstart:vend]
+        slash = word.find("/")
+        if slash > 0 and not word.startswith("-"):
+            at = word.find("@", slash)
+            stop = at if at > slash else len(word)
+            if stop - slash > 1:
+                spans.append((vstart + slash + 1, vstart + stop))
+        start = low.find("sqlplus ", start + 8)
+    return spans
+
+
 def _flag_value(text: str, pos: int, line_end: int, mode: str) -> tuple[int, int] | None:
     """The secret part of a command-line flag's value at ``text[pos:]``, per ``mode``."""
-    if mode == "attached":
+    if mode in ("attached", "attached-then-next"):
         if pos >= line_end or text[pos] in " \t=":
             return None
         vstart, vend = _value_span(text, pos)
-        return (vstart, min(vend, line_end)) if vend > vstart else None
+        if mode == "attached-then-next":
+            vstart, vend = _value_span(text, vend + 1)
+        vend = min(vend, line_end)
+        return (vstart, vend) if vend > vstart else None
     if pos < line_end and text[pos] == "=":
         pos += 1
     elif pos >= line_end or text[pos] not in " \t":
         return None  # "-pfoo" is not "-p foo"; "--username" is not "--user"
     vstart, vend = _value_span(text, pos)
-    if mode == "next-but-one":  # htpasswd -b FILE USER PASSWORD
-        for _ in range(2):
+    if mode in ("second-word", "third-word"):  # rabbitmqctl add_user USER PASSWORD; htpasswd -b FILE USER PASSWORD
+        for _ in range(1 if mode == "second-word" else 2):
             vstart, vend = _value_span(text, vend + 1)
-    if mode == "after-colon":
-        colon = text.find(":", vstart, vend)
-        if colon < 0:
+    if mode in ("after-colon", "after-percent"):
+        mark = text.find(":" if mode == "after-colon" else "%", vstart, vend)
+        if mark < 0:
             return None
-        vstart = colon + 1
+        vstart = mark + 1
     vend = min(vend, line_end)
-    return (vstart, vend) if vend > vstart else None
+    if vend <= vstart or text[vstart] == "-":
+        return None  # "-p -" or the next flag
+    return vstart, vend
 
 
 def _redact_prose_secrets(text: str, low: str, counts: dict[str, int]) -> str:
-    """A secret-looking word shortly after "password", "пароль", "token", "ключ"… in running text.
+    """A secret-looking word shortly after "password", "пароль", "гасло", "Passwort", "hasło"… in running text.
 
     Covers "my password is hunter2Xy!", "the token for prod is …", "пароль від сервера — …",
-    "ключ API …": the first word among the next :data:`_PROSE_WINDOW` on the same line that
-    :func:`_looks_secret` accepts is redacted.
+    "Гасло: …", "Das Passwort lautet …", "hasło do bazy to …", "TOTP seed …": the first word among
+    the next :data:`_PROSE_WINDOW` on the same line that :func:`_looks_secret` accepts is redacted.
     """
     spans: list[tuple[int, int]] = []
     for key in _PROSE_KEYS:
@@ -462,6 +717,16 @@ def _redact_prose_secrets(text: str, low: str, counts: dict[str, int]) -> str:
             if span is not None:
                 spans.append(span)
             start = low.find(key, start + len(key))
+    for key in _PROSE_WORD_KEYS:
+        start = low.find(key)
+        while start >= 0:
+            end = start + len(key)
+            whole = (start == 0 or not low[start - 1].isalnum()) and (end == len(low) or not low[end].isalnum())
+            if whole:
+                span = _prose_value(text, end)
+                if span is not None:
+                    spans.append(span)
+            start = low.find(key, end)
     if not spans:
         return text
     return _apply_spans(text, spans, "prose-secret", counts)
@@ -493,8 +758,9 @@ def _prose_value(text: str, pos: int) -> tuple[int, int] | None:
 
 
 def _looks_secret(word: str) -> bool:
-    """A password-like word: 6+ characters mixing at least three of lower, upper, digit, symbol,
-    or 10+ characters mixing letters and digits; hex strings (commit ids), UUIDs, paths and URLs
+    """A password-like word: 6+ characters mixing at least three of lower, upper, digit, symbol
+    (``-``, ``_`` and ``.`` are not symbols here: identifiers use them), 10+ characters mixing letters
+    and digits, or a base32 seed of 16+ characters; hex strings (commit ids), UUIDs, paths and URLs
     are not."""
     if len(word) < 6 or "://" in word or word[0] in "/~." or _HEX_CHARS.issuperset(word):
         return False
@@ -510,6 +776,8 @@ def _looks_secret(word: str) -> bool:
             symbol = True
     if not (lower or upper):
         return False
+    if len(word) >= 16 and digit and _BASE32_CHARS.issuperset(word):
+        return True  # a TOTP seed
     classes = lower + upper + digit + symbol
     if classes >= 3:
         return not _looks_like_uuid(word)
@@ -517,34 +785,197 @@ def _looks_secret(word: str) -> bool:
 
 
 def _redact_url_passwords(text: str, low: str, counts: dict[str, int]) -> str:
+    """The password of ``scheme://user:password@host`` (``/`` and ``@`` inside it too), and a
+    user part that is itself a key (Sentry's ``https://<key>@o1.ingest.sentry.io/2``)."""
     if "://" not in text:
         return text
     spans: list[tuple[int, int]] = []
     pos = text.find("://")
+    n = len(text)
     while pos >= 0:
         begin = pos + 3
         end = begin
-        n = len(text)
-        while end < n and text[end] not in " \t\r\n/\"'`<>":
+        while end < n and text[end] not in " \t\r\n\"'`<>":
             end += 1
-        at = text.rfind("@", begin, end)
-        if at > begin:
-            colon = text.find(":", begin, at)
-            if colon >= 0 and at - colon > 1:
-                spans.append((colon + 1, at))
-        pos = text.find("://", end)
+        span = _userinfo_secret(text, begin, end)
+        if span is not None:
+            spans.append(span)
+        pos = text.find("://", begin)
     if not spans:
         return text
     return _apply_spans(text, spans, "url-password", counts)
 
 
+def _userinfo_secret(text: str, begin: int, end: int) -> tuple[int, int] | None:
+    """The secret in the user part of the URL whose authority starts at ``begin`` (token ends at ``end``)."""
+    first_at = text.find("@", begin, end)
+    if first_at < 0:
+        return None
+    colon = text.find(":", begin, first_at)
+    if colon < 0:
+        user = text[begin:first_at]
+        if (len(user) >= 20 and "/" not in user and _token_kind(user) is not None) or (
+            len(user) == 32 and _HEX_CHARS.issuperset(user)
+        ):
+            return begin, first_at  # a key as the user name
+        return None
+    if "/" in text[begin:colon] or "?" in text[begin:colon]:
+        return None  # the colon is in a path or query, not in a user part
+    # the password ends at the last "@" before the host (it may hold "/" or "@")
+    host_end = end
+    for stop in "?#":
+        q = text.find(stop, colon, end)
+        if q >= 0:
+            host_end = min(host_end, q)
+    at = text.rfind("@", colon, host_end)
+    if at <= colon + 1:
+        return None
+    secret = text[colon + 1 : at]
+    slash = secret.find("/")
+    if slash >= 0 and secret[:slash].isdigit():
+        return None  # "host:8080/path?x=a@b": a port and a path
+    return colon + 1, at
+
+
+def _redact_dsn_passwords(text: str, low: str, counts: dict[str, int]) -> str:
+    """Passwords in connection strings without a scheme: Go MySQL DSNs (``user:pass@tcp(host)/db``)
+    and ``.pgpass`` lines (``host:port:database:user:password``)."""
+    spans: list[tuple[int, int]] = []
+    for marker in ("@tcp(", "@unix(", "@udp("):
+        at = low.find(marker)
+        while at >= 0:
+            start = at
+            while start > 0 and not text[start - 1].isspace() and text[start - 1] not in "\"'`=":
+                start -= 1
+            colon = text.find(":", start, at)
+            if colon >= 0 and at - colon > 1:
+                spans.append((colon + 1, at))
+            at = low.find(marker, at + len(marker))
+    if text.count(":") >= 4:
+        for line in text.split("\n"):
+            if line.count(":") < 4:
+                continue
+            for word in line.split():
+                if word.count(":") >= 4:
+                    span = _pgpass_password(text, word, line)
+                    if span is not None:
+                        spans.append(span)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "dsn-password", counts)
+
+
+def _pgpass_password(text: str, word: str, line: str) -> tuple[int, int] | None:
+    """Span in ``text`` of the password of a ``.pgpass`` entry ``word`` (found on ``line``), or None."""
+    fields = word.split(":")
+    if len(fields) < 5 or not (fields[1].isdigit() or fields[1] == "*") or not fields[0]:
+        return None
+    if "/" in fields[0] or "=" in word[: len(fields[0])]:
+        return None  # a URL or an assignment, not a .pgpass line
+    password = ":".join(fields[4:]).rstrip(".,;)")
+    if len(password) < 3 or not all(f for f in fields[2:4]):
+        return None
+    at = text.find(line)
+    start = text.find(word, at) + len(word) - len(":".join(fields[4:]))
+    return start, start + len(password)
+
+
+def _redact_seed_phrases(text: str, low: str, counts: dict[str, int]) -> str:
+    """Runs of 12 or more BIP-39 words (a wallet's recovery phrase), numbered lists included.
+
+    A byte-level pass over the UTF-8 text (C speed: ``translate``, ``split``, ``map``) first looks for
+    12 words in a row of 3 to 8 lower-case ASCII letters (list numbers skipped); only then is the
+    word list loaded and each word looked up.
+    """
+    if len(text) < _SEED_MIN_CHARS:
+        return text
+    tokens = text.encode("utf-8", "replace").translate(_SEED_SHAPE).split()
+    if b"\x01" * _SEED_WORDS not in bytes(map(_SEED_SHAPES.__contains__, tokens)):
+        return text
+    try:
+        from mission_memory.capture.bip39_words import WORDS
+    except ImportError:  # run by path from the hook: sys.path[0] is this folder
+        from bip39_words import WORDS  # type: ignore[import-not-found, no-redef]
+    spans = _seed_runs(low, WORDS)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "seed-phrase", counts)
+
+
+def _seed_runs(low: str, words: frozenset[str]) -> list[tuple[int, int]]:
+    """Spans of runs of :data:`_SEED_WORDS`+ list words in ``low`` (list numbers inside a run skipped).
+
+    Membership is tested for every word at once (``map`` over the words); positions are looked up
+    only for a run that is found.
+    """
+    tokens = low.split()
+    cores = [token.strip(".,\"'():;[]{}") for token in tokens]
+    member = bytes(map(_seed_member(words).__contains__, cores))
+    spans: list[tuple[int, int]] = []
+    at = member.find(b"\x01" * _SEED_WORDS)
+    pos = located = 0
+    while at >= 0:
+        end = at
+        while end < len(member) and member[end]:
+            end += 1
+        if sum(1 for core in cores[at:end] if not core.isdigit()) >= _SEED_WORDS:
+            for k in range(located, at):
+                pos = low.find(tokens[k], pos) + len(tokens[k])
+            first = low.find(cores[at], low.find(tokens[at], pos))
+            for k in range(at, end):
+                pos = low.find(tokens[k], pos) + len(tokens[k])
+            last = low.rfind(cores[end - 1], 0, pos) + len(cores[end - 1])
+            located = end
+            spans.append((first, last))
+        at = member.find(b"\x01" * _SEED_WORDS, end)
+    return spans
+
+
+def _seed_member(words: frozenset[str]) -> frozenset[str]:
+    """The word list with the list numbers ``1`` to ``24`` (cached on the module after the first call)."""
+    global _SEED_MEMBERS
+    if _SEED_MEMBERS is None:
+        _SEED_MEMBERS = words | {str(i) for i in range(1, 25)}
+    return _SEED_MEMBERS
+
+
+def _redact_wrapped_jwts(text: str, low: str, counts: dict[str, int]) -> str:
+    """JSON Web Tokens, also when wrapped over two lines (``eyJ…`` at a line end, the rest below)."""
+    if "eyJ" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    n = len(text)
+    start = text.find("eyJ")
+    while start >= 0:
+        end = start
+        while end < n and text[end] in _JWT_CHARS:
+            end += 1
+        if end < n and text[end] in "\r\n":
+            follow = end + 1 if text[end] == "\n" else end + 2 if text.startswith("\r\n", end) else end + 1
+            tail = follow
+            while tail < n and text[tail] in _JWT_CHARS:
+                tail += 1
+            if tail - follow >= 8 and "." in text[start:tail]:
+                end = tail
+        token = text[start:end].replace("\r", "").replace("\n", "")
+        if len(token) >= 30 and "." in token and (start == 0 or text[start - 1] not in _JWT_CHARS):
+            spans.append((start, end))
+        start = text.find("eyJ", max(end, start + 3))
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "jwt", counts)
+
+
 def _apply_spans(text: str, spans: list[tuple[int, int]], kind: str, counts: dict[str, int]) -> str:
+    """``text`` with each span replaced by ``[REDACTED:kind]``; a span that starts inside an earlier
+    rule's marker is skipped, so redacting redacted text changes nothing."""
     spans.sort()
+    marked = "[REDACTED:" in text or "[private]" in text
     out: list[str] = []
     pos = 0
     for start, end in spans:
         start = max(start, pos)  # a span overlapping the previous one starts where that ended
-        if end <= start:
+        if end <= start or (marked and _inside_marker(text, start)):
             continue
         out.append(text[pos:start])
         out.append("[REDACTED:" + kind + "]")
@@ -552,6 +983,15 @@ def _apply_spans(text: str, spans: list[tuple[int, int]], kind: str, counts: dic
         pos = end
     out.append(text[pos:])
     return "".join(out)
+
+
+def _inside_marker(text: str, at: int) -> bool:
+    """Does ``text[at]`` belong to a ``[REDACTED:…]`` or ``[private]`` marker?"""
+    for marker in ("[REDACTED:", "[private]"):
+        begin = text.rfind(marker, max(0, at - 40), at + len(marker))
+        if begin >= 0 and text.find("]", begin) >= at:
+            return True
+    return False
 
 
 def _redact_tokens(text: str, low: str, counts: dict[str, int]) -> str:
@@ -588,8 +1028,14 @@ def _token_kind(word: str) -> str | None:
             rest = word[len(prefix) :]
             if sum(ch.isdigit() for ch in rest) >= 2 or len(rest) >= 32:
                 return "token"
-    if word.startswith("eyJ") and word.count(".") == 2 and len(word) >= 30:
+    if word.startswith("eyJ") and "." in word and len(word) >= 30:
         return "jwt"
+    if len(word) == 36 and word.startswith("key-") and _HEX_CHARS.issuperset(word[4:]):
+        return "token"  # Mailgun
+    if word.startswith("LTAI") and 16 <= len(word) <= 30 and word.isalnum() and not word[4:].isupper():
+        return "token"  # an Alibaba Cloud AccessKey id
+    if any(infix in word for infix in _TOKEN_INFIXES) or _looks_like_discord_token(word):
+        return "token"
     if len(word) < 32 or "." in word or word[0] == "/":
         return None
     if not _B64_CHARS.issuperset(word):
@@ -605,6 +1051,19 @@ def _token_kind(word: str) -> str | None:
     if not (has_digit and has_alpha) or _class_changes(word) < 0.35 * len(word):
         return None
     return "high-entropy" if _entropy(word) >= 3.8 else None
+
+
+def _looks_like_discord_token(word: str) -> bool:
+    """``<base64 of a user id>.<6 characters>.<27+ characters>``: a Discord bot token."""
+    parts = word.split(".")
+    if len(parts) != 3 or word[0] not in "MNO":
+        return False
+    first, second, third = parts
+    return (
+        23 <= len(first) <= 28 and len(second) == 6 and 27 <= len(third) <= 40
+        and first.isalnum() and _JWT_CHARS.issuperset(second + third)
+        and _class_changes(first) >= 0.35 * len(first)
+    )
 
 
 def _class_changes(word: str) -> int:
@@ -647,10 +1106,13 @@ _RULES = (
     _drop_private_spans,
     _redact_key_blocks,
     _redact_webhooks,
+    _redact_wrapped_jwts,
     _redact_assignments,
     _redact_command_passwords,
     _redact_url_passwords,
+    _redact_dsn_passwords,
     _redact_tokens,
+    _redact_seed_phrases,
     _redact_prose_secrets,
 )
 """Applied in this order; each takes ``(text, lower-cased text, counts)`` and returns the new text."""

@@ -49,7 +49,7 @@ def correct(
     correction_class: Annotated[str, typer.Option("--class", help="How the agent was corrected (a slug: wrong-approach).")],
     category: Annotated[str, typer.Option("--category", help="Semantic category (a slug: data, tests, scope).")],
     outcome: Annotated[str, typer.Option("--outcome", help="accepted, rejected or modified.")],
-    summary: Annotated[str, typer.Option("--summary", help="One sentence saying what was corrected (stored as written).")],
+    summary: Annotated[str, typer.Option("--summary", help="One sentence saying what was corrected (stored with secrets redacted).")],
     component: Annotated[str | None, typer.Option("--component", help="The affected component (a stored one).")] = None,
     expected: Annotated[
         list[str] | None,

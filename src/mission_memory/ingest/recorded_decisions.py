@@ -26,6 +26,7 @@ from urllib.parse import quote
 from mission_memory.decisions import DecisionAttributes, DecisionStatus, RejectedAlternative
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.intake_redaction import redact_text, redact_value
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import store_records
@@ -348,7 +349,7 @@ def _merged(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
 def _with_attributes(record: Record, attributes: DecisionAttributes, criticality: float | None = None) -> Record:
     """``record`` with new decision attributes (and criticality), its content-derived id recomputed."""
     level = record.criticality if criticality is None else criticality
-    stored = attributes.as_dict()
+    stored = redact_value(attributes.as_dict())  # merged references and notes are stored text too (docs/adr/0053)
     new_id = record_id_for(record.source_key, record.title, record.text, stored, level, record.component)
     return record.model_copy(update={"attributes": stored, "criticality": level, "id": new_id})
 
@@ -436,7 +437,8 @@ def _adr_record(
     # Only an ADR number survives the parser's reading of a front-matter reference ("decision/keep-30-days"
     # would read as ADR 0030); another label is kept as an attribute, which re-ingest carries over.
     in_file = supersedes_label if supersedes_label and re.fullmatch(r"\d{4}", supersedes_label) else None
-    text = madr_text(statement, decided_on=now.date(), deciders=decided_by, supersedes=in_file)
+    # the file lands in the mission's repository: it holds no secret either (docs/adr/0053)
+    text = redact_text(madr_text(statement, decided_on=now.date(), deciders=decided_by, supersedes=in_file))
     folder.mkdir(parents=True, exist_ok=True)
     with path.open("x", encoding="utf-8") as handle:  # never overwrite an ADR someone else just wrote
         handle.write(text)

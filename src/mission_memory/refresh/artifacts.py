@@ -27,6 +27,7 @@ from typing import Any
 
 from mission_memory.ingest.access_levels import AccessRules, label_access, with_access
 from mission_memory.ingest.git_history import Commit, GitRepository
+from mission_memory.intake_redaction import redact_value
 from mission_memory.records import (
     AccessLevel,
     Layer,
@@ -413,7 +414,7 @@ def prune_superseded_artifacts(
             chain.setdefault(victim.id, _predecessor_entry(victim))
         ordered = sorted(chain.values(), key=lambda e: str(e.get("refreshed_at")))
         if ordered != current.attributes.get("pruned_predecessors"):
-            attributes = {**current.attributes, "pruned_predecessors": ordered}
+            attributes = redact_value({**current.attributes, "pruned_predecessors": ordered})
             renewed = current.model_copy(update={
                 "attributes": attributes,
                 "id": record_id_for(current.source_key, current.title, current.text, attributes,

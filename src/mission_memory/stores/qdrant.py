@@ -415,6 +415,8 @@ class QdrantStore:
     ) -> UpsertOutcome:
         """Store ``records`` with their row-aligned ``vectors`` of ``model_id``.
 
+        Each record first goes through :meth:`Record.redacted` (a record that still holds a secret
+        is stored redacted, its id derived again; docs/adr/0053).
         A record whose id is stored is unchanged; one whose source key holds another record
         replaces it (and its vector); otherwise it is added. Written in the order described in
         the module docstring (Qdrant has no transaction spanning collections).
@@ -424,6 +426,7 @@ class QdrantStore:
         """
         if vectors is not None:
             _check_rows(len(records), vectors)
+        records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
         outcome = UpsertOutcome()
         stored = self.known_ids([r.id for r in records])
         held = self._held_by_keys([r.source_key for r in records])

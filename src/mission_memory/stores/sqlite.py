@@ -335,6 +335,8 @@ class SqliteStore:
     ) -> UpsertOutcome:
         """Store ``records`` with their row-aligned ``vectors`` in one transaction.
 
+        Each record first goes through :meth:`Record.redacted` (a record that still holds a secret
+        is stored redacted, its id derived again; docs/adr/0053).
         A record whose id is stored is unchanged; one whose source key holds another id replaces
         that record (and its vector); otherwise it is added.
 
@@ -345,6 +347,7 @@ class SqliteStore:
         """
         if vectors is not None:
             _check_rows(len(records), vectors)
+        records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
         outcome = UpsertOutcome()
         now = time.time()
         with self._write() as tx:

@@ -217,7 +217,8 @@ def export_memory(
                 found[rid] = (model_id, vector)
         for record in chosen:
             held = found.get(record.id)
-            out.write(_dump({"type": "record", "record": record.model_dump(mode="json"),
+            # a store written before redaction reached every intake may hold secrets (docs/adr/0053)
+            out.write(_dump({"type": "record", "record": record.redacted().model_dump(mode="json"),
                              "vector": _encode(*held) if held is not None else None}))
             records += 1
             vectors += held is not None
@@ -362,7 +363,8 @@ def import_memory(
             done += 1
             if mission is not None and line.record.provenance.mission != mission:
                 continue
-            batch.append(line)
+            redacted = line.record.redacted()  # an export of an older version may hold secrets (docs/adr/0053)
+            batch.append(line if redacted is line.record else line.model_copy(update={"record": redacted}))
             records += 1
             vectors += line.vector is not None
             if line.vector is not None:
