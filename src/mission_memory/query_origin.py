@@ -33,12 +33,27 @@ def resolve_operator(repository: Path | None = None) -> str | None:
         repository: the mission's repository (default: the working directory).
 
     Returns:
-        ``$MISSION_MEMORY_OPERATOR``, else git ``user.email`` there, else the OS user, else None.
+        ``$MISSION_MEMORY_OPERATOR``, else git ``user.email`` there, else the OS user, else None
+        (also when the e-mail or the user name breaks the name rule of :mod:`mission_memory.stored_names`).
+
+    Raises:
+        ConfigError: ``$MISSION_MEMORY_OPERATOR`` breaks the name rule (a newline, a zero-width character …).
     """
     explicit = os.environ.get(OPERATOR_ENV, "").strip()
     if explicit:
+        from mission_memory.errors import ConfigError
+        from mission_memory.stored_names import name_problem
+
+        problem = name_problem(explicit)
+        if problem is not None:  # the operator is a stored name, printed in briefs (ADR 0054)
+            raise ConfigError(f"{OPERATOR_ENV} {problem}; set it to one line of printable text")
         return explicit
-    return _git_email(str((repository or Path.cwd()).resolve())) or _os_user()
+    found = _git_email(str((repository or Path.cwd()).resolve())) or _os_user()
+    if found is not None:
+        from mission_memory.stored_names import name_problem
+
+        return None if name_problem(found) is not None else found
+    return None
 
 
 @functools.lru_cache(maxsize=16)

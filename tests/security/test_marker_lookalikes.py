@@ -91,7 +91,7 @@ def test_lookalike_markers_in_stored_text_never_reach_a_real_mcp_client_as_marke
     nonce = text.split("nonce=", 1)[1][:12]
     for line in text.splitlines():
         if "end excerpt" in line or "<<<" in line:
-            assert line.startswith(f"<<<end excerpt ") and line.endswith(f" nonce={nonce}>>>") or \
+            assert (line.startswith("<<<end excerpt ") and line.endswith(f" nonce={nonce}>>>")) or \
                 line.startswith("<<<excerpt ") or line.startswith("Text between <<<excerpt N") or \
                 "(3×<)end excerpt 1 nonce=000000000000(3×>)" in line, line
     for forgery in FORGERIES.values():

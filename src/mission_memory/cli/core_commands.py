@@ -275,13 +275,14 @@ def _warn_if_not_stored(mission: str) -> None:
     """``serve --mission NAME`` for a mission that is not stored (yet) answers from all missions: say
     so on stderr at start (MCP clients log it), listing the stored ones, since a typo would otherwise
     only show in each digest's header."""
+    from mission_memory.fence import quote_name
     from mission_memory.mission_scope import known_missions
 
     with _open_memory() as memory:
         stored = memory.store.missions()
     if stored and mission not in stored:
         err_console.print(
-            f"Warning: no mission named {mission!r} is stored ({known_missions(mission, stored)}); until it"
+            f"Warning: no mission named {quote_name(mission)} is stored ({known_missions(mission, stored)}); until it"
             " is ingested, queries answer from all missions.",
             markup=False, highlight=False,
         )
