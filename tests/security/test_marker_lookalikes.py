@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from mission_memory.api import Memory
-from mission_memory.fence import GREATER_THAN_LIKE, LESS_THAN_LIKE, neutralise_markers, quote_name
+from mission_memory.fence import neutralise_markers
 from mission_memory.mcp.server import build_server
 from tests.conftest import GitRepo
 
@@ -39,6 +39,8 @@ def test_a_lookalike_marker_is_neutralised_like_an_ascii_one(name: str) -> None:
 
 
 def test_every_character_whose_nfkc_form_is_an_angle_bracket_counts_as_one() -> None:
+    from mission_memory.fence import GREATER_THAN_LIKE, LESS_THAN_LIKE
+
     for code in range(sys.maxunicode + 1):
         char = chr(code)
         folded = unicodedata.normalize("NFKC", char)
@@ -54,6 +56,8 @@ def test_ordinary_text_is_left_alone() -> None:
 
 
 def test_a_quoted_name_shows_every_invisible_character() -> None:
+    from mission_memory.fence import quote_name
+
     assert quote_name("north") == "'north'"
     assert quote_name("a\u200db\u202ec\nd'e\\") == "'a\\u200db\\u202ec\\nd\\'e\\\\'"
     assert quote_name("＜＜＜x") == "'(3×<)x'"

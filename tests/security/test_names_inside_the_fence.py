@@ -188,7 +188,7 @@ def test_the_rotation_brief_and_the_cli_escape_stored_names(data_dir: Path) -> N
     _plant_names_of_an_older_version()
     env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir))
     for args in (["query", "shelling near the bridge"], ["brief", "--mission", HOSTILE],
-                 ["query", "x", "--mission", "nope"]):
+                 ["query", "x", "--mission", "nope"], ["status"]):
         done = subprocess.run([sys.executable, "-m", "mission_memory", *args], env=env, capture_output=True,
                               text=True, timeout=300)
         _assert_no_name_escapes(done.stdout + done.stderr, " ".join(args))

@@ -202,11 +202,13 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
     for model, n in data["vectors_by_model"].items():
         marker = "" if model == data["embedding_model"] else "  (stale: run `mission-memory reindex`)"
         console.print(f"Vectors of {model}: {n}{marker}")
-    for name, n in data["missions"].items():
-        console.print(f"Mission {name}: {n} records")
+    from mission_memory.fence import listed_name
+
+    for name, n in data["missions"].items():  # stored names: escaped, never read as markup (ADR 0054)
+        console.print(f"Mission {listed_name(name)}: {n} records", markup=False)
     if data["components"]:
-        shown = ", ".join(f"{name} ({n})" for name, n in data["components"].items())
-        console.print(f"Components (for --component): {shown}")
+        shown = ", ".join(f"{listed_name(name)} ({n})" for name, n in data["components"].items())
+        console.print(f"Components (for --component): {shown}", markup=False)
 
 
 def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False) -> None:
