@@ -86,13 +86,13 @@ def test_header_lines_say_where_the_answer_comes_from_and_never_carry_markers() 
     assert "<<<" not in line and ">>>" not in line and "\n" not in line
 
 
-def test_the_tool_description_names_the_default_and_stays_short_with_many_missions() -> None:
+def test_the_tool_description_names_the_default_only_and_stays_short_with_many_missions() -> None:
     stored = {f"mission-{i:03d}": 1000 - i for i in range(200)}
     text = describe_stored_missions(stored, resolve_mission_scope(None, "mission-005", stored))
     assert text.startswith("Default mission: 'mission-005'")
-    assert "'mission-000' (1000 records)" in text and "'mission-150'" not in text
-    assert "and 188 more" in text and "'*'" in text
-    assert len(text) < 1000
+    assert "mission-000" not in text and "records" not in text  # no stored text beyond the default (ADR 0054)
+    assert "200 missions are stored" in text and "'*'" in text
+    assert len(text) < 400
     empty = describe_stored_missions({}, resolve_mission_scope(None, "x", {}))
     assert "Nothing is ingested yet" in empty
 

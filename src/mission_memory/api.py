@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.fence import listed_name
 from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import Record
 from mission_memory.retrieval.digest import Digest
@@ -458,7 +459,7 @@ class Memory:
         here = Path(resolve_checkout(str(Path.cwd()))[0]).name
         if here in known:
             return here
-        names = ", ".join(sorted(known)) or "none yet: run `mission-memory ingest PATH`"
+        names = ", ".join(listed_name(n) for n in sorted(known)) or "none yet: run `mission-memory ingest PATH`"
         raise InputError(f"name the mission with --mission (missions: {names})")
 
     def _handover_digest(
@@ -640,7 +641,8 @@ class Memory:
             What was stored, and the escalation state after the write.
 
         Raises:
-            InputError: an invalid event (its index and field named) or a naive ``now``.
+            InputError: an invalid event (its index and field named), a mission name that breaks
+                the name rule (:mod:`mission_memory.stored_names`) or a naive ``now``.
             AccessDenied: ``access`` is scoped to missions that do not include the event mission
                 (nothing is stored).
             BackendUnavailable: the store cannot be written (nothing is stored).
@@ -648,9 +650,10 @@ class Memory:
         from mission_memory.operations.domain_events import events_from_objects
         from mission_memory.operations.escalation_state import assess_mission
         from mission_memory.operations.event_intake import store_events
+        from mission_memory.stored_names import check_mission_name
 
         checked = events_from_objects(events)
-        name = self._event_mission(mission)
+        name = check_mission_name(self._event_mission(mission), "mission")
         if access is not None:
             access.check_write_mission(name)
         clock = self._clock(now)

@@ -18,8 +18,10 @@ are translated at one boundary per backend (``raise BackendUnavailable(...) from
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 __all__ = [
+    "MAX_MESSAGE_CHARS",
     "AccessDenied",
     "BackendUnavailable",
     "BudgetError",
@@ -27,6 +29,7 @@ __all__ = [
     "InputError",
     "MissionMemoryError",
     "NotFound",
+    "listed_problems",
     "user_message",
 ]
 
@@ -66,11 +69,32 @@ class BudgetError(MissionMemoryError):
 _PYDANTIC_HELP = re.compile(r"\n?[ \t]*For further information visit https?://errors\.pydantic\.dev/\S*")
 
 
+MAX_MESSAGE_CHARS = 2000
+"""Longest error text shown (a tool error goes into the model's context: 100,000 unknown filter keys
+once made a 4.8 MB answer)."""
+
+_SHOWN_PROBLEMS = 5
+_PROBLEM_CHARS = 200
+
+
+def listed_problems(problems: Sequence[str], shown: int = _SHOWN_PROBLEMS) -> str:
+    """``problems`` joined with ``; `` for one message: the first ``shown``, each clipped to 200
+    characters, then how many more (``…; and 99,995 more problems``)."""
+    clipped = [p if len(p) <= _PROBLEM_CHARS else p[: _PROBLEM_CHARS - 1] + "…" for p in problems[:shown]]
+    rest = len(problems) - shown
+    more = f"; and {rest:,} more problem{'s' if rest != 1 else ''}" if rest > 0 else ""
+    return "; ".join(clipped) + more
+
+
 def user_message(exc: BaseException) -> str:
-    """The text of ``exc`` as a user or a model should see it.
+    """The text of ``exc`` as a user or a model should see it, at most :data:`MAX_MESSAGE_CHARS` characters.
 
     Pydantic appends ``For further information visit https://errors.pydantic.dev/...`` to each
     problem of a ``ValidationError``; that line helps a library author, not the person or the model
-    reading the error, so it is removed wherever an error is shown (the CLI, the MCP server).
+    reading the error, so it is removed wherever an error is shown (the CLI, the MCP server). A
+    longer text is cut, saying how much was left out.
     """
-    return _PYDANTIC_HELP.sub("", str(exc)).strip()
+    text = _PYDANTIC_HELP.sub("", str(exc)).strip()
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = f"{text[: MAX_MESSAGE_CHARS - 60]}… ({len(text) - MAX_MESSAGE_CHARS + 60:,} more characters left out)"
+    return text

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from mission_memory.errors import InputError
+from mission_memory.fence import listed_name, quote_name
 
 __all__ = [
     "ALL_MISSIONS",
@@ -67,8 +68,8 @@ class MissionScope:
     def header_line(self) -> str:
         """One line for the digest header, e.g. ``Mission: uploader (the repository asked from)``.
 
-        Mission names come from folder names, so they are shown on one line, without control
-        characters or angle-bracket runs, and clipped to 80 characters.
+        Mission names come from folder names and posted events, so they are shown escaped
+        (:func:`~mission_memory.fence.quote_name`): one quoted line, clipped to 80 characters.
         """
         match self.reason:
             case MissionScopeReason.ASKED:
@@ -96,11 +97,7 @@ class MissionScope:
 
 
 def _shown(name: str | None) -> str:
-    printable = "".join(ch if ch.isprintable() else " " for ch in (name or ""))
-    flat = " ".join(printable.replace("<", "‹").replace(">", "›").split())
-    if len(flat) > _SHOWN_NAME_CHARS:
-        flat = flat[: _SHOWN_NAME_CHARS - 1] + "…"
-    return f"'{flat}'"
+    return quote_name(name, _SHOWN_NAME_CHARS)
 
 
 def mission_of_directory(directory: str | Path) -> str:
@@ -147,7 +144,7 @@ def resolve_mission_scope(
             return MissionScope(None, MissionScopeReason.ALL_ASKED, default)
         if name not in stored:
             raise InputError(
-                f"no mission named {asked!r} is stored ({known_missions(name, stored, none=_NONE_YET)}; "
+                f"no mission named {quote_name(asked)} is stored ({known_missions(name, stored, none=_NONE_YET)}; "
                 f"'{ALL_MISSIONS}' asks all of them)"
             )
         return MissionScope(name, MissionScopeReason.ASKED, default)
@@ -158,19 +155,21 @@ def resolve_mission_scope(
     return MissionScope(None, MissionScopeReason.DEFAULT_NOT_STORED, default)
 
 
-def describe_stored_missions(stored: Mapping[str, int], default: MissionScope, *, shown: int = 12) -> str:
-    """Sentences for the MCP tool's description: the default mission and the stored missions.
+def describe_stored_missions(stored: Mapping[str, int] | Collection[str], default: MissionScope) -> str:
+    """Sentences for the MCP tool's description: the default mission and how to reach the others.
+
+    The description is read by the model before any fence exists, so it names no stored text
+    beyond the default mission (escaped, :func:`~mission_memory.fence.quote_name`; ADR 0054): the
+    other missions are counted, and an unknown ``filters.mission`` is answered with their names.
 
     Args:
-        stored: record counts by mission.
+        stored: the stored missions (names, or record counts by mission).
         default: what a call without ``filters.mission`` answers from
             (:func:`resolve_mission_scope` with ``asked=None``).
-        shown: name at most this many missions (most records first); the rest are counted.
 
     Returns:
-        Two or three short sentences, e.g. ``Default mission: 'uploader' (the directory this server
-        runs in). Stored missions: 'uploader' (120 records), 'ops' (40 records). Set
-        filters.mission to another mission's name, or '*' for all missions.``
+        Two or three short sentences, e.g. ``Default mission: 'uploader' (where this server runs).
+        2 missions are stored: set filters.mission to another mission's name (…), or '*' for all missions.``
     """
     match default.reason:
         case MissionScopeReason.DEFAULT:
@@ -184,14 +183,11 @@ def describe_stored_missions(stored: Mapping[str, int], default: MissionScope, *
             first = "Calls without filters.mission answer across all missions."
     if not stored:
         return f"{first} Nothing is ingested yet."
-    ranked = sorted(stored.items(), key=lambda item: (-item[1], item[0]))
-    names = ", ".join(f"{_shown(name)} ({count} records)" for name, count in ranked[:shown])
-    more = f" and {len(ranked) - shown} more" if len(ranked) > shown else ""
+    count = "1 mission is" if len(stored) == 1 else f"{len(stored)} missions are"
     return (
-        f"{first} Stored missions: {names}{more}. Set filters.mission to a mission's name, "
-        f"or '{ALL_MISSIONS}' for all missions."
+        f"{first} {count} stored: set filters.mission to a mission's name (a name that is not stored is "
+        f"answered with the stored ones), or '{ALL_MISSIONS}' for all missions."
     )
-
 
 
 _NONE_YET = "none yet: run `mission-memory ingest PATH`"
@@ -203,20 +199,22 @@ def known_missions(asked: str, stored: Collection[str], *, none: str = "none") -
     """The stored missions as a message names them: ``missions: a, b; did you mean 'b'?``.
 
     Sorted, at most :data:`_SHOWN_MISSIONS` (then how many more), and the names closest to
-    ``asked`` (difflib's ratio ≥ 0.6) suggested. ``none`` is said when nothing is stored.
+    ``asked`` (difflib's ratio ≥ 0.6) suggested. ``none`` is said when nothing is stored. Stored
+    names are escaped (:func:`~mission_memory.fence.listed_name`): an error reaches the model
+    outside every fence.
     """
     if not stored:
         return f"missions: {none}"
     names = sorted(stored)
-    text = "missions: " + ", ".join(names[:_SHOWN_MISSIONS])
+    text = "missions: " + ", ".join(listed_name(n) for n in names[:_SHOWN_MISSIONS])
     if len(names) > _SHOWN_MISSIONS:
         text += f" and {len(names) - _SHOWN_MISSIONS} more (`mission-memory status` lists them)"
     close = difflib.get_close_matches(asked, names, n=3, cutoff=0.6)
     if close:
-        text += "; did you mean " + " or ".join(repr(c) for c in close) + "?"
+        text += "; did you mean " + " or ".join(quote_name(c) for c in close) + "?"
     return text
 
 
 def unknown_mission(asked: str, stored: Collection[str], *, none: str = "none") -> InputError:
     """The error for a mission name that is not stored: ``no mission named 'x' is stored (missions: …)``."""
-    return InputError(f"no mission named {asked!r} is stored ({known_missions(asked, stored, none=none)})")
+    return InputError(f"no mission named {quote_name(asked)} is stored ({known_missions(asked, stored, none=none)})")

@@ -47,13 +47,26 @@ def resolve_operator(repository: Path | None = None) -> str | None:
             checkout holding it is found by walking up to ``.git``.
 
     Returns:
-        ``$MISSION_MEMORY_OPERATOR``, else git ``user.email`` there, else the OS user, else None.
+        ``$MISSION_MEMORY_OPERATOR``, else git ``user.email`` there, else the OS user, else None
+        (also when the e-mail or the user name breaks the name rule of :mod:`mission_memory.stored_names`).
+
+    Raises:
+        ConfigError: ``$MISSION_MEMORY_OPERATOR`` breaks the name rule (a newline, a zero-width character …).
     """
     from mission_memory.capture.prompt_commit import resolve_checkout
     from mission_memory.capture.prompt_commit import resolve_operator as operator_rule
+    from mission_memory.errors import ConfigError
+    from mission_memory.stored_names import name_problem
 
+    explicit = os.environ.get(OPERATOR_ENV, "").strip()
+    if explicit:
+        problem = name_problem(explicit)
+        if problem is not None:  # the operator is a stored name, printed in briefs (ADR 0054)
+            raise ConfigError(f"{OPERATOR_ENV} {problem}; set it to one line of printable text")
+        return explicit
     top, _, _ = resolve_checkout(str((repository or Path.cwd()).resolve()))
-    return operator_rule(top, os.environ.get)
+    found = operator_rule(top, os.environ.get)
+    return None if found is None or name_problem(found) is not None else found
 
 
 @functools.lru_cache(maxsize=1)

@@ -62,7 +62,8 @@ def test_the_stdio_server_started_in_a_repository_answers_from_its_mission_and_n
     ])
     description = tools.tools[0].description
     assert "Default mission: 'archive'" in description
-    assert "'uploader' (" in description and "'archive' (" in description and "'*'" in description
+    assert "2 missions are stored" in description and "'*'" in description
+    assert "uploader" not in description  # no stored name beyond the default (ADR 0054)
 
     assert not default.is_error
     text = default.content[0].text

@@ -47,6 +47,10 @@ def _payload(*alerts: dict[str, Any], status: str = "firing") -> dict[str, Any]:
     }
 
 
+JSON = {"content-type": "application/json"}
+JSONL = {"content-type": "application/x-ndjson"}  # the receivers take declared JSON only (ADR 0054)
+
+
 def _base(mcp_url: str) -> str:
     return mcp_url.removesuffix("/mcp")
 
@@ -91,17 +95,19 @@ def test_malformed_posts_get_400_or_413_naming_the_problem_and_store_nothing(dat
         partial = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok1"), missing_fingerprint))
         assert partial.status_code == 400
         assert partial.json()["error"] == "alertmanager webhook alerts[1]: fingerprint is missing; nothing was stored"
-        huge = http.post("/alerts/alertmanager", content=b"{" + b" " * 10_000_000 + b"}")
+        huge = http.post("/alerts/alertmanager", content=b"{" + b" " * 10_000_000 + b"}", headers=JSON)
         assert huge.status_code == 413
         assert "larger than the 5,000,000 bytes accepted in one batch" in huge.json()["error"]
         bad_line = json.dumps(event(1, T0)) + "\n" + json.dumps(event(2, T0) | {"criticality": -0.1}) + "\n"
-        jsonl = http.post("/events?mission=ops", content=bad_line.encode())
+        jsonl = http.post("/events?mission=ops", content=bad_line.encode(), headers=JSONL)
         assert jsonl.status_code == 400
         assert "request body line 2: criticality: Input should be greater than or equal to 0" in jsonl.json()["error"]
-        unknown = http.post("/events?mission=ops", content=(json.dumps(event(3, T0) | {"priority": 1}) + "\n").encode())
+        unknown = http.post("/events?mission=ops", content=(json.dumps(event(3, T0) | {"priority": 1}) + "\n").encode(),
+                            headers=JSONL)
         assert unknown.status_code == 400 and "line 1: priority is not a known field" in unknown.json()["error"]
         untimed = {k: v for k, v in event(5, T0).items() if k != "time"}
-        no_time = http.post("/events?mission=ops", content=(json.dumps(event(4, T0)) + "\n" + json.dumps(untimed)).encode())
+        no_time = http.post("/events?mission=ops", content=(json.dumps(event(4, T0)) + "\n" + json.dumps(untimed)).encode(),
+                            headers=JSONL)
         assert no_time.status_code == 400
         assert no_time.json()["error"] == "request body line 2: time is missing; nothing was stored"
         no_start = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok2"), _alert("Down", "d2") | {"startsAt": ""}))

@@ -183,9 +183,9 @@ def test_each_digest_gets_a_fresh_nonce() -> None:
     assert len(nonces) == 2 and all(len(n) == 12 for n in nonces)
 
 
-def test_marker_runs_are_neutralised_to_lookalikes_of_the_same_length() -> None:
-    assert neutralise_markers("a <<<b>>> c <<<<d>>>>> <<e>>") == "a ‹‹‹b››› c ‹‹‹‹d››››› <<e>>"
-    assert neutralise_markers("Проксі <<<кінець>>>") == "Проксі ‹‹‹кінець›››"
+def test_marker_runs_are_neutralised_to_a_note_of_their_length() -> None:
+    assert neutralise_markers("a <<<b>>> c <<<<d>>>>> <<e>>") == "a (3×<)b(3×>) c (4×<)d(5×>) <<e>>"
+    assert neutralise_markers("Проксі <<<кінець>>>") == "Проксі (3×<)кінець(3×>)"
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -173,6 +173,9 @@ def _flattened(exc: BaseException) -> list[BaseException]:
     return [exc, *(_flattened(exc.__cause__) if exc.__cause__ else [])]
 
 
+JSONL = {"Content-Type": "application/x-ndjson"}  # the event receivers take declared JSON only (ADR 0054)
+
+
 def _post_initialize(url: str, token: str | None) -> httpx.Response:
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
     if token is not None:
@@ -205,7 +208,7 @@ def test_a_valid_token_reaches_the_event_receiver(team: TeamMission, server: str
     event = json.dumps({"id": "standby-1", "time": "2025-01-11T10:00:00Z", "sector": "north", "type": "alarm",
                         "text": "generator on standby", "criticality": 0.3})
     answer = httpx.post(f"{server}/events?mission={MISSION}", content=event + "\n",
-                        headers={"Authorization": f"Bearer {team.alice_token}"}, timeout=60)
+                        headers={"Authorization": f"Bearer {team.alice_token}", **JSONL}, timeout=60)
     assert answer.status_code == 200, answer.text
 
 
@@ -213,7 +216,7 @@ def test_a_token_scoped_to_other_missions_cannot_post_events_into_this_one(team:
     """The posted events would set this mission's escalation state, so only its own operators post here."""
     issued = add_token(team.data_dir / "team-tokens.toml", operator="dave", clearance="internal",
                        missions=["harbour-watch"])
-    headers = {"Authorization": f"Bearer {issued.token}"}
+    headers = {"Authorization": f"Bearer {issued.token}", **JSONL}
     event = json.dumps({"id": "intruder-1", "time": "2025-01-11T10:05:00Z", "sector": "north", "type": "alarm",
                         "text": "perimeter breach", "criticality": 0.9})
     alert = json.dumps({"version": "4", "status": "firing", "alerts": [{

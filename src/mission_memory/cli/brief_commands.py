@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.fence import quote_name
 
 __all__ = ["brief_app", "handover_app"]
 
@@ -99,7 +100,7 @@ def ack(
     if json_output:
         print_json(result)
     else:
-        console.print(f"Acknowledged brief {result['brief_id']} of mission {result['mission']} "
+        console.print(f"Acknowledged brief {result['brief_id']} of mission {quote_name(result['mission'])} "
                       f"for {result['operator'] or 'unknown'} at {result['time']}", markup=False)
 
 

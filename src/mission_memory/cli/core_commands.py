@@ -202,11 +202,13 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
     for model, n in data["vectors_by_model"].items():
         marker = "" if model == data["embedding_model"] else "  (stale: run `mission-memory reindex`)"
         console.print(f"Vectors of {model}: {n}{marker}")
-    for name, n in data["missions"].items():
-        console.print(f"Mission {name}: {n} records")
+    from mission_memory.fence import listed_name
+
+    for name, n in data["missions"].items():  # stored names: escaped, never read as markup (ADR 0054)
+        console.print(f"Mission {listed_name(name)}: {n} records", markup=False)
     if data["components"]:
-        shown = ", ".join(f"{name} ({n})" for name, n in data["components"].items())
-        console.print(f"Components (for --component): {shown}")
+        shown = ", ".join(f"{listed_name(name)} ({n})" for name, n in data["components"].items())
+        console.print(f"Components (for --component): {shown}", markup=False)
 
 
 def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False) -> None:
@@ -275,13 +277,14 @@ def _warn_if_not_stored(mission: str) -> None:
     """``serve --mission NAME`` for a mission that is not stored (yet) answers from all missions: say
     so on stderr at start (MCP clients log it), listing the stored ones, since a typo would otherwise
     only show in each digest's header."""
+    from mission_memory.fence import quote_name
     from mission_memory.mission_scope import known_missions
 
     with _open_memory() as memory:
         stored = memory.store.missions()
     if stored and mission not in stored:
         err_console.print(
-            f"Warning: no mission named {mission!r} is stored ({known_missions(mission, stored)}); until it"
+            f"Warning: no mission named {quote_name(mission)} is stored ({known_missions(mission, stored)}); until it"
             " is ingested, queries answer from all missions.",
             markup=False, highlight=False,
         )

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
+from mission_memory.fence import quote_name
 
 __all__ = ["app", "register"]
 
@@ -72,7 +73,7 @@ def correct(
         print_json(correction.model_dump(mode="json"))
         return
     label = correction.label
-    console.print(f"Recorded correction {correction.correction_id} in mission '{correction.mission}'.")
+    console.print(f"Recorded correction {correction.correction_id} in mission {quote_name(correction.mission)}.", markup=False)
     event = f" (follows retrieval event {label.retrieval_event_id})" if label.retrieval_event_id else ""
     console.print(f"retrieval_caused: {label.retrieval_caused.value}{event}")
     if label.missed_record_ids:

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from mission_memory.cli.output import console, print_json, reported_errors
+from mission_memory.fence import quote_name
 
 __all__ = ["decide", "register"]
 
@@ -70,7 +71,7 @@ def decide(
         print_json(data)
         return
     verb = "Recorded" if data["added"] else "Already recorded"
-    console.print(f"{verb} decision {data['ref']} in mission '{data['mission']}' "
+    console.print(f"{verb} decision {data['ref']} in mission {quote_name(data['mission'])} "
                   f"({data['status']}, decided by {data['decided_by']})", markup=False)
     if data["adr_path"]:
         console.print(f"Wrote {data['adr_path']}: commit it; a later ingest recognises it", markup=False)

@@ -20,6 +20,7 @@ import typer
 
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
+from mission_memory.fence import quote_name
 
 __all__ = ["escalation_app", "feed", "register"]
 
@@ -109,7 +110,7 @@ def feed(
     state = report.escalation
     console.print(
         f"Stored {report.added} new, {report.replaced} updated, {report.unchanged} unchanged events"
-        f" in mission '{report.mission}' · {embedded} records embedded (these and any left waiting for a vector)",
+        f" in mission {quote_name(report.mission)} · {embedded} records embedded (these and any left waiting for a vector)",
         markup=False,
     )
     console.print(_state_line(state.to_json()), markup=False)

@@ -23,6 +23,7 @@ from mission_memory.corrections.practitioner_records import (
 from mission_memory.corrections.signal import label_correction, resolve_references
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.fence import listed_name, quote_name
 from mission_memory.mission_scope import known_missions, unknown_mission
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
@@ -111,8 +112,8 @@ def check_explicit(store: MemoryStore, correction: Correction) -> None:
         components = store.components(limit=30)
         if components:
             raise InputError(
-                f"no component named {correction.component!r} is stored (components, most records first:"
-                f" {', '.join(components)})"
+                f"no component named {quote_name(correction.component)} is stored (components, most records"
+                f" first: {', '.join(listed_name(c) for c in components)})"
             )
     if correction.expected:
         resolve_references(store, correction.mission, correction.expected)

@@ -51,6 +51,7 @@ from mission_memory.ingest.structured_documents import (
     split_structured_document,
 )
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from mission_memory.stored_names import check_mission_name
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import store_records
 
@@ -487,23 +488,6 @@ def _store_new(
     report.unchanged.update(result.unchanged)
     report.embedded += result.embedded
     report.vectors_reused += result.vectors_reused
-
-
-def check_mission_name(name: str) -> str:
-    """A mission name as given, or a clear error: names are labels shown in digests and matched
-    exactly in filters, so they must be non-empty, printable, free of surrounding blanks and not the
-    all-missions wildcard ``*`` (ADR 0029).
-
-    Raises:
-        InputError: the name is empty, ``*``, has leading/trailing whitespace or control characters.
-    """
-    if not name.strip():
-        raise InputError("mission name is empty; give one with --mission")
-    if name.strip() == "*":
-        raise InputError("mission name '*' is the all-missions wildcard; give a mission its own name")
-    if name != name.strip() or not name.isprintable():
-        raise InputError(f"mission name {name!r} has surrounding blanks or control characters")
-    return name
 
 
 def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:

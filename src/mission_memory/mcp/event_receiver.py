@@ -7,8 +7,16 @@ Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.s
   configured :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`;
 * ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
 
-Both take ``?mission=NAME`` (default: the server's event mission) and answer ``200`` with the intake
-report as JSON. A body larger than :data:`~mission_memory.operations.domain_events.MAX_EVENT_BATCH_BYTES` is
+Both take ``?mission=NAME`` (default: the server's event mission; it obeys the name rule of
+:mod:`mission_memory.stored_names`) and answer ``200`` with the intake report as JSON.
+
+Before the body is read, a request gets the ``/mcp`` route's own DNS-rebinding protection (the SDK's
+``TransportSecurityMiddleware`` with the settings the server runs ``/mcp`` with: on loopback, ``421``
+for a foreign ``Host`` and ``403`` for a foreign ``Origin``), and a body that is not declared JSON
+is refused with ``415``: a web page can send a ``text/plain``, form or multipart POST to loopback
+without the browser asking first (a CORS "simple request"), never an ``application/json`` one
+(ADR 0054). JSON nested deeper than :data:`~mission_memory.operations.domain_events.MAX_JSON_DEPTH`
+levels is ``400``. A body larger than :data:`~mission_memory.operations.domain_events.MAX_EVENT_BATCH_BYTES` is
 refused with ``413`` before it is read in full; broken JSON or an invalid event with ``400`` naming
 the alert or line and the field; on a team server, a mission outside the posting token's missions with
 ``403`` (ADR 0045); a store that cannot be written with ``503``. In each refused case nothing is stored. The write runs in a worker thread (``anyio.to_thread``), like the MCP tool.
@@ -16,7 +24,6 @@ the alert or line and the field; on a team server, a mission outside the posting
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -29,17 +36,23 @@ from mission_memory.operations.domain_events import (
     MAX_EVENT_BATCH_BYTES,
     DomainEvent,
     events_from_alertmanager,
+    load_json,
     read_events_jsonl,
 )
 
 if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+
     from mission_memory.api import Memory
     from mission_memory.teams.access_control import AccessContext
 
-__all__ = ["ALERTMANAGER_PATH", "EVENTS_PATH", "receive_alertmanager", "receive_jsonl"]
+__all__ = ["ALERTMANAGER_PATH", "EVENTS_PATH", "JSON_CONTENT_TYPES", "receive_alertmanager", "receive_jsonl"]
 
 ALERTMANAGER_PATH = "/alerts/alertmanager"
 EVENTS_PATH = "/events"
+
+JSON_CONTENT_TYPES = ("application/json", "application/x-ndjson", "application/jsonl", "application/x-jsonlines")
+"""Media types the receivers accept (parameters such as ``charset`` aside); any other is ``415``."""
 
 
 class _TooLarge(Exception):
@@ -63,10 +76,29 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+async def _refused(request: Request, security: TransportSecuritySettings | None, source: str) -> Response | None:
+    """The answer to a request from a foreign page or of a non-JSON type (nothing is read or stored), or None."""
+    from mcp.server.transport_security import TransportSecurityMiddleware
+
+    # is_post=False: the SDK would accept application/json only; the media types are checked below.
+    foreign = await TransportSecurityMiddleware(security).validate_request(request, is_post=False)
+    if foreign is not None:
+        return foreign
+    declared = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if declared not in JSON_CONTENT_TYPES:
+        shown = f"Content-Type {declared!r}" if declared else "no Content-Type"
+        return _error(415, f"{source}: {shown[:100]} is not accepted: send {' or '.join(JSON_CONTENT_TYPES[:2])}; "
+                           "nothing was stored")
+    return None
+
+
 async def _receive(
     request: Request, memory_of: Callable[[], Memory], parse: Callable[[bytes, Memory], list[DomainEvent]], source: str,
-    access: AccessContext | None,
+    access: AccessContext | None, security: TransportSecuritySettings | None,
 ) -> Response:
+    refused = await _refused(request, security, source)
+    if refused is not None:
+        return refused
     try:
         body = await _body(request)
     except _TooLarge as exc:
@@ -91,23 +123,32 @@ async def _receive(
 def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
     source = "alertmanager webhook"
     try:
-        payload = json.loads(body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise InputError(f"{source}: the body is not valid JSON ({exc})") from None
+    payload = load_json(text, f"{source}: the body")
     return events_from_alertmanager(payload, memory.settings.alertmanager_mapping, source)
 
 
 async def receive_alertmanager(
-    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
+    security: TransportSecuritySettings | None = None,
 ) -> Response:
-    """Handle ``POST /alerts/alertmanager`` (see the module docstring); ``access``: the posting token's operator."""
-    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook", access)
+    """Handle ``POST /alerts/alertmanager`` (see the module docstring).
+
+    Args:
+        request, memory_of: the request and where the served memory is.
+        access: the posting token's operator (None: the local user).
+        security: the ``/mcp`` route's Host/Origin settings (None: no Host/Origin check, as the SDK).
+    """
+    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook", access, security)
 
 
 async def receive_jsonl(
-    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
+    security: TransportSecuritySettings | None = None,
 ) -> Response:
-    """Handle ``POST /events``: JSON Lines of domain events (see the module docstring); ``access`` as above."""
+    """Handle ``POST /events``: JSON Lines of domain events (see the module docstring); arguments as above."""
     return await _receive(
-        request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body", access
+        request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body", access, security
     )

@@ -21,8 +21,9 @@ tokens the server is the local user's and listens on loopback only (:func:`run_s
 
 Queries answer from the server's default mission (ADR 0029): over stdio, the mission of the
 directory the server is started in (Claude Code starts it in the project), or ``serve --mission``.
-The tool's description names that default and the stored missions, read when the server is built;
-on a team server (tokens) it names the default mission only (ADR 0045).
+The tool's description names that default (escaped) and counts the stored missions, read when the
+server is built; it names no other stored text (ADR 0054), and on a team server (tokens) it does
+not count them either (ADR 0045).
 """
 
 from __future__ import annotations
@@ -36,13 +37,15 @@ import anyio
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult
 from pydantic import AnyHttpUrl, Field, ValidationError
 
 from mission_memory import __version__
 from mission_memory.api import Memory
 from mission_memory.config import MAX_TOKEN_BUDGET, load_settings
-from mission_memory.errors import ConfigError, MissionMemoryError, user_message
+from mission_memory.errors import ConfigError, MissionMemoryError, listed_problems, user_message
+from mission_memory.fence import quote_name
 from mission_memory.mcp.served_memory import ServedMemory, mcp_session_id, open_served
 from mission_memory.mission_scope import (
     ALL_MISSIONS,
@@ -63,6 +66,7 @@ __all__ = [
     "WRITE_TOOL_NAME",
     "build_server",
     "caller_access",
+    "http_transport_security",
     "run_server",
     "token_source",
 ]
@@ -102,12 +106,13 @@ FiltersArg = Annotated[
 
 
 def _validation_text(exc: ValidationError) -> str:
-    """One line per problem, ``argument.path: message``, without pydantic's help URL."""
+    """``argument.path: message`` per problem, without pydantic's help URL; the first few, then a count
+    (:func:`~mission_memory.errors.listed_problems`: the text goes into the model's context)."""
     problems = []
     for err in exc.errors():
-        where = ".".join(str(part) for part in err["loc"]) or "arguments"
+        where = ".".join(str(part)[:80] for part in err["loc"]) or "arguments"
         problems.append(f"{where}: {err['msg']}")
-    return "; ".join(problems)
+    return listed_problems(problems)
 
 
 class _StrictServer(MCPServer[ServedMemory]):
@@ -119,8 +124,10 @@ class _StrictServer(MCPServer[ServedMemory]):
         if name in _ARGUMENTS:
             unknown = sorted(set(arguments) - set(_ARGUMENTS[name]))
             if unknown:
+                shown = ", ".join(quote_name(u, 60) for u in unknown[:5])
+                more = f" and {len(unknown) - 5:,} more" if len(unknown) > 5 else ""
                 raise ToolError(
-                    f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}: "
+                    f"unknown argument{'s' if len(unknown) > 1 else ''} {shown}{more}: "
                     f"{name} accepts {', '.join(_ARGUMENTS[name])}"
                 )
         try:
@@ -128,7 +135,9 @@ class _StrictServer(MCPServer[ServedMemory]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                raise ToolError(f"invalid arguments to {name} ({_validation_text(cause)})") from cause
+                # Not chained: the SDK would log every field the ValidationError names (100,000 unknown
+                # filter keys kept the server busy for a minute); the message names the first few.
+                raise ToolError(f"invalid arguments to {name} ({_validation_text(cause)})") from None
             raise ToolError(user_message(exc)) from cause
 
 
@@ -165,6 +174,7 @@ def _request_token(scope: Any) -> OperatorAccessToken | None:
 def build_server(
     memory_factory: Callable[[], Memory] | None = None, *, default_mission: str | None = None,
     write_tools: bool = False, tokens: TokenSource | None = None,
+    transport_security: TransportSecuritySettings | None = None,
 ) -> MCPServer[ServedMemory]:
     """Make the MCP server.
 
@@ -179,6 +189,8 @@ def build_server(
             default: the one query tool).
         tokens: operator tokens; given, the HTTP transport requires a bearer token on every route
             and each call runs as the token's operator (ADR 0045). None: no authentication.
+        transport_security: the Host/Origin checks of the event receiver routes, the same settings
+            ``/mcp`` is served with (:func:`http_transport_security`); default: the loopback ones.
     """
     factory = memory_factory or Memory.open
     verifier = OperatorTokenVerifier(tokens) if tokens is not None else None
@@ -257,7 +269,8 @@ def build_server(
         except MissionMemoryError as exc:
             raise ToolError(user_message(exc)) from exc
 
-    _add_event_receivers(server, running, authenticated=verifier is not None)
+    security = transport_security if transport_security is not None else http_transport_security("127.0.0.1")
+    _add_event_receivers(server, running, authenticated=verifier is not None, security=security)
     if write_tools:
         from mission_memory.mcp.decision_tool import add_decision_tool
 
@@ -266,11 +279,16 @@ def build_server(
     return server
 
 
-def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMemory], *, authenticated: bool) -> None:
+def _add_event_receivers(
+    server: MCPServer[ServedMemory], running: list[ServedMemory], *, authenticated: bool,
+    security: TransportSecuritySettings,
+) -> None:
     """Routes beside ``/mcp`` for Alertmanager webhooks and JSON Lines events (mcp/event_receiver.py).
 
     With ``authenticated``, a request the SDK's bearer middleware did not authenticate gets 401, as
-    ``/mcp`` does (the SDK leaves custom routes unguarded), and nothing is stored.
+    ``/mcp`` does (the SDK leaves custom routes unguarded), and nothing is stored. ``security``:
+    the Host/Origin checks ``/mcp`` runs with, applied to these routes too (the SDK applies them to
+    ``/mcp`` only; ADR 0054).
     """
     from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
     from starlette.requests import Request
@@ -303,10 +321,12 @@ def _add_event_receivers(server: MCPServer[ServedMemory], running: list[ServedMe
         return token.entry.access() if token is not None else None
 
     async def alertmanager(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_alertmanager(request, memory_of, poster(request))
+        return refused(request) or await event_receiver.receive_alertmanager(
+            request, memory_of, poster(request), security
+        )
 
     async def events(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_jsonl(request, memory_of, poster(request))
+        return refused(request) or await event_receiver.receive_jsonl(request, memory_of, poster(request), security)
 
     server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
@@ -373,7 +393,8 @@ def _missions_sentence(factory: Callable[[], Memory], default_mission: str | Non
     On a team server (``team``: operator tokens) the description is the same for every caller, so it
     names the default mission only, never the other stored missions or any record count: a token
     scoped to some missions, or a lower clearance, would otherwise learn what else the server holds
-    (ADR 0045).
+    (ADR 0045). On any server the description names no stored text beyond the default mission,
+    escaped: it reaches the model outside every fence (ADR 0054).
     """
     try:
         memory = factory()
@@ -389,13 +410,32 @@ def _missions_sentence(factory: Callable[[], Memory], default_mission: str | Non
     if not team:
         return describe_stored_missions(stored, scope)
     if scope.mission is not None:
-        return (f"Default mission: {scope.mission!r}. Set filters.mission to another mission your token may "
+        return (f"Default mission: {quote_name(scope.mission)}. Set filters.mission to another mission your token may "
                 f"read, or '{ALL_MISSIONS}' for all of them.")
     return ("Calls without filters.mission answer across the missions your token may read; set "
             "filters.mission to a mission's name to narrow them.")
 
 
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def http_transport_security(host: str) -> TransportSecuritySettings:
+    """The Host/Origin checks (DNS-rebinding protection) of every HTTP route, for a server bound to ``host``.
+
+    On loopback, the SDK's own defaults for ``/mcp``: ``Host`` must be ``127.0.0.1``, ``localhost``
+    or ``[::1]`` with any port (else 421) and an ``Origin``, when sent, ``http://`` one of those
+    (else 403), so a page on another site, or one that rebinds its name to 127.0.0.1, is turned
+    away. Elsewhere (a team server, which needs bearer tokens, behind a proxy that names itself)
+    none, as the SDK. :func:`run_server` passes the same settings to ``/mcp`` and to the event
+    receivers, so the two cannot differ (ADR 0054).
+    """
+    if host in _LOOPBACK:
+        return TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def token_source() -> TokenSource | None:
@@ -451,8 +491,9 @@ def run_server(
             f"{load_settings().token_file_path}): add operator tokens with `mission-memory team token add` "
             "(or set MISSION_MEMORY_TEAM_TOKENS), or serve on 127.0.0.1"
         )
-    server = build_server(default_mission=mission, write_tools=write_tools, tokens=tokens)
+    security = http_transport_security(host)
+    server = build_server(default_mission=mission, write_tools=write_tools, tokens=tokens, transport_security=security)
     if transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=host, port=port)
+        server.run("streamable-http", host=host, port=port, transport_security=security)

@@ -22,15 +22,17 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from mission_memory.stored_names import MAX_NAME_CHARS, name_problem
 from mission_memory.utc import as_utc
 
 __all__ = [
     "MAX_EVENT_BATCH_BYTES",
+    "MAX_JSON_DEPTH",
     "AlertmanagerMapping",
     "DomainEvent",
     "EventState",
@@ -38,6 +40,7 @@ __all__ = [
     "event_record",
     "events_from_alertmanager",
     "events_from_objects",
+    "load_json",
     "read_events_csv",
     "read_events_jsonl",
 ]
@@ -47,6 +50,47 @@ MAX_EVENT_BATCH_BYTES = 5_000_000
 
 MAX_EVENT_TEXT_CHARS = 20_000
 """Longest event text, in characters (a log excerpt, not a log file)."""
+
+MAX_JSON_DEPTH = 32
+"""Deepest nesting of arrays and objects accepted in posted JSON (an Alertmanager payload is 4 deep)."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` (decoded JSON) nests arrays and objects more than ``limit`` levels deep; iterative."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False
+
+
+def load_json(text: str, where: str) -> Any:
+    """``text`` decoded as JSON, or a clear error: not JSON, or nested deeper than :data:`MAX_JSON_DEPTH`.
+
+    The standard decoder recurses once per level, so a body of ``[[[[…`` a few thousand deep ends
+    in ``RecursionError``; that, and anything deeper than the limit, is bad input, not a crash.
+
+    Args:
+        text: the JSON text.
+        where: what it is, for the message (``alertmanager webhook: the body``).
+
+    Raises:
+        InputError: ``<where> is not valid JSON (…)`` or ``<where> nests JSON deeper than 32 levels``.
+    """
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise InputError(f"{where} nests JSON deeper than {MAX_JSON_DEPTH} levels") from None
+    except ValueError as exc:  # JSONDecodeError, and an integer literal past Python's digit limit
+        raise InputError(f"{where} is not valid JSON ({str(exc)[:200]})") from None
+    if _deeper_than(value, MAX_JSON_DEPTH):
+        raise InputError(f"{where} nests JSON deeper than {MAX_JSON_DEPTH} levels")
+    return value
 
 
 class EventState(StrEnum):
@@ -72,14 +116,17 @@ class DomainEvent(BaseModel):
         unit: the unit involved, if any.
         operator: the operator who recorded it, if any.
         state: ``firing`` or ``resolved``.
+
+    ``id``, ``sector``, ``type``, ``unit``, ``operator`` and the ids of ``caused_by`` obey the name
+    rule (:mod:`mission_memory.stored_names`): one line of printable text, at most 200 characters.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    id: str = Field(min_length=1, max_length=200)
+    id: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     time: datetime
-    sector: str = Field(min_length=1, max_length=200)
-    type: str = Field(min_length=1, max_length=200)
+    sector: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    type: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     criticality: float = Field(ge=0.0, le=1.0)
     source: str = Field(default="unknown", min_length=1, max_length=500)
     text: str = Field(min_length=1, max_length=MAX_EVENT_TEXT_CHARS)
@@ -99,6 +146,34 @@ class DomainEvent(BaseModel):
         if not value.strip():
             raise ValueError("must not be blank")
         return value.strip()
+
+    @field_validator("id", "sector", "type", "unit", "operator")
+    @classmethod
+    def _a_name(cls, value: str | None, info: ValidationInfo) -> str | None:
+        """The id, sector, type, unit and operator are names: printed in headings, on one line (ADR 0054).
+
+        An event read back from the store (validation context ``{"stored": True}``) keeps the names
+        an older version accepted; they are escaped wherever they are printed.
+        """
+        if value is None:
+            return None
+        problem = None if _stored(info) else name_problem(value.strip())
+        if problem is not None:
+            raise ValueError(problem)
+        return value.strip()
+
+    @field_validator("caused_by")
+    @classmethod
+    def _ids(cls, value: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        for item in () if _stored(info) else value:
+            problem = name_problem(item)
+            if problem is not None:
+                raise ValueError(f"event id {item!r} {problem}")
+        return value
+
+
+def _stored(info: ValidationInfo) -> bool:
+    return isinstance(info.context, dict) and bool(info.context.get("stored"))
 
 
 def event_record(event: DomainEvent, mission: str) -> Record:
@@ -148,7 +223,7 @@ def event_from_record(record: Record) -> DomainEvent:
         raise InputError(f"record {record.id} is a {record.kind.value}, not a domain event")
     a = record.attributes
     try:
-        return DomainEvent(
+        return DomainEvent.model_validate(dict(
             id=str(a.get("event_id") or record.provenance.ref.removeprefix("event:")),
             time=record.provenance.time,
             sector=str(a.get("sector") or record.component or "unknown"),
@@ -160,7 +235,7 @@ def event_from_record(record: Record) -> DomainEvent:
             unit=a.get("unit"),
             operator=record.operator,
             state=EventState(a.get("state") or EventState.FIRING.value),
-        )
+        ), context={"stored": True})
     except (ValidationError, ValueError) as exc:
         raise InputError(f"record {record.id}: stored event attributes are not a valid event ({exc})") from None
 
@@ -202,8 +277,9 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
         source: the name used in error messages (a path, ``<stdin>``).
 
     Raises:
-        InputError: too large, not UTF-8, a line that is not a JSON object, or an invalid event;
-            the message names the source, the line and every bad field.
+        InputError: too large, not UTF-8, a line that is not a JSON object (or nests deeper than
+            :data:`MAX_JSON_DEPTH`), or an invalid event; the message names the source, the line
+            and every bad field.
     """
     text = _check_size(data, source)
     events = []
@@ -214,6 +290,10 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
             raw = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source} line {number}: not valid JSON ({exc.msg}; column {exc.colno})") from None
+        except (RecursionError, ValueError):
+            raw = load_json(line, f"{source} line {number}")  # raises the clear error
+        if _deeper_than(raw, MAX_JSON_DEPTH):
+            raise InputError(f"{source} line {number} nests JSON deeper than {MAX_JSON_DEPTH} levels")
         if not isinstance(raw, dict):
             raise InputError(f"{source} line {number}: expected a JSON object, got {type(raw).__name__}")
         try:
@@ -316,10 +396,11 @@ def events_from_alertmanager(
         where = f"{source} alerts[{index}]"
         if not isinstance(alert, dict):
             raise InputError(f"{where}: expected an object")
-        labels = {**common, **(alert.get("labels") or {})}
+        own_labels = alert.get("labels") or {}
         annotations = alert.get("annotations") or {}
-        if not isinstance(labels, dict) or not isinstance(annotations, dict):
+        if not isinstance(own_labels, dict) or not isinstance(annotations, dict):
             raise InputError(f"{where}: labels and annotations must be objects")
+        labels = {**common, **own_labels}
         name = labels.get("alertname")
         fingerprint = alert.get("fingerprint")
         starts = alert.get("startsAt")

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mission_memory.errors import InputError
+from mission_memory.errors import InputError, listed_problems
 from mission_memory.records import Layer
 from mission_memory.stores.filters import QueryFilters
 
@@ -56,7 +56,7 @@ def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
     """Validate a ``filters`` object.
 
     Raises:
-        InputError: an unknown key or a bad value; the message names each one.
+        InputError: an unknown key or a bad value; the message names the first few and counts the rest.
     """
     if raw is None:
         return QueryFilters()
@@ -73,7 +73,7 @@ def parse_filters(raw: dict[str, Any] | QueryFilters | None) -> QueryFilters:
             hint = " (use a date like 2024-05-01 or a time like 2024-05-01T09:30:00Z)" if field in ("since", "until") else ""
             shown = f" {err['input']!r}" if field in ("since", "until", "criticality", "min_criticality", "max_access") else ""
             problems.append(f"{field}{shown}: {err['msg']}{hint}")
-        raise InputError(f"invalid filters ({'; '.join(problems)})") from None
+        raise InputError(f"invalid filters ({listed_problems(problems)})") from None
     return _checked_range(filters)
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from mission_memory.config import Settings
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.fence import listed_name, quote_name
 from mission_memory.mission_scope import resolve_mission_scope
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope
@@ -74,9 +75,10 @@ def pull(
     if checked.component is not None and not store.has_component(checked.component):
         components = store.components(limit=30)
         if components:
-            shown = ", ".join(components)
+            shown = ", ".join(listed_name(c) for c in components)
             raise InputError(
-                f"no component named {checked.component!r} is stored (components, most records first: {shown})"
+                f"no component named {quote_name(checked.component)} is stored (components, most records "
+                f"first: {shown})"
             )
     digest = run_query(
         store=seen,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from mission_memory.fence import close_marker, neutralise_markers, open_marker
+from mission_memory.fence import close_marker, listed_name, neutralise_markers, open_marker
 from mission_memory.operations.crisis_timeline import (
     TIMELINE_SHARE,
     TIMELINE_TITLE,
@@ -69,7 +69,8 @@ def timeline_section(
     def is_event(cand: Candidate) -> bool:
         return cand.record is not None and cand.record.kind is RecordKind.DOMAIN_EVENT
 
-    return DigestSection(f"{TIMELINE_TITLE} · mission {mission}", includes=is_event, lead=lead)
+    # The heading is outside the fence: the mission's name is escaped there (ADR 0054).
+    return DigestSection(f"{TIMELINE_TITLE} · mission {listed_name(mission)}", includes=is_event, lead=lead)
 
 
 def digest_sections(

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
+from mission_memory.fence import listed_name
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.records import Layer, RecordKind
@@ -104,14 +105,19 @@ class Triage:
         return out
 
     def header_lines(self) -> tuple[str, ...]:
-        """The digest header's escalation line (degraded mode only; normal mode adds nothing)."""
+        """The digest header's escalation line (degraded mode only; normal mode adds nothing).
+
+        The mission and sector names are stored text outside the fence: each is escaped
+        (:func:`~mission_memory.fence.listed_name`, ADR 0054).
+        """
         if not self.degraded:
             return ()
         s = self.state
         minutes = s.window.total_seconds() / 60
         since = f" since {s.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC" if s.since else ""
-        where = f" in mission {self.mission}" if self.mission else ""
-        sectors = ", ".join(f"{k or 'no sector'} {v}" for k, v in sorted(s.escalating_sectors.items(), key=lambda kv: -kv[1]))
+        where = f" in mission {listed_name(self.mission)}" if self.mission else ""
+        sectors = ", ".join(f"{listed_name(k) if k else 'no sector'} {v}"
+                            for k, v in sorted(s.escalating_sectors.items(), key=lambda kv: -kv[1]))
         escalating = f" · escalating: {sectors}" if sectors else ""
         return (
             f"Mode: degraded{where}{since} · criticality triage, score = α·criticality + (1−α)·similarity "
