@@ -27,7 +27,7 @@ from mission_memory.embeddings import Embedder, SupportsClose, configured_model_
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.mission_scope import resolve_mission_scope, unknown_mission
 from mission_memory.query_origin import process_session_id, resolve_operator
-from mission_memory.records import Record
+from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.query import run_query
@@ -239,6 +239,11 @@ class Memory:
         if access is not None:
             access.check_mission(checked.mission)
         if (scope if isinstance(scope, Scope) else parse_scope(scope)) is Scope.HANDOVER:
+            if checked.mission in (None, "*") and default_mission in stored_mission_names(self.store):
+                # the server's mission (serve --mission), not the folder its process runs in (docs/adr/0055)
+                checked = checked.model_copy(update={"mission": default_mission})
+            if access is not None and checked.mission is None and len(access.missions) == 1:
+                checked = checked.model_copy(update={"mission": next(iter(access.missions))})
             return self._handover_digest(
                 task_description, token_budget, checked, client=client, session_id=session_id, access=access
             )
@@ -255,10 +260,10 @@ class Memory:
         stored = stored_mission_names(self.store)  # names only: counting reads every record (ADR 0049)
         missions = resolve_mission_scope(checked.mission, default_mission, stored)
         checked = checked.model_copy(update={"mission": missions.mission})
-        if checked.component is not None and not self.store.has_component(checked.component):
-            components = self.store.components(limit=30)
-            if components:
-                shown = ", ".join(components)
+        if checked.component is not None and not self._has_component(checked.component, access):
+            components = self._components(access, limit=30)
+            if components or access is not None:
+                shown = ", ".join(components) or "none you may read"
                 raise InputError(
                     f"no component named {checked.component!r} is stored (components, most records first: {shown})"
                 )
@@ -645,6 +650,7 @@ class Memory:
         write_adr: str | Path | None = None,
         now: datetime | None = None,
         access: AccessContext | None = None,
+        access_level: AccessLevel | str | None = None,
     ) -> RecordedDecision:
         """Record a decision where it is taken (docs/design.md §3; docs/adr/0028).
 
@@ -652,7 +658,9 @@ class Memory:
         ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
         mission defaults to the repository the working directory (or ``write_adr``) lies in.
         With ``access`` (a team server), the decision is the operator's, and ``supersedes`` can name
-        only decisions they may see. See :func:`mission_memory.ingest.recorded_decisions.record_decision`.
+        only decisions they may see. ``access_level`` sets the decision's level; without it the
+        decision takes the most restricted level of what it supersedes or cites (docs/adr/0055). See
+        :func:`mission_memory.ingest.recorded_decisions.record_decision`.
 
         Raises:
             InputError: an empty title, decision or rationale; a rejected option not written
@@ -661,6 +669,13 @@ class Memory:
         """
         from mission_memory.ingest.recorded_decisions import AGENT, check_statement, record_decision
 
+        level = None
+        if access_level is not None:
+            try:
+                level = AccessLevel(access_level)
+            except ValueError:
+                known = ", ".join(v.value for v in AccessLevel)
+                raise InputError(f"access level {access_level!r} is not one of: {known}") from None
         statement = check_statement(
             title, decision, rationale, rejected, context=context, principles=principles,
             component=component, tasks=tasks, supersedes=supersedes, status=status,
@@ -675,7 +690,7 @@ class Memory:
             decided_by = AGENT if by_agent else access.operator
         return record_decision(
             self._store_for(access), self.embedder, statement, mission=mission or "", decided_by=decided_by,
-            session_id=session_id or process_session_id(), write_adr=folder, now=now,
+            session_id=session_id or process_session_id(), write_adr=folder, now=now, access_level=level,
         )
 
     def ingest_tracker(
@@ -718,7 +733,8 @@ class Memory:
             embed: wake the background embedding queue (False: leave the vectors to a catch-up,
                 :meth:`embed_pending`).
             access: who posts on a team server: an operator scoped to missions may post only into
-                them (ADR 0045). None: the local user.
+                them (ADR 0045), and every event is stored as theirs, whatever ``operator`` the
+                posted event names (docs/adr/0055). None: the local user.
 
         Returns:
             What was stored, and the escalation state after the write.
@@ -737,6 +753,8 @@ class Memory:
         name = self._event_mission(mission)
         if access is not None:
             access.check_write_mission(name)
+            # attribution comes from the token, never from the posted body (docs/adr/0055)
+            checked = [e.model_copy(update={"operator": access.operator}) for e in checked]
         clock = self._clock(now)
         report = store_events(self.store, checked, name)
         state = assess_mission(self.store, name, self._flood_policy(), clock)
@@ -773,6 +791,28 @@ class Memory:
                     self.store, lambda: self.embedder, batch=self.settings.embed_batch
                 )
             return self._embedding_queue
+
+    def _has_component(self, component: str, access: AccessContext | None) -> bool:
+        """Whether ``component`` is stored and, with ``access``, holds a record the context may see
+        (a folder of restricted files only does not exist for a lower clearance, docs/adr/0055)."""
+        if not self.store.has_component(component):
+            return False
+        if access is None:
+            return True
+        from mission_memory.records import Layer
+        from mission_memory.stores.filters import SearchFilter
+
+        scoped = self._store_for(access)
+        hits = scoped.most_critical(SearchFilter(tuple(Layer), QueryFilters(component=component)), 50)
+        return bool(scoped.get([h.record_id for h in hits]))  # get applies every rule of the context
+
+    def _components(self, access: AccessContext | None, limit: int) -> list[str]:
+        """The stored components, most records first; with ``access``, only those holding a record the
+        context may see (read among the 4 x ``limit`` largest)."""
+        if access is None:
+            return list(self.store.components(limit=limit))
+        candidates = self.store.components(limit=limit * 4)
+        return [c for c in candidates if self._has_component(c, access)][:limit]
 
     def _store_for(self, access: AccessContext | None) -> MemoryStore:
         """The store as ``access`` sees it (:class:`~mission_memory.teams.access_control.AccessScopedStore`),
