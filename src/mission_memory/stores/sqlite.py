@@ -71,7 +71,12 @@ from mission_memory.stores.sqlite_filters import (
     row_columns,
 )
 from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats, TermPlan, fts_totals
-from mission_memory.stores.sqlite_integrity import check_file_shape, check_soundness, damage_message
+from mission_memory.stores.sqlite_integrity import (
+    check_file_shape,
+    check_soundness,
+    damage_message,
+    restamp_own_writes,
+)
 from mission_memory.stores.sqlite_migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -327,7 +332,7 @@ class SqliteStore:
             conn = self._conn()
         except BackendUnavailable:
             raise
-        check_soundness(self.path, conn)
+        self._sound_at = (check_soundness(self.path, conn), time.monotonic())
 
     def _migrate(self) -> None:
         try:
@@ -359,10 +364,14 @@ class SqliteStore:
     def close(self) -> None:
         """Close every connection this object opened."""
         with self._conn_lock:
+            closed = bool(self._connections)
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+        sound = getattr(self, "_sound_at", None)
+        if closed and sound is not None and not self.read_only:
+            restamp_own_writes(self.path, *sound)
 
     # -- records ------------------------------------------------------------------------------
 
