@@ -5,9 +5,19 @@ of secrets, a 10 KB prompt) next to ``python -S -c pass`` run with the same inte
 run, both executed directly and through ``/bin/sh -c`` (Claude Code runs hook commands through a
 shell). Targets (issue #3): hook p50 <= 10 ms and p95 <= 15 ms.
 
+With ``--parallel N`` it measures the hook under load instead (issue 22 item 9): ``--load-workers K``
+busy-looping processes keep the cores saturated, then N hook commands start at once through
+``/bin/sh -c`` with the installed ``--timeout-s`` (default 5), each watched by its own thread; a hook
+still running at the timeout is killed, as Claude Code kills it. It prints each variant's wall-time
+p50/p95/max (from just before its spawn), how many were killed, stored, counted as dropped and lost
+uncounted (neither), and the load average.
+``--compare-src DIR`` runs another checkout's hook (``DIR/src/mission_memory/hook/prompt_capture.py``)
+in the same run, rounds alternating.
+
 Usage::
 
     python benchmarks/bench_prompt_hook.py [--runs 200] [--tmp-parent DIR] [--other-src DIR]
+    python benchmarks/bench_prompt_hook.py --parallel 100 --load-workers 20 [--rounds 3] [--compare-src DIR]
 
 ``--other-src`` also runs another checkout's hook (``DIR/mission_memory/hook/prompt_capture.py``, its
 own data dir) interleaved with this one's, run directly, so a before/after comparison sees the same
@@ -25,6 +35,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from mission_memory.hook import installer
 
@@ -86,9 +97,113 @@ def summary(name: str, timings: list[float]) -> str:
     return f"{name:<44} p50 {p50:6.2f} ms   p95 {p95:6.2f} ms   mean {statistics.fmean(ordered):6.2f} ms"
 
 
+def _burn() -> None:  # pragma: no cover - runs in the load processes
+    while True:
+        pass
+
+
+def parallel_round(command: str, data_dir: Path, prompts: int, timeout_s: float, cwd: str) -> dict[str, Any]:
+    """Start ``prompts`` hook commands at once; kill each one still running at ``timeout_s``.
+
+    Returns the wall seconds of each, how many were killed, how many prompts were stored (refs in
+    the prompt repository) and counted as dropped (the dropped-prompt record's total), since the
+    data dir was empty.
+    """
+    import threading
+
+    from mission_memory.capture import dropped_prompts
+
+    seconds: list[float] = []
+    killed: list[int] = []
+    lock = threading.Lock()
+
+    def watch(hook: subprocess.Popen[bytes], start: float) -> None:
+        """Wait for one hook as Claude Code does: kill it at the timeout."""
+        try:
+            hook.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            hook.kill()
+            hook.wait()
+            with lock:
+                killed.append(1)
+        with lock:
+            seconds.append(time.monotonic() - start)
+
+    watchers = []
+    for i in range(prompts):
+        start = time.monotonic()
+        hook = subprocess.Popen(command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        watcher = threading.Thread(target=watch, args=(hook, start))
+        watcher.start()
+        assert hook.stdin is not None
+        hook.stdin.write(payload(f"{TYPICAL} ({i})", cwd))
+        hook.stdin.close()
+        watchers.append(watcher)
+    for watcher in watchers:
+        watcher.join()
+    repo = data_dir / "prompts.git"
+    stored = subprocess.run(["git", "--git-dir", str(repo), "for-each-ref", "refs/prompts"], capture_output=True,
+                            text=True, check=False).stdout.count("\n") if repo.exists() else 0
+    record = dropped_prompts.read_record(str(data_dir))
+    return {"seconds": seconds, "killed": len(killed), "stored": stored, "counted": record.total if record else 0}
+
+
+def parallel_main(args: argparse.Namespace) -> None:
+    """``--parallel``: the hook under load, this checkout (and ``--compare-src``) in one run."""
+    import multiprocessing
+
+    interpreter = str(installer.hook_interpreter())
+    variants = {"this checkout": None}
+    if args.compare_src is not None:
+        root = args.compare_src / "src" if (args.compare_src / "src").is_dir() else args.compare_src
+        variants["compare-src"] = root / "mission_memory" / "hook" / "prompt_capture.py"
+    burners = [multiprocessing.Process(target=_burn, daemon=True) for _ in range(args.load_workers)]
+    for burner in burners:
+        burner.start()
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+    loads = []
+    try:
+        time.sleep(args.warmup_s)
+        for _ in range(args.rounds):
+            for name, script in variants.items():
+                with tempfile.TemporaryDirectory(prefix="mission-memory-bench-", dir=args.tmp_parent) as tmp:
+                    data_dir = Path(tmp) / "data"
+                    if script is None:
+                        command = installer.prompt_hook_command(data_dir, args.timeout_s)
+                    else:
+                        command = shlex.join([interpreter, "-S", "-E", str(script), "--data-dir", str(data_dir)])
+                    loads.append(os.getloadavg()[0])
+                    results[name].append(parallel_round(command, data_dir, args.parallel, args.timeout_s,
+                                                        str(Path.cwd())))
+    finally:
+        for burner in burners:
+            burner.terminate()
+    print(f"{args.parallel} parallel prompts per round, {args.rounds} rounds, {args.load_workers} load workers, "
+          f"timeout {args.timeout_s} s, cpus {os.cpu_count()}, load average at round start "
+          f"{min(loads):.1f}..{max(loads):.1f}")
+    for name, rounds in results.items():
+        seconds = sorted(t for r in rounds for t in r["seconds"])
+        total = len(seconds)
+        p50 = statistics.median(seconds)
+        p95 = seconds[min(total - 1, round(0.95 * (total - 1)))]
+        killed = sum(r["killed"] for r in rounds)
+        stored = sum(r["stored"] for r in rounds)
+        counted = sum(r["counted"] for r in rounds)
+        lost = total - stored - counted
+        print(f"{name:<14} wall p50 {p50:5.2f} s  p95 {p95:5.2f} s  max {seconds[-1]:5.2f} s   over the timeout "
+              f"(killed) {killed}/{total}   stored {stored}   counted as dropped {counted}   lost uncounted {lost}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--parallel", type=int, default=0, help="hooks started at once (0: the latency benchmark)")
+    parser.add_argument("--load-workers", type=int, default=0, help="busy-looping processes during --parallel")
+    parser.add_argument("--rounds", type=int, default=3, help="--parallel rounds per variant")
+    parser.add_argument("--timeout-s", type=int, default=installer.PROMPT_HOOK_TIMEOUT_S)
+    parser.add_argument("--warmup-s", type=float, default=5.0, help="load before the first round (s)")
+    parser.add_argument("--compare-src", type=Path, help="another checkout (DIR or DIR/src) measured alike")
     parser.add_argument(
         "--tmp-parent",
         type=Path,
@@ -99,6 +214,9 @@ def main() -> None:
     parser.add_argument("--other-src", type=Path, help="also run the hook of this src/ folder, interleaved")
     args = parser.parse_args()
     args.tmp_parent.mkdir(parents=True, exist_ok=True)
+    if args.parallel:
+        parallel_main(args)
+        return
     with tempfile.TemporaryDirectory(prefix="mission-memory-bench-", dir=args.tmp_parent) as tmp:
         data_dir = Path(tmp) / "data"
         hook = shlex.split(installer.prompt_hook_command(data_dir))

@@ -27,12 +27,12 @@ from mission_memory.embeddings import Embedder, SupportsClose, configured_model_
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.fence import listed_name
 from mission_memory.mission_scope import unknown_mission
-from mission_memory.records import Record
+from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.pull import pull
 from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
-from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.write_path import embed_stored, store_records
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
@@ -240,6 +240,11 @@ class Memory:
         if access is not None:
             access.check_mission(checked.mission)
         if (scope if isinstance(scope, Scope) else parse_scope(scope)) is Scope.HANDOVER:
+            if checked.mission in (None, "*") and default_mission in stored_mission_names(self.store):
+                # the server's mission (serve --mission), not the folder its process runs in (docs/adr/0055)
+                checked = checked.model_copy(update={"mission": default_mission})
+            if access is not None and checked.mission is None and len(access.missions) == 1:
+                checked = checked.model_copy(update={"mission": next(iter(access.missions))})
             return self._handover_digest(
                 task_description, token_budget, checked, client=client, session_id=session_id, access=access
             )
@@ -562,6 +567,7 @@ class Memory:
         write_adr: str | Path | None = None,
         now: datetime | None = None,
         access: AccessContext | None = None,
+        access_level: AccessLevel | str | None = None,
     ) -> RecordedDecision:
         """Record a decision where it is taken (docs/design.md §3; docs/adr/0028).
 
@@ -569,7 +575,9 @@ class Memory:
         ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
         mission defaults to the repository the working directory (or ``write_adr``) lies in.
         With ``access`` (a team server), the decision is the operator's, and ``supersedes`` can name
-        only decisions they may see. See :func:`mission_memory.ingest.recorded_decisions.record_decision`.
+        only decisions they may see. ``access_level`` sets the decision's level; without it the
+        decision takes the most restricted level of what it supersedes or cites (docs/adr/0055). See
+        :func:`mission_memory.ingest.recorded_decisions.record_decision`.
 
         Raises:
             InputError: an empty title, decision or rationale; a rejected option not written
@@ -578,6 +586,13 @@ class Memory:
         """
         from mission_memory.ingest.recorded_decisions import AGENT, check_statement, record_decision
 
+        level = None
+        if access_level is not None:
+            try:
+                level = AccessLevel(access_level)
+            except ValueError:
+                known = ", ".join(v.value for v in AccessLevel)
+                raise InputError(f"access level {access_level!r} is not one of: {known}") from None
         statement = check_statement(
             title, decision, rationale, rejected, context=context, principles=principles,
             component=component, tasks=tasks, supersedes=supersedes, status=status,
@@ -592,7 +607,7 @@ class Memory:
             decided_by = AGENT if by_agent else access.operator
         return record_decision(
             self._store_for(access), self.embedder, statement, mission=mission or "", decided_by=decided_by,
-            session_id=session_id or process_session_id(), write_adr=folder, now=now,
+            session_id=session_id or process_session_id(), write_adr=folder, now=now, access_level=level,
         )
 
     def ingest_tracker(
@@ -635,7 +650,8 @@ class Memory:
             embed: wake the background embedding queue (False: leave the vectors to a catch-up,
                 :meth:`embed_pending`).
             access: who posts on a team server: an operator scoped to missions may post only into
-                them (ADR 0045). None: the local user.
+                them (ADR 0045), and every event is stored as theirs, whatever ``operator`` the
+                posted event names (docs/adr/0055). None: the local user.
 
         Returns:
             What was stored, and the escalation state after the write.
@@ -656,6 +672,8 @@ class Memory:
         name = check_mission_name(self._event_mission(mission), "mission")
         if access is not None:
             access.check_write_mission(name)
+            # attribution comes from the token, never from the posted body (docs/adr/0055)
+            checked = [e.model_copy(update={"operator": access.operator}) for e in checked]
         clock = self._clock(now)
         report = store_events(self.store, checked, name)
         state = assess_mission(self.store, name, self._flood_policy(), clock)

@@ -29,6 +29,7 @@ __all__ = [
     "InputError",
     "MissionMemoryError",
     "NotFound",
+    "StoreDamaged",
     "listed_problems",
     "user_message",
 ]
@@ -56,6 +57,11 @@ class AccessDenied(InputError):
 
 class BackendUnavailable(MissionMemoryError):
     """A backend (database file, git, embedder, HTTP peer) cannot be used right now."""
+
+
+class StoreDamaged(BackendUnavailable):
+    """The store's file is damaged (malformed, truncated, empty): refused by every command, with what
+    would be lost and how to save what is readable (docs/adr/0055)."""
 
 
 class NotFound(MissionMemoryError):

@@ -55,7 +55,7 @@ def test_command_runs_the_script_by_path_with_an_absolute_real_interpreter(data_
     assert "shims" not in interpreter.parts
     assert args[1:3] == ["-S", "-E"]
     assert args[3].endswith("mission_memory/hook/prompt_capture.py") and Path(args[3]).is_absolute()
-    assert args[4:] == ["--data-dir", str(data_dir.resolve())]
+    assert args[4:] == ["--timeout-s", str(installer.PROMPT_HOOK_TIMEOUT_S), "--data-dir", str(data_dir.resolve())]
 
 
 def test_reinstall_does_not_duplicate(settings_file, data_dir):

@@ -172,22 +172,28 @@ def test_a_damaged_vector_snapshot_of_the_right_size_is_rebuilt_not_searched(tmp
 
 
 def test_the_vector_snapshot_is_as_readable_as_the_database(tmp_path: Path) -> None:
-    """A snapshot written 0600 (``mkstemp``'s mode) beside a 0644 database cannot be read by another
-    account reading the same data dir (an archive, a service's store), which then rebuilds the
-    table from SQLite in every process; it gets the umask's mode, as ``memory.db`` and the BM25 snapshot."""
+    """A new store is private (0600, docs/adr/0055) and its snapshot too; an owner who shares the
+    store with another account (``chmod 644 memory.db``: an archive, a service's store) shares the
+    snapshots written after that, so that account does not rebuild the table in every process."""
     import os
     import stat
 
     old = os.umask(0o022)
     try:
         store = SqliteStore(tmp_path / "m.db", snapshot_min_rows=1)
-        vectors = _unit(3)
-        store.upsert([_record(f"d{i}.md", f"doc {i}") for i in range(3)], vectors, "model-a")
+        vectors = _unit(4)
+        store.upsert([_record(f"d{i}.md", f"doc {i}") for i in range(3)], vectors[:3], "model-a")
         store.dense_search(vectors[0], "model-a", ALL, 10)
+        snapshot = next((tmp_path / "m.vectors").glob("*.mmvec"))
+        assert stat.S_IMODE(snapshot.stat().st_mode) == stat.S_IMODE((tmp_path / "m.db").stat().st_mode) == 0o600
+        os.chmod(tmp_path / "m.db", 0o644)
+        store.upsert([_record("d3.md", "doc 3")], vectors[3:], "model-a")
+        store.delete([_record("d0.md", "doc 0").id])  # a deletion: the snapshot is written anew
+        store.dense_search(vectors[1], "model-a", ALL, 10)
     finally:
         os.umask(old)
     snapshot = next((tmp_path / "m.vectors").glob("*.mmvec"))
-    assert stat.S_IMODE(snapshot.stat().st_mode) == stat.S_IMODE((tmp_path / "m.db").stat().st_mode) == 0o644
+    assert stat.S_IMODE(snapshot.stat().st_mode) == 0o644
     assert [p.name for p in snapshot.parent.iterdir()] == [snapshot.name]  # no temporary file left
 
 

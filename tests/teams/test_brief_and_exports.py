@@ -93,7 +93,7 @@ def test_an_unknown_level_on_the_export_is_an_error_naming_it(team: TeamMission)
     assert done.exit_code == 1 and "--max-access-level 'cosmic'" in done.output
 
 
-def test_mission_scoping_keeps_workflow_views_to_the_tokens_missions_and_shares_the_domain_layer(
+def test_mission_scoping_keeps_every_layer_to_the_tokens_missions(
     team: TeamMission,
 ) -> None:
     from mission_memory.errors import InputError
@@ -106,9 +106,8 @@ def test_mission_scoping_keeps_workflow_views_to_the_tokens_missions_and_shares_
         digest = memory.query("Where is the upload ledger kept and how are uploads retried?", access=elsewhere,
                               token_budget=20_000)
         own = memory.query("Where is the upload ledger kept and how are uploads retried?", token_budget=20_000)
-    layers = {e.record.layer for e in digest.entries}
-    assert layers == {Layer.DOMAIN}  # the domain layer is shared; the mission's workflow is not theirs
-    assert Layer.WORKFLOW in {e.record.layer for e in own.entries}
+    assert not digest.entries  # neither the mission's workflow nor its documents (docs/adr/0055)
+    assert {Layer.WORKFLOW, Layer.DOMAIN} <= {e.record.layer for e in own.entries}
 
 
 def test_the_whole_memory_export_below_restricted_holds_no_restricted_text(

@@ -6,11 +6,13 @@ exactly :data:`RECORD_SIZE` bytes, created when the hook is installed or on its 
 run, and afterwards only rewritten in place (``pwrite`` at offset 0), which needs no new disk blocks.
 It holds counts and times, never prompt text (docs/adr/0020)::
 
-    mission-memory dropped-prompts v1 storage=<n> input=<n> first_ns=<ns> last_ns=<ns> last_reason=<code>
+    mission-memory dropped-prompts v1 storage=<n> input=<n> first_ns=<ns> last_ns=<ns> last_reason=<code> deadline=<n>
 
 padded with spaces to :data:`RECORD_SIZE` bytes and ending in a newline. ``storage`` counts prompts
 lost because the data dir could not be written (full disk, permissions); ``input`` counts hook runs
-whose stdin held no storable prompt. ``last_reason`` is a short code: an errno name such as
+whose stdin held no storable prompt; ``deadline`` counts prompts given up because the capture ran
+past its deadline, before Claude Code's timeout would have killed it (docs/adr/0055; a record
+written before that field reads it as 0, and older readers ignore it). ``last_reason`` is a short code: an errno name such as
 ``ENOSPC``, an exception class name, or ``input``.
 
 Stdlib only and builtins only (the hook imports it, on its failure path and once on first run);
@@ -33,7 +35,7 @@ RECORD_SIZE = 192
 """Bytes in the record file; every field fits with room to spare (counts up to 10**12)."""
 
 _MAGIC = "mission-memory dropped-prompts v1"
-_FIELDS = ("storage", "input", "first_ns", "last_ns")
+_FIELDS = ("storage", "input", "first_ns", "last_ns", "deadline")
 
 
 class DroppedPrompts:
@@ -44,31 +46,34 @@ class DroppedPrompts:
         input: hook runs whose stdin held no storable prompt.
         first_ns: time of the first drop, ns since the epoch (0 when none).
         last_ns: time of the latest drop, ns since the epoch (0 when none).
-        last_reason: short code of the latest drop (``ENOSPC``, ``input``, ...), ``""`` when none.
+        last_reason: short code of the latest drop (``ENOSPC``, ``input``, ``deadline``...), ``""`` when none.
+        deadline: prompts given up at the capture's deadline (a loaded machine, a stalled stdin).
     """
 
-    __slots__ = ("first_ns", "input", "last_ns", "last_reason", "storage")
+    __slots__ = ("deadline", "first_ns", "input", "last_ns", "last_reason", "storage")
 
     def __init__(
-        self, storage: int = 0, input: int = 0, first_ns: int = 0, last_ns: int = 0, last_reason: str = ""
+        self, storage: int = 0, input: int = 0, first_ns: int = 0, last_ns: int = 0, last_reason: str = "",
+        deadline: int = 0,
     ) -> None:
         self.storage = storage
         self.input = input
         self.first_ns = first_ns
         self.last_ns = last_ns
         self.last_reason = last_reason
+        self.deadline = deadline
 
     @property
     def total(self) -> int:
-        """All drops: ``storage + input``."""
-        return self.storage + self.input
+        """All drops: ``storage + input + deadline``."""
+        return self.storage + self.input + self.deadline
 
     def encode(self) -> bytes:
         """The record as exactly :data:`RECORD_SIZE` bytes."""
         reason = "".join(ch for ch in self.last_reason if ch.isascii() and (ch.isalnum() or ch in "_-."))[:32]
         line = (
             f"{_MAGIC} storage={self.storage} input={self.input} first_ns={self.first_ns} "
-            f"last_ns={self.last_ns} last_reason={reason or '-'}"
+            f"last_ns={self.last_ns} last_reason={reason or '-'} deadline={self.deadline}"
         )
         return (line[: RECORD_SIZE - 1].ljust(RECORD_SIZE - 1) + "\n").encode("ascii")
 
@@ -86,8 +91,8 @@ def _decode(data: bytes) -> DroppedPrompts | None:
     except ValueError:
         return None
     reason = values.get("last_reason", "-")
-    storage, inputs, first_ns, last_ns = numbers
-    return DroppedPrompts(storage, inputs, first_ns, last_ns, "" if reason == "-" else reason)
+    storage, inputs, first_ns, last_ns, deadline = numbers
+    return DroppedPrompts(storage, inputs, first_ns, last_ns, "" if reason == "-" else reason, deadline)
 
 
 def ensure_record(data_dir: str) -> None:
@@ -123,7 +128,7 @@ def record_drop(data_dir: str, reason: str, kind: str = "storage", now_ns: int |
     Args:
         data_dir: the hook's data dir.
         reason: short code for the cause (``ENOSPC``, ``input``, an exception class name).
-        kind: ``"storage"`` or ``"input"``.
+        kind: ``"storage"``, ``"input"`` or ``"deadline"``.
         now_ns: time of the drop (default: now), ns since the epoch.
 
     Returns:
@@ -143,6 +148,8 @@ def record_drop(data_dir: str, reason: str, kind: str = "storage", now_ns: int |
             now = time.time_ns() if now_ns is None else now_ns
             if kind == "input":
                 record.input += 1
+            elif kind == "deadline":
+                record.deadline += 1
             else:
                 record.storage += 1
             record.first_ns = record.first_ns or now

@@ -45,14 +45,19 @@ except BaseException as _exc:  # noqa: BLE001 - fail open: main() logs it and ex
     _IMPORT_ERROR = _exc
 
 __all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "GIVE_UP_SHARE",
     "MAX_INPUT_BYTES",
     "SCHEMA_VERSION",
+    "HookDeadline",
     "InputProblem",
+    "arm_deadline",
     "build_document",
     "capture",
     "default_data_dir",
     "main",
     "parse_input",
+    "process_age_s",
     "resolve_checkout",
     "session_slug",
 ]
@@ -66,6 +71,19 @@ MAX_INPUT_BYTES = 16 * 1024 * 1024
 """Largest stdin the hook reads (bytes); a larger payload is logged and dropped, never half-stored."""
 DROP_RECORD_NAME = "logs/prompt-hook.dropped"
 """Same as ``dropped_prompts.RECORD_NAME``, repeated so a normal run does not import that module."""
+DEFAULT_TIMEOUT_S = 5
+"""The hook's timeout in Claude Code's settings when the command names none (``--timeout-s``); the
+installer writes this value into the settings and into the command."""
+GIVE_UP_SHARE = 0.7
+"""The capture gives up this share of the timeout after its process started (3.5 s of 5 s): the rest
+is left for counting the dropped prompt and exiting before Claude Code kills the hook (docs/adr/0055)."""
+
+
+class HookDeadline(BaseException):
+    """The capture ran past its deadline (raised by the interval timer); the prompt is counted as dropped."""
+
+
+_deadline_armed = False
 
 
 class InputProblem(ValueError):
@@ -430,9 +448,63 @@ def capture(raw: bytes, data_dir: str, now_ns: int | None = None) -> str:
     commit = repo.write_commit(
         tree, operator + " <prompt-hook@mission-memory.invalid>", now // 10**9, message
     )
+    _disarm()  # from here on the prompt is stored by one rename: never count it as dropped
     ref = repo.create_ref("refs/prompts/" + str(document["prompt_id"]), commit)
     _ensure_drop_record(data_dir)
     return ref
+
+
+# -- the deadline --------------------------------------------------------------------------------
+def process_age_s() -> float:
+    """Seconds since this process started, from ``/proc/self/stat`` (Linux; clock-tick resolution),
+    so the time the interpreter took to start under load counts too; 0.0 where it cannot be read
+    (the deadline then runs from the capture's start)."""
+    try:
+        text = _read_text("/proc/self/stat", 2048) or ""
+        fields = text[text.rindex(")") + 2 :].split()
+        started = int(fields[19]) / _os.sysconf("SC_CLK_TCK")
+        return max(0.0, time.clock_gettime(time.CLOCK_BOOTTIME) - started)
+    except (ValueError, IndexError, OSError, AttributeError):
+        return 0.0
+
+
+def _on_deadline(signum: int, frame: object) -> None:
+    if _deadline_armed:
+        raise HookDeadline("the capture ran past its deadline")
+
+
+def arm_deadline(timeout_s: float) -> float:
+    """Raise :class:`HookDeadline` in this process :data:`GIVE_UP_SHARE` of ``timeout_s`` after it started.
+
+    Uses ``setitimer`` (``_signal``, built into the interpreter: no import cost). Returns the seconds
+    left (0 or less: the deadline has passed already, nothing is armed).
+    """
+    global _deadline_armed
+    left = timeout_s * GIVE_UP_SHARE - process_age_s()
+    if left <= 0:
+        return left
+    try:
+        import _signal  # type: ignore[import-not-found, unused-ignore]  # builtin; signal.py would import enum
+
+        _signal.signal(_signal.SIGALRM, _on_deadline)
+        _signal.setitimer(_signal.ITIMER_REAL, left)
+        _deadline_armed = True
+    except (ImportError, AttributeError, OSError, ValueError):  # no interval timers here: run unbounded
+        pass
+    return left
+
+
+def _disarm() -> None:
+    global _deadline_armed
+    if not _deadline_armed:
+        return
+    _deadline_armed = False
+    try:
+        import _signal  # type: ignore[import-not-found, unused-ignore]  # builtin; signal.py would import enum
+
+        _signal.setitimer(_signal.ITIMER_REAL, 0)
+    except (ImportError, AttributeError, OSError, ValueError):
+        pass
 
 
 def _ensure_drop_record(data_dir: str) -> None:
@@ -473,13 +545,27 @@ def _log(data_dir: str | None, message: str) -> None:
         pass
 
 
-def _data_dir_from_argv(argv: list[str]) -> str | None:
+def _option(argv: list[str], name: str) -> str | None:
     for i, arg in enumerate(argv):
-        if arg == "--data-dir" and i + 1 < len(argv):
-            return _expand_home(argv[i + 1])
-        if arg.startswith("--data-dir="):
-            return _expand_home(arg[len("--data-dir=") :])
+        if arg == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith(name + "="):
+            return arg[len(name) + 1 :]
     return None
+
+
+def _data_dir_from_argv(argv: list[str]) -> str | None:
+    value = _option(argv, "--data-dir")
+    return None if value is None else _expand_home(value)
+
+
+def _timeout_from_argv(argv: list[str]) -> float:
+    """``--timeout-s``: the timeout the installer wrote into Claude Code's settings (default 5)."""
+    try:
+        value = float(_option(argv, "--timeout-s") or DEFAULT_TIMEOUT_S)
+    except ValueError:
+        return float(DEFAULT_TIMEOUT_S)
+    return value if value > 0 else float(DEFAULT_TIMEOUT_S)
 
 
 def _read_stdin() -> bytes:
@@ -508,17 +594,31 @@ def main(argv: list[str] | None = None) -> int:
     A prompt that is not stored is counted in the dropped-prompt record (:mod:`dropped_prompts`)
     before the log line is attempted, because on a full disk only the record's in-place update can
     still succeed.
+
+    The capture has a deadline of :data:`GIVE_UP_SHARE` of the hook's timeout (``--timeout-s``, the
+    value the installer wrote into the settings), counted from the process's start: past it (a
+    loaded machine, a stalled stdin or disk) it gives up and counts a ``deadline`` drop while there
+    is still time, instead of being killed by Claude Code with nothing counted (docs/adr/0055).
     """
     data_dir: str | None = None
+    args = sys.argv[1:] if argv is None else argv
     try:
-        data_dir = _data_dir_from_argv(sys.argv[1:] if argv is None else argv) or default_data_dir()
+        data_dir = _data_dir_from_argv(args) or default_data_dir()
         if _IMPORT_ERROR is not None:
             raise _IMPORT_ERROR
+        if arm_deadline(_timeout_from_argv(args)) <= 0:
+            raise HookDeadline("the process started too late to capture within its timeout")
         capture(_read_stdin(), data_dir)
+    except HookDeadline as exc:
+        _disarm()
+        _drop(data_dir, "deadline", "deadline")
+        _log(data_dir, "prompt dropped: " + str(exc))
     except InputProblem as exc:
+        _disarm()
         _drop(data_dir, "input", "input")
         _log(data_dir, "nothing captured: " + str(exc)[:500])
     except BaseException as exc:  # noqa: BLE001 - fail open: log and exit 0 whatever happened
+        _disarm()
         reason = type(exc).__name__
         if isinstance(exc, OSError) and exc.errno is not None:
             import errno  # built into the interpreter; failure path only
@@ -526,4 +626,5 @@ def main(argv: list[str] | None = None) -> int:
             reason = errno.errorcode.get(exc.errno, reason)
         _drop(data_dir, "storage", reason)
         _log(data_dir, "capture failed, prompt dropped: " + type(exc).__name__ + ": " + str(exc)[:500])
+    _disarm()
     return 0

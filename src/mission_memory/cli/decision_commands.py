@@ -54,6 +54,13 @@ def decide(
     write_adr: Annotated[
         Path | None, typer.Option("--write-adr", help="Also write it as a MADR file NNNN-<slug>.md into this folder.")
     ] = None,
+    access_level: Annotated[
+        str | None,
+        typer.Option("--access-level", help=(
+            "public, internal, restricted or secret; default: the most restricted level of what it "
+            "supersedes or cites (internal when they are all lower)."
+        )),
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Record a decision with its rationale and rejected alternatives, where it is taken."""
@@ -64,7 +71,7 @@ def decide(
             title, decision=decision, rationale=rationale, rejected=rejected or [], context=context,
             principles=principle or [], component=component, tasks=task or [], supersedes=supersedes,
             status=status.value, mission=mission, session_id=session, by_agent=by is DecidedBy.agent,
-            write_adr=write_adr,
+            write_adr=write_adr, access_level=access_level,
         )
     data = outcome.to_json()
     if json_output:

@@ -167,6 +167,7 @@ def _dropped_dict(record: dropped_prompts.DroppedPrompts | None, data_dir: Path)
         "total": record.total,
         "storage": record.storage,
         "input": record.input,
+        "deadline": record.deadline,
         "first": _stamp(record.first_ns),
         "last": _stamp(record.last_ns),
         "last_reason": record.last_reason or None,

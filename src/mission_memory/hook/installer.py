@@ -46,7 +46,9 @@ __all__ = [
 HOOK_DIR = Path(__file__).resolve().parent
 PROMPT_HOOK_SCRIPT = HOOK_DIR / "prompt_capture.py"
 SESSION_START_SCRIPT = HOOK_DIR / "session_start.py"
-PROMPT_HOOK_TIMEOUT_S = 5
+PROMPT_HOOK_TIMEOUT_S = prompt_commit.DEFAULT_TIMEOUT_S
+"""The prompt hook's timeout (s), written into the settings and, as ``--timeout-s``, into its command:
+the capture gives up before it (docs/adr/0055)."""
 SESSION_START_TIMEOUT_S = 15
 SESSION_START_MATCHER = "startup|clear|compact"
 _OWN_MARKERS = ("mission_memory/hook/", "mission_memory\\hook\\")
@@ -125,14 +127,19 @@ def _data_dir_args(data_dir: Path | None) -> list[str]:
     return ["--data-dir", str(data_dir.expanduser().resolve())]
 
 
-def prompt_hook_command(data_dir: Path | None = None) -> str:
-    """Shell command for the ``UserPromptSubmit`` hook: ``<python> -S -E <prompt_capture.py>``.
+def prompt_hook_command(data_dir: Path | None = None, timeout_s: int = PROMPT_HOOK_TIMEOUT_S) -> str:
+    """Shell command for the ``UserPromptSubmit`` hook:
+    ``<python> -S -E <prompt_capture.py> --timeout-s N [--data-dir DIR]``.
 
     Args:
         data_dir: baked in as ``--data-dir`` when given (a non-default data dir), so the hook writes
             where the CLI reads even though Claude Code's environment lacks ``MISSION_MEMORY_DATA_DIR``.
+        timeout_s: the timeout written beside the command in the settings; the capture gives up
+            :data:`~mission_memory.capture.prompt_commit.GIVE_UP_SHARE` of it after its start and
+            counts the prompt as dropped, before Claude Code kills it (docs/adr/0055).
     """
-    args = [str(hook_interpreter()), "-S", "-E", str(PROMPT_HOOK_SCRIPT), *_data_dir_args(data_dir)]
+    args = [str(hook_interpreter()), "-S", "-E", str(PROMPT_HOOK_SCRIPT), "--timeout-s", str(timeout_s),
+            *_data_dir_args(data_dir)]
     return shlex.join(args)
 
 
@@ -246,7 +253,7 @@ def install_hooks(
         ConfigError: the interpreter is a version-manager shim, or the data dir cannot be written.
     """
     data = _load(path)
-    entries = [(HookEvent.USER_PROMPT_SUBMIT, "", prompt_hook_command(data_dir), timeout_s)]
+    entries = [(HookEvent.USER_PROMPT_SUBMIT, "", prompt_hook_command(data_dir, timeout_s), timeout_s)]
     if session_start:
         entries.append(
             (

@@ -27,8 +27,9 @@ from mission_memory.decisions import DecisionAttributes, DecisionStatus, Rejecte
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.intake_redaction import redact_text, redact_value
-from mission_memory.records import Provenance, Record, RecordKind, SourceKind, record_id_for
+from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import ACCESS_ORDER
 from mission_memory.stores.write_path import store_records
 
 __all__ = [
@@ -472,8 +473,14 @@ def record_decision(
     session_id: str | None,
     write_adr: Path | None = None,
     now: datetime | None = None,
+    access_level: AccessLevel | None = None,
 ) -> RecordedDecision:
     """Store a decision where it is taken, mark the one it supersedes, optionally write it as MADR.
+
+    The decision's access level is ``access_level`` when the recorder sets one; otherwise the most
+    restricted of its own (from ingest's path rules with ``write_adr``, else ``internal``) and of
+    the records it supersedes or cites (its principles and tracker tasks, in its mission): a
+    decision superseding a restricted ADR restates it, so it is restricted too (docs/adr/0055).
 
     Everything is checked before anything is written: an unknown ``supersedes`` reference, a
     ``write_adr`` folder outside a git work tree or not read by ingest raise before the file or the
@@ -488,6 +495,7 @@ def record_decision(
         session_id: the session the decision was taken in (provenance).
         write_adr: a folder of the mission's repository to write ``NNNN-<slug>.md`` into.
         now: the decision time (default: now, UTC).
+        access_level: the level the recorder sets (None: inherited, see above).
 
     Returns:
         The stored record (source key ``<mission>:decision:decision/<slug>``, or the ADR path with
@@ -513,11 +521,33 @@ def record_decision(
         if not mission:
             raise InputError("a recorded decision needs a mission (--mission)")
         record = _recorded_record(statement, mission, decided_by, session_id, moment, label)
+    if access_level is not None:
+        level = access_level
+    else:
+        cited = _cited_records(store, record.provenance.mission, statement)
+        levels = [record.access_level, *(r.access_level for r in (target, *cited) if r is not None)]
+        level = max(levels, key=lambda lv: ACCESS_ORDER.index(lv.value))
+    if level is not record.access_level:
+        record = record.model_copy(update={"access_level": level})
     superseded = (_mark_superseded(target, _label_of(record)),) if target is not None else ()
     batch = [record, *superseded]
     stored = store_records(store, embedder, batch, batch=None)
     added = record.id not in stored.outcome.unchanged
     return RecordedDecision(record=record, adr_path=adr_path, superseded=superseded, added=added)
+
+
+def _cited_records(store: MemoryStore, mission: str, statement: DecisionStatement) -> list[Record]:
+    """The principle and tracker-task records of ``mission`` that ``statement`` cites by id or key."""
+    cited: list[Record] = []
+    if statement.principles:
+        wanted = {p.casefold() for p in statement.principles}
+        cited += [r for r in store.records_of_kind([RecordKind.PRINCIPLE.value], mission=mission, limit=10_000)
+                  if str(r.attributes.get("principle_id", "")).casefold() in wanted]
+    if statement.tasks:
+        keys = {t.casefold() for t in statement.tasks}
+        cited += [r for r in store.records_of_kind([RecordKind.ISSUE.value], mission=mission, limit=10_000)
+                  if str(r.attributes.get("key", "")).casefold() in keys]
+    return cited
 
 
 def _write_adr_mission(folder: Path | None) -> str:

@@ -44,6 +44,12 @@ DECISION_TOOL_DESCRIPTION = (
 )
 
 
+_ACCESS_LEVEL_HELP = (
+    "Who may read it: public, internal, restricted or secret. Default: the most restricted level of the "
+    "decision it supersedes and the principles and tasks it cites (internal when they are all lower)."
+)
+
+
 class RejectedArg(BaseModel):
     """One rejected alternative."""
 
@@ -69,6 +75,9 @@ class DecisionToolArguments(BaseModel):
     supersedes: str | None = Field(default=None, description="The decision it replaces.")
     status: Literal["accepted", "proposed"] = Field(default="accepted", description="accepted or proposed.")
     decided_by: Literal["agent", "operator"] = Field(default="agent", description="Who took the decision.")
+    access_level: Literal["public", "internal", "restricted", "secret"] | None = Field(
+        default=None, description=_ACCESS_LEVEL_HELP,
+    )
 
 
 def decision_tool_schema() -> dict[str, Any]:
@@ -78,12 +87,17 @@ def decision_tool_schema() -> dict[str, Any]:
 
 
 def add_decision_tool(
-    server: MCPServer[ServedMemory], access_of: Callable[[Context[Any, Any]], AccessContext | None] = lambda _: None
+    server: MCPServer[ServedMemory], access_of: Callable[[Context[Any, Any]], AccessContext | None] = lambda _: None,
+    default_mission: str | None = None,
 ) -> None:
     """Register ``record_decision`` on ``server`` (a server from ``build_server``).
 
     Call it only when write tools are enabled; the server's lifespan provides the memory.
     ``access_of`` gives the calling operator's access context (a team server, ADR 0045).
+    ``default_mission`` is the mission decisions are recorded in: the server's (``serve --mission``,
+    or over stdio the project's), never the folder the server process happens to run in; None: the
+    caller's only mission when their token is scoped to one, else the folder's mission as ``decide``
+    does (docs/adr/0055).
     """
 
     @server.tool(name=DECISION_TOOL_NAME, description=DECISION_TOOL_DESCRIPTION)
@@ -102,17 +116,24 @@ def add_decision_tool(
         supersedes: Annotated[str | None, Field(description="The decision it replaces.")] = None,
         status: Annotated[Literal["accepted", "proposed"], Field(description="accepted or proposed.")] = "accepted",
         decided_by: Annotated[Literal["agent", "operator"], Field(description="Who took the decision.")] = "agent",
+        access_level: Annotated[
+            Literal["public", "internal", "restricted", "secret"] | None, Field(description=_ACCESS_LEVEL_HELP)
+        ] = None,
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
         session_id = mcp_session_id(ctx)
         alternatives = [RejectedAlternative(r.option, r.why) for r in rejected or []]
         access = access_of(ctx)
+        mission = default_mission
+        if mission is None and access is not None and len(access.missions) == 1:
+            mission = next(iter(access.missions))
 
         def run() -> str:
             outcome = memory.record_decision(
                 title, decision=decision, rationale=rationale, rejected=alternatives, context=context,
                 principles=principles or [], component=component, tasks=tasks or [], supersedes=supersedes,
-                status=status, session_id=session_id, by_agent=decided_by == "agent", access=access,
+                status=status, mission=mission, session_id=session_id, by_agent=decided_by == "agent",
+                access=access, access_level=access_level,
             )
             return json.dumps(outcome.to_json(), ensure_ascii=False)
 

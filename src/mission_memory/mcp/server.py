@@ -275,7 +275,7 @@ def build_server(
         from mission_memory.mcp.decision_tool import add_decision_tool
 
         _add_write_tools(server, verifier)
-        add_decision_tool(server, lambda ctx: caller_access(ctx, verifier))
+        add_decision_tool(server, lambda ctx: caller_access(ctx, verifier), default_mission=default_mission)
     return server
 
 

@@ -15,11 +15,13 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name, quote_name
 from mission_memory.mission_scope import resolve_mission_scope
+from mission_memory.records import Layer
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope
 from mission_memory.retrieval.query import run_query
 from mission_memory.retrieval_events import Client, process_session_id
 from mission_memory.stores.base import MemoryStore, stored_mission_names
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
 
 __all__ = ["pull"]
@@ -72,10 +74,10 @@ def pull(
     stored = stored_mission_names(store)  # names only: counting reads every record (ADR 0049)
     missions = resolve_mission_scope(filters.mission, default_mission, stored)
     checked = filters.model_copy(update={"mission": missions.mission})
-    if checked.component is not None and not store.has_component(checked.component):
-        components = store.components(limit=30)
-        if components:
-            shown = ", ".join(listed_name(c) for c in components)
+    if checked.component is not None and not _has_component(store, seen, checked.component):
+        components = _components(store, seen, limit=30)
+        if components or seen is not store:
+            shown = ", ".join(listed_name(c) for c in components) or "none you may read"
             raise InputError(
                 f"no component named {quote_name(checked.component)} is stored (components, most records "
                 f"first: {shown})"
@@ -101,3 +103,22 @@ def pull(
         note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
         digest = explain_empty(digest, note, tokenizer)
     return digest
+
+
+def _has_component(store: MemoryStore, seen: MemoryStore, component: str) -> bool:
+    """Whether ``component`` is stored and, in an access-scoped view, holds a record the caller may see
+    (a folder of restricted files only does not exist for a lower clearance, docs/adr/0055)."""
+    if not store.has_component(component):
+        return False
+    if seen is store:
+        return True
+    hits = seen.most_critical(SearchFilter(tuple(Layer), QueryFilters(component=component)), 50)
+    return bool(seen.get([h.record_id for h in hits]))  # get applies every rule of the context
+
+
+def _components(store: MemoryStore, seen: MemoryStore, limit: int) -> list[str]:
+    """The stored components, most records first; in a scoped view only those holding a record the
+    caller may see (read among the 4 x ``limit`` largest)."""
+    if seen is store:
+        return list(store.components(limit=limit))
+    return [c for c in store.components(limit=limit * 4) if _has_component(store, seen, c)][:limit]

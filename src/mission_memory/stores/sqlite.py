@@ -50,12 +50,18 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.errors import BackendUnavailable, ConfigError, InputError
+from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.filters import SearchFilter, matches
+from mission_memory.stores.snapshot_integrity import (
+    DATA_FILE_MODE,
+    create_data_file,
+    make_data_folder,
+    remove_orphaned_temporaries,
+)
 from mission_memory.stores.sqlite_bm25_index import INDEX_MIN_ROWS, Bm25IndexCache
 from mission_memory.stores.sqlite_filters import (
     FILTER_COLUMNS,
@@ -65,6 +71,12 @@ from mission_memory.stores.sqlite_filters import (
     row_columns,
 )
 from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE, FtsTermStats, TermPlan, fts_totals
+from mission_memory.stores.sqlite_integrity import (
+    check_file_shape,
+    check_soundness,
+    damage_message,
+    restamp_own_writes,
+)
 from mission_memory.stores.sqlite_migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -197,10 +209,17 @@ class SqliteStore:
                 f"data dir {path.parent} is a file, not a folder (set MISSION_MEMORY_DATA_DIR to a folder)"
             )
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_data_folder(path.parent)
         except OSError as exc:
             raise BackendUnavailable(f"cannot create data dir {path.parent}: {exc}") from exc
+        check_file_shape(path)  # a 0-byte, foreign or truncated file: refused, never made a new store
         self.read_only = _is_read_only(path)
+        if not self.read_only:
+            for folder in (path.parent, self._vectors.snapshot_folder, self.bm25_index.snapshot_path.parent):
+                remove_orphaned_temporaries(folder)
+            if not path.exists():
+                self._create()
+        self._check_soundness()
         self._migrate()
 
     # -- connections and transactions -------------------------------------------------------
@@ -250,9 +269,7 @@ class SqliteStore:
         if "readonly" in message or "read-only" in message:
             return BackendUnavailable(f"data dir {self.path.parent} is not writable ({exc})")
         if "malformed" in message or "not a database" in message or "corrupt" in message:
-            return BackendUnavailable(
-                f"store {self.path} is damaged ({exc}); it is derived data: move it aside and re-ingest"
-            )
+            return StoreDamaged(damage_message(self.path, str(exc)))
         if "unable to open" in message:
             return BackendUnavailable(f"cannot open store {self.path} ({exc}); is {self.path.parent} writable?")
         return BackendUnavailable(f"store {self.path} failed: {exc}")
@@ -278,6 +295,44 @@ class SqliteStore:
             raise
         else:
             self._retry(lambda: conn.execute("COMMIT"))
+
+    def _create(self) -> None:
+        """Make a new store whole: schema written under a temporary name (mode 0600), then linked
+        into place, so ``memory.db`` is never seen empty (an empty one is damage, docs/adr/0055).
+        Another process linking its own new store first wins; this one's is discarded."""
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        try:
+            create_data_file(tmp, DATA_FILE_MODE).close()
+            conn = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                apply_migrations(conn)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()  # the last connection: the WAL is copied in and removed
+            try:
+                os.link(tmp, self.path)
+            except FileExistsError:
+                pass
+            except OSError:  # a file system without hard links
+                if not self.path.exists():
+                    os.replace(tmp, self.path)
+        except sqlite3.Error as exc:
+            raise self._translate(exc) from exc
+        except OSError as exc:
+            raise BackendUnavailable(f"cannot create store {self.path}: {exc}") from exc
+        finally:
+            for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
+                leftover.unlink(missing_ok=True)
+
+    def _check_soundness(self) -> None:
+        """:func:`~mission_memory.stores.sqlite_integrity.check_soundness` on this thread's connection."""
+        try:
+            conn = self._conn()
+        except BackendUnavailable:
+            raise
+        self._sound_at = (check_soundness(self.path, conn), time.monotonic())
 
     def _migrate(self) -> None:
         try:
@@ -309,10 +364,14 @@ class SqliteStore:
     def close(self) -> None:
         """Close every connection this object opened."""
         with self._conn_lock:
+            closed = bool(self._connections)
             for conn in self._connections:
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
+        sound = getattr(self, "_sound_at", None)
+        if closed and sound is not None and not self.read_only:
+            restamp_own_writes(self.path, *sound)
 
     # -- records ------------------------------------------------------------------------------
 
@@ -1009,15 +1068,15 @@ class SqliteStore:
         return str(self._conn().execute("PRAGMA integrity_check").fetchone()[0])
 
     def ensure_sound(self) -> None:
-        """Run ``PRAGMA quick_check``; raise :class:`BackendUnavailable` when the file is damaged.
+        """Run ``PRAGMA quick_check`` now (not only once per file version, as opening does); raise
+        :class:`~mission_memory.errors.StoreDamaged` when the file is damaged.
 
         Ingest calls it first, so that writing into a damaged file is refused, not reported as success.
         """
-        result = str(self._conn().execute("PRAGMA quick_check").fetchone()[0])
+        conn = self._conn()
+        result = "\n".join(str(row[0]) for row in conn.execute("PRAGMA quick_check(20)"))
         if result != "ok":
-            raise BackendUnavailable(
-                f"store {self.path} is damaged ({result[:200]}); it is derived data: move it aside and re-ingest"
-            )
+            raise StoreDamaged(damage_message(self.path, f"quick_check: {result[:300]}", conn))
 
 
 @contextmanager

@@ -43,7 +43,13 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.stores.fts5_bm25 import TEXT_WEIGHT, TITLE_WEIGHT, idf, term_score
-from mission_memory.stores.snapshot_integrity import data_checked
+from mission_memory.stores.snapshot_integrity import (
+    DATA_FILE_MODE,
+    create_data_file,
+    data_checked,
+    data_file_mode,
+    make_data_folder,
+)
 from mission_memory.stores.sqlite_fts_terms import TOKENIZER, FtsTotals
 
 __all__ = [
@@ -220,7 +226,7 @@ class Bm25Index:
 
     # -- the snapshot file -------------------------------------------------------------------
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, mode: int = DATA_FILE_MODE) -> None:
         """Write the index to ``path`` atomically (a temporary file in the same folder, renamed).
 
         Layout: 8 magic bytes, the header's length (8 bytes, little-endian), a JSON header
@@ -255,10 +261,10 @@ class Bm25Index:
             "arrays": layout, "data_size": data_size, "crc32": crc,
         }).encode()
         start = _padded(16 + len(header))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_data_folder(path.parent)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
         try:
-            with open(tmp, "wb") as out:
+            with create_data_file(tmp, mode) as out:
                 out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
                 out.write(b"\0" * (start - 16 - len(header)))
                 for name in _ARRAYS:
@@ -533,14 +539,14 @@ class Bm25IndexCache:
         extended = index.extended(conn)
         self.extensions += 1
         with contextlib.suppress(OSError):
-            extended.save(self.snapshot_path)
+            extended.save(self.snapshot_path, data_file_mode(self.database))
         return extended
 
     def _build(self, conn: sqlite3.Connection) -> Bm25Index:
         index = Bm25Index.build(conn)
         self.builds += 1
         with contextlib.suppress(OSError):  # the snapshot only saves time: a read-only data dir still answers
-            index.save(self.snapshot_path)
+            index.save(self.snapshot_path, data_file_mode(self.database))
         return index
 
     def _deleted_rows(self, conn: sqlite3.Connection, index: Bm25Index, count: int) -> npt.NDArray[np.int64] | None:

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable
 from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.snapshot_integrity import data_file_mode
 from mission_memory.stores.sqlite_filters import (
     CODED_COLUMNS,
     KIND_NAMES,
@@ -141,13 +142,18 @@ class SqliteVectorCache:
         self._last_mask = (table, where, mask)
         return mask
 
+    @property
+    def snapshot_folder(self) -> Path:
+        """The folder of the vector snapshots, ``<stem>.vectors/`` beside the database."""
+        return self.database.parent / f"{self.database.stem}.vectors"
+
     def _snapshot_path(self, model_id: str) -> Path:
-        return VectorTable.snapshot_path(self.database.parent / f"{self.database.stem}.vectors", model_id)
+        return VectorTable.snapshot_path(self.snapshot_folder, model_id)
 
     def _save_snapshot(self, table: VectorTable) -> None:
         # The snapshot only saves time; a read-only data dir still answers queries.
         with contextlib.suppress(OSError):
-            table.save(self._snapshot_path(table.model_id))
+            table.save(self._snapshot_path(table.model_id), data_file_mode(self.database))
 
     def _with_kinds(self, table: VectorTable) -> VectorTable:
         """``table`` with its rows' record kinds read from ``records`` (one pass, no vectors read)."""

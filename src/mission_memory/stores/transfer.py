@@ -16,8 +16,12 @@ Import reads the file twice: the first pass validates every line (a bad one is n
 number, and nothing is stored); the second writes in batches. Writing is idempotent (records by
 content id, events by id, state by mission and key), so an import interrupted by a backend
 failure is finished by running it again. ``mission`` narrows either direction to one mission;
-``max_access_level`` leaves out records above that level on export (docs/design.md §10) and, with them,
-the retrieval events that returned any of them.
+``max_access_level`` leaves out records above that level on export (docs/design.md §10), every
+retrieval event (a query's text is an operator's working note with no access level of its own: it
+may quote what it looked for, such as a restricted task's title, and other operators' events are
+hidden from non-leads; docs/adr/0055) and every state value except the bookkeeping that holds no
+text (:data:`BOOKKEEPING_STATE_PREFIXES`: git heads, commit-access prints, tracker bookmarks); the
+refresh state, for one, holds task titles.
 """
 
 from __future__ import annotations
@@ -41,10 +45,13 @@ from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import ACCESS_ORDER
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "TransferSummary", "export_memory", "import_memory"]
+__all__ = ["BOOKKEEPING_STATE_PREFIXES", "FORMAT_NAME", "FORMAT_VERSION", "TransferSummary", "export_memory", "import_memory"]
 
 FORMAT_NAME = "mission-memory-export"
 FORMAT_VERSION = 1
+BOOKKEEPING_STATE_PREFIXES = ("git_head", "commit_access", "tracker_items")
+"""State keys a clearance-limited export keeps (the name, or the name and ``:<source>``): commit ids,
+hashes and bookmarks, no record text."""
 _BATCH = 256
 _MAX_EVENTS = 10_000_000
 
@@ -179,8 +186,8 @@ def export_memory(
         store: the store read.
         out: a text stream opened for writing.
         mission: export only this mission's records, events and state.
-        max_access_level: leave out records above this access level, and the retrieval events
-            that returned any of them.
+        max_access_level: leave out records above this access level, every retrieval event and
+            the state values other than :data:`BOOKKEEPING_STATE_PREFIXES` (see the module docstring).
         progress: ``progress("export", done, total)`` as records are written.
         now: the header's export time (default: the current time).
 
@@ -199,7 +206,6 @@ def export_memory(
     }))
     models = list(store.vector_models())
     records = vectors = left_out = done = 0
-    hidden: set[str] = set()
     for batch in store.iterate(_BATCH):
         chosen = []
         for record in batch:
@@ -207,7 +213,6 @@ def export_memory(
                 continue
             done += 1
             if allowed is not None and record.access_level.value not in allowed:
-                hidden.add(record.id)
                 left_out += 1
                 continue
             chosen.append(record)
@@ -225,15 +230,17 @@ def export_memory(
         if progress is not None:
             progress("export", done, total)
     events = 0
-    logged = (store.retrieval_events_matching(mission=mission, limit=_MAX_EVENTS) if mission is not None
-              else store.retrieval_events(_MAX_EVENTS))
+    logged = [] if allowed is not None else (
+        store.retrieval_events_matching(mission=mission, limit=_MAX_EVENTS) if mission is not None
+        else store.retrieval_events(_MAX_EVENTS)
+    )
     for event in reversed(logged):
-        if hidden and hidden.intersection(event.record_ids):
-            continue
         out.write(_dump({"type": "event", "event": event.model_dump(mode="json")}))
         events += 1
     state = 0
     for name, key, value in store.state_items(mission):
+        if allowed is not None and key.partition(":")[0] not in BOOKKEEPING_STATE_PREFIXES:
+            continue
         out.write(_dump({"type": "state", "mission": name, "key": key, "value": value}))
         state += 1
     out.write(_dump({"type": "end", "records": records, "vectors": vectors, "events": events, "state": state}))

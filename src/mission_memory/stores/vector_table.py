@@ -32,7 +32,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.stores.snapshot_integrity import data_checked
+from mission_memory.stores.snapshot_integrity import (
+    DATA_FILE_MODE,
+    create_data_file,
+    data_checked,
+    make_data_folder,
+)
 
 __all__ = ["READ_ROWS_MIN_ROWS", "VectorTable", "quantize_rows"]
 
@@ -259,8 +264,9 @@ class VectorTable:
         """Where the snapshot of ``model_id`` lives inside ``folder``."""
         return folder / f"{hashlib.sha256(model_id.encode()).hexdigest()[:16]}{_SUFFIX}"
 
-    def save(self, path: Path) -> None:
-        """Write the table to ``path`` atomically (temp file, flushed to disk, then renamed).
+    def save(self, path: Path, mode: int = DATA_FILE_MODE) -> None:
+        """Write the table to ``path`` atomically (temp file, flushed to disk, then renamed), with the
+        permission bits ``mode`` (the SQLite cache passes its database's, docs/adr/0055).
 
         Layout: magic, the header's length (8 bytes, little-endian), a JSON header (model id,
         counts, each array's dtype, shape and offset, ``data_size`` and the CRC-32 of the data),
@@ -290,12 +296,13 @@ class VectorTable:
             "kinds": list(self.kind_names), "data_size": offset, "crc32": crc,
         }, ensure_ascii=False).encode("utf-8")
         start = -(-(len(_MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # A unique name opened with the umask's mode (mkstemp's 0600 would hide the snapshot from
-        # another account that reads this data dir, which would then rebuild it in every process).
+        make_data_folder(path.parent)
+        # The database's mode, not mkstemp's fixed 0600: a store its owner shared with another
+        # account (an archive, a service's store) has its snapshot read there too, not rebuilt in
+        # every process of that account.
         tmp = path.parent / f".snapshot-{os.getpid()}-{uuid.uuid4().hex}.tmp"
         try:
-            with open(tmp, "xb") as out:
+            with create_data_file(tmp, mode) as out:
                 out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
                 out.write(b"\0" * (start - out.tell()))
                 for array in arrays.values():

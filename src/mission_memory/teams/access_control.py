@@ -8,8 +8,9 @@ workflow views are scoped to (a team's missions). The rules, applied to every re
 * a practitioner record is returned only to its own operator and to leads;
 * an archived rotation brief (``handover_brief``) only to its incoming operator and to leads (it quotes
   the outgoing operator's profile);
-* with mission scoping, workflow and practitioner records only from those missions; the domain layer
-  is shared by the whole team.
+* with mission scoping, records of every layer only from those missions (docs/adr/0055: a mission's
+  documents and events come from its own repositories and feeds, so sharing the domain layer across
+  missions handed a scoped token the other missions' documents).
 
 :class:`AccessScopedStore` wraps a :class:`~mission_memory.stores.base.MemoryStore`: searches get the
 clearance and the practitioner rule pushed into their :class:`~mission_memory.stores.filters.SearchFilter`
@@ -92,7 +93,7 @@ class AccessContext:
         """May this context be shown ``record``? (the rules of the module docstring)."""
         if ACCESS_ORDER.index(record.access_level.value) > ACCESS_ORDER.index(self.clearance.value):
             return False
-        if self.missions and record.layer is not Layer.DOMAIN and record.provenance.mission not in self.missions:
+        if self.missions and record.provenance.mission not in self.missions:
             return False
         if self.is_lead:
             return True
@@ -121,9 +122,9 @@ class AccessContext:
     def check_write_mission(self, mission: str) -> None:
         """Refuse a write (events, alerts) into a mission outside the context's scope.
 
-        A scoped operator reads the whole team's domain layer, but the events they post set the
-        receiving mission's escalation state and degraded mode (docs/design.md §7), so they may post only
-        into their own missions.
+        The events they post set the receiving mission's escalation state and degraded mode
+        (docs/design.md §7), so a scoped operator may post only into their own missions, as they read
+        only those.
 
         Raises:
             AccessDenied: the context is scoped to missions and ``mission`` is not one of them.
@@ -136,10 +137,13 @@ class AccessContext:
 
     def narrow(self, where: SearchFilter) -> SearchFilter:
         """``where`` with the clearance (and, for a non-lead with a single visible operator, the
-        practitioner rule) pushed into the filters the stores already evaluate."""
+        practitioner rule; for a context scoped to one mission, that mission) pushed into the filters
+        the stores already evaluate, so records it may not see take no top-k slot."""
         wanted = where.filters.max_access
         clearance = self.clearance if wanted is None else lower_access(wanted, self.clearance)
         updates: dict[str, object] = {"max_access": clearance}
+        if len(self.missions) == 1 and where.filters.mission in (None, "*"):
+            updates["mission"] = next(iter(self.missions))
         if not self.is_lead and self.handover_from is None and where.filters.practitioner_operator is None:
             updates["practitioner_operator"] = self.operator
         return SearchFilter(where.layers, where.filters, **updates)
