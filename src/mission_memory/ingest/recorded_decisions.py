@@ -42,6 +42,7 @@ __all__ = [
     "record_decision",
     "resolve_decision_ref",
     "slugify",
+    "survives_ingest",
 ]
 
 AGENT = "agent"
@@ -541,6 +542,21 @@ def _path_of(record: Record) -> str | None:
     return DecisionAttributes.read(record.attributes).path
 
 
+def survives_ingest(record: Record, root: Path) -> bool:
+    """Whether an ingest of the repository at ``root`` must keep ``record`` although no file produced it.
+
+    True for a recorded decision (``recorded`` set by :func:`record_decision`) that names no file, or
+    whose MADR file is still on disk under ``root`` (written but not committed yet); False for every
+    other record, and for a recorded decision whose file was removed. The ingest asks it twice: when it
+    reconciles what it read (:func:`reconcile_recorded`) and again for each record it is about to delete,
+    inside the deleting transaction, so a decision recorded while it ran is kept (docs/adr/0056).
+    """
+    if record.kind is not RecordKind.DECISION or not DecisionAttributes.read(record.attributes).recorded:
+        return False
+    path = _path_of(record)
+    return path is None or (root / path).is_file()
+
+
 def reconcile_recorded(
     store: MemoryStore, mission: str, root: Path, records: Sequence[Record]
 ) -> tuple[list[Record], list[str]]:
@@ -571,11 +587,7 @@ def reconcile_recorded(
         return list(records), []
     by_key = {r.source_key: r for r in recorded}
     produced = {r.source_key for r in records}
-    keep = [
-        r.source_key for r in recorded
-        if r.source_key not in produced
-        and (_path_of(r) is None or (root / str(_path_of(r))).is_file())
-    ]
+    keep = [r.source_key for r in recorded if r.source_key not in produced and survives_ingest(r, root)]
     merged: list[Record] = []
     for record in records:
         earlier = by_key.get(record.source_key) if record.kind is RecordKind.DECISION else None

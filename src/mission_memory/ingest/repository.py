@@ -43,7 +43,7 @@ from mission_memory.ingest.exclusion import PathGlobs
 from mission_memory.ingest.git_history import Commit
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
-from mission_memory.ingest.recorded_decisions import reconcile_recorded
+from mission_memory.ingest.recorded_decisions import reconcile_recorded, survives_ingest
 from mission_memory.ingest.source import RepositorySource
 from mission_memory.ingest.structured_documents import (
     StructuredDocumentError,
@@ -446,7 +446,9 @@ def ingest_repository(
             known_commits - report.added[RecordKind.COMMIT.value] - report.updated[RecordKind.COMMIT.value]
         )
     # Replaced records were deleted by upsert; files that disappeared leave records behind: drop them.
-    for kind, n in _delete_missing(store, mission, file_kinds, file_keys).items():
+    # A decision recorded while this run embedded is not in file_keys: the store judges each record it
+    # is about to delete, as stored then, by the rule reconcile_recorded used (docs/adr/0056).
+    for kind, n in _delete_missing(store, mission, file_kinds, file_keys, source.root).items():
         report.removed[kind] += n
     if report.head:
         store.set_state(mission, f"git_head:{source.root}", report.head)
@@ -506,8 +508,8 @@ def check_mission_name(name: str) -> str:
     return name
 
 
-def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
+def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str], root: Path) -> Counter[str]:
     removed: Counter[str] = Counter()
     for kind in kinds:
-        removed[kind] += store.delete_missing(mission, [kind], keep)
+        removed[kind] += store.delete_missing(mission, [kind], keep, spare=lambda r: survives_ingest(r, root))
     return +removed
