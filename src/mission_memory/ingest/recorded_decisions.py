@@ -57,6 +57,7 @@ _SUPERSEDED_CRITICALITY = 0.3  # as ingest/repository gives a superseded ADR
 _MAX_TITLE = 200
 _MAX_FIELD = 20_000
 _MAX_SLUG = 60
+_MAX_REGISTRY_BYTES = 1_000_000  # as ingest's default max_file_bytes
 _NUMBERED = re.compile(r"^(\d{1,5})[-_]")
 _REF_NUMBER = re.compile(r"^(?:adr)?[\s\-_#]*0*(\d{1,5})$", re.IGNORECASE)
 
@@ -410,6 +411,7 @@ def _adr_record(
     """Write the MADR file and build the record ingest would build for it; ``(record, path, mission)``."""
     from mission_memory.ingest.adr import is_adr_path, parse_adr
     from mission_memory.ingest.decision_records import decision_records
+    from mission_memory.ingest.file_reading import read_inside
     from mission_memory.ingest.git_history import GitRepository
     from mission_memory.ingest.principles import find_principle_paths, parse_principles
     from mission_memory.ingest.source import RepositorySource
@@ -444,9 +446,11 @@ def _adr_record(
     mission = mission or root.name
     principles = []
     for principle_path in find_principle_paths(files):
+        read = read_inside(root, principle_path, _MAX_REGISTRY_BYTES)
         try:
-            principles.extend(parse_principles((root / principle_path).read_text(encoding="utf-8"), principle_path))
-        except (OSError, UnicodeDecodeError):
+            if read.data is not None:
+                principles.extend(parse_principles(read.data.decode("utf-8-sig"), principle_path))
+        except UnicodeDecodeError:
             continue  # ingest skips an unreadable registry too
     [built] = decision_records(source, mission, [(rel, parse_adr(text, rel))], principles, None, [])
     attributes = replace(

@@ -4,7 +4,8 @@ Incremental and idempotent. Files are read once per run and turned into records 
 from their content; only records whose id is not stored yet are embedded and written, so a re-run
 on an unchanged repository adds nothing and embeds nothing. Commits are read from the last
 ingested HEAD on. Files that cannot be read as text (binary, too large, not UTF-8) are skipped and
-reported with a reason. A folder that is not a git work tree is ingested as documents only, minus
+reported with a reason; only regular files inside the repository are opened, a link leading out of it
+or to a device or FIFO is reported instead (`mission_memory.ingest.file_reading`, ADR 0056). A folder that is not a git work tree is ingested as documents only, minus
 what its ``.gitignore`` files exclude; files matching ``.mission-memory-ignore`` at the root are left out
 either way (see `mission_memory.ingest.exclusion`), and ``include``/``exclude`` globs narrow a run further.
 YAML and TOML files under documentation folders are ingested as documents, one chunk per top-level key
@@ -40,6 +41,7 @@ from mission_memory.ingest.decision_records import (
 )
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import PathGlobs
+from mission_memory.ingest.file_reading import read_inside
 from mission_memory.ingest.git_history import Commit
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
@@ -72,8 +74,9 @@ class IngestReport:
         head: the commit ingested up to, or None.
         added, updated, unchanged, removed: counts by record kind.
         skipped: files not ingested, with the reason (``binary``, ``too-large``, ``undecodable``,
-            ``undecodable file name``, ``unreadable``, ``invalid-yaml``, ``invalid-toml``); a parse failure
-            also carries ``detail``, the parser's message with its line.
+            ``undecodable file name``, ``unreadable``, ``outside-repository`` (a link leading out of the
+            repository), ``not-a-regular-file`` (FIFO, device, socket, folder), ``invalid-yaml``,
+            ``invalid-toml``); a parse failure also carries ``detail``, the parser's message with its line.
         embedded: vectors computed in this run.
         vectors_reused: records whose id changed but whose embedded text did not: their vector was
             copied from the record they replace instead of being computed again.
@@ -153,15 +156,13 @@ class IngestReport:
         }
 
 
-def _read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
-    """``(text, None)`` or ``(None, reason)``."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return None, "too-large"
-        data = path.read_bytes()
-    except OSError:
-        return None, "unreadable"
+def _read_text(root: Path, relative: str, max_bytes: int) -> tuple[str | None, str | None]:
+    """``(text, None)`` or ``(None, reason)``; only a regular file under ``root`` is read, at most
+    ``max_bytes`` of it (:func:`~mission_memory.ingest.file_reading.read_inside`)."""
+    read = read_inside(root, relative, max_bytes)
+    if read.data is None:
+        return None, read.reason
+    data = read.data
     if b"\0" in data[:8192]:
         return None, "binary"
     try:
@@ -372,7 +373,7 @@ def ingest_repository(
     for i, rel in enumerate(candidates, start=1):
         read_started = clock.perf_counter()
         shown = _readable_file_name(rel)
-        text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root / rel, max_file_bytes)
+        text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root, rel, max_file_bytes)
         if text is None:
             report.skipped.append({"path": shown, "reason": reason or "unreadable"})
         else:
