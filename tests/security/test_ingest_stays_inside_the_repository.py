@@ -20,7 +20,6 @@ from pathlib import Path
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.ingest.file_reading import read_inside
 from tests.conftest import GitRepo
 
 CANARY_OUTSIDE = "canary-outside-the-clone-7f3a"
@@ -134,6 +133,8 @@ def test_a_fifo_in_a_plain_folder_is_not_opened(tmp_path: Path, data_dir: Path) 
 
 
 def test_the_cap_applies_to_the_bytes_read(tmp_path: Path) -> None:
+    from mission_memory.ingest.file_reading import read_inside
+
     (tmp_path / "exact.md").write_bytes(b"x" * 100)
     (tmp_path / "over.md").write_bytes(b"x" * 101)
     os.symlink("exact.md", tmp_path / "link.md")

@@ -56,12 +56,17 @@ from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import store_records
 
-__all__ = ["IngestReport", "ProgressFn", "ingest_repository"]
+__all__ = ["MAX_RECORDS_PER_FILE", "IngestReport", "ProgressFn", "ingest_repository"]
 
 ProgressFn = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: called as work advances (phases: read, embed)."""
 
 _BATCH = 64
+
+MAX_RECORDS_PER_FILE = 2000
+"""Default cap on the document records one file yields (ADR 0056). A long handbook split at 2,400
+characters a chunk stays under it up to about 4.8 MB of text, far past ``max_file_bytes``' default;
+only a file of many tiny sections reaches it."""
 
 
 @dataclass
@@ -77,6 +82,8 @@ class IngestReport:
             ``undecodable file name``, ``unreadable``, ``outside-repository`` (a link leading out of the
             repository), ``not-a-regular-file`` (FIFO, device, socket, folder), ``invalid-yaml``,
             ``invalid-toml``); a parse failure also carries ``detail``, the parser's message with its line.
+        cut: files that would have yielded more records than the per-file cap, each
+            ``{"path", "records", "kept"}``: only their first ``kept`` records were ingested.
         embedded: vectors computed in this run.
         vectors_reused: records whose id changed but whose embedded text did not: their vector was
             copied from the record they replace instead of being computed again.
@@ -96,6 +103,7 @@ class IngestReport:
     unchanged: Counter[str] = field(default_factory=Counter)
     removed: Counter[str] = field(default_factory=Counter)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    cut: list[dict[str, Any]] = field(default_factory=list)
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -143,6 +151,7 @@ class IngestReport:
             "embedded": self.embedded,
             "vectors_reused": self.vectors_reused,
             "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
+            "cut": list(self.cut),
             "by_kind": {
                 label: dict(counter)
                 for label, counter in (("added", self.added), ("updated", self.updated),
@@ -233,16 +242,26 @@ def _commit_record(source: RepositorySource, mission: str, commit: Commit, missi
 
 
 def _document_records(
-    source: RepositorySource, mission: str, path: str, text: str, mission_type: str | None
+    source: RepositorySource, mission: str, path: str, text: str, mission_type: str | None,
+    report: IngestReport, cap: int,
 ) -> list[Record]:
-    """Document chunk records of one file; raises StructuredDocumentError for YAML/TOML that does not parse."""
+    """Document chunk records of one file, at most ``cap`` of them (the first, in document order; a cut
+    file is named in ``report.cut`` and its warnings); raises StructuredDocumentError for YAML/TOML
+    that does not parse."""
     sha, changed = source.changed(path)
     records = []
     seen: Counter[str] = Counter()
-    chunks = split_structured_document(text, path) if is_structured_document(path) else split_document(text, path)
+    split = split_structured_document(text, path) if is_structured_document(path) else split_document(text, path)
+    chunks = [chunk for chunk in split if chunk.text.strip()]
+    if len(chunks) > cap:
+        shown = _readable_file_name(path)
+        report.cut.append({"path": shown, "records": len(chunks), "kept": cap})
+        report.warnings.append(
+            f"{shown}: would yield {len(chunks):,} records, more than the cap of {cap:,} per file; only its first"
+            f" {cap:,} sections are ingested (split the file, or exclude it)"
+        )
+        chunks = chunks[:cap]
     for chunk in chunks:
-        if not chunk.text.strip():
-            continue
         ref = f"{path}#{chunk.anchor}" if chunk.anchor else path
         seen[ref] += 1
         slot = ref if seen[ref] == 1 else f"{ref}~{seen[ref]}"
@@ -307,6 +326,7 @@ def ingest_repository(
     exclude: Sequence[str] = (),
     passage_heads: Mapping[RecordKind, int] | None = None,
     access_rules: AccessRules | None = None,
+    max_records_per_file: int = MAX_RECORDS_PER_FILE,
 ) -> IngestReport:
     """Ingest a repository (or a plain folder of documents) into the store.
 
@@ -330,6 +350,9 @@ def ingest_repository(
             either way (:mod:`~mission_memory.ingest.access_levels`, ADR 0045). Default: none. A
             commit takes the most restricted level of the files it touches; when the mapping or a
             file's level changes, the whole history is read again to reclassify stored commits.
+        max_records_per_file: the most document records one file may yield; a file that would yield
+            more keeps its first ones and is named in the report's ``cut`` and ``warnings`` (ADR 0056:
+            a 957 KB file of one-line sections made 88,001 records and an hour of embedding).
 
     Returns:
         What was added, updated, left unchanged, removed and skipped, and what each top-level folder cost.
@@ -394,7 +417,8 @@ def ingest_repository(
     )
     for rel, d in adrs:
         if len(d.text.strip()) > RECORD_TEXT_CAP:
-            records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+            records.extend(_document_records(source, mission, rel, texts[rel], mission_type, report,
+                                             max_records_per_file))
             report.warnings.append(
                 f"{rel}: the decision's text ({len(d.text):,} characters) is kept to its first "
                 f"{RECORD_TEXT_CAP:,} in the decision record; the whole text is ingested as document chunks"
@@ -402,7 +426,8 @@ def ingest_repository(
     for rel in doc_paths:
         if rel in texts:
             try:
-                records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+                records.extend(_document_records(source, mission, rel, texts[rel], mission_type, report,
+                                                 max_records_per_file))
             except StructuredDocumentError as exc:
                 report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
     access = access_rules or AccessRules({})
