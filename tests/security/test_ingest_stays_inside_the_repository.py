@@ -97,15 +97,20 @@ def _limited_memory() -> None:
 def _ingest_in_a_subprocess(path: Path, data_dir: Path) -> dict[str, object]:
     """``mission-memory ingest --json`` with stdin open and never written, 90 s and 3 GB of address space."""
     env = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir))
-    with subprocess.Popen([sys.executable, "-m", "mission_memory", "ingest", str(path), "--json"], env=env,
-                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          preexec_fn=_limited_memory) as ingest:
-        try:
-            out, err = ingest.communicate(timeout=90)
-        except subprocess.TimeoutExpired:
-            ingest.kill()
-            ingest.communicate()
-            pytest.fail(f"the ingest of {path} was still blocked after 90 s")
+    stdin_read, stdin_write = os.pipe()  # the write end stays open: a read of stdin waits, as in a terminal
+    try:
+        with subprocess.Popen([sys.executable, "-m", "mission_memory", "ingest", str(path), "--json"], env=env,
+                              stdin=stdin_read, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              preexec_fn=_limited_memory) as ingest:
+            os.close(stdin_read)
+            try:
+                out, err = ingest.communicate(timeout=90)
+            except subprocess.TimeoutExpired:
+                ingest.kill()
+                ingest.communicate()
+                pytest.fail(f"the ingest of {path} was still blocked after 90 s")
+    finally:
+        os.close(stdin_write)
     assert ingest.returncode == 0, err[-2000:]
     report: dict[str, object] = json.loads(out)
     return report
