@@ -164,8 +164,8 @@ def _mcp_and_events(stop: threading.Event, url: str, tally: Tally) -> None:
 
     events_url = url.removesuffix("/mcp") + f"/events?mission={MISSION}"
 
-    async def go() -> None:
-        i = 0
+    async def session(first: int) -> int:
+        i = first
         async with Client(url) as client, httpx.AsyncClient(timeout=120) as http:
             while i == 0 or not stop.is_set():  # at least one round
                 result = await client.call_tool("workflow_memory_query",
@@ -187,13 +187,20 @@ def _mcp_and_events(stop: threading.Event, url: str, tally: Tally) -> None:
                     for k in range(5):
                         tally.ack("event", f"event:bench-{i}-{k}")
                 else:
-                    tally.fail("event")
+                    tally.fail("event", f"HTTP {answer.status_code}: {answer.text[:300]}")
+                i += 1
+        return i
+
+    async def go() -> None:
+        i = 0
+        while i == 0 or not stop.is_set():
+            try:
+                i = await session(i)
+            except Exception as exc:  # noqa: BLE001 - a broken session is counted and reported; a new one starts
+                tally.fail("mcp session", repr(exc))
                 i += 1
 
-    try:
-        anyio.run(go)
-    except Exception as exc:  # noqa: BLE001 - a broken session is counted and reported, not raised in a thread
-        tally.fail("mcp session", repr(exc))
+    anyio.run(go)
 
 
 def _tasks(parent: Path) -> Path:
