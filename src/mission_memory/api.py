@@ -158,6 +158,7 @@ class Memory:
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
             max_file_bytes=self.settings.max_file_bytes, progress=progress, include=include, exclude=exclude,
             access_rules=AccessRules(self.settings.access_paths),
+            max_records_per_file=self.settings.max_records_per_file,
         )
         self.prepare_search(progress)
         return report

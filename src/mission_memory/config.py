@@ -87,7 +87,10 @@ class Settings(BaseSettings):
             are refused with an InputError (a digest is context for one agent, not an export).
         max_entry_tokens: cap on one digest entry's text, in tokens, so one long document
             cannot take the whole budget.
-        max_file_bytes: documents larger than this are skipped at ingest (reason ``too-large``).
+        max_file_bytes: documents larger than this are skipped at ingest (reason ``too-large``);
+            the cap applies to the bytes read, whatever the file system reports (ADR 0056).
+        max_records_per_file: the most document records one file yields at ingest; a file that would
+            yield more keeps its first ones and is reported as cut (ADR 0056).
         max_digest_entries: at most this many relevant records are considered for one digest.
         embeddings_url: with ``embedder=openai``, the OpenAI-compatible API root
             (``http://localhost:8080/v1``).
@@ -166,6 +169,7 @@ class Settings(BaseSettings):
     max_token_budget: int = Field(default=MAX_TOKEN_BUDGET, ge=1)
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
+    max_records_per_file: int = Field(default=2000, ge=1)
     max_digest_entries: int = Field(default=10, ge=1)
     embeddings_url: str | None = None
     embeddings_model: str | None = None

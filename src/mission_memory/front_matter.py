@@ -8,6 +8,15 @@ user story (``version: 1.10``) those are labels, not numbers: read as numbers th
 wrong decision. :class:`TextScalarLoader` is PyYAML's safe loader without the int and float
 resolvers, so such scalars stay the text the author wrote; booleans, nulls, dates, lists and mappings
 resolve as before.
+
+YAML aliases make a few lines stand for an exponential tree (the "billion laughs": nine lines, nine
+anchors of nine aliases each, 9^9 leaves). PyYAML composes it as a small graph of shared nodes, but
+whatever walks the parsed value (front matter flattened to text, a document split into chunks) visits
+every leaf: at depth 7 that took 47 s and 803 MB, at depth 8 a ``MemoryError`` aborted the whole ingest
+(issue 22 item 6). The loader therefore counts the nodes a document stands for once its aliases are
+expanded, before anything is constructed, and refuses a document above :data:`MAX_EXPANDED_NODES`
+(a ``yaml.YAMLError``, so callers report it as invalid YAML); aliases within that bound (CI files,
+OpenAPI specs) load as before (docs/adr/0056).
 """
 
 from __future__ import annotations
@@ -16,13 +25,54 @@ from typing import Any
 
 import yaml
 
-__all__ = ["TextScalarLoader", "load_all_text_yaml", "load_text_yaml", "split_front_matter"]
+__all__ = ["MAX_EXPANDED_NODES", "TextScalarLoader", "load_all_text_yaml", "load_text_yaml", "split_front_matter"]
 
 _NUMBER_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float"})
 
+MAX_EXPANDED_NODES = 100_000
+"""The most nodes (scalars, sequences, mappings) one YAML document may stand for with its aliases expanded.
+A 1 MB YAML file without aliases has well under 100,000 nodes, so only alias expansion reaches it."""
+
+
+def _expanded_size(root: yaml.Node, limit: int) -> int:
+    """How many nodes ``root`` stands for with every alias expanded, counted without expanding them
+    (each shared node's size is computed once); stops counting past ``limit``."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        if isinstance(node, yaml.SequenceNode):
+            children: list[yaml.Node] = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            sizes[id(node)] = 1
+            continue
+        if children_done:
+            sizes[id(node)] = min(limit + 1, 1 + sum(sizes.get(id(child), 0) for child in children))
+            continue
+        stack.append((node, True))
+        stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
+
 
 class TextScalarLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that leaves plain scalars looking like numbers as strings."""
+    """``yaml.SafeLoader`` that leaves plain scalars looking like numbers as strings and refuses a document
+    whose aliases expand to more than :data:`MAX_EXPANDED_NODES` nodes (``yaml.composer.ComposerError``)."""
+
+    def compose_document(self) -> yaml.Node | None:
+        """The next document's node graph, refused when its aliases expand it past the bound."""
+        start = self.peek_event().start_mark if self.check_event(yaml.DocumentStartEvent) else None  # type: ignore[no-untyped-call]
+        node: yaml.Node | None = super().compose_document()
+        if node is not None and _expanded_size(node, MAX_EXPANDED_NODES) > MAX_EXPANDED_NODES:
+            raise yaml.composer.ComposerError(
+                None, None,
+                f"its aliases expand it to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb); not loaded",
+                start,
+            )
+        return node
 
 
 TextScalarLoader.yaml_implicit_resolvers = {

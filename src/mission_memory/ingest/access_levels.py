@@ -33,7 +33,7 @@ import pathspec
 import yaml
 
 from mission_memory.errors import ConfigError, InputError
-from mission_memory.front_matter import split_front_matter
+from mission_memory.front_matter import load_text_yaml, split_front_matter
 from mission_memory.records import AccessLevel, Record, RecordKind, record_id_for
 from mission_memory.stores.filters import ACCESS_ORDER
 
@@ -81,7 +81,7 @@ def front_matter_access(text: str, path: str) -> AccessLevel | None:
     if body is None or "access" not in body.lower():
         return None
     try:
-        parsed: Any = tomllib.loads(body) if text.lstrip().startswith("+++") else yaml.safe_load(body)
+        parsed: Any = tomllib.loads(body) if text.lstrip().startswith("+++") else load_text_yaml(body)
     except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError):
         parsed = None
     if not isinstance(parsed, dict):

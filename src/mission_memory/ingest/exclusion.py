@@ -13,6 +13,7 @@ from pathlib import Path
 import pathspec
 
 from mission_memory.errors import InputError
+from mission_memory.ingest.file_reading import read_inside
 
 __all__ = ["IGNORE_FILE", "IngestExclusion", "PathGlobs", "folder_files"]
 
@@ -35,15 +36,20 @@ def _spec(lines: list[str], source: Path) -> pathspec.GitIgnoreSpec:
         raise
 
 
-def _read_patterns(path: Path) -> pathspec.GitIgnoreSpec | None:
-    try:
-        lines = path.read_bytes().decode("utf-8-sig").splitlines()
-    except FileNotFoundError:
+_PATTERN_FILE_BYTES = 1_000_000
+
+
+def _read_patterns(path: Path, root: Path) -> pathspec.GitIgnoreSpec | None:
+    """The patterns of ``path`` (a file under ``root``), read only if it is a regular file inside ``root``."""
+    if not os.path.lexists(path):
         return None
+    read = read_inside(root, path.relative_to(root).as_posix(), _PATTERN_FILE_BYTES)
+    if read.data is None:
+        raise InputError(f"{path} cannot be read as a pattern file ({read.reason})")
+    try:
+        lines = read.data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError as exc:
         raise InputError(f"{path} is not UTF-8 text: {exc}") from exc
-    except OSError as exc:
-        raise InputError(f"{path} cannot be read: {exc}") from exc
     return _spec(lines, path)
 
 
@@ -61,7 +67,7 @@ class IngestExclusion:
 
     def __init__(self, root: Path) -> None:
         self.source = root / IGNORE_FILE
-        self._spec = _read_patterns(self.source)
+        self._spec = _read_patterns(self.source, root)
 
     def excludes(self, path: str) -> bool:
         """True when the repository-relative POSIX ``path`` matches the ignore patterns."""
@@ -143,7 +149,7 @@ def folder_files(root: Path) -> list[str]:
         here = Path(dirpath).relative_to(root).as_posix()
         here = "" if here == "." else here
         if ".gitignore" in filenames:
-            spec = _read_patterns(Path(dirpath) / ".gitignore")
+            spec = _read_patterns(Path(dirpath) / ".gitignore", root)
             if spec is not None:
                 specs[here] = spec
         prefix = f"{here}/" if here else ""

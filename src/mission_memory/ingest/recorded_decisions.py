@@ -44,6 +44,7 @@ __all__ = [
     "record_decision",
     "resolve_decision_ref",
     "slugify",
+    "survives_ingest",
 ]
 
 AGENT = "agent"
@@ -58,6 +59,7 @@ _SUPERSEDED_CRITICALITY = 0.3  # as ingest/repository gives a superseded ADR
 _MAX_TITLE = 200
 _MAX_FIELD = 20_000
 _MAX_SLUG = 60
+_MAX_REGISTRY_BYTES = 1_000_000  # as ingest's default max_file_bytes
 _NUMBERED = re.compile(r"^(\d{1,5})[-_]")
 _REF_NUMBER = re.compile(r"^(?:adr)?[\s\-_#]*0*(\d{1,5})$", re.IGNORECASE)
 
@@ -411,6 +413,7 @@ def _adr_record(
     """Write the MADR file and build the record ingest would build for it; ``(record, path, mission)``."""
     from mission_memory.ingest.adr import is_adr_path, parse_adr
     from mission_memory.ingest.decision_records import decision_records
+    from mission_memory.ingest.file_reading import read_inside
     from mission_memory.ingest.git_history import GitRepository
     from mission_memory.ingest.principles import find_principle_paths, parse_principles
     from mission_memory.ingest.source import RepositorySource
@@ -446,9 +449,11 @@ def _adr_record(
     mission = mission or root.name
     principles = []
     for principle_path in find_principle_paths(files):
+        read = read_inside(root, principle_path, _MAX_REGISTRY_BYTES)
         try:
-            principles.extend(parse_principles((root / principle_path).read_text(encoding="utf-8"), principle_path))
-        except (OSError, UnicodeDecodeError):
+            if read.data is not None:
+                principles.extend(parse_principles(read.data.decode("utf-8-sig"), principle_path))
+        except UnicodeDecodeError:
             continue  # ingest skips an unreadable registry too
     [built] = decision_records(source, mission, [(rel, parse_adr(text, rel))], principles, None, [])
     attributes = replace(
@@ -573,6 +578,21 @@ def _path_of(record: Record) -> str | None:
     return DecisionAttributes.read(record.attributes).path
 
 
+def survives_ingest(record: Record, root: Path) -> bool:
+    """Whether an ingest of the repository at ``root`` must keep ``record`` although no file produced it.
+
+    True for a recorded decision (``recorded`` set by :func:`record_decision`) that names no file, or
+    whose MADR file is still on disk under ``root`` (written but not committed yet); False for every
+    other record, and for a recorded decision whose file was removed. The ingest asks it twice: when it
+    reconciles what it read (:func:`reconcile_recorded`) and again for each record it is about to delete,
+    inside the deleting transaction, so a decision recorded while it ran is kept (docs/adr/0056).
+    """
+    if record.kind is not RecordKind.DECISION or not DecisionAttributes.read(record.attributes).recorded:
+        return False
+    path = _path_of(record)
+    return path is None or (root / path).is_file()
+
+
 def reconcile_recorded(
     store: MemoryStore, mission: str, root: Path, records: Sequence[Record]
 ) -> tuple[list[Record], list[str]]:
@@ -603,11 +623,7 @@ def reconcile_recorded(
         return list(records), []
     by_key = {r.source_key: r for r in recorded}
     produced = {r.source_key for r in records}
-    keep = [
-        r.source_key for r in recorded
-        if r.source_key not in produced
-        and (_path_of(r) is None or (root / str(_path_of(r))).is_file())
-    ]
+    keep = [r.source_key for r in recorded if r.source_key not in produced and survives_ingest(r, root)]
     merged: list[Record] = []
     for record in records:
         earlier = by_key.get(record.source_key) if record.kind is RecordKind.DECISION else None

@@ -4,7 +4,8 @@ Incremental and idempotent. Files are read once per run and turned into records 
 from their content; only records whose id is not stored yet are embedded and written, so a re-run
 on an unchanged repository adds nothing and embeds nothing. Commits are read from the last
 ingested HEAD on. Files that cannot be read as text (binary, too large, not UTF-8) are skipped and
-reported with a reason. A folder that is not a git work tree is ingested as documents only, minus
+reported with a reason; only regular files inside the repository are opened, a link leading out of it
+or to a device or FIFO is reported instead (`mission_memory.ingest.file_reading`, ADR 0056). A folder that is not a git work tree is ingested as documents only, minus
 what its ``.gitignore`` files exclude; files matching ``.mission-memory-ignore`` at the root are left out
 either way (see `mission_memory.ingest.exclusion`), and ``include``/``exclude`` globs narrow a run further.
 YAML and TOML files under documentation folders are ingested as documents, one chunk per top-level key
@@ -40,10 +41,11 @@ from mission_memory.ingest.decision_records import (
 )
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import PathGlobs
+from mission_memory.ingest.file_reading import read_inside
 from mission_memory.ingest.git_history import Commit
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
-from mission_memory.ingest.recorded_decisions import reconcile_recorded
+from mission_memory.ingest.recorded_decisions import reconcile_recorded, survives_ingest
 from mission_memory.ingest.source import RepositorySource
 from mission_memory.ingest.structured_documents import (
     StructuredDocumentError,
@@ -55,12 +57,17 @@ from mission_memory.stored_names import check_mission_name
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import store_records
 
-__all__ = ["IngestReport", "ProgressFn", "ingest_repository"]
+__all__ = ["MAX_RECORDS_PER_FILE", "IngestReport", "ProgressFn", "ingest_repository"]
 
 ProgressFn = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: called as work advances (phases: read, embed)."""
 
 _BATCH = 64
+
+MAX_RECORDS_PER_FILE = 2000
+"""Default cap on the document records one file yields (ADR 0056). A long handbook split at 2,400
+characters a chunk stays under it up to about 4.8 MB of text, far past ``max_file_bytes``' default;
+only a file of many tiny sections reaches it."""
 
 
 @dataclass
@@ -73,8 +80,11 @@ class IngestReport:
         head: the commit ingested up to, or None.
         added, updated, unchanged, removed: counts by record kind.
         skipped: files not ingested, with the reason (``binary``, ``too-large``, ``undecodable``,
-            ``undecodable file name``, ``unreadable``, ``invalid-yaml``, ``invalid-toml``); a parse failure
-            also carries ``detail``, the parser's message with its line.
+            ``undecodable file name``, ``unreadable``, ``outside-repository`` (a link leading out of the
+            repository), ``not-a-regular-file`` (FIFO, device, socket, folder), ``invalid-yaml``,
+            ``invalid-toml``); a parse failure also carries ``detail``, the parser's message with its line.
+        cut: files that would have yielded more records than the per-file cap, each
+            ``{"path", "records", "kept"}``: only their first ``kept`` records were ingested.
         embedded: vectors computed in this run.
         vectors_reused: records whose id changed but whose embedded text did not: their vector was
             copied from the record they replace instead of being computed again.
@@ -94,6 +104,7 @@ class IngestReport:
     unchanged: Counter[str] = field(default_factory=Counter)
     removed: Counter[str] = field(default_factory=Counter)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    cut: list[dict[str, Any]] = field(default_factory=list)
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -141,6 +152,7 @@ class IngestReport:
             "embedded": self.embedded,
             "vectors_reused": self.vectors_reused,
             "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
+            "cut": list(self.cut),
             "by_kind": {
                 label: dict(counter)
                 for label, counter in (("added", self.added), ("updated", self.updated),
@@ -154,15 +166,13 @@ class IngestReport:
         }
 
 
-def _read_text(path: Path, max_bytes: int) -> tuple[str | None, str | None]:
-    """``(text, None)`` or ``(None, reason)``."""
-    try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            return None, "too-large"
-        data = path.read_bytes()
-    except OSError:
-        return None, "unreadable"
+def _read_text(root: Path, relative: str, max_bytes: int) -> tuple[str | None, str | None]:
+    """``(text, None)`` or ``(None, reason)``; only a regular file under ``root`` is read, at most
+    ``max_bytes`` of it (:func:`~mission_memory.ingest.file_reading.read_inside`)."""
+    read = read_inside(root, relative, max_bytes)
+    if read.data is None:
+        return None, read.reason
+    data = read.data
     if b"\0" in data[:8192]:
         return None, "binary"
     try:
@@ -233,16 +243,26 @@ def _commit_record(source: RepositorySource, mission: str, commit: Commit, missi
 
 
 def _document_records(
-    source: RepositorySource, mission: str, path: str, text: str, mission_type: str | None
+    source: RepositorySource, mission: str, path: str, text: str, mission_type: str | None,
+    report: IngestReport, cap: int,
 ) -> list[Record]:
-    """Document chunk records of one file; raises StructuredDocumentError for YAML/TOML that does not parse."""
+    """Document chunk records of one file, at most ``cap`` of them (the first, in document order; a cut
+    file is named in ``report.cut`` and its warnings); raises StructuredDocumentError for YAML/TOML
+    that does not parse."""
     sha, changed = source.changed(path)
     records = []
     seen: Counter[str] = Counter()
-    chunks = split_structured_document(text, path) if is_structured_document(path) else split_document(text, path)
+    split = split_structured_document(text, path) if is_structured_document(path) else split_document(text, path)
+    chunks = [chunk for chunk in split if chunk.text.strip()]
+    if len(chunks) > cap:
+        shown = _readable_file_name(path)
+        report.cut.append({"path": shown, "records": len(chunks), "kept": cap})
+        report.warnings.append(
+            f"{shown}: would yield {len(chunks):,} records, more than the cap of {cap:,} per file; only its first"
+            f" {cap:,} sections are ingested (split the file, or exclude it)"
+        )
+        chunks = chunks[:cap]
     for chunk in chunks:
-        if not chunk.text.strip():
-            continue
         ref = f"{path}#{chunk.anchor}" if chunk.anchor else path
         seen[ref] += 1
         slot = ref if seen[ref] == 1 else f"{ref}~{seen[ref]}"
@@ -307,6 +327,7 @@ def ingest_repository(
     exclude: Sequence[str] = (),
     passage_heads: Mapping[RecordKind, int] | None = None,
     access_rules: AccessRules | None = None,
+    max_records_per_file: int = MAX_RECORDS_PER_FILE,
 ) -> IngestReport:
     """Ingest a repository (or a plain folder of documents) into the store.
 
@@ -330,6 +351,9 @@ def ingest_repository(
             either way (:mod:`~mission_memory.ingest.access_levels`, ADR 0045). Default: none. A
             commit takes the most restricted level of the files it touches; when the mapping or a
             file's level changes, the whole history is read again to reclassify stored commits.
+        max_records_per_file: the most document records one file may yield; a file that would yield
+            more keeps its first ones and is named in the report's ``cut`` and ``warnings`` (ADR 0056:
+            a 957 KB file of one-line sections made 88,001 records and an hour of embedding).
 
     Returns:
         What was added, updated, left unchanged, removed and skipped, and what each top-level folder cost.
@@ -373,7 +397,7 @@ def ingest_repository(
     for i, rel in enumerate(candidates, start=1):
         read_started = clock.perf_counter()
         shown = _readable_file_name(rel)
-        text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root / rel, max_file_bytes)
+        text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root, rel, max_file_bytes)
         if text is None:
             report.skipped.append({"path": shown, "reason": reason or "unreadable"})
         else:
@@ -394,7 +418,8 @@ def ingest_repository(
     )
     for rel, d in adrs:
         if len(d.text.strip()) > RECORD_TEXT_CAP:
-            records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+            records.extend(_document_records(source, mission, rel, texts[rel], mission_type, report,
+                                             max_records_per_file))
             report.warnings.append(
                 f"{rel}: the decision's text ({len(d.text):,} characters) is kept to its first "
                 f"{RECORD_TEXT_CAP:,} in the decision record; the whole text is ingested as document chunks"
@@ -402,7 +427,8 @@ def ingest_repository(
     for rel in doc_paths:
         if rel in texts:
             try:
-                records.extend(_document_records(source, mission, rel, texts[rel], mission_type))
+                records.extend(_document_records(source, mission, rel, texts[rel], mission_type, report,
+                                                 max_records_per_file))
             except StructuredDocumentError as exc:
                 report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
     access = access_rules or AccessRules({})
@@ -447,7 +473,9 @@ def ingest_repository(
             known_commits - report.added[RecordKind.COMMIT.value] - report.updated[RecordKind.COMMIT.value]
         )
     # Replaced records were deleted by upsert; files that disappeared leave records behind: drop them.
-    for kind, n in _delete_missing(store, mission, file_kinds, file_keys).items():
+    # A decision recorded while this run embedded is not in file_keys: the store judges each record it
+    # is about to delete, as stored then, by the rule reconcile_recorded used (docs/adr/0056).
+    for kind, n in _delete_missing(store, mission, file_kinds, file_keys, source.root).items():
         report.removed[kind] += n
     if report.head:
         store.set_state(mission, f"git_head:{source.root}", report.head)
@@ -490,8 +518,8 @@ def _store_new(
     report.vectors_reused += result.vectors_reused
 
 
-def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str]) -> Counter[str]:
+def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str], root: Path) -> Counter[str]:
     removed: Counter[str] = Counter()
     for kind in kinds:
-        removed[kind] += store.delete_missing(mission, [kind], keep)
+        removed[kind] += store.delete_missing(mission, [kind], keep, spare=lambda r: survives_ingest(r, root))
     return +removed

@@ -20,7 +20,7 @@ backend. See docs/adr/0016-store-boundary-and-retrieval-events.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, runtime_checkable
@@ -130,8 +130,17 @@ class RecordStore(Protocol):
         as by similarity (docs/design.md §7 triage)."""
         ...
 
-    def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:
-        """Delete records of ``mission`` and ``kinds`` whose source key is not kept; return how many."""
+    def delete_missing(
+        self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str],
+        *, spare: Callable[[Record], bool] | None = None,
+    ) -> int:
+        """Delete records of ``mission`` and ``kinds`` whose source key is not kept; return how many.
+
+        ``spare`` is asked about each record about to be deleted, as the store holds it at the moment
+        of deleting (inside the deleting transaction where the backend has transactions): a record it
+        answers True for stays. An ingest passes the rule that keeps recorded decisions, so a decision
+        recorded while it ran is judged too, not only those it read at its start (docs/adr/0056).
+        """
         ...
 
     def records_of_kind(

@@ -607,16 +607,26 @@ class QdrantStore:
         ))
         return points
 
-    def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:
-        """Delete records of ``mission`` and ``kinds`` whose source key is not kept; return how many."""
+    def delete_missing(
+        self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str],
+        *, spare: Callable[[Record], bool] | None = None,
+    ) -> int:
+        """Delete records of ``mission`` and ``kinds`` whose source key is not kept and that ``spare``
+        does not keep; return how many.
+
+        Qdrant has no transactions: the candidates, with their stored payload, are read just before
+        the delete and ``spare`` judges them as stored then (docs/adr/0056).
+        """
         if not kinds:
             return 0
         keep = set(keep_source_keys)
         where = models.Filter(must=[equals("mission", mission),
                                     models.FieldCondition(key="kind", match=models.MatchAny(any=list(kinds)))])
+        fields = ["source_key", "record_id"] + (["record"] if spare is not None else [])
         stale = [str(cast(dict[str, Any], p.payload)["record_id"])
-                 for p in self._scroll_all(self._records, where, ["source_key", "record_id"])
-                 if cast(dict[str, Any], p.payload).get("source_key") not in keep]
+                 for p in self._scroll_all(self._records, where, fields)
+                 if cast(dict[str, Any], p.payload).get("source_key") not in keep
+                 and (spare is None or not spare(_record_of(p)))]
         return self._delete_records(stale)
 
     def records_of_kind(

@@ -446,11 +446,18 @@ class SqliteStore:
         assert cursor.lastrowid is not None
         return cursor.lastrowid
 
-    def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:
-        """Delete records of ``mission`` and ``kinds`` whose source key is not in ``keep_source_keys``.
+    def delete_missing(
+        self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str],
+        *, spare: Callable[[Record], bool] | None = None,
+    ) -> int:
+        """Delete records of ``mission`` and ``kinds`` whose source key is not in ``keep_source_keys``
+        and that ``spare`` does not keep.
 
         Used after a full pass over a mission's files: a deleted document or a renamed heading
-        leaves no stale record behind. Returns how many records were deleted.
+        leaves no stale record behind. The candidates are read and ``spare`` is asked inside the
+        deleting transaction (``BEGIN IMMEDIATE``), so a record another process wrote before it began
+        is judged as stored and one written after it waits for the commit (docs/adr/0056). Returns
+        how many records were deleted.
         """
         keep = set(keep_source_keys)
         marks = ",".join("?" * len(kinds))
@@ -459,6 +466,15 @@ class SqliteStore:
                 f"SELECT rowid, source_key FROM records WHERE mission = ? AND kind IN ({marks})", (mission, *kinds)
             ).fetchall()
             stale = [rowid for rowid, key in rows if key not in keep]
+            if spare is not None and stale:
+                spared = set()
+                for chunk in _chunks(stale):
+                    for row in tx.execute(
+                        f"SELECT {_RECORD_COLUMNS} FROM records WHERE rowid IN ({','.join('?' * len(chunk))})", chunk
+                    ):
+                        if spare(_row_to_record(row)):
+                            spared.add(row[0])
+                stale = [rowid for rowid in stale if rowid not in spared]
             for rowid in stale:
                 tx.execute("DELETE FROM records WHERE rowid = ?", (rowid,))
         return len(stale)

@@ -22,7 +22,7 @@ the enforcement (not the shells).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -296,9 +296,12 @@ class AccessScopedStore:
         """As the wrapped store (priors carry no content)."""
         return self._store.priors_of(record_ids)
 
-    def delete_missing(self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str]) -> int:
+    def delete_missing(
+        self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str],
+        *, spare: Callable[[Record], bool] | None = None,
+    ) -> int:
         """As the wrapped store."""
-        return self._store.delete_missing(mission, kinds, keep_source_keys)
+        return self._store.delete_missing(mission, kinds, keep_source_keys, spare=spare)
 
     def count_by_component(
         self, kinds: Sequence[str], *, mission: str | None = None, after: datetime, through: datetime

@@ -162,6 +162,20 @@ def test_delete_missing_keeps_only_the_named_source_keys(store: MemoryStore) -> 
     assert store.missions() == {"m": 1}
 
 
+def test_delete_missing_keeps_what_spare_keeps_judging_the_record_as_stored(store: MemoryStore) -> None:
+    stale, spared = _record("stale.md", "s"), _record("spared.md", "p")
+    store.upsert_records([stale, spared])
+    judged: list[str] = []
+
+    def spare(record: Record) -> bool:
+        judged.append(record.id)
+        return record.text == "p"
+
+    assert store.delete_missing("m", ["doc_chunk"], [], spare=spare) == 1
+    assert sorted(judged) == sorted([stale.id, spared.id])
+    assert store.known_ids([stale.id, spared.id]) == {spared.id}
+
+
 def test_a_fresh_store_is_sound_writable_and_at_the_current_schema(store: MemoryStore) -> None:
     store.ensure_sound()
     assert store.read_only is False

@@ -1,0 +1,92 @@
+"""Reading a repository's files without leaving it: only regular files under the root, at most a cap of bytes.
+
+A repository an ingest reads may be a third party's clone, so its content is untrusted input and so are
+its symbolic links (git tracks a link as its target text; checking it out makes the link). Before this
+module, ingest opened whatever a tracked path named: a link to ``~/.ssh/id_ed25519`` or ``/etc/hostname``
+was stored and served, one to ``/dev/stdin`` blocked the ingest forever, one to ``/dev/zero`` read until
+``MemoryError`` (issue 22 item 5). The rules (docs/adr/0056):
+
+* the path is resolved (every link followed, ``..`` folded) and must stay under the resolved root:
+  a link to another file of the repository is read, one leading outside is not (``outside-repository``);
+* what it resolves to must be a regular file: a folder, FIFO, socket or device is not opened
+  (``not-a-regular-file``). The file is opened with ``O_NONBLOCK`` (a FIFO swapped in meanwhile cannot
+  block the open) and ``O_NOFOLLOW`` (a link swapped in meanwhile is refused), and checked again with
+  ``fstat`` on the open descriptor;
+* at most ``max_bytes + 1`` bytes are read, whatever ``stat`` said: a file that grows while it is read,
+  or that reports a size of 0 (``/proc`` files), still stops at the cap (``too-large``).
+
+The same reader serves a git work tree and a plain folder, and the ``.gitignore`` /
+``.mission-memory-ignore`` files ingest reads for patterns.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["FileRead", "read_inside"]
+
+_OPEN_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """What :func:`read_inside` found.
+
+    Attributes:
+        data: the file's bytes (at most the cap), or None when it was not read.
+        reason: why it was not read, or None: ``outside-repository`` (a link leads out of the root),
+            ``not-a-regular-file`` (folder, FIFO, socket, device), ``too-large`` (more than the cap),
+            ``unreadable`` (missing, a link loop, permission denied, an I/O error).
+    """
+
+    data: bytes | None
+    reason: str | None = None
+
+
+def read_inside(root: Path, relative: str, max_bytes: int) -> FileRead:
+    """The bytes of the regular file ``relative`` names under ``root``, or why it is not read.
+
+    Args:
+        root: the repository (or folder) root; it is resolved here, so a root reached through a link
+            is fine.
+        relative: a root-relative path (POSIX separators), as git or the folder walk lists it.
+        max_bytes: the cap: a file holding more is ``too-large`` (only ``max_bytes + 1`` are read to know).
+
+    Returns:
+        A :class:`FileRead`; never raises for what the file is or holds.
+    """
+    base = os.path.realpath(root)
+    target = os.path.realpath(os.path.join(base, relative))
+    if os.path.commonpath([base, target]) != base:
+        return FileRead(None, "outside-repository")
+    try:
+        if not stat.S_ISREG(os.stat(target).st_mode):
+            return FileRead(None, "not-a-regular-file")
+        descriptor = os.open(target, _OPEN_FLAGS)
+    except OSError:
+        return FileRead(None, "unreadable")
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return FileRead(None, "not-a-regular-file")
+        os.set_blocking(descriptor, True)
+        chunks: list[bytes] = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(descriptor, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    except OSError:
+        return FileRead(None, "unreadable")
+    finally:
+        os.close(descriptor)
+    data = b"".join(chunks)
+    if len(data) > max_bytes:
+        return FileRead(None, "too-large")
+    return FileRead(data)
