@@ -38,9 +38,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.errors import InputError
-from mission_memory.operations.domain_events import DomainEvent, event_from_record
+from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
+from mission_memory.operations.event_groups import group_events
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
@@ -423,12 +424,12 @@ def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
 
 
 CRITICAL_EVENT = 0.8
-"""Events at or above this criticality are listed one per line in the timeline, newest first (the
-issue's threshold for events triage must never drop)."""
+"""Events at or above this criticality are listed in the timeline, one line per group of repeats, most
+critical then latest first (the issue's threshold for events triage must never drop; docs/adr/0057)."""
 
 
 def _timeline_lines(
-    report: CrisisReport, sectors: int, cascades: int, members: int, notes: int, critical: int
+    report: CrisisReport, sectors: int, cascades: int, members: int, notes: int, critical: int, ids: int
 ) -> list[str]:
     t = report.timeline
     minutes = t.window.total_seconds() / 60
@@ -448,19 +449,24 @@ def _timeline_lines(
         lines.append(f"- {' '.join(trend.sector.split())}: {trend.rate} / {trend.previous_rate} · {trend.trend}{flag}")
     if len(t.sectors) > sectors:
         lines.append(f"- … {len(t.sectors) - sectors} more sectors")
-    urgent = sorted((e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at),
-                    key=lambda e: (e.time, e.id), reverse=True)
+    urgent = [e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at
+              and e.state is not EventState.RESOLVED]
     if urgent:
-        lines.append(f"Critical events of this window (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)}, by type and "
-                     "sector, newest first):")
-        groups: dict[tuple[str, str, float], list[DomainEvent]] = {}
-        for e in urgent[:critical]:
-            groups.setdefault((" ".join(e.type.split()), " ".join(e.sector.split()), e.criticality), []).append(e)
-        for (kind, sector, level), group in groups.items():
-            lines.append(f"- {kind} · {sector} · {level:.2f} · {len(group)}: "
-                         + ", ".join(f"{_hm(e.time)} event:{e.id}" for e in group))
-        if len(urgent) > critical:
-            lines.append(f"- … {len(urgent) - critical} more, older")
+        groups = group_events(urgent)  # docs/adr/0057: every distinct kind before any repeat
+        lines.append(f"Critical events of this window (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)} in "
+                     f"{len(groups)} distinct kinds, repeats grouped; most critical, then latest first):")
+        for group in groups[:critical]:
+            kind, sector, _ = group.key
+            rep = group.representative
+            cited = [rep, *[e for e in group.events if e.id != rep.id][: max(0, ids - 1)]]
+            more = group.count - len(cited)
+            span = (f" · ×{group.count} {_hm(group.first_seen)}–{_hm(group.last_seen)}" if group.count > 1
+                    else f" · {_hm(rep.time)}")
+            lines.append(f"- {kind} · {sector} · {group.max_criticality:.2f}{span}: "
+                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more)" if more > 0 else ""))
+        if len(groups) > critical:
+            rest = groups[critical:]
+            lines.append(f"- … {len(rest)} more kinds ({sum(g.count for g in rest)} events), less critical or older")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
     lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
                  f"{len(t.links) - stated} inferred from sector, type and time):")
@@ -494,17 +500,20 @@ def _timeline_lines(
     return lines
 
 
-# (sectors, chains, members per chain, decisions and questions, critical events), most detailed first:
-# chain members go first, then chains, and the window's critical events last (triage must not drop them).
-_DETAIL_LEVELS = ((8, 5, 8, 5, 40), (6, 3, 4, 3, 40), (4, 2, 3, 3, 32), (3, 1, 2, 2, 26), (3, 1, 1, 1, 20),
-                  (2, 1, 1, 1, 14), (1, 0, 0, 1, 8), (1, 0, 0, 0, 3))
+# (sectors, chains, members per chain, decisions and questions, critical kinds, ids cited per kind), most
+# detailed first: chain members go first, then chains, then the ids of repeats, and the window's distinct
+# critical kinds last (triage must not drop them; docs/adr/0040, 0057).
+_DETAIL_LEVELS = ((8, 5, 8, 5, 40, 40), (6, 3, 4, 3, 40, 20), (4, 2, 3, 3, 40, 10), (3, 1, 2, 2, 40, 5),
+                  (3, 1, 1, 1, 40, 3), (2, 1, 1, 1, 32, 2), (2, 0, 0, 1, 26, 1), (1, 0, 0, 1, 20, 1),
+                  (1, 0, 0, 0, 14, 1), (1, 0, 0, 0, 8, 1), (1, 0, 0, 0, 3, 1))
 
 
 def render_timeline(report: CrisisReport, tokenizer: Tokenizer, max_tokens: int) -> str:
     """The timeline as plain lines of at most ``max_tokens`` tokens (unfenced: the caller fences it).
 
     Order (docs/adr/0040): the escalation line; what is escalating (sectors, rates now and one window
-    before, trend, flooding or not; then the window's critical events, newest first); what cascades (chains from their roots, each event with its time,
+    before, trend, flooding or not; then the window's critical events still firing, one line per group of repeats with its count and span,
+    most critical then latest first; docs/adr/0057); what cascades (chains from their roots, each event with its time,
     type, sector, criticality, ``event:<id>`` provenance and the link that brought it in, stated or
     inferred); decisions taken since the escalation began and by whom; open questions. When the whole
     does not fit, fewer sectors, chains, chain members and notes are shown before the text is cut.

@@ -244,6 +244,10 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
     mark = " [SUPERSEDED]" if cand.superseded else ""
     ref = p.ref if p.kind.value != "commit" else p.ref[:12]
     at = f" @ {p.commit[:12]}" if p.commit and p.kind.value != "commit" else ""
+    if cand.group_note:
+        mark += f" · {cand.group_note}"
+    elif cand.repeats and r.kind is RecordKind.DOMAIN_EVENT:
+        mark += f" · {cand.repeats} {'repeat' if cand.repeats == 1 else 'repeats'} of it among the candidates"
     heading = f"### {index}. {r.kind.value}{mark} · score {cand.score:.2f} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
     quoted = neutralise_markers(
         f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n\n{excerpt}"

@@ -133,6 +133,7 @@ def run_query(
     lists = triage.widen(store, search_candidates(store, embedder, task, where, params), where)
     ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
+    candidates = triage.annotate(candidates)
 
     nonce = new_nonce()
     sections = digest_sections(  # docs/design.md §7: the crisis timeline, when degraded or asked for
