@@ -5,9 +5,11 @@ Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.s
 * ``POST /alerts/alertmanager`` — a Prometheus Alertmanager webhook (``webhook_configs``, payload
   version 4), mapped by :func:`~mission_memory.operations.domain_events.events_from_alertmanager` with the
   configured :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`;
+* ``POST /alerts/pagerduty`` — a PagerDuty v3 webhook, and ``POST /alerts/opsgenie`` — an Opsgenie
+  webhook, mapped by :mod:`~mission_memory.operations.incident_webhooks`;
 * ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
 
-Both take ``?mission=NAME`` (default: the server's event mission) and answer ``200`` with the intake
+All take ``?mission=NAME`` (default: the server's event mission) and answer ``200`` with the intake
 report as JSON. A body larger than :data:`~mission_memory.operations.domain_events.MAX_EVENT_BATCH_BYTES` is
 refused with ``413`` before it is read in full; broken JSON or an invalid event with ``400`` naming
 the alert or line and the field; on a team server, a mission outside the posting token's missions with
@@ -31,14 +33,26 @@ from mission_memory.operations.domain_events import (
     events_from_alertmanager,
     read_events_jsonl,
 )
+from mission_memory.operations.incident_webhooks import events_from_opsgenie, events_from_pagerduty
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory
     from mission_memory.teams.access_control import AccessContext
 
-__all__ = ["ALERTMANAGER_PATH", "EVENTS_PATH", "receive_alertmanager", "receive_jsonl"]
+__all__ = [
+    "ALERTMANAGER_PATH",
+    "EVENTS_PATH",
+    "OPSGENIE_PATH",
+    "PAGERDUTY_PATH",
+    "receive_alertmanager",
+    "receive_jsonl",
+    "receive_opsgenie",
+    "receive_pagerduty",
+]
 
 ALERTMANAGER_PATH = "/alerts/alertmanager"
+PAGERDUTY_PATH = "/alerts/pagerduty"
+OPSGENIE_PATH = "/alerts/opsgenie"
 EVENTS_PATH = "/events"
 
 
@@ -88,13 +102,34 @@ async def _receive(
     return JSONResponse(report.to_json())
 
 
-def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
-    source = "alertmanager webhook"
+def _json(body: bytes, source: str) -> object:
     try:
-        payload = json.loads(body)
+        return json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{source}: the body is not valid JSON ({exc})") from None
-    return events_from_alertmanager(payload, memory.settings.alertmanager_mapping, source)
+
+
+def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
+    source = "alertmanager webhook"
+    return events_from_alertmanager(_json(body, source), memory.settings.alertmanager_mapping, source)
+
+
+async def receive_pagerduty(
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None
+) -> Response:
+    """Handle ``POST /alerts/pagerduty``: a PagerDuty v3 webhook (see the module docstring)."""
+    source = "pagerduty webhook"
+    return await _receive(request, memory_of, lambda body, _m: events_from_pagerduty(_json(body, source), source),
+                          source, access)
+
+
+async def receive_opsgenie(
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None
+) -> Response:
+    """Handle ``POST /alerts/opsgenie``: an Opsgenie webhook (see the module docstring)."""
+    source = "opsgenie webhook"
+    return await _receive(request, memory_of, lambda body, _m: events_from_opsgenie(_json(body, source), source),
+                          source, access)
 
 
 async def receive_alertmanager(

@@ -38,6 +38,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.errors import InputError
+from mission_memory.operations.alert_state import OpenAlert, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
@@ -305,6 +306,7 @@ class CrisisReport:
         decisions: decisions recorded since then, oldest first.
         open_questions: proposed decisions and unanswered tracker comments of the mission, newest first.
         truncated: True when more than the events read fell in the period (the oldest were left out).
+        firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057).
     """
 
     mission: str
@@ -317,6 +319,7 @@ class CrisisReport:
     open_questions: tuple[TimelineNote, ...] = ()
     truncated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    firing: tuple[OpenAlert, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form: the timeline, the decisions and open questions."""
@@ -407,7 +410,7 @@ def crisis_report(
     return CrisisReport(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
-        truncated=truncated,
+        truncated=truncated, firing=tuple(open_alerts(store, mission, at)),
     )
 
 
@@ -419,8 +422,18 @@ def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
     basis = "" if link is None else (
         f" ← {'stated' if link.basis == 'caused_by' else 'inferred'} from event:{link.cause_id}"
     )
+    resolved = ""
+    if event.state is EventState.RESOLVED:
+        resolved = f" · RESOLVED {_hm(event.ends_at)}" if event.ends_at else " · RESOLVED"
     return (f"{_hm(event.time)} {' '.join(event.type.split())} · {' '.join(event.sector.split())} · "
-            f"{event.criticality:.2f} · event:{event.id}{basis}")
+            f"{event.criticality:.2f}{resolved} · event:{event.id}{basis}")
+
+
+def _open_event(alert: OpenAlert) -> DomainEvent:
+    """An open alert as the event the timeline lists (its latest notification's id, its start time)."""
+    return DomainEvent(id=alert.event_id, time=alert.since, sector=alert.sector, type=alert.type,
+                       criticality=alert.criticality, text=f"{alert.type} firing since {alert.since.isoformat()}",
+                       fingerprint=alert.fingerprint, runbook_url=alert.runbook_url)
 
 
 CRITICAL_EVENT = 0.8
@@ -440,6 +453,11 @@ def _timeline_lines(
     else:
         lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
                      f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
+    if report.firing:
+        critical_open = [a for a in report.firing if a.criticality >= CRITICAL_EVENT]
+        older = [a for a in report.firing if a.since <= t.at - t.window]
+        lines.append(f"Firing now: {len(report.firing)} alerts open ({len(critical_open)} critical), "
+                     f"{len(older)} of them started before this window; resolved alerts are not counted")
     lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
                  "event lines: time type · sector · criticality · provenance):")
     if not t.sectors:
@@ -451,9 +469,13 @@ def _timeline_lines(
         lines.append(f"- … {len(t.sectors) - sectors} more sectors")
     urgent = [e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at
               and e.state is not EventState.RESOLVED]
+    # Critical alerts still firing that started before the window are current too (docs/adr/0057).
+    in_window = {e.id for e in urgent}
+    urgent += [_open_event(a) for a in report.firing
+               if a.criticality >= CRITICAL_EVENT and a.event_id not in in_window and a.since <= t.at - t.window]
     if urgent:
         groups = group_events(urgent)  # docs/adr/0057: every distinct kind before any repeat
-        lines.append(f"Critical events of this window (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)} in "
+        lines.append(f"Critical events of this window and alerts still firing (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)} in "
                      f"{len(groups)} distinct kinds, repeats grouped; most critical, then latest first):")
         for group in groups[:critical]:
             kind, sector, _ = group.key
@@ -462,8 +484,10 @@ def _timeline_lines(
             more = group.count - len(cited)
             span = (f" · ×{group.count} {_hm(group.first_seen)}–{_hm(group.last_seen)}" if group.count > 1
                     else f" · {_hm(rep.time)}")
+            runbook = f" · runbook {rep.runbook_url}" if rep.runbook_url else ""
             lines.append(f"- {kind} · {sector} · {group.max_criticality:.2f}{span}: "
-                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more)" if more > 0 else ""))
+                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more)" if more > 0 else "")
+                         + runbook)
         if len(groups) > critical:
             rest = groups[critical:]
             lines.append(f"- … {len(rest)} more kinds ({sum(g.count for g in rest)} events), less critical or older")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, event_from_record
@@ -40,6 +40,10 @@ __all__ = ["TRIAGE_CANDIDATES", "TRIAGE_SCAN", "Triage", "group_note", "triage_f
 
 TRIAGE_CANDIDATES = 20
 """Most critical recent groups of events whose representatives join the candidates in degraded mode."""
+
+TRIAGE_RECENCY_HALF_LIFE = timedelta(hours=6)
+"""In degraded mode a domain event's triage score halves per this much age before the clock: a flood is
+about now, and an event of last year (or dated year 1) must not take a current one's place (docs/adr/0058)."""
 
 TRIAGE_SCAN = 500
 """Most critical recent events read to form those groups (a group's count says "at least" past it)."""
@@ -139,12 +143,16 @@ class Triage:
     def rescore(self, ranked: Sequence[Candidate], lists: CandidateLists, params: RankingParams) -> list[Candidate]:
         """Score every candidate ``α · criticality + (1 − α) · sim`` (degraded mode; else unchanged).
 
+        A domain event's score is then multiplied by ``0.5 ** (age / TRIAGE_RECENCY_HALF_LIFE)``, its age
+        counted from the assessment's clock (0 for events at or after it).
+
         Returns:
             The candidates, best first (ties by record id, as :func:`~mission_memory.retrieval.ranking.apply_priors`).
         """
         if not self.degraded:
             return list(ranked)
         alpha = self.state.alpha
+        clock = self.state.assessed_at
         top = 2.0 / (params.rrf_k + 1)
         out = []
         for cand in ranked:
@@ -155,6 +163,9 @@ class Triage:
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)
             score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / top)
+            if prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None:
+                age = (clock - prior.time).total_seconds() if prior.time is not None else 0.0
+                score *= 0.5 ** (max(0.0, age) / TRIAGE_RECENCY_HALF_LIFE.total_seconds())
             if cand.superseded:
                 score *= params.superseded_factor
             out.append(replace(cand, score=score))
