@@ -85,3 +85,17 @@ def test_the_http_server_prunes_on_its_schedule(data_dir: Path) -> None:
         while time.monotonic() < deadline and _event_ids("ops") != {"ev-2", "ev-5", "ev-6"}:
             time.sleep(0.5)
     assert _event_ids("ops") == {"ev-2", "ev-5", "ev-6"}
+
+
+def test_prune_reads_every_page_of_due_events(monkeypatch: Any) -> None:
+    import mission_memory.operations.retention as retention
+
+    monkeypatch.setattr(retention, "_BATCH", 3)  # pages of 3 records: 20 due events take 7 pages
+    old = NOW - timedelta(days=100)
+    with Memory.open() as memory:
+        memory.record_events([event(i, old - timedelta(minutes=i % 4)) for i in range(20)]
+                             + [event(99, NOW - timedelta(days=1))], "ops", embed=False)
+        dry = memory.prune_events("ops", dry_run=True, now=NOW)
+        assert dry.total == 20
+        assert memory.prune_events("ops", now=NOW).total == 20
+    assert _event_ids("ops") == {"ev-99"}
