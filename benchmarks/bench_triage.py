@@ -116,12 +116,17 @@ def _batches(scenario: Scenario) -> Iterator[list[DomainEvent]]:
         return
     batch: list[DomainEvent] = []
     for event in scenario.events:
-        if batch and (len(batch) >= 10 or event.time - batch[0].time > timedelta(seconds=10)):
+        if batch and (len(batch) >= 10 or _arrival(event) - _arrival(batch[0]) > timedelta(seconds=10)):
             yield batch
             batch = []
         batch.append(event)
     if batch:
         yield batch
+
+
+def _arrival(event: DomainEvent) -> datetime:
+    """When a notification arrives: a resolved alert at its end, anything else at its time."""
+    return event.ends_at or event.time
 
 
 def _in_flood(moment: datetime, floods: Sequence[tuple[datetime, datetime]]) -> bool:
@@ -178,7 +183,7 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
     """Replay ``scenario`` into a fresh store and measure both rankings during its floods."""
     figures = DatasetFigures(scenario.mission, len(scenario.events), len(scenario.critical_ids), len(scenario.floods))
     figures.rankings = {f"{name} {b}": RankingFigures() for b in budgets for name in ("similarity", "triage")}
-    by_time = sorted(scenario.events, key=lambda e: e.time)
+    by_time = sorted(scenario.events, key=_arrival)
     modes: list[tuple[datetime, EscalationMode]] = []
     with tempfile.TemporaryDirectory() as tmp, Memory.open(data_dir=Path(tmp), event_mission=scenario.mission) as memory:
         memory.embedder.embed_passages(["warm up"])
@@ -192,8 +197,11 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
             began = time.perf_counter()
             figures.embedded += memory.embed_pending()
             figures.embed_s += time.perf_counter() - began
-            recent = {e.id for e in by_time if at - WINDOW < e.time <= at and e.id in scenario.critical_ids}
-            latest = {e.id: e for e in by_time if e.id in recent}  # one event per id, as the store keeps it
+            # one event per id as the store keeps it at ``at``; an alert resolved by then is no longer critical
+            latest = {e.id: e for e in by_time if _arrival(e) <= at}
+            recent = {i for i, e in latest.items() if at - WINDOW < e.time <= at and i in scenario.critical_ids
+                      and e.state.value == "firing"}
+            latest = {i: e for i, e in latest.items() if i in recent}
             kinds = [frozenset(e.id for e in g.events) for g in group_events(latest.values())]
             question = scenario.questions[asked % len(scenario.questions)][1]
             order = ("triage", "similarity") if asked % 2 else ("similarity", "triage")
@@ -229,8 +237,8 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
                     pull_at(at)
 
         for batch in _batches(scenario):
-            at = max(e.time for e in batch)
-            advance(min(e.time for e in batch))  # every event up to a question's time is stored before it
+            at = max(_arrival(e) for e in batch)
+            advance(min(_arrival(e) for e in batch))  # every event up to a question's time is stored before it
             began = time.perf_counter()
             report = memory.record_events(batch, scenario.mission, now=at, embed=False)
             spent = time.perf_counter() - began
@@ -239,7 +247,7 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
                 figures.flood_ingest_s += spent
             modes.append((at, report.escalation.mode))
             last_assessed = at
-        advance(by_time[-1].time + WINDOW + GRID)
+        advance(_arrival(by_time[-1]) + WINDOW + GRID)
     for start, end in scenario.floods:
         on = next((t for t, m in modes if t >= start and m is EscalationMode.DEGRADED), None)
         if on is None or on > end:

@@ -306,9 +306,11 @@ def check_event_times(events: Sequence[DomainEvent], clock: datetime, max_future
     """
     limit = clock + max_future_skew
     for index, event in enumerate(events):
-        if event.time > limit or (event.ends_at is not None and event.ends_at > limit):
+        for name, moment in (("time", event.time), ("ends_at", event.ends_at)):
+            if moment is None or moment <= limit:
+                continue
             raise InputError(
-                f"{source}[{index}] (id {event.id!r}): time {event.time.isoformat()} is more than "
+                f"{source}[{index}] (id {event.id!r}): {name} {moment.isoformat()} is more than "
                 f"{max_future_skew.total_seconds():g} s after the clock {clock.isoformat()}; a sender's clock or a "
                 "wrong year? (setting MISSION_MEMORY_EVENT_MAX_FUTURE_SKEW_S)"
             )
