@@ -93,8 +93,8 @@ def test_the_rendered_timeline_keeps_the_windows_critical_events_longest_as_the_
     assert "- north: 30 / 0 · rising · FLOODING" in roomy and "- east: 10 / 0 · rising" in roomy
     tight = render_timeline(report, tokenizer, 400)
     assert tokenizer.count(tight) <= 400
-    # chain members and the ids of repeats give way before any distinct critical kind
-    assert "event:s29" in tight and "event:s28" in tight and "… 29 more events in this chain" in tight
+    # chain members, chains, sectors, then the ids of repeats give way before any distinct critical kind
+    assert "event:s29" in tight and "event:s28" in tight and "… 1 more chains" in tight
     assert re.search(r"event:s29, event:s27(, event:s\d+)* \(\+\d+ more\)", tight)
     tiny = render_timeline(report, tokenizer, 150)
     assert tokenizer.count(tiny) <= 150 and tiny.startswith("Escalation: degraded since")

@@ -525,11 +525,13 @@ def _timeline_lines(
 
 
 # (sectors, chains, members per chain, decisions and questions, critical kinds, ids cited per kind), most
-# detailed first: chain members go first, then chains, then the ids of repeats, and the window's distinct
-# critical kinds last (triage must not drop them; docs/adr/0040, 0057).
-_DETAIL_LEVELS = ((8, 5, 8, 5, 40, 40), (6, 3, 4, 3, 40, 20), (4, 2, 3, 3, 40, 10), (3, 1, 2, 2, 40, 5),
-                  (3, 1, 1, 1, 40, 3), (2, 1, 1, 1, 32, 2), (2, 0, 0, 1, 26, 1), (1, 0, 0, 1, 20, 1),
-                  (1, 0, 0, 0, 14, 1), (1, 0, 0, 0, 8, 1), (1, 0, 0, 0, 3, 1))
+# detailed first: chain members go first, then chains, sectors and notes, then the ids of repeats, and the
+# window's distinct critical kinds last (triage must not drop them; docs/adr/0040, 0057).
+_DETAIL_LEVELS = ((8, 5, 8, 5, 40, 40), (6, 3, 4, 3, 40, 40), (4, 2, 3, 3, 40, 40), (3, 1, 2, 2, 40, 40),
+                  (3, 1, 1, 1, 40, 40), (2, 0, 0, 1, 40, 40), (1, 0, 0, 0, 40, 40), (1, 0, 0, 0, 40, 20),
+                  (1, 0, 0, 0, 40, 10), (1, 0, 0, 0, 40, 5), (1, 0, 0, 0, 40, 2), (1, 0, 0, 0, 40, 1),
+                  (1, 0, 0, 0, 32, 1), (1, 0, 0, 0, 26, 1), (1, 0, 0, 0, 20, 1), (1, 0, 0, 0, 14, 1),
+                  (1, 0, 0, 0, 8, 1), (1, 0, 0, 0, 3, 1))
 
 
 def render_timeline(report: CrisisReport, tokenizer: Tokenizer, max_tokens: int) -> str:
