@@ -15,6 +15,12 @@ with both rankings on the same stored state and the same candidate lists:
 * **triage** — the same steps as ``run_query`` runs them in degraded mode: the most critical recent
   events join the candidates, ``α · criticality + (1 − α) · sim``, the crisis timeline section first.
 
+Hadoop is loghub's MapReduce sample of a real network failure (a retry loop logging one error 147 times
+beside two FATAL task exits and a few distinct errors): the repeated-error flood of issue 24. The service
+estate is an Alertmanager fire / re-notify / resolve sequence. Besides critical events, each pull counts
+the *distinct critical kinds* of its window (repeats grouped by type, sector and text template, as the
+product groups them, docs/adr/0057) and how many of them the digest cites none of.
+
 Printed, in one run: per dataset, how long after each flood starts and ends the mode switches; ingest
 throughput during floods (events/s of ``record_events``, vectors deferred) and the embedding rate of
 the catch-up; then per ranking: critical events (criticality ≥ 0.8) of the last window missing from
@@ -25,7 +31,7 @@ machine are indicative only (the load average is printed).
 Usage::
 
     .venv/bin/python benchmarks/bench_triage.py [--budgets 2000,8000] [--seed 0]
-        [--loghub DIR] [--loghub-sets Zookeeper,BGL] [--loghub-limit 2000]
+        [--loghub DIR] [--loghub-sets Hadoop,Zookeeper,BGL] [--loghub-limit 2000] [--only uav,service-estate,loghub]
 
 ``--loghub DIR`` is a loghub checkout (``git clone --depth 1 https://github.com/logpai/loghub``) or
 its bare git directory; without it the loghub rows are skipped with that hint. The loghub data is
@@ -49,6 +55,7 @@ from mission_memory.api import Memory
 from mission_memory.fence import new_nonce
 from mission_memory.operations.domain_events import DomainEvent
 from mission_memory.operations.escalation import EscalationMode
+from mission_memory.operations.event_groups import group_events
 from mission_memory.operations.scenarios import (
     LOGHUB_DATASETS,
     Scenario,
@@ -78,6 +85,8 @@ class RankingFigures:
     critical: int = 0
     missed: int = 0
     missed_entries: int = 0
+    kinds: int = 0
+    kinds_missed: int = 0
     ms: list[float] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
 
@@ -107,12 +116,17 @@ def _batches(scenario: Scenario) -> Iterator[list[DomainEvent]]:
         return
     batch: list[DomainEvent] = []
     for event in scenario.events:
-        if batch and (len(batch) >= 10 or event.time - batch[0].time > timedelta(seconds=10)):
+        if batch and (len(batch) >= 10 or _arrival(event) - _arrival(batch[0]) > timedelta(seconds=10)):
             yield batch
             batch = []
         batch.append(event)
     if batch:
         yield batch
+
+
+def _arrival(event: DomainEvent) -> datetime:
+    """When a notification arrives: a resolved alert at its end, anything else at its time."""
+    return event.ends_at or event.time
 
 
 def _in_flood(moment: datetime, floods: Sequence[tuple[datetime, datetime]]) -> bool:
@@ -132,12 +146,13 @@ def _cited(text: str, event_id: str) -> bool:
 
 
 def _pull(memory: Memory, scenario: Scenario, question: str, at: datetime, budget: int, triaged: bool,
-          recent_critical: set[str]) -> tuple[float, int, int, int]:
+          recent_critical: set[str], kinds: Sequence[frozenset[str]]) -> tuple[float, int, int, int, int]:
     """One pull at scenario time ``at``.
 
     Returns:
-        ``(ms, tokens, missing, missing from the entries)``: critical events of the window the digest
-        does not cite at all (neither as an entry nor in the timeline), and those not among its entries.
+        ``(ms, tokens, missing, missing from the entries, kinds missing)``: critical events of the window
+        the digest does not cite at all (neither as an entry nor in the timeline), those not among its
+        entries, and distinct critical kinds (groups of repeats, docs/adr/0057) none of whose events is cited.
     """
     started = time.perf_counter()
     store, params = memory.store, RankingParams()
@@ -148,6 +163,7 @@ def _pull(memory: Memory, scenario: Scenario, question: str, at: datetime, budge
     ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, _ = select_candidates(store, memory.embedder.model_id, question, where, ranked, params,
                                       memory.settings.max_digest_entries)
+    candidates = triage.annotate(candidates)
     nonce = new_nonce()
     sections = digest_sections(store, degraded_mission=triage.mission if triage.degraded else None,
                                asked_mission=scenario.mission, layers=layers, requested=False, nonce=nonce,
@@ -159,14 +175,15 @@ def _pull(memory: Memory, scenario: Scenario, question: str, at: datetime, budge
     ms = (time.perf_counter() - started) * 1000
     shown = {str(e.record.attributes.get("event_id")) for e in entries if e.record.kind is RecordKind.DOMAIN_EVENT}
     cited = {i for i in recent_critical if _cited(text, i)}
-    return ms, tokens, len(recent_critical - cited), len(recent_critical - shown)
+    return (ms, tokens, len(recent_critical - cited), len(recent_critical - shown),
+            sum(1 for kind in kinds if not kind & cited))
 
 
 def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
     """Replay ``scenario`` into a fresh store and measure both rankings during its floods."""
     figures = DatasetFigures(scenario.mission, len(scenario.events), len(scenario.critical_ids), len(scenario.floods))
     figures.rankings = {f"{name} {b}": RankingFigures() for b in budgets for name in ("similarity", "triage")}
-    by_time = sorted(scenario.events, key=lambda e: e.time)
+    by_time = sorted(scenario.events, key=_arrival)
     modes: list[tuple[datetime, EscalationMode]] = []
     with tempfile.TemporaryDirectory() as tmp, Memory.open(data_dir=Path(tmp), event_mission=scenario.mission) as memory:
         memory.embedder.embed_passages(["warm up"])
@@ -180,12 +197,17 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
             began = time.perf_counter()
             figures.embedded += memory.embed_pending()
             figures.embed_s += time.perf_counter() - began
-            recent = {e.id for e in by_time if at - WINDOW < e.time <= at and e.id in scenario.critical_ids}
+            # one event per id as the store keeps it at ``at``; an alert resolved by then is no longer critical
+            latest = {e.id: e for e in by_time if _arrival(e) <= at}
+            recent = {i for i, e in latest.items() if at - WINDOW < e.time <= at and i in scenario.critical_ids
+                      and e.state.value == "firing"}
+            latest = {i: e for i, e in latest.items() if i in recent}
+            kinds = [frozenset(e.id for e in g.events) for g in group_events(latest.values())]
             question = scenario.questions[asked % len(scenario.questions)][1]
             order = ("triage", "similarity") if asked % 2 else ("similarity", "triage")
             for budget, ranking in ((b, name) for b in budgets for name in order):
-                ms, tokens, missed, missed_entries = _pull(memory, scenario, question, at, budget,
-                                                           ranking == "triage", recent)
+                ms, tokens, missed, missed_entries, kinds_missed = _pull(memory, scenario, question, at, budget,
+                                                                         ranking == "triage", recent, kinds)
                 r = figures.rankings[f"{ranking} {budget}"]
                 r.pulls += 1
                 r.ms.append(ms)
@@ -193,6 +215,8 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
                 r.critical += len(recent)
                 r.missed += missed
                 r.missed_entries += missed_entries
+                r.kinds += len(kinds)
+                r.kinds_missed += kinds_missed
 
         def advance(moment: datetime) -> None:
             """Assessments on the minute grid and flood questions strictly before ``moment``, in time order."""
@@ -213,8 +237,8 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
                     pull_at(at)
 
         for batch in _batches(scenario):
-            at = max(e.time for e in batch)
-            advance(min(e.time for e in batch))  # every event up to a question's time is stored before it
+            at = max(_arrival(e) for e in batch)
+            advance(min(_arrival(e) for e in batch))  # every event up to a question's time is stored before it
             began = time.perf_counter()
             report = memory.record_events(batch, scenario.mission, now=at, embed=False)
             spent = time.perf_counter() - began
@@ -223,7 +247,7 @@ def evaluate(scenario: Scenario, budgets: Sequence[int]) -> DatasetFigures:
                 figures.flood_ingest_s += spent
             modes.append((at, report.escalation.mode))
             last_assessed = at
-        advance(by_time[-1].time + WINDOW + GRID)
+        advance(_arrival(by_time[-1]) + WINDOW + GRID)
     for start, end in scenario.floods:
         on = next((t for t, m in modes if t >= start and m is EscalationMode.DEGRADED), None)
         if on is None or on > end:
@@ -255,12 +279,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated scenarios")
     parser.add_argument("--loghub", type=Path, default=None,
                         help="a loghub checkout or bare git dir (git clone --depth 1 https://github.com/logpai/loghub)")
-    parser.add_argument("--loghub-sets", default="Zookeeper,BGL", help=f"comma-separated, of: {', '.join(LOGHUB_DATASETS)}")
+    parser.add_argument("--loghub-sets", default="Hadoop,Zookeeper,BGL", help=f"comma-separated, of: {', '.join(LOGHUB_DATASETS)}")
     parser.add_argument("--loghub-limit", type=int, default=2000, help="lines read per loghub sample")
+    parser.add_argument("--only", default="uav,service-estate,loghub", help="kinds of dataset to run, comma-separated")
     args = parser.parse_args()
+    only = {k.strip() for k in args.only.split(",") if k.strip()}
 
-    scenarios = [uav_scenario(args.seed), service_estate_scenario(args.seed)]
-    if args.loghub is None:
+    scenarios = [s for s in (uav_scenario(args.seed), service_estate_scenario(args.seed)) if s.kind in only]
+    if "loghub" not in only:
+        pass
+    elif args.loghub is None:
         print("loghub: skipped (no --loghub DIR; get it with `git clone --depth 1 https://github.com/logpai/loghub` "
               "and pass --loghub loghub)")
     else:
@@ -287,14 +315,17 @@ def main() -> None:
     print()
     print("Ranking during floods (critical = criticality ≥ 0.8 in the last 10 min at each pull; missed = not cited by")
     print("the digest with its event:<id> provenance, as an entry or a timeline line; FN rate = missed / critical;")
-    print("not an entry = missing from the entries alone)")
-    print(f"{'dataset':22} {'ranking, budget':16} {'pulls':>5} {'critical':>8} {'missed':>6} {'FN rate':>7} {'not an entry':>12} "
-          f"{'p50 ms':>7} {'p95 ms':>7} {'tokens mean':>11} {'max':>5}")
+    print("not an entry = missing from the entries alone; kinds = distinct critical kinds of the window, repeats")
+    print("grouped by type, sector and text template; kinds missed = kinds none of whose events is cited)")
+    print(f"{'dataset':22} {'ranking, budget':16} {'pulls':>5} {'kinds':>5} {'missed':>6} {'kind FN':>7} {'critical':>8} "
+          f"{'missed':>6} {'FN rate':>7} {'not an entry':>12} {'p50 ms':>7} {'p95 ms':>7} {'tokens mean':>11} {'max':>5}")
     for f in results:
         for name, r in f.rankings.items():
             rate = r.missed / r.critical if r.critical else 0.0
+            kind_rate = r.kinds_missed / r.kinds if r.kinds else 0.0
             mean_tokens = sum(r.tokens) / len(r.tokens) if r.tokens else float("nan")
-            print(f"{f.name:22} {name:16} {r.pulls:>5} {r.critical:>8} {r.missed:>6} {rate:>7.1%} {r.missed_entries:>12} "
+            print(f"{f.name:22} {name:16} {r.pulls:>5} {r.kinds:>5} {r.kinds_missed:>6} {kind_rate:>7.1%} {r.critical:>8} "
+                  f"{r.missed:>6} {rate:>7.1%} {r.missed_entries:>12} "
                   f"{_pct(r.ms, .5):>7.0f} {_pct(r.ms, .95):>7.0f} {mean_tokens:>11.0f} {max(r.tokens, default=0):>5}")
     load = os.getloadavg()
     print(f"\nload average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

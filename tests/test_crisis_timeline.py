@@ -86,11 +86,15 @@ def test_the_rendered_timeline_keeps_the_windows_critical_events_longest_as_the_
         tokenizer = memory.tokenizer
     roomy = render_timeline(report, tokenizer, 4000)
     assert all(f"event:s{i}" in roomy for i in range(30))
-    assert "shelling · north · 0.90 · 15: 12:07:15 event:s29, 12:06:45 event:s27" in roomy
+    # repeats grouped (docs/adr/0057): one line per kind, most critical first, count and span, ids newest first
+    assert "30 in 2 distinct kinds" in roomy
+    assert "- shelling · north · 0.90 · ×15 12:00:15–12:07:15: event:s29, event:s27, event:s25" in roomy
+    assert roomy.index("- shelling · north") < roomy.index("- lost_link · north · 0.85 · ×15")
     assert "- north: 30 / 0 · rising · FLOODING" in roomy and "- east: 10 / 0 · rising" in roomy
     tight = render_timeline(report, tokenizer, 400)
     assert tokenizer.count(tight) <= 400
-    assert "event:s29" in tight and "… 1 more chains" in tight  # chains give way before the newest critical events
-    assert re.search(r"- … \d+ more, older", tight)
+    # chain members, chains, sectors, then the ids of repeats give way before any distinct critical kind
+    assert "event:s29" in tight and "event:s28" in tight and "… 1 more chains" in tight
+    assert re.search(r"event:s29, event:s27(, event:s\d+)* \(\+\d+ more\)", tight)
     tiny = render_timeline(report, tokenizer, 150)
     assert tokenizer.count(tiny) <= 150 and tiny.startswith("Escalation: degraded since")

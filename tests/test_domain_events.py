@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -12,6 +12,7 @@ from mission_memory.operations.domain_events import (
     AlertmanagerMapping,
     DomainEvent,
     EventState,
+    alertmanager_fingerprint,
     event_record,
     events_from_alertmanager,
     read_events_csv,
@@ -112,7 +113,10 @@ def test_alertmanager_alerts_map_severity_sector_type_id_and_state() -> None:
     assert firing.text == "checkout 5xx above 5%\nError budget burning 14x"
     assert firing.source == "alertmanager/mission-memory"
     assert resolved.state is EventState.RESOLVED and resolved.sector == "payments"
-    assert resolved.time == datetime(2026, 3, 1, 11, 58, tzinfo=UTC) and resolved.criticality == 0.6
+    # a resolved alert keeps its start as its time (an all-clear adds nothing to the rate), its end beside it
+    assert resolved.time == datetime(2026, 3, 1, 11, 40, tzinfo=UTC) and resolved.criticality == 0.6
+    assert resolved.ends_at == datetime(2026, 3, 1, 11, 58, tzinfo=UTC)
+    assert resolved.duration == timedelta(minutes=18)
     assert resolved.text.startswith("RESOLVED: payments-api restarting")
 
 
@@ -128,9 +132,15 @@ def test_a_malformed_alertmanager_payload_names_the_alert_and_field() -> None:
     with pytest.raises(InputError, match="'alerts' list"):
         events_from_alertmanager({"status": "firing"})
     broken = json.loads(json.dumps(ALERTMANAGER))
-    del broken["alerts"][1]["fingerprint"]
-    with pytest.raises(InputError, match=r"alerts\[1\]: fingerprint is missing"):
-        events_from_alertmanager(broken)
+    del broken["alerts"][1]["fingerprint"]  # older Alertmanager versions: derived from the labels
+    derived = events_from_alertmanager(broken)[1]
+    assert derived.fingerprint == alertmanager_fingerprint(broken["alerts"][1]["labels"])
+    assert derived.id == f"{derived.fingerprint}@{broken['alerts'][1]['startsAt']}"
+    for bad in ("severity=critical", ["alertname", "X"]):
+        broken = json.loads(json.dumps(ALERTMANAGER))
+        broken["alerts"][0]["labels"] = bad
+        with pytest.raises(InputError, match=r"alerts\[0\]: labels must be an object"):
+            events_from_alertmanager(broken)
     broken = json.loads(json.dumps(ALERTMANAGER))
     broken["alerts"][0]["labels"] = {"severity": "critical"}
     broken["commonLabels"] = {}

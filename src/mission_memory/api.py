@@ -36,7 +36,7 @@ from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.write_path import embed_stored, store_records
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
-from mission_memory.utc import as_utc
+from mission_memory.utc import as_utc, parse_clock
 
 if TYPE_CHECKING:
     from mission_memory.corrections.practitioner_records import Correction
@@ -198,6 +198,7 @@ class Memory:
         default_mission: str | None = None,
         access: AccessContext | None = None,
         timeline: bool = False,
+        now: datetime | str | None = None,
     ) -> Digest:
         """Pull: a digest of the records relevant to a task, within ``token_budget`` tokens.
 
@@ -226,6 +227,10 @@ class Memory:
             timeline: put the crisis timeline (what is escalating, what cascades, the links, decisions
                 since the escalation began, open questions; docs/adr/0040) first even in normal mode;
                 a degraded mission's digest has it anyway.
+            now: the clock the digest is answered at (a timezone-aware datetime or ISO 8601 text;
+                default: now): escalation, triage, the timeline and ages are evaluated at it, so a
+                history replayed with ``feed --now`` can be asked about. A query never stores an
+                escalation state (docs/adr/0058): a replay's state is not overwritten by it.
 
         Returns:
             The digest; :attr:`Digest.mission_scope` says which missions it answered from and why.
@@ -238,6 +243,7 @@ class Memory:
             BudgetError: the budget cannot hold the digest header.
         """
         checked = parse_filters(filters)
+        clock = self._clock(parse_clock(now)) if now is not None else None
         if access is not None:
             access.check_mission(checked.mission)
         if (scope if isinstance(scope, Scope) else parse_scope(scope)) is Scope.HANDOVER:
@@ -254,7 +260,7 @@ class Memory:
                 self.store, self._store_for(access), self.embedder, self.tokenizer, self.settings,
                 task_description, scope if isinstance(scope, Scope) else parse_scope(scope), token_budget, checked,
                 client=client, session_id=session_id, default_mission=default_mission,
-                operator=access.operator if access is not None else resolve_operator(), timeline=timeline,
+                operator=access.operator if access is not None else resolve_operator(), timeline=timeline, now=clock,
             )
 
     def forget_mission(self, mission: str, progress: ProgressFn | None = None) -> dict[str, int]:
@@ -658,13 +664,14 @@ class Memory:
             What was stored, and the escalation state after the write.
 
         Raises:
-            InputError: an invalid event (its index and field named), a mission name that breaks
+            InputError: an invalid event (its index and field named), one dated more than
+                ``settings.event_max_future_skew_s`` after the clock, a mission name that breaks
                 the name rule (:mod:`mission_memory.stored_names`) or a naive ``now``.
             AccessDenied: ``access`` is scoped to missions that do not include the event mission
                 (nothing is stored).
             BackendUnavailable: the store cannot be written (nothing is stored).
         """
-        from mission_memory.operations.domain_events import events_from_objects
+        from mission_memory.operations.domain_events import check_event_times, events_from_objects
         from mission_memory.operations.escalation_state import assess_mission
         from mission_memory.operations.event_intake import store_events
         from mission_memory.stored_names import check_mission_name
@@ -676,6 +683,7 @@ class Memory:
             # attribution comes from the token, never from the posted body (docs/adr/0055)
             checked = [e.model_copy(update={"operator": access.operator}) for e in checked]
         clock = self._clock(now)
+        check_event_times(checked, clock, timedelta(seconds=self.settings.event_max_future_skew_s))
         report = store_events(self.store, checked, name)
         state = assess_mission(self.store, name, self._flood_policy(), clock)
         if embed and report.added + report.replaced:
@@ -693,6 +701,80 @@ class Memory:
         from mission_memory.operations.escalation_state import assess_mission
 
         return assess_mission(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
+
+    def firing_alerts(self, mission: str | None = None, *, now: datetime | str | None = None) -> list[Any]:
+        """The alerts open in ``mission`` at ``now``: fired and not resolved, whenever they started (docs/adr/0057).
+
+        Returns:
+            :class:`~mission_memory.operations.alert_state.OpenAlert` s, most critical then newest first.
+
+        Raises:
+            InputError: a naive or malformed ``now``; an unreadable stored state.
+        """
+        from mission_memory.operations.alert_state import open_alerts
+
+        clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
+        return open_alerts(self.store, self._event_mission(mission), clock)
+
+    def prune_events(
+        self,
+        mission: str | None = None,
+        *,
+        dry_run: bool = False,
+        now: datetime | str | None = None,
+        max_age_days: float | None = None,
+        per_type_days: dict[str, float] | None = None,
+    ) -> Any:
+        """Prune domain events older than their retention (docs/adr/0058); never decisions, documents, notes, briefs.
+
+        Args:
+            mission: only this mission (default: every mission).
+            dry_run: count what would be pruned, delete nothing.
+            now: the clock (default: now).
+            max_age_days: default retention in days (default ``settings.event_retention_days``; 0 keeps all).
+            per_type_days: retention per event type (default ``settings.event_retention_kinds``).
+
+        Returns:
+            A :class:`~mission_memory.operations.retention.PruneReport`.
+
+        Raises:
+            InputError: a naive ``now``, a negative age, an unknown mission, a read-only store.
+        """
+        from mission_memory.operations.retention import prune_events
+
+        if self.store.read_only and not dry_run:
+            raise InputError("the store is open read-only: prune with --dry-run, or open it writable")
+        clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
+        days = self.settings.event_retention_days if max_age_days is None else max_age_days
+        kinds = self.settings.event_retention_kinds if per_type_days is None else per_type_days
+        report = prune_events(
+            self.store, now=clock, max_age=timedelta(days=days) if days else None,
+            per_type={k: timedelta(days=v) for k, v in kinds.items()}, mission=mission, dry_run=dry_run,
+        )
+        if report.total and not dry_run:
+            self.prepare_search()
+        return report
+
+    def plot_event_rate(self, path: Path, mission: str | None = None, *, hours: float = 6.0,
+                        now: datetime | str | None = None) -> Path:
+        """Draw the mission's event rate over the last ``hours`` to ``path`` with the flood thresholds.
+
+        See :mod:`mission_memory.operations.rate_plot`.
+
+        Raises:
+            InputError: ``hours`` not positive, a naive ``now``, an unwritable path.
+        """
+        from mission_memory.operations.rate_plot import plot_event_rate, rate_series
+
+        if hours <= 0:
+            raise InputError(f"hours must be positive, got {hours:g}")
+        clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
+        policy = self._flood_policy()
+        capacity = policy.flood_start * policy.operators_on_duty
+        release = policy.flood_end * policy.operators_on_duty
+        series = rate_series(self.store, self._event_mission(mission), clock - timedelta(hours=hours), clock,
+                             policy.window, capacity, release)
+        return plot_event_rate(series, path)
 
     def embed_pending(self, limit: int | None = None) -> int:
         """Embed now the records still waiting for a vector (the embedding queue's catch-up); return how many."""

@@ -50,6 +50,7 @@ class AlertmanagerMapping(BaseModel):
         default_criticality: criticality of an alert without a known severity.
         sector_labels: labels tried in order for the sector; the first present wins.
         text_annotations: annotations joined (in order) into the event text.
+        kept_labels: labels kept with the event for the on-call engineer (shown with the alert).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -63,6 +64,7 @@ class AlertmanagerMapping(BaseModel):
     default_criticality: float = Field(default=0.5, ge=0.0, le=1.0)
     sector_labels: Sequence[str] = ("service", "namespace", "job", "instance")
     text_annotations: Sequence[str] = ("summary", "description", "message")
+    kept_labels: Sequence[str] = ("instance", "cluster", "region", "namespace", "job", "service", "pod", "env")
 
     @field_validator("severity_criticality")
     @classmethod
@@ -144,6 +146,14 @@ class Settings(BaseSettings):
             :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`: ``severity_criticality``,
             ``default_criticality``, ``sector_labels``, ``text_annotations``).
         embed_batch: records embedded per batch by the background embedding queue.
+        event_max_future_skew_s: events dated more than this many seconds after the intake clock
+            are refused (clock skew of the sender, a wrong year), docs/adr/0058.
+        event_retention_days: events older than this many days are pruned by ``prune`` and by the
+            server's schedule (resolved ones first; decisions, documents, notes and briefs never);
+            ``0`` keeps every event, docs/adr/0058.
+        event_retention_kinds: per event type, a retention in days overriding the default (JSON
+            object, e.g. ``{"heartbeat": 2}``).
+        prune_interval_minutes: how often the HTTP server prunes (0: never).
         correction_link_window_minutes: a correction without a retrieval event in its session is
             linked to the latest event of the same operator and mission at most this many minutes
             before it (docs/design.md §6, docs/adr/0024).
@@ -200,6 +210,10 @@ class Settings(BaseSettings):
     operators_on_duty: int = Field(default=1, ge=1)
     alertmanager_mapping: AlertmanagerMapping = Field(default_factory=AlertmanagerMapping)
     embed_batch: int = Field(default=4, ge=1, le=1024)
+    event_max_future_skew_s: float = Field(default=300.0, ge=0)
+    event_retention_days: float = Field(default=90.0, ge=0)
+    event_retention_kinds: dict[str, float] = Field(default_factory=dict)
+    prune_interval_minutes: float = Field(default=60.0, ge=0)
     correction_link_window_minutes: float = Field(default=120.0, gt=0)
     correction_relevance_threshold: float = Field(default=0.85, ge=-1.0, le=1.0)
     team_token_file: Path | None = None

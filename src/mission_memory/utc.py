@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["as_utc"]
+__all__ = ["as_utc", "parse_clock"]
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -25,3 +25,23 @@ def as_utc(moment: datetime) -> datetime:
     if moment.tzinfo is None or moment.utcoffset() is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
+
+
+def parse_clock(value: datetime | str, name: str = "now") -> datetime:
+    """A clock given by a caller (``query --now``, the API's and the MCP tool's ``now``) as aware UTC.
+
+    Args:
+        value: a datetime, or ISO 8601 text (``2026-03-01T12:00:00Z``); naive is read as UTC.
+        name: the argument's name, for the error message.
+
+    Raises:
+        InputError: text that is not an ISO 8601 time.
+    """
+    if isinstance(value, datetime):
+        return as_utc(value)
+    from mission_memory.errors import InputError
+
+    try:
+        return as_utc(datetime.fromisoformat(str(value).strip()))
+    except ValueError:
+        raise InputError(f"{name} {value!r} is not an ISO 8601 time (e.g. 2026-03-01T12:00:00Z)") from None

@@ -46,7 +46,7 @@ def test_the_server_exposes_exactly_one_tool_with_the_documented_parameters() ->
     assert [t.name for t in tools] == ["workflow_memory_query"]
     schema = tools[0].input_schema
     assert schema["required"] == ["task_description"]
-    assert set(schema["properties"]) == {"task_description", "scope", "token_budget", "filters", "timeline"}
+    assert set(schema["properties"]) == {"task_description", "scope", "token_budget", "filters", "timeline", "now"}
     assert schema["properties"]["timeline"]["default"] is False
     assert schema["properties"]["token_budget"]["default"] == 8000
     assert schema["properties"]["scope"]["default"] == "all"

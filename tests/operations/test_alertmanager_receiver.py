@@ -87,14 +87,18 @@ def test_the_severity_mapping_is_configurable(data_dir: Path) -> None:
 
 
 def test_malformed_posts_get_400_or_413_naming_the_problem_and_store_nothing(data_dir: Path) -> None:
-    missing_fingerprint = _alert("Down", "")
+    labels_as_text = _alert("Down", "d9") | {"labels": "alertname=Down,severity=critical"}
+    labels_as_list = _alert("Down", "d8") | {"labels": ["alertname", "Down"]}
     with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=60) as http:
         broken = http.post("/alerts/alertmanager", content=b'{"alerts": [', headers={"content-type": "application/json"})
         assert broken.status_code == 400
         assert "alertmanager webhook: the body is not valid JSON" in broken.json()["error"]
-        partial = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok1"), missing_fingerprint))
+        partial = http.post("/alerts/alertmanager", json=_payload(_alert("Up", "ok1"), labels_as_text))
         assert partial.status_code == 400
-        assert partial.json()["error"] == "alertmanager webhook alerts[1]: fingerprint is missing; nothing was stored"
+        assert partial.json()["error"] == ("alertmanager webhook alerts[1]: labels must be an object of names to "
+                                           "values, got str; nothing was stored")
+        listed = http.post("/alerts/alertmanager", json=_payload(labels_as_list))
+        assert listed.status_code == 400 and "alerts[0]: labels must be an object" in listed.json()["error"]
         huge = http.post("/alerts/alertmanager", content=b"{" + b" " * 10_000_000 + b"}", headers=JSON)
         assert huge.status_code == 413
         assert "larger than the 5,000,000 bytes accepted in one batch" in huge.json()["error"]

@@ -65,7 +65,7 @@ app.add_typer(brief_commands.brief_app, name="brief")
 app.add_typer(brief_commands.handover_app, name="handover")
 from mission_memory.cli import event_commands  # noqa: E402
 
-event_commands.register(app)
+event_commands.register(app, core_commands.events_app)
 from mission_memory.cli import correction_commands  # noqa: E402
 
 correction_commands.register(app)

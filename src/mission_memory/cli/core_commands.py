@@ -150,6 +150,10 @@ def query(
         bool, typer.Option("--timeline", help="Start with the crisis timeline (escalating sectors, cascades, decisions "
                            "since the escalation began); shown anyway while the mission is degraded.")
     ] = False,
+    now: Annotated[
+        str | None, typer.Option(help="Answer at this time (ISO 8601; default now): escalation, triage and ages "
+                                 "are evaluated then, e.g. after `feed --now` replayed a history.")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the digest and its entries as JSON.")] = False,
 ) -> None:
     """Print the digest of stored decisions, history and documents relevant to TASK.
@@ -174,7 +178,7 @@ def query(
     }
     with reported_errors(), _open_memory() as memory:
         digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
-                              default_mission=mission_of_directory(Path.cwd()), timeline=timeline)
+                              default_mission=mission_of_directory(Path.cwd()), timeline=timeline, now=now)
     if json_output:
         print_json(digest.to_json())
     else:
@@ -224,11 +228,18 @@ def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the 
         )
 
 
+events_app = typer.Typer(no_args_is_help=False, help="Retrieval events (every pull is logged); `events firing`: open alerts.")
+
+
+@events_app.callback(invoke_without_command=True)
 def events(
+    ctx: typer.Context,
     limit: Annotated[int, typer.Option(help="How many events, newest first.")] = 20,
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List the latest retrieval events (every pull query is logged); entries: served, +omitted."""
+    if ctx.invoked_subcommand is not None:
+        return
     with reported_errors(), _open_memory() as memory:
         rows = memory.retrieval_events(limit)
     if json_output:
@@ -380,7 +391,7 @@ def register(app: typer.Typer) -> None:
     app.command()(query)
     app.command()(status)
     app.command()(reindex)
-    app.command()(events)
+    app.add_typer(events_app, name="events")
     app.command()(serve)
     app.command()(demo)
     app.command()(forget)

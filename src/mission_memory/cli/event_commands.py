@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.table import Table
 
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
@@ -128,6 +129,9 @@ def _state_line(state: dict[str, Any]) -> str:
 def status(
     mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
     now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now).")] = None,
+    plot: Annotated[Path | None, typer.Option(help="Also draw the event rate and the flood thresholds to this "
+                                              "image (PNG by its suffix).")] = None,
+    hours: Annotated[float, typer.Option(help="How many hours before the clock the plot covers.")] = 6.0,
     json_output: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
 ) -> None:
     """Assess and print the escalation: mode, α, event rate in the window, escalating sectors."""
@@ -145,7 +149,8 @@ def status(
                 )
             state = memory.escalation_status(name, now=clock)
             capacity = memory.settings.escalation_flood_start * memory.settings.operators_on_duty
-    data = {"mission": name, "capacity": capacity, **state.to_json()}
+            drawn = memory.plot_event_rate(plot, name, hours=hours, now=clock) if plot is not None else None
+    data = {"mission": name, "capacity": capacity, **state.to_json(), **({"plot": str(drawn)} if drawn else {})}
     if json_output:
         print_json(data)
         return
@@ -153,9 +158,79 @@ def status(
     console.print(_state_line(data), markup=False)
     for sector, count in sorted(data["escalating_sectors"].items(), key=lambda kv: -kv[1]):
         console.print(f"  escalating: {sector or '(no sector)'} · {count} events · since {data['sector_since'][sector]}", markup=False)
+    if drawn is not None:
+        console.print(f"Event rate plotted to {drawn}", markup=False)
 
 
-def register(app: typer.Typer) -> None:
-    """Add ``feed`` and the ``escalation`` group to the root app."""
+def firing(
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
+    now: Annotated[str | None, typer.Option(help="As of this time (ISO 8601; default now).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """List the alerts open now: fired and not resolved, whenever they started, most critical first."""
+    with reported_errors():
+        clock = _parse_now(now)
+        with _open_memory() as memory:
+            alerts = memory.firing_alerts(mission, now=clock)
+    if json_output:
+        print_json([a.to_json() for a in alerts])
+        return
+    if not alerts:
+        console.print("No alert is firing.", markup=False)
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("since (UTC)", "criticality", "alert", "sector", "event", "runbook"):
+        table.add_column(column, overflow="fold")
+    for a in alerts:
+        table.add_row(a.since.strftime("%Y-%m-%d %H:%M:%S"), f"{a.criticality:.2f}", " ".join(a.type.split()),
+                      " ".join(a.sector.split()), f"event:{a.event_id}", a.runbook_url or "-")
+    console.print(table, soft_wrap=False)
+
+
+def prune(
+    mission: Annotated[str | None, typer.Option(help="Only this mission (default: every mission).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be pruned; delete nothing.")] = False,
+    older_than_days: Annotated[float | None, typer.Option(help="Default retention in days (default: "
+                                                           "MISSION_MEMORY_EVENT_RETENTION_DAYS, 90; 0 keeps all).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", help="TYPE=DAYS: retention of one event type "
+                                                   "(repeatable; default MISSION_MEMORY_EVENT_RETENTION_KINDS).")] = None,
+    now: Annotated[str | None, typer.Option(help="The clock (ISO 8601; default now).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Delete domain events older than their retention, resolved alerts first; open alerts are kept.
+
+    Only domain events are pruned: decisions, documents, notes, handover briefs and commits never are.
+    """
+    with reported_errors():
+        per_type: dict[str, float] | None = None
+        if kind:
+            per_type = {}
+            for item in kind:
+                name, sep, days = item.partition("=")
+                try:
+                    per_type[name.strip()] = float(days)
+                except ValueError:
+                    sep = ""
+                if not sep or not name.strip():
+                    raise InputError(f"--kind {item!r} is not TYPE=DAYS (e.g. --kind heartbeat=2)")
+        clock = _parse_now(now)
+        with _open_memory() as memory:
+            report = memory.prune_events(mission, dry_run=dry_run, now=clock, max_age_days=older_than_days,
+                                         per_type_days=per_type)
+    if json_output:
+        print_json(report.to_json())
+        return
+    verb = "Would prune" if report.dry_run else "Pruned"
+    cutoff = f" older than {report.cutoff:%Y-%m-%d %H:%M} UTC" if report.cutoff else ""
+    console.print(f"{verb} {report.total} events{cutoff} ({report.resolved} resolved alerts); "
+                  f"{report.kept_open} kept because their alert is still open", markup=False)
+    for name, count in sorted(report.pruned.items()):
+        console.print(f"  {name}: {count}", markup=False)
+
+
+def register(app: typer.Typer, events_app: typer.Typer) -> None:
+    """Add ``feed``, ``prune``, ``events firing`` and the ``escalation`` group to the root app."""
     app.command("feed")(feed)
+    app.command("prune")(prune)
+    events_app.command("firing")(firing)
     app.add_typer(escalation_app, name="escalation")

@@ -5,9 +5,11 @@ Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.s
 * ``POST /alerts/alertmanager`` — a Prometheus Alertmanager webhook (``webhook_configs``, payload
   version 4), mapped by :func:`~mission_memory.operations.domain_events.events_from_alertmanager` with the
   configured :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`;
+* ``POST /alerts/pagerduty`` — a PagerDuty v3 webhook, and ``POST /alerts/opsgenie`` — an Opsgenie
+  webhook, mapped by :mod:`~mission_memory.operations.incident_webhooks`;
 * ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
 
-Both take ``?mission=NAME`` (default: the server's event mission; it obeys the name rule of
+All take ``?mission=NAME`` (default: the server's event mission; it obeys the name rule of
 :mod:`mission_memory.stored_names`) and answer ``200`` with the intake report as JSON.
 
 Before the body is read, a request gets the ``/mcp`` route's own DNS-rebinding protection (the SDK's
@@ -39,6 +41,7 @@ from mission_memory.operations.domain_events import (
     load_json,
     read_events_jsonl,
 )
+from mission_memory.operations.incident_webhooks import events_from_opsgenie, events_from_pagerduty
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -46,9 +49,21 @@ if TYPE_CHECKING:
     from mission_memory.api import Memory
     from mission_memory.teams.access_control import AccessContext
 
-__all__ = ["ALERTMANAGER_PATH", "EVENTS_PATH", "JSON_CONTENT_TYPES", "receive_alertmanager", "receive_jsonl"]
+__all__ = [
+    "ALERTMANAGER_PATH",
+    "EVENTS_PATH",
+    "JSON_CONTENT_TYPES",
+    "OPSGENIE_PATH",
+    "PAGERDUTY_PATH",
+    "receive_alertmanager",
+    "receive_jsonl",
+    "receive_opsgenie",
+    "receive_pagerduty",
+]
 
 ALERTMANAGER_PATH = "/alerts/alertmanager"
+PAGERDUTY_PATH = "/alerts/pagerduty"
+OPSGENIE_PATH = "/alerts/opsgenie"
 EVENTS_PATH = "/events"
 
 JSON_CONTENT_TYPES = ("application/json", "application/x-ndjson", "application/jsonl", "application/x-jsonlines")
@@ -120,14 +135,37 @@ async def _receive(
     return JSONResponse(report.to_json())
 
 
-def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
-    source = "alertmanager webhook"
+def _json(body: bytes, source: str) -> object:
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{source}: the body is not valid JSON ({exc})") from None
-    payload = load_json(text, f"{source}: the body")
-    return events_from_alertmanager(payload, memory.settings.alertmanager_mapping, source)
+    return load_json(text, f"{source}: the body")
+
+
+def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
+    source = "alertmanager webhook"
+    return events_from_alertmanager(_json(body, source), memory.settings.alertmanager_mapping, source)
+
+
+async def receive_pagerduty(
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
+    security: TransportSecuritySettings | None = None,
+) -> Response:
+    """Handle ``POST /alerts/pagerduty``: a PagerDuty v3 webhook (see the module docstring)."""
+    source = "pagerduty webhook"
+    return await _receive(request, memory_of, lambda body, _m: events_from_pagerduty(_json(body, source), source),
+                          source, access, security)
+
+
+async def receive_opsgenie(
+    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
+    security: TransportSecuritySettings | None = None,
+) -> Response:
+    """Handle ``POST /alerts/opsgenie``: an Opsgenie webhook (see the module docstring)."""
+    source = "opsgenie webhook"
+    return await _receive(request, memory_of, lambda body, _m: events_from_opsgenie(_json(body, source), source),
+                          source, access, security)
 
 
 async def receive_alertmanager(

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -53,6 +54,7 @@ from mission_memory.mission_scope import (
     mission_of_directory,
     resolve_mission_scope,
 )
+from mission_memory.operations.retention import PruneSchedule
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
 from mission_memory.teams.access_control import AccessContext
@@ -72,7 +74,7 @@ __all__ = [
 ]
 
 TOOL_NAME = "workflow_memory_query"
-TOOL_ARGUMENTS = ("task_description", "scope", "token_budget", "filters", "timeline")
+TOOL_ARGUMENTS = ("task_description", "scope", "token_budget", "filters", "timeline", "now")
 WRITE_TOOL_NAME = "record_correction"
 WRITE_TOOL_ARGUMENTS = (
     "correction_class", "category", "outcome", "summary", "component", "expected", "session_id", "mission"
@@ -171,6 +173,16 @@ def _request_token(scope: Any) -> OperatorAccessToken | None:
     return token if isinstance(token, OperatorAccessToken) else None
 
 
+def _prune_schedule(memory: Memory | None) -> PruneSchedule | None:
+    """Start pruning events every ``settings.prune_interval_minutes`` (none for a read-only store, or 0)."""
+    if memory is None or memory.store.read_only or memory.settings.prune_interval_minutes <= 0:
+        return None
+    schedule = PruneSchedule(lambda: memory.prune_events(),
+                             timedelta(minutes=memory.settings.prune_interval_minutes))
+    schedule.start()
+    return schedule
+
+
 def build_server(
     memory_factory: Callable[[], Memory] | None = None, *, default_mission: str | None = None,
     write_tools: bool = False, tokens: TokenSource | None = None,
@@ -202,10 +214,13 @@ def build_server(
     async def lifespan(_server: MCPServer[ServedMemory]) -> AsyncIterator[ServedMemory]:
         served = await anyio.to_thread.run_sync(open_served, factory)
         running.append(served)
+        schedule = _prune_schedule(served.memory)  # docs/adr/0058: retention runs on a schedule
         try:
             yield served
         finally:
             running.remove(served)
+            if schedule is not None:
+                schedule.close()
             if served.memory is not None:
                 served.memory.close()
 
@@ -252,6 +267,13 @@ def build_server(
                 " open questions. Always there while the mission is in degraded mode."
             )),
         ] = False,
+        now: Annotated[
+            str | None,
+            Field(description=(
+                "Answer as of this time (ISO 8601, e.g. 2026-03-01T12:00:00Z; default: now): escalation,"
+                " triage and ages are evaluated then, e.g. to ask about a replayed incident."
+            )),
+        ] = None,
     ) -> str:
         memory = ctx.request_context.lifespan_context.usable()
         session_id = mcp_session_id(ctx)
@@ -261,7 +283,7 @@ def build_server(
             return memory.query(
                 task_description, scope=scope, token_budget=token_budget, filters=filters,
                 client=Client.MCP, session_id=session_id, default_mission=default_mission, access=access,
-                timeline=timeline,
+                timeline=timeline, now=now,
             ).text
 
         try:
@@ -328,7 +350,15 @@ def _add_event_receivers(
     async def events(request: Request) -> Response:
         return refused(request) or await event_receiver.receive_jsonl(request, memory_of, poster(request), security)
 
+    async def pagerduty(request: Request) -> Response:
+        return refused(request) or await event_receiver.receive_pagerduty(request, memory_of, poster(request), security)
+
+    async def opsgenie(request: Request) -> Response:
+        return refused(request) or await event_receiver.receive_opsgenie(request, memory_of, poster(request), security)
+
     server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
+    server.custom_route(event_receiver.PAGERDUTY_PATH, methods=["POST"])(pagerduty)
+    server.custom_route(event_receiver.OPSGENIE_PATH, methods=["POST"])(opsgenie)
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
 
 

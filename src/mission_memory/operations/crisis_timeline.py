@@ -39,9 +39,11 @@ from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import InputError
-from mission_memory.operations.domain_events import DomainEvent, event_from_record
+from mission_memory.operations.alert_state import OpenAlert, open_alerts
+from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
+from mission_memory.operations.event_groups import group_events
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
@@ -305,6 +307,7 @@ class CrisisReport:
         decisions: decisions recorded since then, oldest first.
         open_questions: proposed decisions and unanswered tracker comments of the mission, newest first.
         truncated: True when more than the events read fell in the period (the oldest were left out).
+        firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057).
     """
 
     mission: str
@@ -317,6 +320,7 @@ class CrisisReport:
     open_questions: tuple[TimelineNote, ...] = ()
     truncated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    firing: tuple[OpenAlert, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form: the timeline, the decisions and open questions."""
@@ -401,7 +405,7 @@ def crisis_report(
     return CrisisReport(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
-        truncated=truncated,
+        truncated=truncated, firing=tuple(open_alerts(store, mission, at)),
     )
 
 
@@ -413,17 +417,27 @@ def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
     basis = "" if link is None else (
         f" ← {'stated' if link.basis == 'caused_by' else 'inferred'} from event:{link.cause_id}"
     )
+    resolved = ""
+    if event.state is EventState.RESOLVED:
+        resolved = f" · RESOLVED {_hm(event.ends_at)}" if event.ends_at else " · RESOLVED"
     return (f"{_hm(event.time)} {' '.join(event.type.split())} · {' '.join(event.sector.split())} · "
-            f"{event.criticality:.2f} · event:{event.id}{basis}")
+            f"{event.criticality:.2f}{resolved} · event:{event.id}{basis}")
+
+
+def _open_event(alert: OpenAlert) -> DomainEvent:
+    """An open alert as the event the timeline lists (its latest notification's id, its start time)."""
+    return DomainEvent(id=alert.event_id, time=alert.since, sector=alert.sector, type=alert.type,
+                       criticality=alert.criticality, text=f"{alert.type} firing since {alert.since.isoformat()}",
+                       fingerprint=alert.fingerprint, runbook_url=alert.runbook_url)
 
 
 CRITICAL_EVENT = 0.8
-"""Events at or above this criticality are listed one per line in the timeline, newest first (the
-issue's threshold for events triage must never drop)."""
+"""Events at or above this criticality are listed in the timeline, one line per group of repeats, most
+critical then latest first (the issue's threshold for events triage must never drop; docs/adr/0057)."""
 
 
 def _timeline_lines(
-    report: CrisisReport, sectors: int, cascades: int, members: int, notes: int, critical: int
+    report: CrisisReport, sectors: int, cascades: int, members: int, notes: int, critical: int, ids: int
 ) -> list[str]:
     t = report.timeline
     minutes = t.window.total_seconds() / 60
@@ -434,6 +448,11 @@ def _timeline_lines(
     else:
         lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
                      f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
+    if report.firing:
+        critical_open = [a for a in report.firing if a.criticality >= CRITICAL_EVENT]
+        older = [a for a in report.firing if a.since <= t.at - t.window]
+        lines.append(f"Firing now: {len(report.firing)} alerts open ({len(critical_open)} critical), "
+                     f"{len(older)} of them started before this window; resolved alerts are not counted")
     lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
                  "event lines: time type · sector · criticality · provenance):")
     if not t.sectors:
@@ -443,19 +462,30 @@ def _timeline_lines(
         lines.append(f"- {' '.join(trend.sector.split())}: {trend.rate} / {trend.previous_rate} · {trend.trend}{flag}")
     if len(t.sectors) > sectors:
         lines.append(f"- … {len(t.sectors) - sectors} more sectors")
-    urgent = sorted((e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at),
-                    key=lambda e: (e.time, e.id), reverse=True)
+    urgent = [e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at
+              and e.state is not EventState.RESOLVED]
+    # Critical alerts still firing that started before the window are current too (docs/adr/0057).
+    in_window = {e.id for e in urgent}
+    urgent += [_open_event(a) for a in report.firing
+               if a.criticality >= CRITICAL_EVENT and a.event_id not in in_window and a.since <= t.at - t.window]
     if urgent:
-        lines.append(f"Critical events of this window (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)}, by type and "
-                     "sector, newest first):")
-        groups: dict[tuple[str, str, float], list[DomainEvent]] = {}
-        for e in urgent[:critical]:
-            groups.setdefault((" ".join(e.type.split()), " ".join(e.sector.split()), e.criticality), []).append(e)
-        for (kind, sector, level), group in groups.items():
-            lines.append(f"- {kind} · {sector} · {level:.2f} · {len(group)}: "
-                         + ", ".join(f"{_hm(e.time)} event:{e.id}" for e in group))
-        if len(urgent) > critical:
-            lines.append(f"- … {len(urgent) - critical} more, older")
+        groups = group_events(urgent)  # docs/adr/0057: every distinct kind before any repeat
+        lines.append(f"Critical events of this window and alerts still firing (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)} in "
+                     f"{len(groups)} distinct kinds, repeats grouped; most critical, then latest first):")
+        for group in groups[:critical]:
+            kind, sector, _ = group.key
+            rep = group.representative
+            cited = [rep, *[e for e in group.events if e.id != rep.id][: max(0, ids - 1)]]
+            more = group.count - len(cited)
+            span = (f" · ×{group.count} {_hm(group.first_seen)}–{_hm(group.last_seen)}" if group.count > 1
+                    else f" · {_hm(rep.time)}")
+            runbook = f" · runbook {rep.runbook_url}" if rep.runbook_url else ""
+            lines.append(f"- {kind} · {sector} · {group.max_criticality:.2f}{span}: "
+                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more)" if more > 0 else "")
+                         + runbook)
+        if len(groups) > critical:
+            rest = groups[critical:]
+            lines.append(f"- … {len(rest)} more kinds ({sum(g.count for g in rest)} events), less critical or older")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
     lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
                  f"{len(t.links) - stated} inferred from sector, type and time):")
@@ -489,17 +519,22 @@ def _timeline_lines(
     return lines
 
 
-# (sectors, chains, members per chain, decisions and questions, critical events), most detailed first:
-# chain members go first, then chains, and the window's critical events last (triage must not drop them).
-_DETAIL_LEVELS = ((8, 5, 8, 5, 40), (6, 3, 4, 3, 40), (4, 2, 3, 3, 32), (3, 1, 2, 2, 26), (3, 1, 1, 1, 20),
-                  (2, 1, 1, 1, 14), (1, 0, 0, 1, 8), (1, 0, 0, 0, 3))
+# (sectors, chains, members per chain, decisions and questions, critical kinds, ids cited per kind), most
+# detailed first: chain members go first, then chains, sectors and notes, then the ids of repeats, and the
+# window's distinct critical kinds last (triage must not drop them; docs/adr/0040, 0057).
+_DETAIL_LEVELS = ((8, 5, 8, 5, 40, 40), (6, 3, 4, 3, 40, 40), (4, 2, 3, 3, 40, 40), (3, 1, 2, 2, 40, 40),
+                  (3, 1, 1, 1, 40, 40), (2, 0, 0, 1, 40, 40), (1, 0, 0, 0, 40, 40), (1, 0, 0, 0, 40, 20),
+                  (1, 0, 0, 0, 40, 10), (1, 0, 0, 0, 40, 5), (1, 0, 0, 0, 40, 2), (1, 0, 0, 0, 40, 1),
+                  (1, 0, 0, 0, 32, 1), (1, 0, 0, 0, 26, 1), (1, 0, 0, 0, 20, 1), (1, 0, 0, 0, 14, 1),
+                  (1, 0, 0, 0, 8, 1), (1, 0, 0, 0, 3, 1))
 
 
 def render_timeline(report: CrisisReport, tokenizer: Tokenizer, max_tokens: int) -> str:
     """The timeline as plain lines of at most ``max_tokens`` tokens (unfenced: the caller fences it).
 
     Order (docs/adr/0040): the escalation line; what is escalating (sectors, rates now and one window
-    before, trend, flooding or not; then the window's critical events, newest first); what cascades (chains from their roots, each event with its time,
+    before, trend, flooding or not; then the window's critical events still firing, one line per group of repeats with its count and span,
+    most critical then latest first; docs/adr/0057); what cascades (chains from their roots, each event with its time,
     type, sector, criticality, ``event:<id>`` provenance and the link that brought it in, stated or
     inferred); decisions taken since the escalation began and by whom; open questions. When the whole
     does not fit, fewer sectors, chains, chain members and notes are shown before the text is cut.

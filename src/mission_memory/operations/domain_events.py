@@ -17,8 +17,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -36,6 +37,8 @@ __all__ = [
     "AlertmanagerMapping",
     "DomainEvent",
     "EventState",
+    "alertmanager_fingerprint",
+    "check_event_times",
     "event_from_record",
     "event_record",
     "events_from_alertmanager",
@@ -93,6 +96,12 @@ def load_json(text: str, where: str) -> Any:
     return value
 
 
+EARLIEST_EVENT_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+"""Events dated before this are refused (Alertmanager's zero time is year 1)."""
+
+_CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F))
+
+
 class EventState(StrEnum):
     """An alert's state; plain events are ``firing`` (they happened) for their whole life."""
 
@@ -115,7 +124,15 @@ class DomainEvent(BaseModel):
         caused_by: ids of the events that caused this one (cascades).
         unit: the unit involved, if any.
         operator: the operator who recorded it, if any.
-        state: ``firing`` or ``resolved``.
+        state: ``firing`` or ``resolved``; a resolved event leaves the critical set (its record's
+            criticality is 0, the source's criticality kept beside it; docs/adr/0057).
+        fingerprint: the source's identity of the alert (Alertmanager's fingerprint, a PagerDuty
+            incident key, an Opsgenie alias): notifications sharing it are repeats of one alert.
+        labels: labels an on-call engineer needs (instance, cluster, region …), as ``(name, value)`` pairs;
+            a JSON object is accepted.
+        runbook_url: the runbook to follow, shown with the alert.
+        generator_url: where the alert came from (Prometheus graph, incident page).
+        ends_at: when the alert resolved (None while firing); ``time`` stays its start.
 
     ``id``, ``sector``, ``type``, ``unit``, ``operator`` and the ids of ``caused_by`` obey the name
     rule (:mod:`mission_memory.stored_names`): one line of printable text, at most 200 characters.
@@ -134,11 +151,55 @@ class DomainEvent(BaseModel):
     unit: str | None = None
     operator: str | None = None
     state: EventState = EventState.FIRING
+    fingerprint: str | None = Field(default=None, min_length=1, max_length=200)
+    labels: tuple[tuple[str, str], ...] = ()
+    runbook_url: str | None = Field(default=None, max_length=2000)
+    generator_url: str | None = Field(default=None, max_length=2000)
+    ends_at: datetime | None = None
 
     @field_validator("time")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
-        return as_utc(value)
+        moment = as_utc(value)
+        if moment < EARLIEST_EVENT_TIME:
+            raise ValueError(f"{moment.isoformat()} is before 1970: not a real event time (an unset time?)")
+        return moment
+
+    @field_validator("criticality", mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        # true is not 1.0 and "0.9" is not a number: say so instead of converting (CSV converts its cells first)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"must be a number in [0, 1], got {type(value).__name__} {value!r}")
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError(f"must be a number in [0, 1], got {value!r}")
+        return value
+
+    @field_validator("text", "source")
+    @classmethod
+    def _no_control_characters(cls, value: str) -> str:
+        bad = next((ch for ch in value if ch in _CONTROL), None)
+        if bad is not None:
+            raise ValueError(f"holds the control character U+{ord(bad):04X} at offset {value.index(bad)}; "
+                             "only tab, line feed and carriage return are accepted")
+        return value
+
+    @field_validator("ends_at")
+    @classmethod
+    def _utc_end(cls, value: datetime | None) -> datetime | None:
+        return as_utc(value) if value is not None else None
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _label_pairs(cls, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return tuple(sorted((str(k), str(v)) for k, v in value.items()))
+        return value
+
+    @property
+    def duration(self) -> timedelta | None:
+        """How long a resolved alert fired (None while firing or for a plain event)."""
+        return self.ends_at - self.time if self.ends_at is not None else None
 
     @field_validator("id", "sector", "type", "source", "text")
     @classmethod
@@ -194,7 +255,9 @@ def event_record(event: DomainEvent, mission: str) -> Record:
             mission=mission,
             time=event.time,
         ),
-        criticality=event.criticality,
+        # A resolved event leaves the critical set: triage, the most-critical read and the timeline
+        # see 0; the source's criticality is kept beside it (docs/adr/0057).
+        criticality=0.0 if event.state is EventState.RESOLVED else event.criticality,
         component=event.sector,
         operator=event.operator,
         attributes={
@@ -205,6 +268,12 @@ def event_record(event: DomainEvent, mission: str) -> Record:
             "caused_by": list(event.caused_by),
             "unit": event.unit,
             "state": event.state.value,
+            "source_criticality": event.criticality,
+            **({"fingerprint": event.fingerprint} if event.fingerprint else {}),
+            **({"labels": dict(event.labels)} if event.labels else {}),
+            **({"runbook_url": event.runbook_url} if event.runbook_url else {}),
+            **({"generator_url": event.generator_url} if event.generator_url else {}),
+            **({"ends_at": event.ends_at.isoformat()} if event.ends_at else {}),
         },
         slot=f"event:{event.id}",
     )
@@ -228,13 +297,19 @@ def event_from_record(record: Record) -> DomainEvent:
             time=record.provenance.time,
             sector=str(a.get("sector") or record.component or "unknown"),
             type=str(a.get("event_type") or "event"),
-            criticality=record.criticality,
+            criticality=float(a["source_criticality"]) if isinstance(a.get("source_criticality"), (int, float))
+            else record.criticality,
             source=str(a.get("source") or "unknown"),
             text=record.text,
             caused_by=tuple(str(c) for c in a.get("caused_by") or ()),
             unit=a.get("unit"),
             operator=record.operator,
             state=EventState(a.get("state") or EventState.FIRING.value),
+            fingerprint=a.get("fingerprint") or None,
+            labels=a.get("labels") or (),
+            runbook_url=a.get("runbook_url") or None,
+            generator_url=a.get("generator_url") or None,
+            ends_at=a.get("ends_at") or None,
         ), context={"stored": True})
     except (ValidationError, ValueError) as exc:
         raise InputError(f"record {record.id}: stored event attributes are not a valid event ({exc})") from None
@@ -303,6 +378,25 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
     return events
 
 
+def check_event_times(events: Sequence[DomainEvent], clock: datetime, max_future_skew: timedelta,
+                      source: str = "events") -> None:
+    """Refuse events dated more than ``max_future_skew`` after ``clock`` (docs/adr/0058).
+
+    Raises:
+        InputError: naming the first such event's index and id, its time and the clock.
+    """
+    limit = clock + max_future_skew
+    for index, event in enumerate(events):
+        for name, moment in (("time", event.time), ("ends_at", event.ends_at)):
+            if moment is None or moment <= limit:
+                continue
+            raise InputError(
+                f"{source}[{index}] (id {event.id!r}): {name} {moment.isoformat()} is more than "
+                f"{max_future_skew.total_seconds():g} s after the clock {clock.isoformat()}; a sender's clock or a "
+                "wrong year? (setting MISSION_MEMORY_EVENT_MAX_FUTURE_SKEW_S)"
+            )
+
+
 def events_from_objects(items: Sequence[Any], source: str = "events") -> list[DomainEvent]:
     """Events from already-decoded objects (mappings or :class:`DomainEvent`), all validated first.
 
@@ -361,6 +455,12 @@ def _csv_events(reader: csv.DictReader[str], source: str) -> list[DomainEvent]:
             raise InputError(f"{source} line {reader.line_num}: more cells than header columns")
         if "caused_by" in clean:
             clean["caused_by"] = [p.strip() for p in clean["caused_by"].replace("|", ";").split(";") if p.strip()]
+        if "criticality" in clean:
+            try:
+                clean["criticality"] = float(clean["criticality"])
+            except ValueError:
+                raise InputError(f"{source} line {reader.line_num}: criticality {clean['criticality']!r} "
+                                 "is not a number in [0, 1]") from None
         try:
             events.append(DomainEvent.model_validate(clean))
         except ValidationError as exc:
@@ -371,67 +471,95 @@ def _csv_events(reader: csv.DictReader[str], source: str) -> list[DomainEvent]:
 _ALERT_TIME_ZERO = "0001-01-01T00:00:00Z"
 
 
+def alertmanager_fingerprint(labels: Mapping[str, str]) -> str:
+    """The fingerprint Alertmanager gives an alert with these labels: FNV-1a 64 over the sorted label
+    names and values, each followed by the separator byte 0xff, as 16 hexadecimal digits (the
+    ``labelSetToFingerprint`` of github.com/prometheus/common, ``model/signature.go``). Used for payloads
+    of Alertmanager versions that do not send a ``fingerprint``."""
+    digest = 0xCBF29CE484222325
+    for name in sorted(labels):
+        for part in (name, str(labels[name])):
+            for byte in part.encode("utf-8") + b"\xff":
+                digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"{digest:016x}"
+
+
+def _object(value: Any, where: str, name: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: {name} must be an object of names to values, got {type(value).__name__}")
+    return value
+
+
 def events_from_alertmanager(
     payload: Any, mapping: AlertmanagerMapping | None = None, source: str = "alertmanager webhook"
 ) -> list[DomainEvent]:
     """Events from one Alertmanager webhook payload (``version`` 4, as ``webhook_configs`` posts it).
 
     Each alert becomes one event: ``alertname`` -> type, the first present of ``sector_labels``
-    (``service``, then ``namespace`` …) -> sector, ``severity`` -> criticality, ``fingerprint`` and the
-    start time -> id (so a resolved notification replaces its firing event, and a later re-fire is a
-    new event), ``status`` -> state; the time is ``startsAt`` while firing and ``endsAt`` once resolved.
+    (``service``, then ``namespace`` …) -> sector, ``severity`` -> criticality, ``fingerprint`` (or,
+    from versions that send none, :func:`alertmanager_fingerprint` of the labels) and the start time ->
+    id (so a resolved notification replaces its firing event, and a later re-fire is a new event),
+    ``status`` -> state. The time is ``startsAt`` in both states, so an all-clear adds nothing to the
+    event rate; ``endsAt`` of a resolved alert -> ``ends_at``. The labels of ``kept_labels``
+    (instance, cluster, region …), the ``runbook_url`` annotation (or label) and ``generatorURL`` are kept.
 
     Raises:
-        InputError: not an object with an ``alerts`` list, or an alert lacking what an event needs;
-            the message names the alert's index and the field.
+        InputError: not an object with an ``alerts`` list, or an alert lacking what an event needs or
+            with labels or annotations that are not objects; the message names the alert's index and the field.
     """
     mapping = mapping or AlertmanagerMapping()
     if not isinstance(payload, dict) or not isinstance(payload.get("alerts"), list):
         raise InputError(f"{source}: expected an Alertmanager webhook object with an 'alerts' list")
-    common_raw = payload.get("commonLabels")
-    common: dict[str, Any] = common_raw if isinstance(common_raw, dict) else {}
+    common = _object(payload.get("commonLabels"), source, "commonLabels")
+    common_annotations = _object(payload.get("commonAnnotations"), source, "commonAnnotations")
     receiver = str(payload.get("receiver") or "")
     events = []
     for index, alert in enumerate(payload["alerts"]):
         where = f"{source} alerts[{index}]"
         if not isinstance(alert, dict):
             raise InputError(f"{where}: expected an object")
-        own_labels = alert.get("labels") or {}
-        annotations = alert.get("annotations") or {}
-        if not isinstance(own_labels, dict) or not isinstance(annotations, dict):
-            raise InputError(f"{where}: labels and annotations must be objects")
-        labels = {**common, **own_labels}
+        own = _object(alert.get("labels"), where, "labels")
+        labels = {**common, **own}
+        annotations = {**common_annotations, **_object(alert.get("annotations"), where, "annotations")}
         name = labels.get("alertname")
-        fingerprint = alert.get("fingerprint")
         starts = alert.get("startsAt")
         if not name:
             raise InputError(f"{where}: labels.alertname is missing")
-        if not fingerprint:
-            raise InputError(f"{where}: fingerprint is missing")
         if not starts:
             raise InputError(f"{where}: startsAt is missing")
+        fingerprint = str(alert.get("fingerprint") or "") or alertmanager_fingerprint(
+            {str(k): str(v) for k, v in (own or labels).items()})
         status = str(alert.get("status") or payload.get("status") or "firing").lower()
         if status not in ("firing", "resolved"):
             raise InputError(f"{where}: status {status!r} is neither firing nor resolved")
         ends = alert.get("endsAt")
-        moment = ends if status == "resolved" and ends and ends != _ALERT_TIME_ZERO else starts
+        ended = ends if status == "resolved" and ends and ends != _ALERT_TIME_ZERO else None
         sector = next((str(labels[k]) for k in mapping.sector_labels if labels.get(k)), "unknown")
         severity = str(labels.get("severity") or "").lower()
         texts = [str(annotations[k]).strip() for k in mapping.text_annotations if annotations.get(k)]
         text = "\n".join(t for t in texts if t) or f"{name} on {sector}"
         if status == "resolved":
             text = f"RESOLVED: {text}"
+        runbook = annotations.get("runbook_url") or labels.get("runbook_url")
+        generator = alert.get("generatorURL") or payload.get("externalURL")
         try:
             events.append(
                 DomainEvent(
                     id=f"{fingerprint}@{starts}",
-                    time=moment,
+                    time=starts,
                     sector=sector,
                     type=str(name),
                     criticality=mapping.severity_criticality.get(severity, mapping.default_criticality),
                     source=f"alertmanager/{receiver}" if receiver else "alertmanager",
                     text=text[:MAX_EVENT_TEXT_CHARS],
                     state=EventState(status),
+                    fingerprint=fingerprint,
+                    labels=tuple((k, str(labels[k])) for k in sorted(mapping.kept_labels) if labels.get(k)),
+                    runbook_url=str(runbook) if runbook else None,
+                    generator_url=str(generator) if generator else None,
+                    ends_at=ended,
                 )
             )
         except ValidationError as exc:

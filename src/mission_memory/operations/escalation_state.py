@@ -89,15 +89,19 @@ def assess_mission(
 
 
 def current_state(store: MemoryStore, mission: str, now: datetime) -> EscalationState:
-    """The state of ``mission`` as pull should use it at ``now``.
+    """The state of ``mission`` as pull should use it at ``now``; reading never stores a state.
 
-    The stored state, unless it is older than its window: then no event has been recorded for a
-    whole window, and the state is assessed again at ``now`` with the stored policy (and stored,
-    when the store is writable), so a flood that stopped outright does not hold degraded mode.
+    The stored state, when ``now`` is within one window after its assessment; otherwise (no event
+    for a whole window, or a clock before the assessment: a question about a replayed history at
+    another time) the state is assessed at ``now`` with the stored policy, from the stored state when
+    ``now`` is later and from a fresh one when it is earlier (the hysteresis before ``now`` is then
+    not known), and *not* stored: only intake and ``escalation status`` write the state, so a
+    replay's state is never overwritten by a query at another time (docs/adr/0058).
     """
     state, policy = load_state(store, mission)
     if policy is None or state.assessed_at is None:
         return state
-    if now - state.assessed_at <= policy.window:
+    if state.assessed_at <= now <= state.assessed_at + policy.window:
         return state
-    return assess_mission(store, mission, policy, now)
+    previous = state if now > state.assessed_at else EscalationState()
+    return assess_escalation(previous, window_rates(store, mission, now, policy.window), policy)

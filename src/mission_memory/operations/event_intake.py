@@ -20,6 +20,7 @@ from typing import Any
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError, MissionMemoryError
+from mission_memory.operations.alert_state import update_open_alerts
 from mission_memory.operations.domain_events import DomainEvent, event_record
 from mission_memory.operations.escalation import EscalationState
 from mission_memory.stores.base import MemoryStore
@@ -60,6 +61,8 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
     """Store ``events`` as domain-layer records of ``mission`` in one transaction, without vectors.
 
     Events sharing an id in one batch keep the last one (a later notification of the same alert).
+    Alerts (events with a fingerprint) open or close their entry of the mission's open alerts
+    (:mod:`~mission_memory.operations.alert_state`).
 
     Raises:
         InputError: ``mission`` is blank.
@@ -69,6 +72,8 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
         raise InputError("mission is blank: name the mission the events belong to")
     latest = {event.id: event for event in events}
     outcome = store.upsert_records([event_record(event, mission) for event in latest.values()])
+    if not store.read_only:
+        update_open_alerts(store, mission, list(latest.values()))  # firing until resolved (docs/adr/0057)
     return IntakeReport(
         mission=mission, received=len(latest), added=len(outcome.added),
         replaced=len(outcome.replaced), unchanged=len(outcome.unchanged),

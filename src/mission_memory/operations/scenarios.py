@@ -317,7 +317,8 @@ def service_estate_scenario(
         for e in events_from_alertmanager(payload)
     ]
     firing_events = [e for e in stream if e.state.value == "firing"]
-    # A resolved notification replaces its firing event and counts at its end time, as the store keeps it.
+    # A resolved notification replaces its firing event and keeps its start time (docs/adr/0057): an all-clear
+    # adds nothing to the count, as the store keeps it.
     floods = _flood_intervals(stream, timedelta(minutes=10), capacity, release)
     middle = start + outage_length / 2
     questions = (

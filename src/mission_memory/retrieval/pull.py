@@ -9,6 +9,7 @@ refused with the known ones, and the digest of an empty store saying what to do 
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import datetime
 
 from mission_memory.config import Settings
 from mission_memory.embeddings import Embedder
@@ -43,6 +44,7 @@ def pull(
     default_mission: str | None,
     operator: str | None,
     timeline: bool,
+    now: datetime | None = None,
 ) -> Digest:
     """One pull query for a caller; see ``Memory.query`` for the arguments' meaning.
 
@@ -55,6 +57,8 @@ def pull(
         client, session_id, operator: who asks, logged with the retrieval event.
         default_mission: the mission asked from, used when ``filters`` name none and it is stored.
         timeline: put the crisis timeline first even in normal mode.
+        now: the clock the digest is answered at (UTC; None: now): escalation, triage, the timeline
+            and ages are evaluated at it (a replayed history can be asked about).
 
     Raises:
         InputError: an unknown client, a budget above ``settings.max_token_budget``, a mission or
@@ -97,6 +101,7 @@ def pull(
         operator=operator,
         scope_note=missions.header_line() if stored else None,
         timeline=timeline,
+        now=now,
     )
     digest = replace(digest, mission_scope=missions.to_json())
     if not digest.entries and not digest.omitted and not stored:

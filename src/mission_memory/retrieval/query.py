@@ -28,6 +28,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -36,9 +37,10 @@ from mission_memory.decisions import DecisionAttributes
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import new_nonce
+from mission_memory.operations.event_groups import group_key_of_record
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
-from mission_memory.retrieval.digest import Digest, pack_digest
+from mission_memory.retrieval.digest import Digest, capped_note, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
@@ -99,6 +101,7 @@ def run_query(
     operator: str | None = None,
     scope_note: str | None = None,
     timeline: bool = False,
+    now: datetime | None = None,
 ) -> Digest:
     """Answer one pull query; see the module docstring for the steps.
 
@@ -114,6 +117,8 @@ def run_query(
         scope_note: one line for the digest header saying which missions the query answers from.
         timeline: put the crisis timeline section first even in normal mode (it is there whenever
             the mission is degraded; :func:`~mission_memory.retrieval.timeline_section.digest_sections`).
+        now: the clock escalation, triage, the timeline and ages are evaluated at (timezone-aware;
+            default: now), e.g. the time of a replayed history (docs/adr/0058).
 
     Raises:
         InputError: empty or oversized task description, budget < 1.
@@ -130,19 +135,23 @@ def run_query(
     params = params or tuned_params(store)
     layers = layers_in_scope(scope)
     where = SearchFilter(layers, filters)
-    triage = triage_for(store, filters.mission)  # docs/design.md §7: degraded mode triages by criticality
+    clock = now or datetime.now(UTC)
+    triage = triage_for(store, filters.mission, now=clock)  # docs/design.md §7: degraded mode triages by criticality
     lists = triage.widen(store, search_candidates(store, embedder, task, where, params), where)
     ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
+    candidates = triage.annotate(candidates)
+    capped = _capped_critical(store, ranked, candidates, lists, max_entries)
 
     nonce = new_nonce()
     sections = digest_sections(  # docs/design.md §7: the crisis timeline, when degraded or asked for
         store, degraded_mission=triage.mission if triage.degraded else None, asked_mission=filters.mission,
-        layers=layers, requested=timeline, nonce=nonce, tokenizer=tokenizer, token_budget=token_budget,
+        layers=layers, requested=timeline, nonce=nonce, tokenizer=tokenizer, token_budget=token_budget, now=clock,
     )
     text, entries, tokens_used, omitted = pack_digest(
-        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers,
+        task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
+        footer_note=capped_note(*capped, max_entries),
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
@@ -180,6 +189,30 @@ def run_query(
         duration_ms=duration_ms,
         model_id=embedder.model_id,
     )
+
+
+_CRITICAL = 0.8
+
+
+def _capped_critical(
+    store: MemoryStore, ranked: Sequence[Candidate], selected: Sequence[Candidate], lists: CandidateLists,
+    max_entries: int,
+) -> tuple[int, int]:
+    """Critical domain events among the candidates that no selected entry shows or stands for, only when
+    the entry cap was reached: ``(events, distinct kinds)`` (docs/adr/0058). Resolved events have
+    criticality 0 and do not count."""
+    if len(selected) < max_entries:
+        return 0, 0
+    shown = {c.record_id for c in selected}
+    critical = [c.record_id for c in ranked[:200] if c.record_id not in shown
+                and (p := lists.priors.get(c.record_id)) is not None
+                and p.kind is RecordKind.DOMAIN_EVENT and p.criticality >= _CRITICAL]
+    if not critical:
+        return 0, 0
+    kept = {group_key_of_record(c.record) for c in selected if c.record is not None}
+    records = store.get(critical)
+    left = [k for rid in critical if rid in records and (k := group_key_of_record(records[rid])) not in kept]
+    return len(left), len(set(left))
 
 
 def search_candidates(

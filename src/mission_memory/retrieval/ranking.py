@@ -168,6 +168,9 @@ class Candidate:
         cosine: cosine similarity to the query, or None.
         superseded: a decision that a later decision supersedes.
         record: the record, attached after fusion.
+        repeats: near-duplicate candidates merged into this one (docs/adr/0030, 0057).
+        group_note: for a domain event standing for a group of repeats, the group's count, first and
+            last seen and highest criticality, as written by mission-memory (numbers and times only).
     """
 
     record_id: str
@@ -177,6 +180,8 @@ class Candidate:
     cosine: float | None = None
     superseded: bool = False
     record: Record | None = None
+    repeats: int = 0
+    group_note: str = ""
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:

@@ -4,9 +4,13 @@ In normal mode pull ranks by similarity with a small fixed criticality prior, an
 nothing (the digest is byte for byte what it was without it). When the mission's escalation state
 (:mod:`mission_memory.operations.escalation_state`) says degraded, two things change:
 
-1. **the candidate set** — the :data:`TRIAGE_CANDIDATES` most critical domain events of the flood
-   (since one window before it began) join the candidates, whatever their similarity, because the
-   similarity cut-offs before the priors would otherwise drop an event worded unlike the query;
+1. **the candidate set** — the :data:`TRIAGE_CANDIDATES` most critical *groups* of domain events of
+   the flood (since one window before it began) join the candidates by their representative, whatever
+   their similarity, because the similarity cut-offs before the priors would otherwise drop an event
+   worded unlike the query. Repeats of one event (same fingerprint, or same type, sector and text
+   template; :mod:`~mission_memory.operations.event_groups`) are one group, so a retry loop logging one
+   error a hundred times takes one place, and every distinct critical kind comes before any repeat
+   (docs/adr/0057);
 2. **the score** — every candidate scores ``α · criticality(e) + (1 − α) · sim(q, e)``, where
    ``sim`` is the candidate's relevance from the two retrievers alone (reciprocal rank fusion of
    its dense and BM25 ranks, scaled to [0, 1]; 0 for an event only criticality brought in), and α
@@ -19,21 +23,43 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from mission_memory.errors import InputError
 from mission_memory.fence import listed_name
+from mission_memory.operations.domain_events import DomainEvent, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
+from mission_memory.operations.event_groups import EventGroup, group_events
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.ranking import Candidate, RankingParams
-from mission_memory.stores.base import MemoryStore, stored_mission_names
+from mission_memory.stores.base import Hit, MemoryStore, stored_mission_names
 from mission_memory.stores.filters import SearchFilter
 
-__all__ = ["TRIAGE_CANDIDATES", "Triage", "triage_for"]
+__all__ = ["TRIAGE_CANDIDATES", "TRIAGE_SCAN", "Triage", "group_note", "triage_for"]
 
 TRIAGE_CANDIDATES = 20
-"""Most critical recent events added to the candidates in degraded mode."""
+"""Most critical recent groups of events whose representatives join the candidates in degraded mode."""
+
+TRIAGE_RECENCY_HALF_LIFE = timedelta(hours=6)
+"""In degraded mode a domain event's triage score halves per this much age before the clock: a flood is
+about now, and an event of last year (or dated year 1) must not take a current one's place (docs/adr/0058)."""
+
+TRIAGE_SCAN = 500
+"""Most critical recent events read to form those groups (a group's count says "at least" past it)."""
+
+
+def group_note(group: EventGroup, truncated: bool = False) -> str:
+    """The entry heading's note for an event standing for ``group`` (numbers and times only).
+
+    Example: ``repeated 70× · first 12:01:40 · last 12:03:58 UTC · highest criticality 0.80``.
+    """
+    if group.count < 2:
+        return ""
+    at_least = "≥" if truncated else ""
+    return (f"repeated {at_least}{group.count}× · first {group.first_seen.astimezone(UTC):%H:%M:%S} · last "
+            f"{group.last_seen.astimezone(UTC):%H:%M:%S} UTC · highest criticality {group.max_criticality:.2f}")
 
 
 @dataclass(frozen=True)
@@ -47,6 +73,9 @@ class Triage:
 
     state: EscalationState = field(default_factory=EscalationState)
     mission: str | None = None
+    groups: dict[str, tuple[EventGroup, bool, str]] = field(default_factory=dict, compare=False)
+    """Filled by :meth:`widen`: record id -> (its group among the flood's most critical events, whether the
+    scan was full, the record id of the group's representative)."""
 
     @property
     def degraded(self) -> bool:
@@ -69,21 +98,54 @@ class Triage:
             since = start - self.state.window
             if where.filters.since is None or where.filters.since < since:
                 recent = SearchFilter((Layer.DOMAIN,), where.filters, since=since)
-        hits = store.most_critical(recent, TRIAGE_CANDIDATES)
-        priors = {**lists.priors, **store.priors_of([h.record_id for h in hits if h.record_id not in lists.priors])}
-        events = [h for h in hits if h.record_id in priors and priors[h.record_id].kind is RecordKind.DOMAIN_EVENT]
-        if not events:
+        scanned = store.most_critical(recent, TRIAGE_SCAN)
+        records = store.get([h.record_id for h in scanned])
+        events: dict[str, DomainEvent] = {}
+        record_of: dict[str, str] = {}
+        for h in scanned:
+            record = records.get(h.record_id)
+            if record is None or record.kind is not RecordKind.DOMAIN_EVENT:
+                continue
+            try:
+                event = event_from_record(record)
+            except InputError:
+                continue  # a damaged record does not hide the others
+            events[event.id] = event
+            record_of[event.id] = record.id
+        full = len(scanned) >= TRIAGE_SCAN
+        chosen = group_events(events.values())
+        for group in chosen:
+            for member in group.events:
+                self.groups[record_of[member.id]] = (group, full, record_of[group.representative.id])
+        wanted = [record_of[g.representative.id] for g in chosen[:TRIAGE_CANDIDATES]]
+        score_of = {h.record_id: h.score for h in scanned}
+        priors = {**lists.priors, **store.priors_of([rid for rid in wanted if rid not in lists.priors])}
+        events_hits = [Hit(record_id=rid, score=score_of[rid]) for rid in wanted
+                       if rid in priors and priors[rid].kind is RecordKind.DOMAIN_EVENT]
+        if not events_hits:
             return lists
         critical = {layer: dict(kinds) for layer, kinds in lists.critical.items()}
         domain = critical.setdefault(Layer.DOMAIN, {})
         known = {h.record_id for h in domain.get(RecordKind.DOMAIN_EVENT, [])}
         domain[RecordKind.DOMAIN_EVENT] = domain.get(RecordKind.DOMAIN_EVENT, []) + [
-            h for h in events if h.record_id not in known
+            h for h in events_hits if h.record_id not in known
         ]
         return replace(lists, critical=critical, priors=priors)
 
+    def annotate(self, candidates: Sequence[Candidate]) -> list[Candidate]:
+        """Each candidate standing for a group of repeats gets the group's :func:`group_note` (after :meth:`widen`)."""
+        out = []
+        for cand in candidates:
+            found = self.groups.get(cand.record_id)
+            note = group_note(found[0], found[1]) if found is not None else ""
+            out.append(replace(cand, group_note=note) if note else cand)
+        return out
+
     def rescore(self, ranked: Sequence[Candidate], lists: CandidateLists, params: RankingParams) -> list[Candidate]:
         """Score every candidate ``α · criticality + (1 − α) · sim`` (degraded mode; else unchanged).
+
+        A domain event's score is then multiplied by ``0.5 ** (age / TRIAGE_RECENCY_HALF_LIFE)``, its age
+        counted from the assessment's clock (0 for events at or after it).
 
         Returns:
             The candidates, best first (ties by record id, as :func:`~mission_memory.retrieval.ranking.apply_priors`).
@@ -91,13 +153,20 @@ class Triage:
         if not self.degraded:
             return list(ranked)
         alpha = self.state.alpha
+        clock = self.state.assessed_at
         top = 2.0 / (params.rrf_k + 1)
         out = []
         for cand in ranked:
+            found = self.groups.get(cand.record_id)
+            if found is not None and found[2] != cand.record_id:
+                continue  # a repeat: its group's representative stands for it (docs/adr/0057)
             prior = lists.priors.get(cand.record_id)
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)
             score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / top)
+            if prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None:
+                age = (clock - prior.time).total_seconds() if prior.time is not None else 0.0
+                score *= 0.5 ** (max(0.0, age) / TRIAGE_RECENCY_HALF_LIFE.total_seconds())
             if cand.superseded:
                 score *= params.superseded_factor
             out.append(replace(cand, score=score))

@@ -71,6 +71,8 @@ class RecordPriors:
         bare_merge: a merge commit whose message has no body (it says nothing of its own).
         criticality: in [0, 1].
         superseded: a decision whose status is superseded or that a later decision supersedes.
+        time: the record's provenance time (None when the backend does not read it); degraded-mode
+            triage weighs domain events by it (docs/adr/0058).
     """
 
     layer: Layer
@@ -78,6 +80,7 @@ class RecordPriors:
     bare_merge: bool
     criticality: float
     superseded: bool
+    time: datetime | None = None
 
 
 @dataclass

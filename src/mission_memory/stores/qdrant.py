@@ -570,6 +570,7 @@ class QdrantStore:
                 bare_merge=bool(attrs.get("merge")) and attrs.get("has_body") in (False, 0),
                 criticality=record.criticality,
                 superseded=record.kind is RecordKind.DECISION and (attrs.get("status") == "superseded" or bool(later)),
+                time=record.provenance.time,
             )
         return out
 

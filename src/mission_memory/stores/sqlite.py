@@ -557,9 +557,9 @@ class SqliteStore:
         conn = self._conn()
         for chunk in _chunks(list(dict.fromkeys(record_ids))):
             marks = ",".join("?" * len(chunk))
-            for rid, layer, kind, merge, has_body, criticality, status, superseded_by in conn.execute(
+            for rid, layer, kind, merge, has_body, criticality, status, superseded_by, moment in conn.execute(
                 "SELECT id, layer, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body'),"
-                " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by')"
+                " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by'), time"
                 f" FROM records WHERE id IN ({marks})",
                 chunk,
             ):
@@ -570,6 +570,7 @@ class SqliteStore:
                 out[rid] = RecordPriors(
                     layer=Layer(layer), kind=kind, bare_merge=bool(merge) and has_body == 0, criticality=criticality,
                     superseded=kind is RecordKind.DECISION and (status == "superseded" or bool(later)),
+                    time=datetime.fromtimestamp(moment, UTC) if isinstance(moment, (int, float)) else None,
                 )
         return out
 

@@ -1,0 +1,127 @@
+"""Which alerts are open: an alert fires until a notification resolves it (docs/adr/0057).
+
+Alertmanager, PagerDuty and Opsgenie notify an alert when it fires, again while it lasts, and once
+when it resolves. The event rate counts arrivals (docs/adr/0022), so an alert that fired an hour ago
+and still fires is not in the last window's count, yet it is what an incoming shift must see first.
+This module keeps, per mission, the open alerts by fingerprint in the state store (key ``alerts``),
+updated by every intake in the same order as the events' times: a firing notification opens (or
+refreshes) its fingerprint's entry, a resolved one closes it. :func:`open_alerts` reads them as of a
+moment (those started by then), for the timeline's "firing now" line and ``events firing``.
+
+Events without a fingerprint (log lines, sensor reports) are point events: they are never open.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from mission_memory.errors import InputError
+from mission_memory.operations.domain_events import DomainEvent, EventState
+from mission_memory.stores.base import StateStore
+from mission_memory.utc import as_utc
+
+__all__ = ["ALERTS_KEY", "OpenAlert", "open_alerts", "update_open_alerts"]
+
+ALERTS_KEY = "alerts"
+"""The state-store key (per mission) holding the open alerts."""
+
+_MAX_OPEN = 5000  # a mission with more open alerts keeps the newest; the rest are older than any shift
+
+
+@dataclass(frozen=True)
+class OpenAlert:
+    """An alert that has fired and not resolved.
+
+    Attributes:
+        fingerprint: the source's identity of the alert.
+        event_id: the id of its latest stored notification (cite it as ``event:<id>``).
+        since: when it started firing.
+        last_notified: the time of its latest notification.
+        type, sector: the alert's name and where it fires.
+        criticality: the source's criticality.
+        runbook_url: its runbook, if the source gave one.
+    """
+
+    fingerprint: str
+    event_id: str
+    since: datetime
+    last_notified: datetime
+    type: str
+    sector: str
+    criticality: float
+    runbook_url: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (``events firing --json``)."""
+        return {"fingerprint": self.fingerprint, "event_id": self.event_id, "since": self.since.isoformat(),
+                "last_notified": self.last_notified.isoformat(), "type": self.type, "sector": self.sector,
+                "criticality": self.criticality, "runbook_url": self.runbook_url}
+
+
+def _load(store: StateStore, mission: str) -> dict[str, dict[str, Any]]:
+    raw = store.get_state(mission, ALERTS_KEY)
+    if raw is None:
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise InputError(f"mission {mission!r}: stored open alerts are not readable ({exc})") from None
+    if not isinstance(data, dict):
+        raise InputError(f"mission {mission!r}: stored open alerts are not an object")
+    return data
+
+
+def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainEvent]) -> int:
+    """Open or close the alerts of ``events`` (those with a fingerprint), in time order; store the result.
+
+    Returns:
+        How many alerts are open afterwards.
+
+    Raises:
+        InputError: the stored value is not readable.
+    """
+    alerts = [e for e in events if e.fingerprint]
+    if not alerts:
+        return len(_load(store, mission))
+    state = _load(store, mission)
+    for event in sorted(alerts, key=lambda e: (e.ends_at or e.time, e.id)):
+        fp = str(event.fingerprint)
+        if event.state is EventState.RESOLVED:
+            state.pop(fp, None)
+            continue
+        known = state.get(fp)
+        since = event.time if known is None else min(event.time, as_utc(datetime.fromisoformat(known["since"])))
+        state[fp] = {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
+                     "type": event.type, "sector": event.sector, "criticality": event.criticality,
+                     "runbook_url": event.runbook_url}
+    if len(state) > _MAX_OPEN:
+        state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
+    store.set_state(mission, ALERTS_KEY, json.dumps(state, sort_keys=True))
+    return len(state)
+
+
+def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> list[OpenAlert]:
+    """The open alerts of ``mission`` (those started by ``at`` when given), most critical then newest first.
+
+    Raises:
+        InputError: the stored value is not readable.
+    """
+    out = []
+    for fp, entry in _load(store, mission).items():
+        try:
+            alert = OpenAlert(
+                fingerprint=fp, event_id=str(entry["event_id"]), since=as_utc(datetime.fromisoformat(entry["since"])),
+                last_notified=as_utc(datetime.fromisoformat(entry["last"])), type=str(entry["type"]),
+                sector=str(entry["sector"]), criticality=float(entry["criticality"]),
+                runbook_url=entry.get("runbook_url") or None,
+            )
+        except (KeyError, ValueError, TypeError):
+            continue  # a damaged entry does not hide the others
+        if at is None or alert.since <= at:
+            out.append(alert)
+    out.sort(key=lambda a: (-a.criticality, -a.since.timestamp(), a.fingerprint))
+    return out

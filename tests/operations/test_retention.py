@@ -1,0 +1,101 @@
+"""Retention (issue 24 item 4): ``prune`` deletes domain events older than their retention, per mission and
+event type, resolved alerts first, keeps alerts still open, counts only on ``--dry-run``, and never touches
+decisions, documents, commits or notes; the HTTP server prunes on its schedule. Real git repository, real
+SQLite file, real HTTP."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from mission_memory.api import Memory
+from mission_memory.cli.app import app
+from mission_memory.records import RecordKind
+from tests.conftest import GitRepo
+from tests.mcp_http_server import http_mcp_server
+from tests.operations.event_factory import event
+
+runner = CliRunner()
+NOW = datetime.now(UTC)
+
+
+def _events() -> list[dict[str, Any]]:
+    old = NOW - timedelta(days=200)
+    return [
+        event(1, old, type_="telemetry"),                                          # due: a point event
+        event(2, old, type_="DiskFull", criticality=0.9, fingerprint="fp-open"),   # due, but still firing
+        event(3, old, type_="Down", criticality=0.9, fingerprint="fp-closed", state="resolved",
+              ends_at=(old + timedelta(minutes=5)).isoformat()),                   # due: resolved
+        event(4, NOW - timedelta(days=3), type_="heartbeat"),                      # due by its type's 2 days
+        event(5, NOW - timedelta(days=3), type_="telemetry"),                      # within 90 days
+        event(6, NOW - timedelta(hours=1), type_="heartbeat"),                     # recent
+    ]
+
+
+def _kinds(mission: str) -> dict[str, int]:
+    with Memory.open() as memory:
+        counts = memory.store.counts()
+    return {kind: n for layer in counts.values() for kind, n in layer.items() if n}
+
+
+def _event_ids(mission: str) -> set[str]:
+    with Memory.open() as memory:
+        return {str(r.attributes["event_id"]) for r in
+                memory.store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=mission)}
+
+
+def test_prune_keeps_decisions_documents_and_open_alerts_and_dry_run_deletes_nothing(mission_repo: GitRepo) -> None:
+    with Memory.open() as memory:
+        memory.ingest_repository(mission_repo.root, mission="ops")
+        memory.record_events(_events(), "ops", embed=False)
+    before = _kinds("ops")
+    assert before["decision"] >= 2 and before["domain_event"] == 6
+
+    dry = runner.invoke(app, ["prune", "--dry-run", "--kind", "heartbeat=2", "--json"])
+    assert dry.exit_code == 0, dry.output
+    report = json.loads(dry.output)
+    assert (report["dry_run"], report["pruned"], report["resolved"], report["kept_open"]) == (True, 3, 1, 1)
+    assert report["by_type"] == {"Down": 1, "heartbeat": 1, "telemetry": 1}
+    assert _kinds("ops") == before
+
+    done = runner.invoke(app, ["prune", "--mission", "ops", "--kind", "heartbeat=2"])
+    assert done.exit_code == 0, done.output
+    assert "Pruned 3 events older than" in done.output and "1 kept because their alert is still open" in done.output
+    assert _event_ids("ops") == {"ev-2", "ev-5", "ev-6"}
+    after = _kinds("ops")
+    assert {k: v for k, v in after.items() if k != "domain_event"} == {k: v for k, v in before.items() if k != "domain_event"}
+
+    bad = runner.invoke(app, ["prune", "--kind", "heartbeat"])
+    assert bad.exit_code == 1 and "--kind 'heartbeat' is not TYPE=DAYS" in bad.output
+    unknown = runner.invoke(app, ["prune", "--mission", "nope"])
+    assert unknown.exit_code == 1 and "no mission named 'nope' is stored" in unknown.output
+
+
+def test_the_http_server_prunes_on_its_schedule(data_dir: Path) -> None:
+    with Memory.open() as memory:
+        memory.record_events(_events(), "ops", embed=False)
+    with http_mcp_server(data_dir, MISSION_MEMORY_PRUNE_INTERVAL_MINUTES="0.02",
+                         MISSION_MEMORY_EVENT_RETENTION_KINDS='{"heartbeat": 2}'):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and _event_ids("ops") != {"ev-2", "ev-5", "ev-6"}:
+            time.sleep(0.5)
+    assert _event_ids("ops") == {"ev-2", "ev-5", "ev-6"}
+
+
+def test_prune_reads_every_page_of_due_events(monkeypatch: Any) -> None:
+    import mission_memory.operations.retention as retention
+
+    monkeypatch.setattr(retention, "_BATCH", 3)  # pages of 3 records: 20 due events take 7 pages
+    old = NOW - timedelta(days=100)
+    with Memory.open() as memory:
+        memory.record_events([event(i, old - timedelta(minutes=i % 4)) for i in range(20)]
+                             + [event(99, NOW - timedelta(days=1))], "ops", embed=False)
+        dry = memory.prune_events("ops", dry_run=True, now=NOW)
+        assert dry.total == 20
+        assert memory.prune_events("ops", now=NOW).total == 20
+    assert _event_ids("ops") == {"ev-99"}
