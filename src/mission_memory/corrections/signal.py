@@ -84,7 +84,8 @@ def preceding_event(store: MemoryStore, correction: Correction, window: timedelt
             ordered.append(event)
     if correction.source is not CorrectionSource.EXPLICIT:
         in_session = [e for e in ordered if correction.session_id and e.session_id == correction.session_id]
-        return (in_session or ordered or [None])[0]
+        pool = in_session or ordered
+        return pool[0] if pool else None
     for event in ordered:
         if topic_related(correction.summary, correction.component, event.query):
             return event

@@ -245,9 +245,9 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
             comps = f" · components: {', '.join(c + '/' for c in p.components[:4])}" if p.components else ""
             lines.append(f"- {p.correction_class} / {p.category}: {p.count} ({outcomes}){comps}"
                          f" · sources: {', '.join(p.refs[:3])}")
-            lines.extend(f"  - \"{_one_line(summary, 200)}\"" for summary in p.summaries[:2])
+            lines.extend(f"  latest: \"{_one_line(summary, 160)}\"" for summary in p.summaries[:1])
         items.append(BriefItem(BriefSection.PROFILE, f"typical corrections ({profile.corrections} in the window)",
-                               "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 260))
+                               "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 420))
     for zone in profile.zones:
         name = zone.component if zone.component == "(root)" else f"{zone.component}/"
         mine = f" ({zone.by_outgoing} by {profile.operator})" if profile.operator and zone.by_outgoing else ""
@@ -515,7 +515,8 @@ def _who_did_what(store: MemoryStore, window: ShiftWindow) -> str:
     lines = ["in the window:"]
     for who in sorted(set(done) | set(asked), key=lambda w: (-sum(done.get(w, {}).values()), w)):
         work = ", ".join(_n(n, what) for what, n in sorted(done.get(who, {}).items(), key=lambda kv: -kv[1]))
-        reads = f"{_n(asked[who], 'query')} or brief" if who in asked else ""
+        reads = (f"{asked[who]} {'query' if asked[who] == 1 else 'queries'} or briefs read (not work)"
+                 if who in asked else "")
         lines.append(f"- {who}: " + (work or "no work") + (f"; {reads}" if reads else ""))
     return "\n".join(lines) + "\n"
 
