@@ -25,6 +25,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--max-rotations 0]
         [--bundle ../shared/corpora/tdr-docs.bundle] [--methods "git log -20 --stat|git log --stat, to budget"]
+        [--skip N]
 
 ``--methods`` keeps only the named methods (separated by ``|``); with only the git log baselines nothing is
 ingested, so they run in seconds.
@@ -190,6 +191,7 @@ def main() -> None:
     parser.add_argument("--next", type=int, default=10, help="the incoming author's next N commits are scored")
     parser.add_argument("--max-rotations", "--limit", dest="limit", type=int, default=0,
                         help="replay only the first N rotations (0 = all)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N rotations (replay a later stretch)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
     parser.add_argument("--methods", default="", help="method names to run, separated by | (default: all)")
     args = parser.parse_args()
@@ -199,6 +201,7 @@ def main() -> None:
     subprocess.run(["git", "clone", "-q", str(args.bundle), str(repo)], check=True)
     data_dir = work / "data"
     found = rotations(history(repo), timedelta(days=args.gap_days), args.next)
+    found = found[args.skip:]
     if args.limit:
         found = found[: args.limit]
     log(f"{len(found)} rotations (author change after >= {args.gap_days:g} days); budget {args.budget} tokens")
