@@ -25,6 +25,7 @@ Usage::
 
     .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--max-rotations 0]
         [--bundle ../shared/corpora/tdr-docs.bundle] [--methods "git log -20 --stat|git log --stat, to budget"]
+        [--skip N]
 
 ``--methods`` keeps only the named methods (separated by ``|``); with only the git log baselines nothing is
 ingested, so they run in seconds.
@@ -157,10 +158,28 @@ def generic_digest(memory: Memory, mission: str, budget: int) -> str:
     return f"# mission-memory: pull digest for {mission}\n\n{digest.text}" if digest.entries else ""
 
 
+SECTIONS: dict[str, dict[str, Any]] = {}
+"""Per rotation sha: the brief's tokens and the incoming author's files named, by section (filled by rotation_brief)."""
+
+
 def rotation_brief(memory: Memory, mission: str, rot: dict[str, Any], budget: int) -> str:
-    """The rotation brief for the incoming author, from the outgoing one, at the boundary's time."""
+    """The rotation brief for the incoming author, from the outgoing one, at the boundary's time.
+
+    Also records, in :data:`SECTIONS`, each section's tokens (its entries' shown text) and the
+    files of the incoming author's next commits that the section names, so each section's share of
+    the budget can be set against what it contributes.
+    """
     brief = memory.rotation_brief(mission=mission, from_operator=rot["from_name"], for_operator=rot["to_name"],
                                   now=rot["time"], token_budget=budget, archive=False)
+    per: dict[str, dict[str, Any]] = {}
+    for item, shown in brief.entries:
+        name = item.section.name.lower()
+        slot = per.setdefault(name, {"tokens": 0, "text": ""})
+        slot["tokens"] += memory.tokenizer.count(shown)
+        slot["text"] += "\n" + shown
+    SECTIONS[rot["sha"]] = {
+        name: {"tokens": v["tokens"], "files": named(v["text"], rot["files"])["files"][0]} for name, v in per.items()
+    }
     return brief.text
 
 
@@ -172,6 +191,7 @@ def main() -> None:
     parser.add_argument("--next", type=int, default=10, help="the incoming author's next N commits are scored")
     parser.add_argument("--max-rotations", "--limit", dest="limit", type=int, default=0,
                         help="replay only the first N rotations (0 = all)")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N rotations (replay a later stretch)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
     parser.add_argument("--methods", default="", help="method names to run, separated by | (default: all)")
     args = parser.parse_args()
@@ -181,6 +201,7 @@ def main() -> None:
     subprocess.run(["git", "clone", "-q", str(args.bundle), str(repo)], check=True)
     data_dir = work / "data"
     found = rotations(history(repo), timedelta(days=args.gap_days), args.next)
+    found = found[args.skip:]
     if args.limit:
         found = found[: args.limit]
     log(f"{len(found)} rotations (author change after >= {args.gap_days:g} days); budget {args.budget} tokens")
@@ -213,6 +234,8 @@ def main() -> None:
             for name, produce in methods.items():
                 text = produce(rot)
                 row["methods"][name] = {"tokens": memory.tokenizer.count(text), **named(text, rot["files"])}
+                if name == "rotation brief":
+                    row["methods"][name]["sections"] = SECTIONS.get(rot["sha"], {})
             rows.append(row)
             shown = "  ".join(
                 f"{name}: files {m['files'][0]}/{m['files'][1]} comps {m['components'][0]}/{m['components'][1]}"
@@ -240,6 +263,17 @@ def main() -> None:
 
         print(f"{name:<26} {tokens:>10.0f} {pct(pooled['files']):>8} {pct(pooled['adrs']):>8} "
               f"{pct(pooled['components']):>11}")
+    brief_rows = [r["methods"]["rotation brief"]["sections"] for r in rows if "rotation brief" in r["methods"]]
+    if brief_rows:
+        print("\nRotation brief by section: share of the brief's entry tokens (pooled), and files of the next"
+              " commits it names")
+        total_tokens = sum(v["tokens"] for sections in brief_rows for v in sections.values()) or 1
+        touched = sum(len(r["files"]) for r in rows) or 1
+        names = sorted({n for sections in brief_rows for n in sections})
+        for section in names:
+            tokens = sum(s.get(section, {}).get("tokens", 0) for s in brief_rows)
+            files = sum(s.get(section, {}).get("files", 0) for s in brief_rows)
+            print(f"  {section:<16} tokens {tokens / total_tokens:>5.0%}   files named {files / touched:>5.0%}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"budget": args.budget, "summary": summary, "rows": rows}, indent=2, default=str))
     log(f"rows written to {args.out}")

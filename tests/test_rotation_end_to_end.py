@@ -77,7 +77,7 @@ def test_operator_a_works_and_corrects_then_operator_b_starts_with_the_handover_
     # -- operator A queries (retrieval events) ------------------------------------------------------
     with Memory.open() as memory:
         adr1, adr2 = _adr_id(memory, 1), _adr_id(memory, 2)
-        missed = memory.query("How are the API keys rotated?", scope="domain", session_id="sess-a")
+        missed = memory.query("How is the ledger file backed up?", scope="domain", session_id="sess-a")
         assert adr2 not in [e.record.id for e in missed.entries]
         served = memory.query("Which database holds the upload ledger?", session_id="sess-b")
         assert adr2 in [e.record.id for e in served.entries]
@@ -156,7 +156,7 @@ def test_operator_a_works_and_corrects_then_operator_b_starts_with_the_handover_
     pairs = [json.loads(line) for line in pairs_file.read_text(encoding="utf-8").splitlines()]
     assert len(pairs) == expected["true"]
     pair = next(p for p in pairs if p["correction_id"] == caused["correction_id"])
-    assert (pair["query"], pair["missed"], pair["event_id"]) == ("How are the API keys rotated?", [adr2],
+    assert (pair["query"], pair["missed"], pair["event_id"]) == ("How is the ledger file backed up?", [adr2],
                                                                   events["sess-a"])
 
     # -- operator B starts a session through the real SessionStart hook ------------------------------------

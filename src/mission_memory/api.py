@@ -404,39 +404,52 @@ class Memory:
         operator: str | None = None,
         session_id: str | None = None,
         now: datetime | None = None,
+        closes: Sequence[str] = (),
     ) -> Record:
-        """Store the outgoing operator's handover note (hypothesis, next step or warning) as a workflow record.
+        """Store the outgoing operator's handover note (hypothesis, next step, warning, or resolved) as a workflow record.
 
-        The note is embedded, so pull queries find it too; the next rotation brief shows it under
-        "What to do first" (docs/design.md §6).
+        Every rotation brief shows the note under "What to do first" until a later note closes it
+        (``closes``; a ``resolved`` note only closes). It is embedded, but pull answers with notes
+        only when the task asks about the handover (ADR 0060).
 
         Args:
             text: the note (1..2,000 characters).
-            kind: ``hypothesis``, ``next-step`` or ``warning``.
+            kind: ``hypothesis``, ``next-step``, ``warning`` or ``resolved``.
             mission: as for :meth:`rotation_brief`.
             operator: the author; default: :func:`~mission_memory.retrieval_events.resolve_operator`.
             session_id: the agent session, if any.
             now: when it was written (default: now).
+            closes: ids (or 6+ character prefixes) of the open notes this one closes or replaces.
 
         Returns:
             The stored ``handover_note`` record.
 
         Raises:
-            InputError: empty or over-long text, an unknown kind or mission.
+            InputError: empty or over-long text, an unknown kind or mission, a ``closes`` naming no
+                open note, a ``resolved`` note closing nothing.
             BackendUnavailable: the store is read-only.
         """
-        from mission_memory.handover.notes import build_handover_note
+        from mission_memory.handover.notes import build_handover_note, resolve_closed_notes
         from mission_memory.utc import as_utc
 
+        name = self._brief_mission(mission)
         record = build_handover_note(
-            text, kind, mission=self._brief_mission(mission), operator=operator or resolve_operator(),
+            text, kind, mission=name, operator=operator or resolve_operator(),
             at=as_utc(now) if now is not None else datetime.now(UTC), session_id=session_id,
+            closes=resolve_closed_notes(self.store, name, closes) if closes else (),
         )
         store_records(self.store, self.embedder, [record])
         return record
 
+    def open_handover_notes(self, mission: str | None = None) -> list[Record]:
+        """The mission's open handover notes, newest first (:func:`~mission_memory.handover.notes.open_notes`)."""
+        from mission_memory.handover.notes import open_notes
+
+        return open_notes(self.store, self._brief_mission(mission))
+
     def acknowledge_brief(
-        self, *, for_operator: str | None = None, mission: str | None = None, now: datetime | None = None
+        self, *, for_operator: str | None = None, mission: str | None = None, now: datetime | None = None,
+        read_back: str | None = None,
     ) -> Acknowledgement:
         """Record that the incoming operator read their latest rotation brief (docs/design.md §6).
 
@@ -444,19 +457,23 @@ class Memory:
             for_operator: the incoming operator; default: :func:`~mission_memory.retrieval_events.resolve_operator`.
             mission: narrow to this mission (default: any).
             now: the acknowledgement time (default: now).
+            read_back: the incoming operator's one-line read-back of the handover (at most 300
+                characters), kept with the acknowledgement and shown by the next brief.
 
         Returns:
-            ``{"operator", "time", "brief_id", "shift_key", "mission"}``; acknowledging again keeps the first.
+            ``{"operator", "time", "brief_id", "shift_key", "mission"}`` (and ``read_back``);
+            acknowledging again keeps the first, adding a read-back it lacked.
 
         Raises:
-            InputError: no brief was built for that operator.
+            InputError: no brief was built for that operator; a read-back of several lines or too long.
         """
         from mission_memory.handover.acknowledgement import acknowledge, latest_brief_for
         from mission_memory.utc import as_utc
 
         operator = for_operator or resolve_operator()
         brief = latest_brief_for(self.store, operator, mission)
-        return acknowledge(self.store, brief, operator, as_utc(now) if now is not None else datetime.now(UTC))
+        return acknowledge(self.store, brief, operator, as_utc(now) if now is not None else datetime.now(UTC),
+                           read_back=read_back)
 
     def _brief_mission(self, mission: str | None) -> str:
         known = self.store.missions()

@@ -64,7 +64,7 @@ def test_no_canary_reaches_the_data_dir_or_the_exports_through_any_corrections_p
     assert runner.invoke(app, ["ingest", str(root), "--json"]).exit_code == 0
     now = datetime.now(UTC)
     with Memory.open() as memory:
-        memory.query("How are the API keys rotated?", scope="domain", session_id="sess-canary")
+        memory.query("How is the ledger file backed up?", scope="domain", session_id="sess-canary")
 
     # explicit, through the CLI: the summary is the operator's own abstraction
     explicit = runner.invoke(app, [

@@ -54,7 +54,7 @@ def test_the_default_server_still_exposes_only_the_query_tool() -> None:
 
 def test_with_write_tools_a_correction_is_recorded_and_linked_to_the_query_before_it(ingested: GitRepo) -> None:
     tools, queried, recorded = _session(
-        ("workflow_memory_query", {"task_description": "How are the API keys rotated?", "scope": "domain"}),
+        ("workflow_memory_query", {"task_description": "How is the ledger file backed up?", "scope": "domain"}),
         ("record_correction", ARGUMENTS),
     )
     assert [t.name for t in tools.tools] == ["workflow_memory_query", "record_correction", "record_decision"]

@@ -50,7 +50,7 @@ def test_labels_come_out_true_false_and_unknown_and_rate_and_pairs_report_them(
         memory.ingest_repository(uploader.root)
         adr1, adr2 = _adr_id(memory, 1), _adr_id(memory, 2)
         # session a: the digest is asked for the guide's layer only, so it leaves the ledger decision out
-        missed_digest = memory.query("How are the API keys rotated?", scope="domain", session_id="sess-a")
+        missed_digest = memory.query("How is the ledger file backed up?", scope="domain", session_id="sess-a")
         assert adr2 not in [e.record.id for e in missed_digest.entries]
         # session b: the digest serves the current ledger decision
         served_digest = memory.query("Which database holds the upload ledger?", session_id="sess-b")
@@ -91,7 +91,8 @@ def test_labels_come_out_true_false_and_unknown_and_rate_and_pairs_report_them(
     assert (stale_only.label.retrieval_caused.value, stale_only.label.missed_record_ids) == ("true", (adr1,))
     assert named_served.label.retrieval_caused.value == "false"
     assert named_served.label.retrieval_event_id == events["sess-b"]
-    assert nothing_held.label.retrieval_caused.value == "false" and nothing_held.label.missed_record_ids == ()
+    # a Makefile correction after a ledger query is not about that query's task: not linked (issue 23, ADR 0062)
+    assert nothing_held.label.retrieval_caused.value == "unknown" and nothing_held.label.missed_record_ids == ()
     assert no_event.label.retrieval_caused.value == "unknown" and no_event.label.retrieval_event_id is None
     assert before_any_event.label.retrieval_caused.value == "unknown"
 
@@ -112,10 +113,10 @@ def test_labels_come_out_true_false_and_unknown_and_rate_and_pairs_report_them(
     assert rate.exit_code == 0, rate.output
     data = json.loads(rate.stdout)
     total = data["total"]
-    assert (total["true"], total["false"], total["unknown"]) == (3, 2, 2)
-    assert total["share"] == pytest.approx(3 / 5)
-    assert 0 < total["low"] < 3 / 5 < total["high"] < 1
-    assert [p["unknown"] for p in data["periods"]] == [1, 1]  # three days ago, and today
+    assert (total["true"], total["false"], total["unknown"]) == (3, 1, 3)
+    assert total["share"] == pytest.approx(3 / 4)
+    assert 0 < total["low"] < 3 / 4 < total["high"] < 1
+    assert [p["unknown"] for p in data["periods"]] == [1, 2]  # three days ago, and today
     assert (tmp_path / "rate.png").read_bytes().startswith(b"\x89PNG")
     only_bob = json.loads(runner.invoke(app, ["corrections", "rate", "--operator", "bob@example.org", "--json"]).stdout)
     assert (only_bob["total"]["true"], only_bob["total"]["unknown"]) == (0, 1)
@@ -131,12 +132,17 @@ def test_labels_come_out_true_false_and_unknown_and_rate_and_pairs_report_them(
         "event_id": events["sess-a"],
         "time": named_missed.time.isoformat(),
         "mission": "uploader",
-        "query": "How are the API keys rotated?",
+        "query": "How is the ledger file backed up?",
         "retrieved": [e.record.id for e in missed_digest.entries],
         "missed": [adr2],
         "correction_class": "missed-decision",
         "category": "data",
+        "retrieved_records": [{"id": e.record.id, "kind": e.record.kind.value, "title": e.record.title,
+                               "ref": e.record.provenance.ref} for e in missed_digest.entries],
+        "missed_records": [{"id": adr2, "kind": "decision", "title": first["missed_records"][0]["title"],
+                            "ref": "docs/adr/0002-use-sqlite-in-wal-mode.md"}],
     }
+    assert first["missed_records"][0]["title"].startswith("ADR-0002")
     stdout_pairs = runner.invoke(app, ["corrections", "pairs", "-o", "-"])
     assert stdout_pairs.stdout == out.read_text(encoding="utf-8")
 
@@ -147,7 +153,7 @@ def test_a_transcript_correction_links_to_the_query_of_its_session(
     monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "alice@example.org")
     with Memory.open() as memory:
         memory.ingest_repository(uploader.root)
-        memory.query("How are the API keys rotated?", scope="domain", session_id="sess-t")
+        memory.query("How is the ledger file backed up?", scope="domain", session_id="sess-t")
         event_id = memory.retrieval_events(1)[0].id
         writer = TranscriptWriter(
             tmp_path / "projects" / "uploader" / "sess-t.jsonl", "sess-t", cwd=str(uploader.root),
@@ -178,7 +184,7 @@ def test_relabelling_keeps_the_correction_id_and_replaces_the_record(
             expected=["ADR-2"], session_id="sess-r", time=moment,
         )
         assert first.label.retrieval_caused.value == "unknown"
-        memory.query("How are the API keys rotated?", scope="domain", session_id="sess-r")
+        memory.query("How is the ledger file backed up?", scope="domain", session_id="sess-r")
         assert memory.label_corrections() == {"true": 1, "false": 0, "unknown": 0, "changed": 1}
         assert memory.label_corrections()["changed"] == 0
         [again] = memory.corrections()

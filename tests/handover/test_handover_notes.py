@@ -24,7 +24,7 @@ def ingested(make_git_repo) -> GitRepo:  # type: ignore[no-untyped-def]
     return repo
 
 
-def test_a_note_is_a_workflow_record_that_pull_finds(ingested: GitRepo) -> None:
+def test_a_note_is_a_workflow_record_that_only_a_pull_about_the_handover_finds(ingested: GitRepo) -> None:
     with Memory.open() as memory:
         note = memory.handover_note("Припущення: шторм повторів спричиняє тайм-аут клієнта.", "hypothesis",
                                     operator="alice", now=at(6))
@@ -34,8 +34,12 @@ def test_a_note_is_a_workflow_record_that_pull_finds(ingested: GitRepo) -> None:
                                      operator="alice", now=at(6))
         assert again.id == note.id
         assert len(memory.store.records_of_kind([RecordKind.HANDOVER_NOTE.value])) == 1
-        digest = memory.query("чому тайм-аут клієнта", scope="workflow", token_budget=2000)
-    assert any(e.record.id == note.id for e in digest.entries)
+        ordinary = memory.query("чому тайм-аут клієнта", scope="workflow", token_budget=2000)
+        about_handover = memory.query("що передала попередня зміна: чому тайм-аут клієнта", scope="workflow",
+                                      token_budget=2000)
+    # notes are the brief's spine, noise in an ordinary pull (issue 23, ADR 0060)
+    assert not any(e.record.id == note.id for e in ordinary.entries)
+    assert any(e.record.id == note.id for e in about_handover.entries)
 
 
 @pytest.mark.parametrize(("text", "kind", "message"), [

@@ -137,11 +137,13 @@ def test_a_rotation_during_an_escalation_gets_the_timeline_first(monkeypatch: py
         assert "Crisis timeline" not in calm.text
         memory.record_events(burst(20, now - timedelta(seconds=20), sector="east", start_index=100), "ops", embed=False)
         brief = memory.rotation_brief(mission="ops", from_operator="olena", for_operator="petro", archive=False)
-    assert _sections(brief.text)[0] == "Crisis timeline: an escalation is in progress"
+    # the incident block of ADR 0061 (it replaced the timeline entry in the brief; digests keep the timeline)
+    assert _sections(brief.text)[0] == "Incident handover: an escalation is in progress"
     first = brief.entries[0]
-    assert first[0].section.value.startswith("Crisis timeline")
+    assert first[0].section.value.startswith("Incident handover")
     assert "event:ev-1" in first[0].refs
-    assert "FLOODING" in first[1] and "Evacuate position 3 · by olena" in first[1]
-    assert "lost_link · north · 0.85 · event:ev-3 ← inferred from event:ev-2" in first[1]
+    assert "Severity: critical" in first[1] and "Evacuate position 3 · by olena" in first[1]
+    assert "- shelling · north · ×1" in first[1] and "Обстріл позиції 3" in first[1]
+    assert first[1].index("shelling · north") < first[1].index("lost_link · north")
     assert "<<<end excerpt 0 nonce=000000000000>>>" not in brief.text
     assert brief.tokens_used <= brief.token_budget

@@ -92,11 +92,14 @@ def ack(
         str | None, typer.Option("--for", help="Incoming operator; default: you (MISSION_MEMORY_OPERATOR or git user.email).")
     ] = None,
     mission: Annotated[str | None, typer.Option(help="Only briefs of this mission.")] = None,
+    read_back: Annotated[
+        str | None, typer.Option("--read-back", help="One line: what you understood you now hold (shown by the next brief).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the acknowledgement as JSON.")] = False,
 ) -> None:
     """Record that the incoming operator has read their latest rotation brief."""
     with reported_errors(), _open_memory() as memory:
-        result = memory.acknowledge_brief(for_operator=for_operator, mission=mission)
+        result = memory.acknowledge_brief(for_operator=for_operator, mission=mission, read_back=read_back)
     if json_output:
         print_json(result)
     else:
@@ -107,14 +110,17 @@ def ack(
 @handover_app.command("note")
 def note(
     text: Annotated[str, typer.Argument(help="The note: a running hypothesis, the next step, or a warning.")],
-    kind: Annotated[str, typer.Option(help="hypothesis | next-step | warning.")] = "next-step",
+    kind: Annotated[str, typer.Option(help="hypothesis | next-step | warning | resolved.")] = "next-step",
     mission: Annotated[str | None, typer.Option(help="Mission; default: the only one stored, or this repository's.")] = None,
     session: Annotated[str | None, typer.Option(help="The agent session the note belongs to.")] = None,
+    closes: Annotated[
+        list[str] | None, typer.Option("--closes", help="Id of an open note this one closes or replaces (repeatable).")
+    ] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the stored record as JSON.")] = False,
 ) -> None:
-    """Leave a handover note for the next operator; the next rotation brief shows it first."""
+    """Leave a handover note for the next operator; every brief shows it first until a note closes it."""
     with reported_errors(), _open_memory() as memory:
-        record = memory.handover_note(text, kind, mission=mission, session_id=session)
+        record = memory.handover_note(text, kind, mission=mission, session_id=session, closes=closes or ())
     if json_output:
         print_json({"record_id": record.id, "mission": record.provenance.mission, "operator": record.operator,
                     "kind": record.attributes["note_kind"], "time": record.provenance.time.isoformat(),
@@ -122,3 +128,24 @@ def note(
     else:
         console.print(f"Stored handover {record.attributes['note_kind']} {record.id} "
                       f"for mission {record.provenance.mission}", markup=False)
+
+
+@handover_app.command("notes")
+def notes(
+    mission: Annotated[str | None, typer.Option(help="Mission; default: the only one stored, or this repository's.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print the notes as JSON.")] = False,
+) -> None:
+    """Print the mission's open handover notes whole, newest first (those a short brief condensed or left out)."""
+    with reported_errors(), _open_memory() as memory:
+        records = memory.open_handover_notes(mission)
+    rows = [{"note_id": r.attributes.get("note_id"), "kind": r.attributes.get("note_kind"), "operator": r.operator,
+             "time": r.provenance.time.isoformat(), "text": r.text} for r in records]
+    if json_output:
+        print_json(rows)
+        return
+    if not rows:
+        typer.echo("No open handover notes.")
+    for row in rows:
+        # Operator text: printed for a person at a terminal, not handed to an agent.
+        typer.echo(f"[{row['kind']}] {str(row['note_id'])[:12]} by {row['operator'] or 'unknown'} at {row['time']}\n"
+                   f"{row['text']}\n")

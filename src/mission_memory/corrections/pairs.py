@@ -6,6 +6,12 @@ fixes: one object per retrieval-caused correction, ``{"correction_id", "event_id
 correction's time (ISO 8601, UTC); ``query`` is the retrieval event's task; ``retrieved`` the record
 ids the digest served, in digest order; ``missed`` those it should have served. Read by
 ``mission-memory ranking tune``.
+
+Amended (ADR 0062): each pair also carries ``retrieved_records`` and ``missed_records``, one object per
+record the reading store can see — ``{"id", "kind", "title", "ref"}`` (``ref`` the provenance
+reference: path, commit sha, tracker key) — so a pair can train or tune a retriever without a second
+lookup; a record outside the caller's clearance is left out of these lists (its id stays in
+``retrieved``/``missed``, which carry ids only, as before).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from datetime import timedelta
 from typing import Any
 
 from mission_memory.corrections.practitioner_records import Correction, RetrievalCaused
+from mission_memory.records import Record
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 
@@ -41,6 +48,13 @@ def correction_pairs(store: MemoryStore, corrections: Iterable[Correction]) -> I
         event = _event(store, correction)
         if event is None:
             continue
+        retrieved, missed = list(event.record_ids), list(correction.label.missed_record_ids)
+        records = store.get(list(dict.fromkeys(retrieved + missed)))
+
+        def described(ids: list[str], records: dict[str, Record] = records) -> list[dict[str, str]]:
+            return [{"id": r, "kind": records[r].kind.value, "title": records[r].title,
+                     "ref": records[r].provenance.ref} for r in ids if r in records]
+
         yield {
             "correction_id": correction.correction_id,
             "event_id": event.id,
@@ -51,6 +65,8 @@ def correction_pairs(store: MemoryStore, corrections: Iterable[Correction]) -> I
             "missed": list(correction.label.missed_record_ids),
             "correction_class": correction.correction_class,
             "category": correction.category,
+            "retrieved_records": described(retrieved),
+            "missed_records": described(missed),
         }
 
 

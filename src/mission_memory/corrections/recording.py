@@ -24,6 +24,7 @@ from mission_memory.corrections.signal import label_correction, resolve_referenc
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name, quote_name
+from mission_memory.ingest.tracked_tree import has_folder
 from mission_memory.mission_scope import known_missions, unknown_mission
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
@@ -105,10 +106,14 @@ def explicit_mission(store: MemoryStore, given: str | None, cwd: Path | None = N
 def check_explicit(store: MemoryStore, correction: Correction) -> None:
     """Check an explicit correction against the store: its component and the records it names.
 
+    A component is known when records carry it, or when it is a folder of the repository's tree as
+    last ingested (a folder no record is charged to, e.g. one touched only by the first commit,
+    ADR 0062), or a folder of a file some commit touched.
+
     Raises:
         InputError: the component is not stored (the known ones are listed) or a named record is not.
     """
-    if correction.component is not None and not store.has_component(correction.component):
+    if correction.component is not None and not _known_component(store, correction.mission, correction.component):
         components = store.components(limit=30)
         if components:
             raise InputError(
@@ -117,6 +122,14 @@ def check_explicit(store: MemoryStore, correction: Correction) -> None:
             )
     if correction.expected:
         resolve_references(store, correction.mission, correction.expected)
+
+
+def _known_component(store: MemoryStore, mission: str, component: str) -> bool:
+    if store.has_component(component) or has_folder(store, mission, component):
+        return True
+    prefix = component.strip("/") + "/"
+    commits = store.records_of_kind([RecordKind.COMMIT.value], mission=mission, limit=_ALL)
+    return any(str(f).startswith(prefix) for c in commits for f in (c.attributes.get("files") or []))
 
 
 def store_corrections(

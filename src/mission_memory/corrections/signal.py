@@ -32,6 +32,7 @@ from mission_memory.corrections.practitioner_records import (
     CorrectionSource,
     RetrievalCaused,
 )
+from mission_memory.corrections.topic_link import topic_related
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
@@ -51,28 +52,44 @@ _ADR = re.compile(r"^(?:ADR[\s\-_#]*)?0*(\d{1,5})$", re.IGNORECASE)  # ADR-0005,
 _HEX = re.compile(r"^[0-9a-f]{7,40}$")
 
 
-def preceding_event(store: MemoryStore, correction: Correction, window: timedelta) -> RetrievalEvent | None:
-    """The retrieval event ``correction`` follows, or None.
+_LINK_CANDIDATES = 20
 
-    The latest event of the correction's session before its time; else the latest event of the same
-    operator and mission within ``window`` before it.
+
+def preceding_event(store: MemoryStore, correction: Correction, window: timedelta) -> RetrievalEvent | None:
+    """The retrieval event ``correction`` follows, or None (ADR 0024, amended by ADR 0062).
+
+    Candidates are the events within ``window`` before the correction: its session's first (newest
+    first), then the same operator's on the same mission. A derived correction (prompt, transcript)
+    follows the newest candidate of its session. An explicit correction follows the newest candidate
+    whose task it is about (:func:`~mission_memory.corrections.topic_link.topic_related`: its
+    component named in the query, or a content word shared with its summary); none such: None, and
+    the label is ``unknown``. Handover briefs (scope ``handover``) are not tasks a correction corrects.
     """
+    since = correction.time - window
+    candidates: list[RetrievalEvent] = []
     if correction.session_id:
-        same_session = store.retrieval_events_matching(
-            session_id=correction.session_id, until=correction.time, limit=1
+        candidates += store.retrieval_events_matching(
+            session_id=correction.session_id, since=since, until=correction.time, limit=_LINK_CANDIDATES
         )
-        if same_session:
-            return same_session[0]
-    if correction.operator is None:
-        return None
-    nearby = store.retrieval_events_matching(
-        operator=correction.operator,
-        mission=correction.mission,
-        since=correction.time - window,
-        until=correction.time,
-        limit=1,
-    )
-    return nearby[0] if nearby else None
+    if correction.operator is not None:
+        candidates += store.retrieval_events_matching(
+            operator=correction.operator, mission=correction.mission, since=since, until=correction.time,
+            limit=_LINK_CANDIDATES,
+        )
+    seen: set[str] = set()
+    ordered = []
+    for event in candidates:
+        if event.id not in seen and event.scope != "handover":
+            seen.add(event.id)
+            ordered.append(event)
+    if correction.source is not CorrectionSource.EXPLICIT:
+        in_session = [e for e in ordered if correction.session_id and e.session_id == correction.session_id]
+        pool = in_session or ordered
+        return pool[0] if pool else None
+    for event in ordered:
+        if topic_related(correction.summary, correction.component, event.query):
+            return event
+    return None
 
 
 def resolve_references(store: MemoryStore, mission: str, refs: Sequence[str]) -> dict[str, list[str]]:

@@ -15,10 +15,10 @@ from mission_memory.errors import InputError
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 
-__all__ = ["Acknowledgement", "acknowledge", "acknowledgement_of", "latest_brief_for"]
+__all__ = ["MAX_READ_BACK_CHARS", "Acknowledgement", "acknowledge", "acknowledgement_of", "latest_brief_for"]
 
 Acknowledgement = dict[str, str]
-"""``{"operator", "time" (ISO 8601 UTC), "brief_id", "shift_key", "mission"}``."""
+"""``{"operator", "time" (ISO 8601 UTC), "brief_id", "shift_key", "mission"}`` and, when given, ``"read_back"``."""
 
 
 def _key(shift_key: str) -> str:
@@ -45,20 +45,39 @@ def latest_brief_for(store: MemoryStore, operator: str | None, mission: str | No
     return briefs[0]
 
 
-def acknowledge(store: MemoryStore, brief: Record, operator: str | None, at: datetime) -> Acknowledgement:
+MAX_READ_BACK_CHARS = 300
+"""A read-back is one line: what the incoming operator understood they now hold (I-PASS "synthesis")."""
+
+
+def acknowledge(store: MemoryStore, brief: Record, operator: str | None, at: datetime,
+                read_back: str | None = None) -> Acknowledgement:
     """Record that ``operator`` read ``brief`` at ``at``; acknowledging again keeps the first time.
 
+    Args:
+        read_back: the incoming operator's one-line read-back, kept as written (it reaches the next
+            brief inside its envelope); None or blank: none.
+
     Raises:
-        InputError: ``brief`` is not an archived handover brief.
+        InputError: ``brief`` is not an archived handover brief; the read-back has several lines or
+            more than :data:`MAX_READ_BACK_CHARS` characters.
     """
     if brief.kind is not RecordKind.HANDOVER_BRIEF:
         raise InputError(f"record {brief.id} is a {brief.kind.value}, not a handover brief")
+    said = (read_back or "").strip()
+    if "\n" in said or len(said) > MAX_READ_BACK_CHARS:
+        raise InputError(f"the read-back is one line of at most {MAX_READ_BACK_CHARS} characters"
+                         f" (got {len(said)} characters, {said.count(chr(10)) + 1} lines)")
     mission = brief.provenance.mission
     shift_key = str(brief.attributes.get("shift_key"))
     earlier = acknowledgement_of(store, mission, shift_key)
     if earlier is not None and earlier.get("operator") == (operator or ""):
+        if said and not earlier.get("read_back"):
+            earlier = {**earlier, "read_back": said}
+            store.set_state(mission, _key(shift_key), json.dumps(earlier))
         return earlier
     ack: Acknowledgement = {"operator": operator or "", "time": at.isoformat(), "brief_id": brief.id,
                             "shift_key": shift_key, "mission": mission}
+    if said:
+        ack["read_back"] = said
     store.set_state(mission, _key(shift_key), json.dumps(ack))
     return ack

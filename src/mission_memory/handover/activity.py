@@ -19,12 +19,18 @@ are changed next) over the mission's commit records, with no I/O and nothing tun
   (the top-level folder, ``(root)`` for top-level files) the sum of its files' scores.
 
 Ties are broken by the latest touch, newest first, then by path.
+
+Amended by ADR 0060: files that no longer exist in the tree memory last ingested are not ranked
+(``exists``); when one top-level folder holds :data:`DOMINANT_SHARE` or more of the score (a
+repository that is all ``terraform/``), its files are charged to their second-level folder
+(``terraform/projects``) so the zones say where in it the work is; each component keeps its latest
+:data:`RECENT_PER_COMPONENT` commits with subject and author.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from mission_memory.records import Record
@@ -52,6 +58,12 @@ OWN_COMMITS = 20
 """The incoming operator's own latest commits join the horizon at their own rank ("where you left off")."""
 BULK_FILES = 10
 """A commit touching more files than this shares its weight among them."""
+
+DOMINANT_SHARE = 0.8
+"""A top-level folder with this share of the activity score is split into its sub-folders: a zone
+naming nearly the whole repository tells the incoming operator nothing."""
+RECENT_PER_COMPONENT = 3
+"""Latest commits kept per component, with subject and author, for the brief's zones."""
 
 ROOT_COMPONENT = "(root)"
 
@@ -106,6 +118,8 @@ class ComponentActivity:
     last_sha: str
     last_subject: str
     last_time: datetime
+    recent: tuple[tuple[str, str, str, datetime], ...] = field(default=())
+    """Its latest commits, newest first: ``(sha, subject, author, time)``."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +162,7 @@ def rank_activity(
     window_commits: int = 0,
     outgoing: str | None = None,
     incoming: str | None = None,
+    exists: Callable[[str], bool] | None = None,
 ) -> RecentActivity:
     """Rank files and components by the rule of this module's docstring.
 
@@ -157,6 +172,7 @@ def rank_activity(
             searched for the incoming operator's own commits.
         window_commits: how many of ``commits`` fall in the shift window (the horizon holds them all).
         outgoing, incoming: the operators, matched on the commit author; None when unknown.
+        exists: whether a path is still in the tree (None: every path counts); others are not ranked.
 
     Returns:
         The ranking; empty when no commit names files.
@@ -179,7 +195,7 @@ def rank_activity(
     out_touches: dict[str, int] = {}
     in_touches: dict[str, int] = {}
     last: dict[str, Record] = {}
-    comp_commits: dict[str, list[Record]] = {}
+    horizon_files: list[tuple[Record, list[str]]] = []
     for rank, commit in horizon:
         files = sorted(set(_files(commit)))
         author = _author(commit)
@@ -189,19 +205,35 @@ def rank_activity(
         if len(files) > BULK_FILES:
             weight *= BULK_FILES / len(files)
         for path in files:
+            if exists is not None and not exists(path):
+                continue
             score[path] = score.get(path, 0.0) + weight
             touches[path] = touches.get(path, 0) + 1
             out_touches[path] = out_touches.get(path, 0) + (1 if outgoing and author == outgoing else 0)
             in_touches[path] = in_touches.get(path, 0) + (1 if incoming and author == incoming else 0)
             last.setdefault(path, commit)
-        for comp in {component_of_path(p) for p in files}:
-            comp_commits.setdefault(comp, []).append(commit)
+        horizon_files.append((commit, files))
 
     def sha(commit: Record) -> str:
         return str(commit.attributes.get("sha") or commit.provenance.ref)
 
+    total = sum(score.values()) or 1.0
+    top_score: dict[str, float] = {}
+    for p, v in score.items():
+        top_score[component_of_path(p)] = top_score.get(component_of_path(p), 0.0) + v
+    dominant = {c for c, v in top_score.items() if c != ROOT_COMPONENT and v / total >= DOMINANT_SHARE}
+
+    def comp_of(path: str) -> str:
+        top = component_of_path(path)
+        parts = path.strip("/").split("/")
+        return "/".join(parts[:2]) if top in dominant and len(parts) > 2 else top
+
+    comp_commits: dict[str, list[Record]] = {}
+    for commit, files in horizon_files:
+        for comp in {comp_of(p) for p in files if p in score}:
+            comp_commits.setdefault(comp, []).append(commit)
     files_ranked = sorted(
-        (FileActivity(p, component_of_path(p), score[p], touches[p], out_touches[p], in_touches[p],
+        (FileActivity(p, comp_of(p), score[p], touches[p], out_touches[p], in_touches[p],
                       sha(last[p]), last[p].provenance.time) for p in score),
         key=lambda f: (-f.score, -f.last_time.timestamp(), f.path),
     )
@@ -213,7 +245,8 @@ def rank_activity(
     components = sorted(
         (ComponentActivity(comp, comp_score[comp], len(cs), comp_files[comp],
                            sum(1 for c in cs if outgoing and _author(c) == outgoing),
-                           sha(cs[0]), cs[0].title, cs[0].provenance.time)
+                           sha(cs[0]), cs[0].title, cs[0].provenance.time,
+                           tuple((sha(c), c.title, _author(c), c.provenance.time) for c in cs[:RECENT_PER_COMPONENT]))
          for comp, cs in comp_commits.items()),
         key=lambda c: (-c.score, -c.last_time.timestamp(), c.component),
     )

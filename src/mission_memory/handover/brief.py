@@ -39,9 +39,11 @@ from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BudgetError
 from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
 from mission_memory.handover.activity import RecentActivity, rank_activity
+from mission_memory.handover.incident import incident_block
+from mission_memory.handover.notes import open_notes
 from mission_memory.handover.profile import PredecessorProfile, build_profile
-from mission_memory.handover.shift_window import ShiftWindow
-from mission_memory.operations.crisis_timeline import crisis_brief_entries
+from mission_memory.handover.shift_window import ShiftWindow, work_by_operator
+from mission_memory.ingest.tracked_tree import tracked_files
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
@@ -69,7 +71,7 @@ _NOTE_ORDER = {"warning": 0, "next-step": 1, "hypothesis": 2}
 class BriefSection(StrEnum):
     """The brief's sections, in rendered order (ADR 0026)."""
 
-    CRISIS = "Crisis timeline: an escalation is in progress"  # only while degraded (ADR 0040)
+    CRISIS = "Incident handover: an escalation is in progress"  # only while degraded (ADR 0040, 0061)
     STATUS = "Status"
     DO_FIRST = "What to do first"
     DECISIONS = "Decisions taken in the window"
@@ -92,6 +94,9 @@ class BriefItem:
         max_tokens: cap on ``text``, in tokens.
         fill: a list that takes the room the other entries leave, cut at a line boundary
             (``max_tokens`` is then ignored).
+        spine: kept before anything else but the status line (open handover notes, the incident
+            block; ADR 0060): shown whole, else as ``short``, else listed as not shown.
+        short: the condensed text a spine item falls back to when the budget cannot hold it whole.
     """
 
     section: BriefSection
@@ -101,6 +106,8 @@ class BriefItem:
     record_ids: tuple[str, ...] = ()
     max_tokens: int = 220
     fill: bool = False
+    spine: bool = False
+    short: str = ""
 
     def to_json(self, shown: str) -> dict[str, Any]:
         """The entry as ``mission-memory brief --json`` prints it (``shown``: the text after cutting)."""
@@ -186,11 +193,15 @@ def _is_open_task(record: Record) -> bool:
 def _note_items(notes: Sequence[Record]) -> list[BriefItem]:
     ordered = sorted(notes, key=lambda r: (_NOTE_ORDER.get(str(r.attributes.get("note_kind")), 3),
                                            -r.provenance.time.timestamp()))
-    return [
-        BriefItem(BriefSection.DO_FIRST, f"handover note ({r.attributes.get('note_kind', 'note')})",
-                  f"{r.text}\n{_source_line(r)}", (r.provenance.ref,), (r.id,), 200)
-        for r in ordered
-    ]
+    items = []
+    for r in ordered:
+        kind = str(r.attributes.get("note_kind", "note"))
+        note_id = str(r.attributes.get("note_id") or r.id)[:12]
+        by = f"by {r.operator or 'unknown'}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC · id {note_id}"
+        items.append(BriefItem(
+            BriefSection.DO_FIRST, f"handover note ({kind}, open)", f"{r.text}\n{by}\n{_source_line(r)}",
+            (r.provenance.ref,), (r.id,), 400, spine=True, short=f"{_one_line(r.text, 160)}\n{by}"))
+    return items
 
 
 def _task_items(tasks: Sequence[Record]) -> list[BriefItem]:
@@ -234,15 +245,16 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
             comps = f" · components: {', '.join(c + '/' for c in p.components[:4])}" if p.components else ""
             lines.append(f"- {p.correction_class} / {p.category}: {p.count} ({outcomes}){comps}"
                          f" · sources: {', '.join(p.refs[:3])}")
+            lines.extend(f"  latest: \"{_one_line(summary, 160)}\"" for summary in p.summaries[:1])
         items.append(BriefItem(BriefSection.PROFILE, f"typical corrections ({profile.corrections} in the window)",
-                               "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 260))
+                               "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 420))
     for zone in profile.zones:
         name = zone.component if zone.component == "(root)" else f"{zone.component}/"
         mine = f" ({zone.by_outgoing} by {profile.operator})" if profile.operator and zone.by_outgoing else ""
         lines = [f"Component {name}: {_n(zone.corrections, 'correction')}, {_n(zone.commits, 'recent commit')}{mine}"]
         if zone.files:
             lines.append("Files: " + ", ".join(zone.files))
-        lines.extend(f"latest commit {sha[:12]}: {_one_line(subject, 120)}" for sha, subject in zone.latest_commits)
+        lines.extend(f"commit {sha[:12]} {_one_line(subject, 140)}" for sha, subject in zone.latest_commits)
         items.append(BriefItem(BriefSection.PROFILE, "attention zone", "\n".join(lines),
                                tuple(sha for sha, _ in zone.latest_commits), (), 200))
     return items
@@ -325,7 +337,17 @@ def _question_count(artifact: Record) -> int:
     return max(listed, 1)
 
 
-def _open_question_items(store: MemoryStore, window: ShiftWindow) -> tuple[list[BriefItem], int]:
+def _current_proposal(r: Record, window: ShiftWindow, activity: RecentActivity) -> bool:
+    """A proposed decision is a current open question when proposed in the window or its file was
+    changed in it (ADR 0060); an ADR proposed years ago and never touched since is not."""
+    if r.provenance.time >= window.since:
+        return True
+    f = activity.file(str(r.attributes.get("path") or r.provenance.ref))
+    return f is not None and f.last_time >= window.since
+
+
+def _open_question_items(store: MemoryStore, window: ShiftWindow,
+                         activity: RecentActivity) -> tuple[list[BriefItem], int]:
     items: list[BriefItem] = []
     count = 0
     latest_per_task: dict[str, Record] = {}
@@ -342,7 +364,7 @@ def _open_question_items(store: MemoryStore, window: ShiftWindow) -> tuple[list[
                                f"{r.title}\n{r.text}\n{_source_line(r)}", (r.provenance.ref,), (r.id,), 220))
     for r in store.records_of_kind([RecordKind.DECISION.value], mission=window.mission, until=window.until,
                                    limit=_SCAN_LIMIT):
-        if str(r.attributes.get("status") or "").lower() == "proposed":
+        if str(r.attributes.get("status") or "").lower() == "proposed" and _current_proposal(r, window, activity):
             count += 1
             items.append(BriefItem(BriefSection.OPEN_QUESTIONS, "proposed decision", _decision_text(r),
                                    (r.provenance.ref,), (r.id,), 160))
@@ -402,6 +424,7 @@ def collect_brief_items(
     window: ShiftWindow,
     *,
     extra_watch: Sequence[BriefItem] = (),
+    tokenizer: Tokenizer | None = None,
 ) -> tuple[list[BriefItem], dict[str, int], PredecessorProfile]:
     """Read the brief's entries for ``window`` from ``store`` (docs/design.md §6, ADR 0026).
 
@@ -409,14 +432,14 @@ def collect_brief_items(
         store: the memory's store.
         window: the shift (mission, from → to, since/until).
         extra_watch: watch items the caller found outside the store (e.g. memory behind the repository).
+        tokenizer: condenses the incident block while the mission is degraded (None: no incident block).
 
     Returns:
         ``(items, counts, profile)``: items in section order, best first within a section; counts
         as :attr:`RotationBrief.counts`; the predecessor's profile.
     """
     m, since, until = window.mission, window.since, window.until
-    notes = store.records_of_kind([RecordKind.HANDOVER_NOTE.value], mission=m, operator=window.from_operator,
-                                  since=since, until=until, limit=50) if window.from_operator else []
+    notes = open_notes(store, m, until)
     tasks = [r for r in store.records_of_kind([RecordKind.ISSUE.value], mission=m, until=until, limit=_SCAN_LIMIT)
              if r.attributes.get("in_progress") is True and _is_open_task(r)]
     decisions = store.records_of_kind([RecordKind.DECISION.value], mission=m, since=since, until=until, limit=200)
@@ -424,25 +447,33 @@ def collect_brief_items(
                                         operator=window.from_operator, since=since, until=until, limit=_SCAN_LIMIT)
     history = store.records_of_kind([RecordKind.COMMIT.value], mission=m, until=until, limit=_SCAN_LIMIT)
     commits = [c for c in history if c.provenance.time >= since]
+    tree = tracked_files(store, m)
     activity = rank_activity(history, window_commits=len(commits), outgoing=window.from_operator,
-                             incoming=window.to_operator)
+                             incoming=window.to_operator, exists=None if tree is None else tree.__contains__)
+    incident = incident_block(store, m, until, notes, tokenizer) if tokenizer is not None else None
+    if incident is not None:
+        activity = _only_affected(activity, incident.sectors)
     profile = build_profile(window.from_operator, corrections, activity)
-    questions, question_count = _open_question_items(store, window)
+    questions, question_count = _open_question_items(store, window, activity)
     taken = [r for r in decisions if str(r.attributes.get("status") or "").lower() != "proposed"]
     counts = {"decisions": len(taken), "corrections": len(corrections), "open_questions": question_count,
-              "tasks_in_progress": len(tasks)}
+              "tasks_in_progress": len(tasks), "open_notes": len(notes)}
 
     status = BriefItem(
         BriefSection.STATUS,
         f"status · window {since.date().isoformat()} → {until.date().isoformat()} · {_n(counts['decisions'], 'decision')}"
         f" · {_n(counts['corrections'], 'correction')} · {_n(counts['open_questions'], 'open question')}"
-        f" · {_n(counts['tasks_in_progress'], 'task')} in progress · {_n(len(commits), 'commit')}",
+        f" · {_n(counts['tasks_in_progress'], 'task')} in progress · {_n(len(commits), 'commit')}"
+        f" · {_n(len(notes), 'open note')}",
         f"mission: {m}\nfrom: {window.from_operator or 'unknown (no earlier operator in memory)'}\n"
-        f"to: {window.to_operator or 'unknown'}\nwindow: {since.isoformat()} → {until.isoformat()}",
-        max_tokens=120,
+        f"to: {window.to_operator or 'unknown'}\nwindow: {since.isoformat()} → {until.isoformat()}\n"
+        + _who_did_what(store, window) + _last_handover(store, window),
+        max_tokens=260,
     )
     items = [status, *_note_items(notes), *_task_items(tasks)]
-    items += [BriefItem(BriefSection.CRISIS, *entry, max_tokens=600) for entry in crisis_brief_entries(store, m, until)]
+    if incident is not None:
+        items.append(BriefItem(BriefSection.CRISIS, "incident: severity, still firing, decisions, next steps",
+                               incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short))
     items += [BriefItem(BriefSection.DECISIONS, "decision", _decision_text(r), (r.provenance.ref,), (r.id,), 200)
               for r in taken]
     zoned = {z.component for z in profile.zones}
@@ -453,6 +484,60 @@ def collect_brief_items(
     items += [*extra_watch, *_refresh_watch_items(store), *_unowned_task_items(store, window)]
     items += _recent_files_item(activity, window.from_operator, window.to_operator)
     return items, counts, profile
+
+
+def _only_affected(activity: RecentActivity, sectors: Sequence[str]) -> RecentActivity:
+    """The activity of the components an incident's sectors name (ADR 0061); the rest stays out."""
+    names = [" ".join(s.lower().split()) for s in sectors]
+
+    def affected(component: str) -> bool:
+        c = component.lower()
+        return component != "(root)" and any(c in s or s in c for s in names if s)
+
+    return RecentActivity(tuple(f for f in activity.files if affected(f.component)),
+                          tuple(c for c in activity.components if affected(c.component)), activity.horizon,
+                          activity.oldest)
+
+
+def _who_did_what(store: MemoryStore, window: ShiftWindow) -> str:
+    """One line per operator active in the window: their work by kind, and queries (which are not work)."""
+    done: dict[str, dict[str, int]] = {}
+    for when, who, what in work_by_operator(store, window.mission, window.until):
+        if when >= window.since:
+            done.setdefault(who, {})[what] = done.setdefault(who, {}).get(what, 0) + 1
+    asked: dict[str, int] = {}
+    for event in store.retrieval_events_matching(mission=window.mission, since=window.since, until=window.until,
+                                                 limit=_SCAN_LIMIT):
+        if event.operator:
+            asked[event.operator] = asked.get(event.operator, 0) + 1
+    if not done and not asked:
+        return "in the window: no recorded work\n"
+    lines = ["in the window:"]
+    for who in sorted(set(done) | set(asked), key=lambda w: (-sum(done.get(w, {}).values()), w)):
+        work = ", ".join(_n(n, what) for what, n in sorted(done.get(who, {}).items(), key=lambda kv: -kv[1]))
+        reads = (f"{asked[who]} {'query' if asked[who] == 1 else 'queries'} or briefs read (not work)"
+                 if who in asked else "")
+        lines.append(f"- {who}: " + (work or "no work") + (f"; {reads}" if reads else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _last_handover(store: MemoryStore, window: ShiftWindow) -> str:
+    """Whether the previous handover on the mission was acknowledged, with its read-back (ADR 0060)."""
+    from mission_memory.handover.acknowledgement import acknowledgement_of
+
+    for r in store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=window.mission, until=window.until,
+                                   limit=20):
+        a = r.attributes
+        if (a.get("from_operator"), a.get("to_operator"), a.get("since")) == (
+                window.from_operator, window.to_operator, window.since.isoformat()):
+            continue  # this shift's own earlier build
+        ack = acknowledgement_of(store, window.mission, str(a.get("shift_key")))
+        shift = f"{a.get('from_operator') or 'unknown'} → {a.get('to_operator') or 'unknown'} ({r.provenance.time.date().isoformat()})"
+        if ack is None:
+            return f"last handover: {shift}, not acknowledged\n"
+        back = f"; read-back: {_one_line(ack['read_back'], 300)}" if ack.get("read_back") else "; no read-back"
+        return f"last handover: {shift}, acknowledged by {ack.get('operator') or 'unknown'} at {ack.get('time')}{back}\n"
+    return "last handover: none archived on this mission\n"
 
 
 # -- packing -----------------------------------------------------------------------------------
@@ -477,6 +562,24 @@ def _footer(included: int, omitted: int) -> str:
     if omitted == 0:
         return f"_{entries}; nothing omitted._"
     return f"_{entries}; {omitted} more omitted to stay within the token budget._"
+
+
+def _spine_statement(spine: Sequence[BriefItem], left_out: Sequence[BriefItem], form: str, floor_whole: int,
+                     floor_short: int) -> str:
+    """The line under "What to do first" saying how the open notes are shown and from which budget."""
+    notes = [i for i in spine if i.section is BriefSection.DO_FIRST]
+    if not notes:
+        return ""
+    dropped = [i for i in left_out if i.section is BriefSection.DO_FIRST]
+    head = f"_Open handover notes: {len(notes)}; "
+    if dropped:
+        ids = ", ".join(i.refs[0].removeprefix("handover-note/")[:12] for i in dropped if i.refs)
+        return (head + f"{len(dropped)} not shown at this budget (ids {ids}): `mission-memory handover notes` prints"
+                f" them; every note fits, condensed, from a budget of {floor_short} tokens._")
+    if form == "whole":
+        return head + f"all shown whole (whole from a budget of {floor_whole} tokens, condensed from {floor_short})._"
+    return (head + f"all shown condensed to their first line (whole from a budget of {floor_whole} tokens):"
+            " `mission-memory handover notes` prints them whole._")
 
 
 def _round_robin(items: Sequence[BriefItem]) -> list[BriefItem]:
@@ -552,16 +655,46 @@ def pack_brief(
             fixed += 0 if item.section in opened else section_cost[item.section]
             opened.add(item.section)
             taken.append((item, text))
+    # The spine (the incident block, the open handover notes) comes next: whole, else condensed,
+    # else listed as not shown, before any other entry is considered (ADR 0060).
+    section_rank = {s: i for i, s in enumerate(BriefSection)}
+    spine = sorted((i for i in items if i.spine and i.section is not BriefSection.STATUS),
+                   key=lambda i: section_rank[i.section])  # the incident block, then the notes
+    statement_room = max(tokenizer.count(_spine_statement(spine, left, "whole", 99_999, 99_999))
+                         for left in ([], spine)) + sep
+    fixed += statement_room if spine else 0
     if fixed > token_budget:
         raise BudgetError(
             f"token_budget {token_budget} is too small: the brief's header and status line alone take {fixed} tokens"
+            + (" (with the line saying how the open handover notes are shown)" if spine else "")
         )
+
+    def spine_cost(item: BriefItem, text: str) -> int:
+        return tokenizer.count(_block(widest, item, text, nonce)) + sep
+
+    whole = sum(spine_cost(i, i.text) for i in spine) + sum(section_cost[s] for s in {i.section for i in spine})
+    short = sum(spine_cost(i, i.short or i.text) for i in spine) + sum(section_cost[s] for s in {i.section for i in spine})
+    floor_whole, floor_short = fixed + whole, fixed + short
+    form = "whole" if floor_whole <= token_budget else "condensed"
+    left_out: list[BriefItem] = []
+    for item in spine:
+        text = item.text if form == "whole" else (item.short or item.text)
+        extra = 0 if item.section in opened else section_cost[item.section]
+        cost = spine_cost(item, text)
+        if fixed + cost + extra > token_budget:
+            left_out.append(item)
+            continue
+        fixed += cost + extra
+        opened.add(item.section)
+        taken.append((item, text))
+    statement = _spine_statement(spine, left_out, form, floor_whole, floor_short) if spine else ""
+    kept_spine = len(taken)
     used = fixed
     fills = [i for i in items if i.fill and i.section is not BriefSection.STATUS]
     needed = sum(tokenizer.count(_block(widest, i, i.text, nonce)) + sep + section_cost[i.section] for i in fills)
     reserve = min(int(token_budget * RECENT_FILES_SHARE), needed)  # no more than the list needs whole
     for limit, queue in ((token_budget - reserve, _round_robin([i for i in items if i.section is not BriefSection.STATUS
-                                                                and not i.fill])),
+                                                                and not i.fill and not i.spine])),
                          (token_budget, fills)):
         for item in queue:
             text = item.text if item.fill else tokenizer.truncate(item.text, item.max_tokens)
@@ -588,12 +721,17 @@ def pack_brief(
         for i, (item, text) in enumerate(ordered, start=1):
             if item.section is not current:
                 parts.append(f"## {item.section.value}")
+                if item.section is BriefSection.DO_FIRST and statement:
+                    parts.append(statement)
                 current = item.section
             parts.append(_block(i, item, text, nonce))
+        if statement and BriefSection.DO_FIRST not in {item.section for item, _ in ordered}:
+            parts.append(f"## {BriefSection.DO_FIRST.value}")
+            parts.append(statement)
         parts.append(_footer(len(ordered), n - len(ordered)))
         rendered = _SEPARATOR.join(parts)
         tokens = tokenizer.count(rendered)
-        if tokens <= token_budget or all(item.section is BriefSection.STATUS for item, _ in taken):
+        if tokens <= token_budget or len(taken) <= kept_spine:
             return rendered, ordered, tokens, n - len(ordered)
         last, last_text = taken[-1]
         shorter = "\n".join(last_text.splitlines()[:-max(1, (tokens - token_budget) // 8)]) if last.fill else ""

@@ -40,6 +40,8 @@ class CorrectionPattern:
     outcomes: dict[str, int]
     components: tuple[str, ...]
     refs: tuple[str, ...]
+    summaries: tuple[str, ...] = ()
+    """The summary sentences of its newest corrections (a correction record's title is its summary)."""
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,7 @@ class AttentionZone:
         corrections: the predecessor's corrections concerning it.
         commits: recent commits (the activity horizon) touching a file in it.
         files: its touched files, highest activity score first.
-        latest_commits: ``(sha, subject)`` of its latest commit.
+        latest_commits: ``(sha, "date author: subject")`` of its latest commits, newest first.
         by_outgoing: how many of ``commits`` the outgoing operator authored.
         score: its recent-activity score (ADR 0038; 0 when only corrections name it).
     """
@@ -116,6 +118,7 @@ def build_profile(
         patterns.append(CorrectionPattern(
             klass, category, len(items), dict(outcomes),
             tuple(c for c, _ in comps.most_common()), tuple(r.provenance.ref for r in newest),
+            tuple(dict.fromkeys(" ".join(r.title.split()) for r in newest if r.title.strip()))[:3],
         ))
     patterns.sort(key=lambda p: (-p.count, p.correction_class, p.category))
 
@@ -125,8 +128,10 @@ def build_profile(
     for comp in set(corrected) | set(active):
         a = active.get(comp)
         files = tuple(f.path for f in activity.files if f.component == comp)[:files_per_zone]
-        zones.append(AttentionZone(comp, corrected[comp], a.commits if a else 0, files,
-                                   ((a.last_sha, a.last_subject),) if a else (), a.by_outgoing if a else 0,
-                                   a.score if a else 0.0))
+        recent = tuple((sha, f"{when.date().isoformat()} {author or 'unknown'}: {subject}")
+                       for sha, subject, author, when in a.recent) if a and a.recent else (
+            ((a.last_sha, a.last_subject),) if a else ())
+        zones.append(AttentionZone(comp, corrected[comp], a.commits if a else 0, files, recent,
+                                   a.by_outgoing if a else 0, a.score if a else 0.0))
     zones.sort(key=lambda z: (-z.corrections, -z.score, z.component))
     return PredecessorProfile(operator, len(corrections), tuple(patterns), tuple(zones[:max_zones]))

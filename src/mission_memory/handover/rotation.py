@@ -87,7 +87,7 @@ def build_rotation_brief(
         AccessScopedStore(store, access.for_handover_from(window.from_operator)) if access is not None else store
     )
     watch = repository_watch_items(seen, mission, repository) if repository is not None else []
-    items, counts, profile = collect_brief_items(seen, window, extra_watch=watch)
+    items, counts, profile = collect_brief_items(seen, window, extra_watch=watch, tokenizer=tokenizer)
     text, entries, tokens, omitted = pack_brief(items, token_budget, tokenizer)
     brief = RotationBrief(window, counts, token_budget, tokens, text, tuple(entries), omitted, profile)
     if not archive or store.read_only:

@@ -2,9 +2,12 @@
 
 Defaults where the caller names nothing (ADR 0026):
 
-* the outgoing operator — the operator of the latest activity on the mission by someone other than
-  the incoming operator: retrieval events first, then records carrying an operator (handover
-  notes, corrections, decisions recorded where they are taken), then commit authors;
+* the outgoing operator — the operator of the latest *work* on the mission by someone other than
+  the incoming operator (ADR 0060): a record carrying an operator (handover notes, corrections,
+  decisions recorded where they are taken, operational events), or a commit they authored, newest
+  first whatever its kind. Queries and acknowledgements are not work: an operator who only read a
+  brief, acknowledged it or asked memory does not take the shift over (issue 23: a read-only
+  operator in between hid the real predecessor and their notes);
 * the window's start — the first activity of the outgoing operator's latest *stretch* (activity
   with no gap of :data:`STRETCH_GAP` or more), but never less than :data:`MIN_WINDOW` before their
   last activity, so a one-commit stretch still shows the week around it; without a predecessor,
@@ -25,7 +28,8 @@ from mission_memory.errors import InputError
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore
 
-__all__ = ["MAX_CATCH_UP", "MIN_WINDOW", "STRETCH_GAP", "ShiftWindow", "latest_operator", "operator_activity", "resolve_shift"]
+__all__ = ["MAX_CATCH_UP", "MIN_WINDOW", "STRETCH_GAP", "ShiftWindow", "latest_operator", "operator_activity", "resolve_shift",
+           "work_by_operator"]
 
 STRETCH_GAP = timedelta(days=2)
 """A gap this long ends a stretch: the same gap that defines a rotation in the replay benchmark."""
@@ -34,7 +38,8 @@ MIN_WINDOW = timedelta(days=7)
 MAX_CATCH_UP = timedelta(days=30)
 """How far back the window reaches to the incoming operator's own last activity."""
 
-_OPERATOR_KINDS = (RecordKind.HANDOVER_NOTE.value, RecordKind.CORRECTION_PATTERN.value, RecordKind.DECISION.value)
+_OPERATOR_KINDS = (RecordKind.HANDOVER_NOTE.value, RecordKind.CORRECTION_PATTERN.value, RecordKind.DECISION.value,
+                   RecordKind.DOMAIN_EVENT.value)
 _SCAN_LIMIT = 2_000
 
 
@@ -78,23 +83,42 @@ def operator_activity(store: MemoryStore, mission: str, operator: str, until: da
     return sorted(times, reverse=True)
 
 
-def latest_operator(store: MemoryStore, mission: str, until: datetime, *, other_than: str | None) -> str | None:
-    """The operator of the latest activity on ``mission`` before ``until`` who is not ``other_than``.
+def work_by_operator(store: MemoryStore, mission: str, until: datetime) -> list[tuple[datetime, str, str]]:
+    """The work on ``mission`` before ``until`` that names who did it, newest first.
 
-    Retrieval events are looked at first, then records carrying an operator, then commit authors
-    (commit records keep the author's name, events the operator's e-mail or name).
+    Returns:
+        ``[(time, operator, what)]`` with ``what`` one of ``note``, ``correction``, ``decision``,
+        ``event`` (a record carrying an operator, or a decision's ``decided_by``) or ``commit`` (the
+        commit record's author name). Retrieval events (queries, briefs read) are not work.
     """
+    what_of = {RecordKind.HANDOVER_NOTE: "note", RecordKind.CORRECTION_PATTERN: "correction",
+               RecordKind.DECISION: "decision", RecordKind.DOMAIN_EVENT: "event"}
+    work: list[tuple[datetime, str, str]] = []
+    for record in store.records_of_kind(_OPERATOR_KINDS, mission=mission, until=until, limit=_SCAN_LIMIT):
+        who = record.operator or _decided_by(record.attributes)
+        if who:
+            work.append((record.provenance.time, who, what_of.get(record.kind, record.kind.value)))
+    for record in store.records_of_kind([RecordKind.COMMIT.value], mission=mission, until=until, limit=_SCAN_LIMIT):
+        author = record.attributes.get("author")
+        if isinstance(author, str) and author:
+            work.append((record.provenance.time, author, "commit"))
+    work.sort(key=lambda w: w[0], reverse=True)
+    return work
+
+
+def latest_operator(store: MemoryStore, mission: str, until: datetime, *, other_than: str | None) -> str | None:
+    """The operator of the latest work on ``mission`` before ``until`` who is not ``other_than``.
+
+    Work is what :func:`work_by_operator` lists (notes, corrections, decisions, events, commits),
+    compared by time whatever its kind; only when the mission holds no such work is the latest other
+    operator of a retrieval event taken (a mission queried but never worked on).
+    """
+    for _, who, _ in work_by_operator(store, mission, until):
+        if who != other_than:
+            return who
     for event in store.retrieval_events_matching(mission=mission, until=until, limit=_SCAN_LIMIT):
         if event.operator and event.operator != other_than:
             return event.operator
-    for record in store.records_of_kind(_OPERATOR_KINDS, mission=mission, until=until, limit=_SCAN_LIMIT):
-        who = record.operator or _decided_by(record.attributes)
-        if who and who != other_than:
-            return who
-    for record in store.records_of_kind([RecordKind.COMMIT.value], mission=mission, until=until, limit=_SCAN_LIMIT):
-        author = record.attributes.get("author")
-        if isinstance(author, str) and author and author != other_than:
-            return author
     return None
 
 

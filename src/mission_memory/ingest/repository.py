@@ -52,6 +52,7 @@ from mission_memory.ingest.structured_documents import (
     is_structured_document,
     split_structured_document,
 )
+from mission_memory.ingest.tracked_tree import store_tracked_files
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stored_names import check_mission_name
 from mission_memory.stores.base import MemoryStore
@@ -481,6 +482,7 @@ def ingest_repository(
         store.set_state(mission, f"git_head:{source.root}", report.head)
     if source.git is not None:
         store.set_state(mission, f"commit_access:{source.root}", access_print)
+        store_tracked_files(store, mission, source.git.tracked_files())
     report.seconds = clock.perf_counter() - started
     return report
 

@@ -402,13 +402,30 @@ def select_candidates(
     """
     head = list(ranked[: max_entries * _PRIOR_HEADROOM])
     records = store.get([c.record_id for c in head])
-    candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records]
+    notes_wanted = asks_about_handover(task)
+    candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records
+                  and (notes_wanted or records[c.record_id].kind is not RecordKind.HANDOVER_NOTE)]
     candidates = _named_first(store, task, where, candidates)
     candidates, replaced = replace_stale(store, task, where, candidates, named_references(task)[0])
     vectors = store.vectors_for([c.record_id for c in candidates], model_id)
     return suppress_near_duplicates(
         candidates, vectors, params.duplicate_cosine, keep=max_entries, exempt=frozenset(replaced.kept_superseded)
     )
+
+
+HANDOVER_CUES = ("handover", "hand over", "hand-over", "handed over", "handing over", "shift", "predecessor",
+                 "outgoing operator", "previous operator", "передач", "передав", "передал", "попередник")
+"""Words by which a pull task asks about the handover itself; only then are handover notes pull results."""
+
+
+def asks_about_handover(task: str) -> bool:
+    """Whether a pull task asks about the handover itself (:data:`HANDOVER_CUES`, case-insensitive).
+
+    Handover notes belong to the rotation brief (ADR 0060); in an ordinary pull they are noise that
+    matches the topic words of whatever the outgoing operator wrote.
+    """
+    low = " ".join(task.lower().split())
+    return any(cue in low for cue in HANDOVER_CUES)
 
 
 _ADR_REFERENCE = re.compile(r"\bADR[\s\-_#]*0*(\d{1,5})\b", re.IGNORECASE)

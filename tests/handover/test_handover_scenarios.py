@@ -1,0 +1,183 @@
+"""Handover scenarios on the shared corpus' real repository (issue 23, ADRs 0060-0062).
+
+The TDR documentation history (``tdr-docs.bundle``), cut to its latest 40 commits (a shallow
+boundary, so the ingest stays small) and ingested for a few of its files: the observability work of
+2026 and the removal of the Jenkins documentation on 2026-06-01. The operators are real people's
+pseudonyms from the history plus alice, bob and carol who take the shift over.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from mission_memory.api import Memory
+from mission_memory.config import load_settings
+from tests.conftest import CORPUS_BUNDLE
+
+pytestmark = pytest.mark.skipif(not CORPUS_BUNDLE.exists(), reason="the shared corpus is not beside the checkout")
+
+MISSION = "tdr-docs"
+NOW = datetime(2026, 6, 15, 9, 0, tzinfo=UTC)
+DELETED = ("manual/update-jenkins.md", "manual/reset-jenkins-builds.md", "manual/grafana-add-user.md",
+           "network-diagrams/JENKINS.md", "manual/clear-jenkins-disk-space.md")
+NOTES = (
+    ("hypothesis", "The CloudWatch alarm noise comes from the muted-alarm schedule, not from the thresholds in ADR 39."),
+    ("next-step", "Next: finish the upload and file checks sequence diagram and link it from observability-cloudwatch.md."),
+    ("warning", "Do not delete the remaining Jenkins references in README.md until the Terraform jobs are migrated."),
+)
+
+
+@dataclass
+class Corpus:
+    memory: Memory
+    repo: Path
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    root = tmp_path_factory.mktemp("tdr-handover")
+    repo = root / MISSION
+    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(repo)], check=True)
+    boundary = subprocess.run(["git", "rev-list", "--max-count=40", "HEAD"], cwd=repo, capture_output=True,
+                              text=True, check=True).stdout.split()[-1]
+    (repo / ".git" / "shallow").write_text(boundary + "\n")
+    memory = Memory.open(load_settings(data_dir=root / "data"))
+    memory.ingest_repository(repo, mission=MISSION, include=[
+        "README.md", "architecture-decision-records/0039-observability.md", "manual/observability-cloudwatch.md",
+        "manual/alerts/*.md"])
+    yield Corpus(memory, repo)
+    memory.close()
+
+
+def _leave_notes(memory: Memory, operator: str, at: datetime) -> list[str]:
+    return [memory.handover_note(text, kind, mission=MISSION, operator=operator, now=at + timedelta(minutes=i)).id
+            for i, (kind, text) in enumerate(NOTES)]
+
+
+EARLIER_NOTES = (
+    ("warning", "The alarm muting in manual/observability-cloudwatch.md is per environment: mute staging, never prod."),
+    ("next-step", "Review the TDR AWS environment page updated on 2026-06-05 against the account list."),
+    ("hypothesis", "The ECR scan alerts in manual/alerts/ecr-scans.md fire on base images we no longer deploy."),
+)
+
+
+def test_every_open_note_survives_a_1500_token_brief_and_the_brief_says_how(corpus: Corpus) -> None:
+    memory = corpus.memory
+    for i, (kind, text) in enumerate(EARLIER_NOTES):  # left by the shift before, never closed
+        memory.handover_note(text, kind, mission=MISSION, operator="Contributor 28", now=NOW - timedelta(days=3, minutes=i))
+    _leave_notes(memory, "alice", NOW - timedelta(hours=3))
+    for budget in (1500, 2500, 4000):
+        brief = memory.rotation_brief(mission=MISSION, from_operator="alice", for_operator="carol", now=NOW,
+                                      token_budget=budget, archive=False)
+        assert brief.tokens_used <= budget
+        for _, text in (*NOTES, *EARLIER_NOTES):
+            assert text[:60] in brief.text, (budget, brief.text)
+        assert "_Open handover notes: 6; all shown" in brief.text
+        # the notes come before any decision, zone or file list
+        assert brief.text.index(NOTES[2][1][:40]) < brief.text.index("## Recently changed files")
+
+
+def test_a_read_only_operator_in_between_does_not_become_the_predecessor(
+    corpus: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = corpus.memory
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "bob")
+    now = datetime.now(UTC)  # retrieval events are logged at the real clock
+    _leave_notes(memory, "alice", now - timedelta(hours=2))
+    # bob only reads: a brief, an acknowledgement with a read-back, a query
+    memory.rotation_brief(mission=MISSION, for_operator="bob")
+    memory.acknowledge_brief(for_operator="bob", mission=MISSION,
+                             read_back="I hold the sequence diagram; Jenkins references stay for now.")
+    memory.query("How are CloudWatch alarms muted?", filters={"mission": MISSION}, session_id="bob-s")
+    brief = memory.rotation_brief(mission=MISSION, for_operator="carol", archive=False)
+    assert brief.window.from_operator == "alice"
+    for _, text in NOTES:
+        assert text[:60] in brief.text
+    status = brief.entries[0][1]
+    assert re.search(r"^- alice: \d+ notes", status, re.MULTILINE), status
+    assert re.search(r"^- bob: no work; \d+ quer(y|ies) or briefs read \(not work\)", status, re.MULTILINE), status
+    assert "acknowledged by bob" in status and "read-back: I hold the sequence diagram" in status
+
+
+def test_deleted_files_are_never_listed(corpus: Corpus) -> None:
+    memory = corpus.memory
+    brief = memory.rotation_brief(mission=MISSION, from_operator="Contributor 28", for_operator="carol", now=NOW,
+                                  token_budget=6000, archive=False)
+    assert "manual/observability-cloudwatch.md" in brief.text
+    for path in DELETED:
+        assert path not in brief.text
+
+
+def test_a_note_stays_open_until_closed_not_until_read(corpus: Corpus) -> None:
+    memory = corpus.memory
+    ids = _leave_notes(memory, "alice", NOW - timedelta(hours=4))
+    note_ids = [str(r.attributes["note_id"]) for r in memory.store.get(ids).values()]
+    memory.rotation_brief(mission=MISSION, for_operator="bob", now=NOW - timedelta(hours=1))
+    memory.acknowledge_brief(for_operator="bob", mission=MISSION, now=NOW - timedelta(minutes=55))
+    still = memory.rotation_brief(mission=MISSION, from_operator="bob", for_operator="carol", now=NOW, archive=False)
+    assert all(f"id {n[:12]}" in still.text for n in note_ids)  # bob read them; they are still open
+    closed = str(memory.store.get([ids[1]])[ids[1]].attributes["note_id"])
+    memory.handover_note("Sequence diagram merged in #236.", "resolved", mission=MISSION, operator="bob",
+                         now=NOW - timedelta(minutes=30), closes=[closed[:12]])
+    after = memory.rotation_brief(mission=MISSION, from_operator="bob", for_operator="carol", now=NOW, archive=False)
+    assert f"id {closed[:12]}" not in after.text
+    assert all(f"id {n[:12]}" in after.text for n in note_ids if n != closed)
+    assert "Sequence diagram merged" not in after.text  # a resolved note closes, it is not itself open
+
+
+def test_a_correction_after_an_unrelated_query_is_unknown_and_a_tree_folder_is_a_component(
+    corpus: Corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory = corpus.memory
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "alice")
+    memory.query("How do I mute the CloudWatch alarms during a release?", filters={"mission": MISSION})
+    assert not memory.store.has_component("load-testing")  # a folder of the tree no ingested record is charged to
+    unrelated = memory.record_correction(
+        correction_class="wrong-assumption", category="data", outcome="modified", mission=MISSION,
+        summary="Load tests run against the integration environment, never against staging",
+        component="load-testing")
+    related = memory.record_correction(
+        correction_class="missed-decision", category="ops", outcome="modified", mission=MISSION,
+        summary="Muting an alarm needs the CloudWatch alarm name, not the SNS topic", component="manual")
+    assert unrelated.label.retrieval_caused.value == "unknown" and unrelated.label.retrieval_event_id is None
+    assert related.label.retrieval_caused.value in ("true", "false") and related.label.retrieval_event_id
+
+
+def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_quoted(corpus: Corpus) -> None:
+    memory = corpus.memory
+    start = NOW - timedelta(minutes=6)
+    lease = [{"id": f"hdfs-{i}", "time": start + timedelta(seconds=9 * i), "sector": "LeaseRenewer", "type": "E54",
+              "criticality": 0.5, "source": "hadoop",
+              "text": f"Failed to renew lease for [DFSClient_NONMAPREDUCE_1537864556_1] for {30 + 9 * i} seconds."
+                      "  Will retry shortly ..."} for i in range(30)]
+    address = [{"id": f"rm-{i}", "time": start + timedelta(seconds=20 * i + 3), "sector": "RMContainerAllocator",
+                "type": "E4", "criticality": 0.5, "source": "hadoop",
+                "text": f"Address change detected. Old: msra-sa-41/10.190.173.{170 + i}:8030 New: msra-sa-41:8030"}
+               for i in range(12)]
+    fatal = [{"id": "rm-fatal", "time": NOW - timedelta(minutes=1), "sector": "RMContainerAllocator", "type": "E12",
+              "criticality": 1.0, "source": "hadoop",
+              "text": "Error communicating with RM: Resource Manager doesn't recognize AttemptId:"
+                      " application_1445144423722_0024"}]
+    memory.record_events([*lease, *address, *fatal], MISSION, now=NOW - timedelta(seconds=30), embed=False)
+    memory.handover_note("If the RM stays unreachable after 09:30 then fail the job over to the standby cluster.",
+                         "warning", mission=MISSION, operator="alice", now=NOW - timedelta(minutes=2))
+    brief = memory.rotation_brief(mission=MISSION, from_operator="alice", for_operator="carol", now=NOW,
+                                  token_budget=1500, archive=False)
+    text = brief.text
+    assert text.split("\n## ", 2)[1].startswith("Incident handover")
+    block = next(shown for item, shown in brief.entries if item.section.name == "CRISIS")
+    assert "Severity: critical" in block and "Still firing: 3 distinct alerts, 43 events" in block
+    assert "E54 · LeaseRenewer · ×30" in block and "E4 · RMContainerAllocator · ×12" in block
+    assert "Resource Manager doesn't recognize AttemptId" in block  # the FATAL line, quoted, first
+    assert block.index("E12") < block.index("E54")
+    assert "Contingencies (if … then …):\n- If the RM stays unreachable" in block
+    assert "Next check:" in block
+    assert "## Recently changed files" not in text  # the documentation's history is unrelated to the incident
+    assert brief.tokens_used <= 1500
