@@ -78,3 +78,17 @@ def test_a_stamp_for_another_crc_or_unreadable_vouches_for_nothing(tmp_path: Pat
     assert not _check(path, crc ^ 1) and len(reads) == 2
     (tmp_path / f"index.snap{STAMP_SUFFIX}").write_text("{not json")
     assert _check(path, crc) and len(reads) == 3
+
+
+def test_a_stamp_of_the_previous_format_is_read_once_and_replaced(tmp_path: Path, reads: list[Path]) -> None:
+    """A stamp written before the change time and the check time were in the key vouches for nothing,
+    and must not fail the load: the data is read once, then the new stamp answers."""
+    import json
+
+    path = tmp_path / "index.snap"
+    crc = _snapshot(path, b"e" * 4096)
+    st = path.stat()
+    old = {"inode": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "crc32": crc}
+    (tmp_path / f"index.snap{STAMP_SUFFIX}").write_text(json.dumps(old))
+    assert _check(path, crc) and len(reads) == 1
+    assert _check(path, crc) and len(reads) == 1

@@ -98,7 +98,7 @@ def data_checked(f: BinaryIO, path: Path, start: int, expected_crc: int) -> bool
            "crc32": int(expected_crc)}
     stamp = path.with_name(path.name + STAMP_SUFFIX)
     checked_at = time.time_ns()
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, KeyError):
         held = json.loads(stamp.read_text(encoding="utf-8"))
         when = held.pop("checked_at_ns")
         if held == key and 0 <= checked_at - int(when) < STAMP_MAX_AGE_SECONDS * 1e9:

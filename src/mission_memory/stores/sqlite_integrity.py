@@ -140,7 +140,7 @@ def check_soundness(path: Path, conn: sqlite3.Connection) -> int:
     except OSError:
         return started
     key = {"inode": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns, "ctime_ns": st.st_ctime_ns}
-    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+    with contextlib.suppress(OSError, ValueError, TypeError, AttributeError, KeyError):
         held = json.loads(stamp.read_text(encoding="utf-8"))
         when = int(held.pop("checked_at_ns"))
         if held == key and 0 <= started - when < STAMP_MAX_AGE_SECONDS * 1e9:
