@@ -71,7 +71,8 @@ def test_a_mass_all_clear_does_not_flood_and_resolved_alerts_leave_the_critical_
         assert {r.criticality for r in records} == {0.0}
         assert {r.attributes["source_criticality"] for r in records} == {0.9}
         assert open_alerts(memory.store, "estate") == []
-        digest = memory.query("what is firing in the estate", filters={"mission": "estate"}, timeline=True)
+        memory.embed_pending()
+        digest = memory.query("check failing", filters={"mission": "estate"}, timeline=True)
     assert "Critical events of this window" not in digest.text and "Firing now" not in digest.text
     assert "State: RESOLVED" in digest.text  # entries carry the resolved marker
 

@@ -44,6 +44,7 @@ class OpenAlert:
         type, sector: the alert's name and where it fires.
         criticality: the source's criticality.
         runbook_url: its runbook, if the source gave one.
+        text: the first 300 characters of its latest notification's text (so it groups with its repeats).
     """
 
     fingerprint: str
@@ -54,6 +55,7 @@ class OpenAlert:
     sector: str
     criticality: float
     runbook_url: str | None = None
+    text: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (``events firing --json``)."""
@@ -97,7 +99,7 @@ def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainE
         since = event.time if known is None else min(event.time, as_utc(datetime.fromisoformat(known["since"])))
         state[fp] = {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
                      "type": event.type, "sector": event.sector, "criticality": event.criticality,
-                     "runbook_url": event.runbook_url}
+                     "runbook_url": event.runbook_url, "text": event.text[:300]}
     if len(state) > _MAX_OPEN:
         state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
     store.set_state(mission, ALERTS_KEY, json.dumps(state, sort_keys=True))
@@ -117,7 +119,7 @@ def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> 
                 fingerprint=fp, event_id=str(entry["event_id"]), since=as_utc(datetime.fromisoformat(entry["since"])),
                 last_notified=as_utc(datetime.fromisoformat(entry["last"])), type=str(entry["type"]),
                 sector=str(entry["sector"]), criticality=float(entry["criticality"]),
-                runbook_url=entry.get("runbook_url") or None,
+                runbook_url=entry.get("runbook_url") or None, text=str(entry.get("text") or ""),
             )
         except (KeyError, ValueError, TypeError):
             continue  # a damaged entry does not hide the others

@@ -427,7 +427,7 @@ def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
 def _open_event(alert: OpenAlert) -> DomainEvent:
     """An open alert as the event the timeline lists (its latest notification's id, its start time)."""
     return DomainEvent(id=alert.event_id, time=alert.since, sector=alert.sector, type=alert.type,
-                       criticality=alert.criticality, text=f"{alert.type} firing since {alert.since.isoformat()}",
+                       criticality=alert.criticality, text=alert.text or f"{alert.type} firing",
                        fingerprint=alert.fingerprint, runbook_url=alert.runbook_url)
 
 
