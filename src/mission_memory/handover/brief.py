@@ -197,9 +197,10 @@ def _note_items(notes: Sequence[Record]) -> list[BriefItem]:
     for r in ordered:
         kind = str(r.attributes.get("note_kind", "note"))
         note_id = str(r.attributes.get("note_id") or r.id)[:12]
-        by = f"by {r.operator or 'unknown'}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC · id {note_id}"
+        by = (f"by {r.operator or 'unknown'}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC · id {note_id}"
+              f" · source: handover `handover-note/{note_id}`")
         items.append(BriefItem(
-            BriefSection.DO_FIRST, f"handover note ({kind}, open)", f"{r.text}\n{by}\n{_source_line(r)}",
+            BriefSection.DO_FIRST, f"handover note ({kind}, open)", f"{r.text}\n{by}",
             (r.provenance.ref,), (r.id,), 400, spine=True, short=f"{_one_line(r.text, 160)}\n{by}"))
     return items
 
