@@ -189,7 +189,10 @@ def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_
     assert "E54 · LeaseRenewer · ×30" in block and "E4 · RMContainerAllocator · ×12" in block
     assert "Resource Manager doesn't recognize AttemptId" in block  # the FATAL line, quoted, first
     assert block.index("E12") < block.index("E54")
-    assert "Contingencies (if … then …):\n- If the RM stays unreachable" in block
+    # the contingency: in the block when it is whole, else under the open notes it points to
+    assert ("Contingencies (if … then …):\n- If the RM stays unreachable" in block
+            or "contingencies: see the open handover notes" in block)
+    assert "If the RM stays unreachable after 09:30 then fail the job over" in text
     assert "Next check:" in block
     assert "## Recently changed files" not in text  # the documentation's history is unrelated to the incident
     assert brief.tokens_used <= 1500
