@@ -193,4 +193,5 @@ def test_a_session_of_another_operator_after_bob_is_a_rotation_again(data_dir, m
     done = run_session_start(data_dir, json.dumps(payload).encode(), "--time-limit", "100")
     text = done.stdout.decode("utf-8")
     assert "Session start after an operator change" in text
-    assert "from: bob\nto: carol" in text
+    # bob only read his brief: alice, who worked, is still the one handing over (issue 23, ADR 0060)
+    assert "from: alice\nto: carol" in text

@@ -197,9 +197,10 @@ def _note_items(notes: Sequence[Record]) -> list[BriefItem]:
     for r in ordered:
         kind = str(r.attributes.get("note_kind", "note"))
         note_id = str(r.attributes.get("note_id") or r.id)[:12]
-        by = f"by {r.operator or 'unknown'}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC · id {note_id}"
+        by = (f"by {r.operator or 'unknown'}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC · id {note_id}"
+              f" · source: handover `handover-note/{note_id}`")
         items.append(BriefItem(
-            BriefSection.DO_FIRST, f"handover note ({kind}, open)", f"{r.text}\n{by}\n{_source_line(r)}",
+            BriefSection.DO_FIRST, f"handover note ({kind}, open)", f"{r.text}\n{by}",
             (r.provenance.ref,), (r.id,), 400, spine=True, short=f"{_one_line(r.text, 160)}\n{by}"))
     return items
 
@@ -676,9 +677,14 @@ def pack_brief(
     short = sum(spine_cost(i, i.short or i.text) for i in spine) + sum(section_cost[s] for s in {i.section for i in spine})
     floor_whole, floor_short = fixed + whole, fixed + short
     form = "whole" if floor_whole <= token_budget else "condensed"
+    # Condensed, the notes go short first; the incident block stays whole while it fits with them.
+    incident_whole = form == "whole" or floor_short + sum(
+        spine_cost(i, i.text) - spine_cost(i, i.short or i.text)
+        for i in spine if i.section is BriefSection.CRISIS) <= token_budget
     left_out: list[BriefItem] = []
     for item in spine:
-        text = item.text if form == "whole" else (item.short or item.text)
+        whole_here = form == "whole" or (item.section is BriefSection.CRISIS and incident_whole)
+        text = item.text if whole_here else (item.short or item.text)
         extra = 0 if item.section in opened else section_cost[item.section]
         cost = spine_cost(item, text)
         if fixed + cost + extra > token_budget:

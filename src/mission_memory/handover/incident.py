@@ -205,7 +205,10 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         return _render(head, groups, [tail[-1]], 0, 40)
 
     text = fit(max_tokens)
-    short = fit(max(max_tokens // 3, 120))
+    # The condensed form keeps the alerts and decisions; the notes are in "What to do first" anyway.
+    tail = [*tail[: tail.index("Hypothesis and next step (open handover notes):")],
+            "Hypothesis, next step, contingencies: see the open handover notes", tail[-1]]
+    short = fit(max(max_tokens // 2, 160))
     refs = [f"event:{g.event_ids[0]}" for g in firing[:12]] + [n.ref for n in report.decisions]
     ids = [report.record_ids[g.event_ids[0]] for g in firing[:12] if g.event_ids[0] in report.record_ids]
     ids += [n.record_id for n in report.decisions]
