@@ -683,15 +683,15 @@ class Memory:
         Raises:
             InputError: an invalid event (its index and field named), one dated more than
                 ``settings.event_max_future_skew_s`` after the clock, a mission name that breaks
-                the name rule (:mod:`mission_memory.stored_names`) or a naive ``now``.
+                the name rule (:mod:`mission_memory.fence`) or a naive ``now``.
             AccessDenied: ``access`` is scoped to missions that do not include the event mission
                 (nothing is stored).
             BackendUnavailable: the store cannot be written (nothing is stored).
         """
+        from mission_memory.fence import check_mission_name
         from mission_memory.operations.domain_events import check_event_times, events_from_objects
         from mission_memory.operations.escalation_state import assess_mission
         from mission_memory.operations.event_intake import store_events
-        from mission_memory.stored_names import check_mission_name
 
         checked = events_from_objects(events)
         name = check_mission_name(self._event_mission(mission), "mission")

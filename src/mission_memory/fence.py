@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import re
 import secrets
+import unicodedata
 
-__all__ = [
-    "close_marker", "invisible", "listed_name", "neutralise_markers", "new_nonce", "open_marker", "quote_name",
-]
+from mission_memory.errors import InputError
+
+__all__ = ["MAX_NAME_CHARS", "check_mission_name", "check_name", "close_marker", "invisible", "listed_name", "name_problem", "neutralise_markers", "new_nonce", "open_marker", "quote_name"]
 
 
 def new_nonce() -> str:
@@ -125,3 +126,58 @@ def open_marker(index: int, nonce: str) -> str:
 def close_marker(index: int, nonce: str) -> str:
     """The line that closes excerpt ``index``'s fence: ``<<<end excerpt 3 nonce=…>>>`` (ADR 0021)."""
     return f"<<<end excerpt {index} nonce={nonce}>>>"
+
+
+# -- the name rule: names reach an agent only as one line of printable text (ADR 0054) --
+
+MAX_NAME_CHARS = 200
+"""Longest name, in characters (a folder name, an alert name, an e-mail address fit easily)."""
+
+
+def name_problem(name: str) -> str | None:
+    """What breaks the name rule in ``name`` (module docstring), as a phrase; None when it is fine."""
+    if not name.strip():
+        return "is empty"
+    if name != name.strip():
+        return "has surrounding blanks"
+    for char in name:
+        if invisible(char) or not char.isprintable():
+            label = unicodedata.name(char, unicodedata.category(char))
+            return (f"has control characters or format characters (U+{ord(char):04X} {label}); a name is one line of "
+                    "printable text")
+    if len(name) > MAX_NAME_CHARS:
+        return f"is {len(name):,} characters long; at most {MAX_NAME_CHARS} are accepted"
+    if neutralise_markers(name) != name:
+        return "holds a run of three angle brackets or their lookalikes, which could pass for a fence marker"
+    return None
+
+
+def check_name(name: str, what: str) -> str:
+    """``name`` when it obeys the name rule, else a clear error.
+
+    Args:
+        name: the name as given.
+        what: what it names, for the message (``mission``, ``sector``, ``--operator``).
+
+    Raises:
+        InputError: ``<what> '<name, escaped>' <problem>``, e.g. ``mission 'X\\n## …' has control characters or
+            format characters (U+000A …)``.
+    """
+    problem = name_problem(name)
+    if problem is not None:
+        raise InputError(f"{what} {quote_name(name)} {problem}")
+    return name
+
+
+def check_mission_name(name: str, what: str = "mission name") -> str:
+    """A mission name as given, or a clear error: the name rule, and not the all-missions wildcard ``*``
+    (ADR 0029).
+
+    Raises:
+        InputError: the name is empty, ``*``, or breaks the name rule.
+    """
+    if not name.strip():
+        raise InputError(f"{what} is empty; give one with --mission")
+    if name.strip() == "*":
+        raise InputError(f"{what} '*' is the all-missions wildcard; give a mission its own name")
+    return check_name(name, what)

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mission_memory.intake_redaction import redact_text, redact_value
+from mission_memory.capture.redaction import redact_text, redact_value
 
 __all__ = [
     "AccessLevel",
@@ -190,7 +190,7 @@ class Record(BaseModel):
 
         ``slot`` distinguishes several records sharing one reference (the parts of a long section);
         it defaults to the provenance reference. ``title``, ``text`` and the strings of
-        ``attributes`` go through the redaction pass (:mod:`mission_memory.intake_redaction`,
+        ``attributes`` go through the redaction pass (:mod:`mission_memory.capture.redaction`,
         docs/adr/0053) before the id is computed, so no secret is stored and a re-ingest of the same
         source derives the same id.
         """

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from mission_memory.intake_redaction import redact_text
+from mission_memory.capture.redaction import redact_text
 
 __all__ = ["OPERATOR_ENV", "Client", "NewRetrievalEvent", "RetrievalEvent", "process_session_id", "resolve_operator"]
 
@@ -48,7 +48,7 @@ def resolve_operator(repository: Path | None = None) -> str | None:
 
     Returns:
         ``$MISSION_MEMORY_OPERATOR``, else git ``user.email`` there, else the OS user, else None
-        (also when the e-mail or the user name breaks the name rule of :mod:`mission_memory.stored_names`).
+        (also when the e-mail or the user name breaks the name rule of :mod:`mission_memory.fence`).
 
     Raises:
         ConfigError: ``$MISSION_MEMORY_OPERATOR`` breaks the name rule (a newline, a zero-width character …).
@@ -56,7 +56,7 @@ def resolve_operator(repository: Path | None = None) -> str | None:
     from mission_memory.capture.prompt_commit import resolve_checkout
     from mission_memory.capture.prompt_commit import resolve_operator as operator_rule
     from mission_memory.errors import ConfigError
-    from mission_memory.stored_names import name_problem
+    from mission_memory.fence import name_problem
 
     explicit = os.environ.get(OPERATOR_ENV, "").strip()
     if explicit:

@@ -57,7 +57,11 @@ record re-built from stored text, a record imported from an export) keeps its id
 Redaction errs towards over-redaction; it never raises on any ``str`` input.
 """
 
-__all__ = ["ASSIGNMENT_KEYS", "KINDS", "redact"]
+TYPE_CHECKING = False  # mypy treats this name as True; at run time the hook spares importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["ASSIGNMENT_KEYS", "KINDS", "redact", "redact_text", "redact_value"]
 
 KINDS = (
     "private",
@@ -1116,3 +1120,46 @@ _RULES = (
     _redact_prose_secrets,
 )
 """Applied in this order; each takes ``(text, lower-cased text, counts)`` and returns the new text."""
+
+
+# -- the intake pass: every stored text goes through these (docs/adr/0053) --
+
+_HEX = frozenset("0123456789abcdef")
+_ID_LENGTHS = frozenset((32, 40, 64))
+
+
+def redact_text(text: str) -> str:
+    """``text`` with every secret the rules find replaced by ``[REDACTED:<kind>]``.
+
+    Args:
+        text: any text, any length (about 0.1-0.3 s per MB on the reference machine under load).
+
+    Returns:
+        The redacted text; ``text`` itself when nothing was found.
+    """
+    if not text:
+        return text
+    redacted, counts = redact(text)
+    return redacted if counts else text
+
+
+def redact_value(value: "Any") -> "Any":
+    """``value`` (a JSON-ready attribute: str, list, tuple, dict, number, None) with its strings redacted.
+
+    Dictionary keys are kept; a string that is exactly a record id, a git object id or a SHA-256
+    (32, 40 or 64 lower-case hex digits) is kept whole, since attributes cite records and commits
+    by id. The same object is returned when nothing changed.
+    """
+    if isinstance(value, str):
+        if len(value) in _ID_LENGTHS and _HEX.issuperset(value):
+            return value
+        return redact_text(value)
+    if isinstance(value, dict):
+        changed = {key: redact_value(item) for key, item in value.items()}
+        return value if all(changed[k] is value[k] for k in value) else changed
+    if isinstance(value, list | tuple):
+        items = [redact_value(item) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value

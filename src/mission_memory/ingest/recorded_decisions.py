@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from mission_memory.capture.redaction import redact_text, redact_value
 from mission_memory.decisions import DecisionAttributes, DecisionStatus, RejectedAlternative
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.intake_redaction import redact_text, redact_value
 from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import ACCESS_ORDER

@@ -31,6 +31,7 @@ from typing import Any
 from mission_memory.decisions import Principle
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.fence import check_mission_name
 from mission_memory.ingest.access_levels import AccessRules, with_access
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.decision_records import (
@@ -54,7 +55,6 @@ from mission_memory.ingest.structured_documents import (
 )
 from mission_memory.ingest.tracked_tree import store_tracked_files
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from mission_memory.stored_names import check_mission_name
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import store_records
 

@@ -10,7 +10,7 @@ Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.s
 * ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
 
 All take ``?mission=NAME`` (default: the server's event mission; it obeys the name rule of
-:mod:`mission_memory.stored_names`) and answer ``200`` with the intake report as JSON.
+:mod:`mission_memory.fence`) and answer ``200`` with the intake report as JSON.
 
 Before the body is read, a request gets the ``/mcp`` route's own DNS-rebinding protection (the SDK's
 ``TransportSecurityMiddleware`` with the settings the server runs ``/mcp`` with: on loopback, ``421``

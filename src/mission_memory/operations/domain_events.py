@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
+from mission_memory.fence import MAX_NAME_CHARS, name_problem
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from mission_memory.stored_names import MAX_NAME_CHARS, name_problem
 from mission_memory.utc import as_utc
 
 __all__ = [
@@ -135,7 +135,7 @@ class DomainEvent(BaseModel):
         ends_at: when the alert resolved (None while firing); ``time`` stays its start.
 
     ``id``, ``sector``, ``type``, ``unit``, ``operator`` and the ids of ``caused_by`` obey the name
-    rule (:mod:`mission_memory.stored_names`): one line of printable text, at most 200 characters.
+    rule (:mod:`mission_memory.fence`): one line of printable text, at most 200 characters.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -25,9 +25,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from mission_memory.capture.redaction import redact_value
 from mission_memory.ingest.access_levels import AccessRules, label_access, with_access
 from mission_memory.ingest.git_history import Commit, GitRepository
-from mission_memory.intake_redaction import redact_value
 from mission_memory.records import (
     AccessLevel,
     Layer,

@@ -239,7 +239,7 @@ def add_token(
     moment = now or datetime.now(UTC)
     if not operator.strip():
         raise InputError("--operator is empty: name the operator the token belongs to")
-    from mission_memory.stored_names import check_name
+    from mission_memory.fence import check_name
 
     check_name(operator.strip(), "--operator")  # the name every request of the token is attributed to
     try:
