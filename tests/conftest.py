@@ -12,11 +12,20 @@ from typing import Any
 import pytest
 
 
+@pytest.fixture(scope="session")
+def embedder_graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the graph the ``onnx`` embedder builds from the shipped weights, shared by the
+    session: every test has its own home directory, and building the graph once per test would cost
+    seconds each (docs/adr/0052)."""
+    return tmp_path_factory.mktemp("embedder-graphs")
+
+
 @pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder_graph_cache: Path) -> Iterator[Path]:
     """Point ``MISSION_MEMORY_DATA_DIR`` at a fresh tmp folder: no test touches the home directory."""
     path = tmp_path / "mm-data"
     monkeypatch.setenv("MISSION_MEMORY_DATA_DIR", str(path))
+    monkeypatch.setenv("MISSION_MEMORY_EMBEDDER_CACHE_DIR", str(embedder_graph_cache))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir(exist_ok=True)
     yield path
