@@ -7,6 +7,7 @@ mission of the repository it runs in (ADR 0029); ``demo`` keeps its memory in a 
 
 from __future__ import annotations
 
+import shutil
 from contextlib import suppress
 from enum import StrEnum
 from pathlib import Path
@@ -344,8 +345,12 @@ def _remove_demo_dir(demo_dir: Path) -> bool:
     """Delete the demo's data dir (only the store files it holds); True when there was one."""
     if not demo_dir.is_dir():
         return False
-    for name in ("memory.db", "memory.db-wal", "memory.db-shm"):
+    for name in ("memory.db", "memory.db-wal", "memory.db-shm", "memory.db.checked"):
         (demo_dir / name).unlink(missing_ok=True)
+    for derived in ("memory.vectors", "memory.bm25"):  # snapshots derived from the db, with their stamps
+        folder = demo_dir / derived
+        if folder.is_dir() and not folder.is_symlink():
+            shutil.rmtree(folder, ignore_errors=True)
     with suppress(OSError):  # something else was put there: leave it
         demo_dir.rmdir()
     return True
