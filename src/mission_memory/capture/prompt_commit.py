@@ -54,6 +54,7 @@ __all__ = [
     "arm_deadline",
     "build_document",
     "capture",
+    "command_option",
     "default_data_dir",
     "main",
     "parse_input",
@@ -545,7 +546,8 @@ def _log(data_dir: str | None, message: str) -> None:
         pass
 
 
-def _option(argv: list[str], name: str) -> str | None:
+def command_option(argv: list[str], name: str) -> str | None:
+    """The value of ``name`` in a hook's command line (``--name VALUE`` or ``--name=VALUE``), or None."""
     for i, arg in enumerate(argv):
         if arg == name and i + 1 < len(argv):
             return argv[i + 1]
@@ -555,14 +557,14 @@ def _option(argv: list[str], name: str) -> str | None:
 
 
 def _data_dir_from_argv(argv: list[str]) -> str | None:
-    value = _option(argv, "--data-dir")
+    value = command_option(argv, "--data-dir")
     return None if value is None else _expand_home(value)
 
 
 def _timeout_from_argv(argv: list[str]) -> float:
     """``--timeout-s``: the timeout the installer wrote into Claude Code's settings (default 5)."""
     try:
-        value = float(_option(argv, "--timeout-s") or DEFAULT_TIMEOUT_S)
+        value = float(command_option(argv, "--timeout-s") or DEFAULT_TIMEOUT_S)
     except ValueError:
         return float(DEFAULT_TIMEOUT_S)
     return value if value > 0 else float(DEFAULT_TIMEOUT_S)

@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mission_memory.capture.prompt_commit import command_option
+
 if TYPE_CHECKING:
     from mission_memory.api import Memory
 
@@ -46,17 +48,8 @@ TOKEN_BUDGET = 2_500
 LOG_NAME = "logs/session-start-hook.log"
 
 
-def _arg(argv: list[str], name: str) -> str | None:
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith(name + "="):
-            return arg[len(name) + 1 :]
-    return None
-
-
 def _data_dir(argv: list[str]) -> Path:
-    explicit = _arg(argv, "--data-dir")
+    explicit = command_option(argv, "--data-dir")
     if explicit:
         return Path(explicit).expanduser()
     from mission_memory.capture.prompt_commit import default_data_dir
@@ -179,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = Path(".")
     try:
         data_dir = _data_dir(args)
-        limit = float(_arg(args, "--time-limit") or DEFAULT_TIME_LIMIT_S)
+        limit = float(command_option(args, "--time-limit") or DEFAULT_TIME_LIMIT_S)
         raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
         import json
 
