@@ -282,6 +282,12 @@ class DecisionAttributes:
         """The status says superseded, or a later decision names this one."""
         return self.status == DecisionStatus.SUPERSEDED.value or bool(self.superseded_by)
 
+    @staticmethod
+    def marks_superseded(attributes: Mapping[str, Any]) -> bool:
+        """:attr:`is_superseded` of a stored mapping, reading only its two fields (pull asks it of every
+        candidate, so it skips building the whole model)."""
+        return attributes.get("status") == DecisionStatus.SUPERSEDED.value or bool(_texts(attributes.get("superseded_by")))
+
     @property
     def decider(self) -> str | None:
         """Who decided: the recorder, else the deciders as written, else None."""

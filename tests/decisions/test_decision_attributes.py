@@ -29,6 +29,9 @@ def test_every_decision_record_of_the_shared_corpus_reads_back_to_the_mapping_in
         again = record_id_for(record.source_key, record.title, record.text, typed.as_dict(),
                               record.criticality, record.component)
         assert again == record.id
+    for record in records:  # the cheap check pull uses agrees with the model's
+        typed = DecisionAttributes.read(record.attributes)
+        assert DecisionAttributes.marks_superseded(record.attributes) is typed.is_superseded
     superseded = [r for r in records if DecisionAttributes.read(r.attributes).superseded_by]
     assert superseded and all(DecisionAttributes.read(r.attributes).is_superseded for r in superseded)
 

@@ -252,7 +252,7 @@ def is_superseded(record: Record) -> bool:
     """True for a decision whose status is superseded or that a later decision supersedes."""
     if record.kind is not RecordKind.DECISION:
         return False
-    return DecisionAttributes.read(record.attributes).is_superseded
+    return DecisionAttributes.marks_superseded(record.attributes)
 
 
 def apply_priors(
