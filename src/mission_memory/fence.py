@@ -26,8 +26,14 @@ __all__ = ["MAX_NAME_CHARS", "check_mission_name", "check_name", "close_marker",
 
 
 def new_nonce() -> str:
-    """A fresh envelope nonce: 12 hex digits from :mod:`secrets` (48 bits), one per digest."""
-    return secrets.token_hex(6)
+    """A fresh envelope nonce: 12 decimal digits from :mod:`secrets` (about 40 bits), one per digest.
+
+    Decimal, not hex: ``cl100k_base`` splits a run of digits into groups of three, so every nonce
+    costs the same tokens (4) wherever it stands. With hex the cost of one marker ranged over 6–15
+    tokens, so which entries fit a budget, and whether the last one was dropped, changed from one
+    rendering of the same digest to the next.
+    """
+    return f"{secrets.randbelow(10**12):012d}"
 
 
 # Characters that read as "<" or ">": the ASCII ones, those whose NFKC form is one of them (tested

@@ -281,3 +281,22 @@ def test_memory_query_refuses_a_budget_above_the_maximum_and_an_unknown_componen
         with pytest.raises(InputError, match=r"no component named 'nope' is stored \(components, .*docs"):
             memory.query("retry uploads", filters={"component": "nope"})
         assert memory.query("retry uploads", filters={"component": "docs"}).entries
+
+
+def test_the_same_digest_packs_the_same_entries_whatever_its_nonce() -> None:
+    """A digest rendered twice from the same candidates shows the same entries: the fresh nonce of
+    each rendering costs the same tokens, so it never decides which entry is the one dropped at the
+    budget's edge (a handover brief lost its last entry in one rendering out of three with hex nonces)."""
+    from mission_memory.fence import new_nonce
+
+    tokenizer = TiktokenTokenizer(safety_margin=0.1)
+    costs = {tokenizer.raw_count(f"{open_marker(12, n)} {close_marker(12, n)} nonce={n}>>> and")
+             for n in (new_nonce() for _ in range(300))}
+    assert len(costs) == 1, costs
+    candidates = _candidates(ENGLISH, n=30)
+    shapes = set()
+    for _ in range(20):
+        text, entries, used, omitted = pack_digest("retry uploads", "all", candidates, 1500, tokenizer,
+                                                   max_entry_tokens=120, layers=LAYERS)
+        shapes.add((tuple(e.record.id for e in entries), omitted, used))
+    assert len(shapes) == 1, shapes
