@@ -18,7 +18,9 @@ search runs once per distinct candidate-search setting (``per_kind_candidates``,
 
 Metrics per set: hit@1 / hit@3 of the target among decisions (or documents), MRR, current-before-old
 on the questions that name an older record, recall@10 of the final ranking against the exact dense
-ranking. Also a leave-one-set-out check of the fitted weights (ADR 0032) when ``--cross-validate``.
+ranking; and for the sets that ask about one target in English and in Ukrainian, the share of those
+pairs whose first three decisions are the same records (``language_agreement``, ADR 0071). Also a
+leave-one-set-out check of the fitted weights (ADR 0032) when ``--cross-validate``.
 
 Usage::
 
@@ -48,7 +50,9 @@ from mission_memory.retrieval.query import rank_candidates
 from mission_memory.retrieval.ranking import BEFORE_PARAMS, Candidate, RankingParams, fuse
 from mission_memory.retrieval.ranking_eval import (
     ExactDense,
+    LanguageAgreement,
     PreparedQuestion,
+    language_agreement,
     load_questions,
     prepare_question,
     replay_questions,
@@ -149,6 +153,7 @@ def main() -> None:
         ),
     }
     results: dict[str, dict[str, Any]] = {}
+    parity: dict[str, dict[str, LanguageAgreement]] = {}
     rank_ms: dict[str, list[float]] = {}
     for name, (source, sets) in sources.items():
         if args.only and name not in args.only:
@@ -185,7 +190,15 @@ def main() -> None:
                         )
                         if lang == "all":
                             rank_ms.setdefault(r, []).append((time.perf_counter() - started) * 1000 / len(subset))
+                for r, p in rankings.items():
+                    agreement = language_agreement(
+                        searched[candidate_key(p)], LAYERS, p, rank=rank_before if r == "before" else rank_candidates
+                    )
+                    if agreement.pairs:
+                        parity.setdefault(label, {})[r] = agreement
                 if args.show_misses:
+                    for pair in parity.get(label, {}).get("after", LanguageAgreement(0, 0, 0.0, 0, ())).disagreeing:
+                        log(f"  en/uk first three decisions differ (after): {pair[0]} / {pair[1]}")
                     after = results[label]["after"].ranks
                     before = results[label]["before"].ranks
                     for p in prepared:
@@ -202,11 +215,23 @@ def main() -> None:
         for ranking, score in by_ranking.items():
             row = score.as_row()
             print(f"{key:34} {ranking:10} " + " ".join(f"{row[c]!s:>11}" for c in columns))
+    if parity:
+        print("\nEnglish/Ukrainian parity: pairs of questions on one target whose first three decisions are"
+              " the same records (docs/adr/0071)")
+        pcols = ["pairs", "en=uk@3", "agree%", "overlap%", "both-hit"]
+        print(f"{'set':34} {'ranking':10} " + " ".join(f"{c:>9}" for c in pcols))
+        for key, by_ranking_p in parity.items():
+            for ranking, agreement in by_ranking_p.items():
+                prow = agreement.as_row()
+                print(f"{key:34} {ranking:10} " + " ".join(f"{prow[c]!s:>9}" for c in pcols))
     print("rank step (fusion + priors + scoring), ms per question, mean over sets: "
           + ", ".join(f"{r} {sum(v) / len(v):.2f}" for r, v in rank_ms.items()))
     OUT_DIR.mkdir(exist_ok=True)
     out = {
         key: {r: {**s.as_row(), "ranks": s.ranks} for r, s in by.items()} for key, by in results.items()
+    }
+    out["_parity"] = {  # type: ignore[assignment]
+        key: {r: {**a.as_row(), "disagreeing": a.disagreeing} for r, a in by.items()} for key, by in parity.items()
     }
     out["_rankings"] = {r: dataclasses.asdict(p) for r, p in rankings.items()}  # type: ignore[assignment]
     (OUT_DIR / "bench_ranking.json").write_text(json.dumps(out, indent=1, ensure_ascii=False))

@@ -13,6 +13,11 @@ first three of the records it is counted among: decisions, or decisions and docu
 record on the same subject, the share whose target ranks above it), and ``recall@10`` of the final
 ranking against the exact dense ranking (a brute-force cosine scan over every vector), so a change
 to the search that loses what exact search finds shows up here.
+
+Cross-lingual parity (:func:`language_agreement`): the questions of a set that ask about the same
+target in English and in Ukrainian form pairs (every English question with every Ukrainian one of
+that target); a pair agrees when both versions put the same decisions first — the same set of the
+first three decision records (docs/adr/0071).
 """
 
 from __future__ import annotations
@@ -39,8 +44,10 @@ from mission_memory.stores.filters import SearchFilter
 __all__ = [
     "EvalQuestion",
     "ExactDense",
+    "LanguageAgreement",
     "PreparedQuestion",
     "SetScore",
+    "language_agreement",
     "load_questions",
     "prepare_question",
     "replay_questions",
@@ -296,4 +303,90 @@ def score_ranking(
         current_total=current_total,
         recall_at_k=float(np.mean(recalls)) if recalls else float("nan"),
         ranks=ranks,
+    )
+
+
+@dataclass(frozen=True)
+class LanguageAgreement:
+    """How often the English and the Ukrainian version of a question rank the same decisions first.
+
+    Attributes:
+        pairs: English/Ukrainian question pairs of the set (same target).
+        agree: pairs whose first ``k`` decisions are the same records (in any order).
+        overlap: mean share of the English version's first ``k`` decisions that the Ukrainian one
+            also has among its first ``k``, in [0, 1].
+        both_hit: pairs where both versions have the target among their first ``k`` decisions.
+        disagreeing: the pairs that do not agree, as ``(English id, Ukrainian id)``.
+    """
+
+    pairs: int
+    agree: int
+    overlap: float
+    both_hit: int
+    disagreeing: tuple[tuple[str, str], ...]
+
+    def as_row(self) -> dict[str, float | int | str]:
+        """The figures as a flat dict (``en=uk@3``: agreeing pairs / pairs; overlap in percent)."""
+        return {
+            "pairs": self.pairs,
+            "en=uk@3": f"{self.agree}/{self.pairs}",
+            "agree%": round(100 * self.agree / self.pairs, 1) if self.pairs else float("nan"),
+            "overlap%": round(100 * self.overlap, 1),
+            "both-hit": f"{self.both_hit}/{self.pairs}",
+        }
+
+
+def language_agreement(
+    prepared: Sequence[PreparedQuestion],
+    layers: Sequence[Layer],
+    params: RankingParams,
+    rank: RankFn = rank_candidates,
+    k: int = 3,
+) -> LanguageAgreement:
+    """Rank both versions of every English/Ukrainian pair of ``prepared`` and compare their first decisions.
+
+    Pairs are formed by target: each English question with each Ukrainian question whose targets are
+    the same. Decisions are the candidates of kind ``decision``, in ranked order.
+
+    Args:
+        prepared: one set's prepared questions (both languages).
+        layers, params, rank: the ranking to apply (as in :func:`score_ranking`).
+        k: how many first decisions are compared.
+
+    Returns:
+        The set's agreement figures (zero pairs when the set has no question asked in both languages).
+    """
+    firsts: dict[str, tuple[str, ...]] = {}
+    for prep in prepared:
+        ranked = rank(prep.lists, layers, params)
+        decisions = [
+            c.record_id for c in ranked
+            if (prior := prep.lists.priors.get(c.record_id)) is not None and prior.kind is RecordKind.DECISION
+        ]
+        firsts[prep.question.id] = tuple(decisions[:k])
+    by_id = {p.question.id: p for p in prepared}
+    english = [p for p in prepared if p.question.lang == "en"]
+    ukrainian = [p for p in prepared if p.question.lang == "uk"]
+    pairs = agree = both_hit = 0
+    overlaps: list[float] = []
+    disagreeing: list[tuple[str, str]] = []
+    for en in english:
+        for uk in ukrainian:
+            if set(en.question.targets) != set(uk.question.targets):
+                continue
+            pairs += 1
+            a, b = firsts[en.question.id], firsts[uk.question.id]
+            if set(a) == set(b):
+                agree += 1
+            else:
+                disagreeing.append((en.question.id, uk.question.id))
+            overlaps.append(len(set(a) & set(b)) / max(1, len(a)))
+            hit = [
+                any(by_id[q].paths.get(rid) in by_id[q].question.targets for rid in firsts[q])
+                for q in (en.question.id, uk.question.id)
+            ]
+            both_hit += all(hit)
+    return LanguageAgreement(
+        pairs=pairs, agree=agree, overlap=float(np.mean(overlaps)) if overlaps else float("nan"),
+        both_hit=both_hit, disagreeing=tuple(disagreeing),
     )
