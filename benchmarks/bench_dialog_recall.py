@@ -28,7 +28,11 @@ expanded; ids that name no turn are dropped and counted).
 Usage::
 
     .venv/bin/python benchmarks/bench_dialog_recall.py --realtalk /path/to/REALTALK [--data-root DIR]
-        [--limit N] [--variant wide:dense_window=0.2,bm25_ratio=0.0] [--json]
+        [--limit N] [--variant wide:dense_window=0.2,bm25_ratio=0.0] [--baseline-store DIR] [--json]
+
+The vectors depend on the code that built the store (a turn is embedded after the turn before it,
+docs/adr/0070): ``--baseline-store`` names a store built by another version, asked every question
+right after the store under ``--data-root``, so before and after are measured in one run.
 """
 
 from __future__ import annotations
@@ -133,6 +137,9 @@ def main() -> None:
     parser.add_argument("--variant", action="append", default=[], help="name:field=value,...")
     parser.add_argument("--only", default="", help="comma-separated conversation numbers to ask (default: all)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--baseline-store", type=Path, default=None,
+                        help="a store built by another version (its data dir, e.g. DATA_ROOT/store of a run on"
+                             " main): asked the same questions in the same run, its rows prefixed 'base:'")
     args = parser.parse_args()
 
     conversations = conversation_files(args.realtalk)
@@ -144,7 +151,12 @@ def main() -> None:
     if fresh:
         build_store(memory, conversations)
     variants = [("pull", RankingParams()), *(parse_variant(v) for v in args.variant)]
-    names = ["dense", "bm25", *(n for n, _ in variants)]
+    stores = [("", memory)]
+    if args.baseline_store:
+        if not (args.baseline_store / "memory.db").exists():
+            raise SystemExit(f"--baseline-store {args.baseline_store}: no memory.db there")
+        stores.insert(0, ("base:", Memory.open(load_settings(data_dir=args.baseline_store))))
+    names = [f"{prefix}{n}" for prefix, _ in stores for n in ("dense", "bm25", *(n for n, _ in variants))]
     sums = {n: dict.fromkeys(KS, 0.0) for n in names}
     per_cat: dict[str, dict[int, list[float]]] = {n: {} for n in names}
     asked = dropped_ids = skipped = 0
@@ -166,29 +178,15 @@ def main() -> None:
                 skipped += 1
                 continue
             asked += 1
-            lists = search_candidates(memory.store, memory.embedder, q["question"], where, RankingParams())
-            dense_order = sorted(
-                ((h.score, h.record_id) for hits in lists.dense.get(Layer.DOMAIN, {}).values() for h in hits),
-                reverse=True,
-            )
-            bm25_order = sorted(
-                ((h.score, h.record_id) for hits in lists.bm25.get(Layer.DOMAIN, {}).values() for h in hits),
-                reverse=True,
-            )
-            orders = {"dense": [r for _, r in dense_order], "bm25": [r for _, r in bm25_order]}
-            for vname, params in variants:
-                ranked = rank_candidates(lists, LAYERS, params)
-                chosen, _ = select_candidates(
-                    memory.store, memory.embedder.model_id, q["question"], where, ranked, params, max(KS)
-                )
-                orders[vname] = [c.record_id for c in chosen]
-            for vname, order in orders.items():
-                event_ids = _event_ids(memory, order[: max(KS)])
-                for k in KS:
-                    r = len(known & set(event_ids[:k])) / len(known)
-                    sums[vname][k] += r
-                    if k == 10:
-                        per_cat[vname].setdefault(int(q.get("category", 0)), []).append(r)
+            for prefix, mem in stores:  # the same question against every store, one after the other
+                orders = _orders(mem, q["question"], where, variants)
+                for vname, order in orders.items():
+                    event_ids = _event_ids(mem, order[: max(KS)])
+                    for k in KS:
+                        r = len(known & set(event_ids[:k])) / len(known)
+                        sums[prefix + vname][k] += r
+                        if k == 10:
+                            per_cat[prefix + vname].setdefault(int(q.get("category", 0)), []).append(r)
         log(f"{name}: {asked} questions so far ({time.perf_counter() - started:.0f} s)")
     figures = {n: {f"R@{k}": round(100 * sums[n][k] / max(asked, 1), 1) for k in KS} for n in names}
     by_category = {
@@ -210,6 +208,25 @@ def main() -> None:
     for n in names:
         cats = ", ".join(f"{c}: {v}" for c, v in by_category[n].items())
         print(f"| {n} | {figures[n]['R@5']} | {figures[n]['R@10']} | {figures[n]['R@25']} | {cats} |")
+
+
+def _orders(
+    memory: Memory, question: str, where: SearchFilter, variants: list[tuple[str, RankingParams]]
+) -> dict[str, list[str]]:
+    """Record ids best first for one question: the dense list, the BM25 list and each ranking variant."""
+    lists = search_candidates(memory.store, memory.embedder, question, where, RankingParams())
+    dense_order = sorted(
+        ((h.score, h.record_id) for hits in lists.dense.get(Layer.DOMAIN, {}).values() for h in hits), reverse=True
+    )
+    bm25_order = sorted(
+        ((h.score, h.record_id) for hits in lists.bm25.get(Layer.DOMAIN, {}).values() for h in hits), reverse=True
+    )
+    orders = {"dense": [r for _, r in dense_order], "bm25": [r for _, r in bm25_order]}
+    for vname, params in variants:
+        ranked = rank_candidates(lists, LAYERS, params)
+        chosen, _ = select_candidates(memory.store, memory.embedder.model_id, question, where, ranked, params, max(KS))
+        orders[vname] = [c.record_id for c in chosen]
+    return orders
 
 
 _event_cache: dict[str, str] = {}
