@@ -8,8 +8,8 @@ a git URL or path, by default a clone already at ``DATA_ROOT/govuk-infrastructur
 absent; see ``benchmarks/eval/README.md`` for how the one measured was prepared). Each repository is cloned, ingested once with the real
 embedder into ``--data-root`` (kept, and reused when already there), every question's candidate
 search runs once per distinct candidate-search setting (``per_kind_candidates``,
-``critical_candidates``, ``feedback_docs``, ``feedback_terms``, ``vector_feedback_*``,
-``translation_*``, and with per-kind candidates ``dense_window``), and then every ranking below is scored on its setting's candidate lists:
+``critical_candidates``, ``feedback_docs``, ``feedback_terms``, and with per-kind candidates
+``dense_window``), and then every ranking below is scored on its setting's candidate lists:
 
 * ``before``: the ranking as it was (plain RRF, k = 60, equal weights, fused per record kind, dense
   candidates cut per layer);
@@ -105,8 +105,7 @@ def candidate_key(params: RankingParams) -> tuple[Any, ...]:
     """The RankingParams fields the candidate search reads: rankings that differ in them get their own lists."""
     return (params.per_kind_candidates, params.critical_candidates, params.feedback_docs, params.feedback_terms,
             params.dense_window if params.per_kind_candidates else None, params.vector_feedback_docs,
-            params.vector_feedback_weight, params.translation_docs,
-            params.translation_threshold if params.translation_docs else None)
+            params.vector_feedback_weight)
 
 
 def prepared_set(memory: Memory, questions: list[Any], params: RankingParams) -> list[PreparedQuestion]:

@@ -44,7 +44,6 @@ from mission_memory.retrieval.digest import Digest, capped_note, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
 from mission_memory.retrieval.query_terms import query_terms
-from mission_memory.retrieval.query_translation import translated_terms, vocabulary
 from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
@@ -253,11 +252,6 @@ def search_candidates(
             dense_hits = moved
             priors = {**priors, **store.priors_of(
                 [h.record_id for hits in dense_hits.values() for h in hits if h.record_id not in priors])}
-    if params.translation_docs > 0:  # docs/adr/0071: the task's words in the records' language, for BM25
-        translated = _translated_bm25(store, embedder, terms, where, dense_hits, priors, params)
-        if translated is not None:
-            bm25_hits, more_priors = translated
-            priors = {**more_priors, **priors}
     if params.feedback_docs > 0:
         expanded = _cross_script_feedback(store, terms, where, dense_hits, priors, params)
         if expanded is not None:
@@ -357,28 +351,6 @@ def _cross_script_feedback(
         return None
     texts = [text for _, text in found]
     extra = [t for t in feedback_terms(texts, [h.score for h, _ in found], params.feedback_terms) if t not in terms]
-    return _bm25_with_priors(store, [*terms, *extra], where)
-
-
-def _translated_bm25(
-    store: MemoryStore,
-    embedder: Embedder,
-    terms: list[str],
-    where: SearchFilter,
-    dense_hits: dict[Layer, list[Hit]],
-    priors: dict[str, RecordPriors],
-    params: RankingParams,
-) -> tuple[dict[Layer, list[Hit]], dict[str, RecordPriors]] | None:
-    """BM25 again with the task's Cyrillic words translated into the words of the titles of the best
-    dense hits (:func:`~mission_memory.retrieval.query_translation.translated_terms`, docs/adr/0071),
-    for a task in another script than those records; None when it does not apply or nothing translates."""
-    found = _feedback_records(store, terms, dense_hits, priors, params.translation_docs)
-    if found is None:
-        return None
-    candidates = vocabulary([text.split("\n", 1)[0] for _, text in found])
-    extra = [t for t in translated_terms(embedder, terms, candidates, params.translation_threshold) if t not in terms]
-    if not extra:
-        return None
     return _bm25_with_priors(store, [*terms, *extra], where)
 
 

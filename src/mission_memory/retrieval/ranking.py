@@ -100,8 +100,6 @@ class RankingParams:
     feedback_terms: int = 10
     vector_feedback_docs: int = 10
     vector_feedback_weight: float = 0.3
-    translation_docs: int = 0  # cross-script task: BM25 also with its words translated (query_translation, ADR 0071)
-    translation_threshold: float = 0.9  # the least word-to-translation cosine
 
 
 BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
