@@ -1079,7 +1079,6 @@ class Memory:
             ``{"model_id", "removed_vectors", "embedded"}``.
         """
         from mission_memory.ingest.passage_heads import passage_text  # what ingest embeds, too
-        from mission_memory.operations.event_context import contextual_passages  # and the event queue
 
         embedder = self.embedder
         removed = self.store.delete_vectors_not_of(embedder.model_id)
@@ -1091,9 +1090,7 @@ class Memory:
             ids = self.store.ids_without_vector(embedder.model_id, batch)
             if not ids:
                 break
-            done += embed_stored(
-                self.store, embedder, ids, passages=lambda rs: contextual_passages(self.store, rs, passage_text)
-            )
+            done += embed_stored(self.store, embedder, ids, passage=passage_text)
             if progress:
                 progress("embed", done, max(total, done))
         self.prepare_search(progress)

@@ -23,7 +23,6 @@ from mission_memory.errors import InputError, MissionMemoryError
 from mission_memory.operations.alert_state import update_open_alerts
 from mission_memory.operations.domain_events import DomainEvent, event_record
 from mission_memory.operations.escalation import EscalationState
-from mission_memory.operations.event_context import contextual_passages
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import embed_stored
 
@@ -165,9 +164,7 @@ class EmbeddingQueue:
                 ids = self._store.ids_without_vector(embedder.model_id, size)
                 if not ids:
                     break
-                stored = embed_stored(  # an event after the one before it (docs/adr/0070)
-                    self._store, embedder, ids, passages=lambda rs: contextual_passages(self._store, rs)
-                )
+                stored = embed_stored(self._store, embedder, ids)
                 done += stored
                 self.embedded += stored
         return done

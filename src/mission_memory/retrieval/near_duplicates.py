@@ -11,9 +11,7 @@ Domain events are near-duplicates also when they are repeats of one event (same 
 or same type, sector and text template: :func:`~mission_memory.operations.event_groups.group_key_of_record`),
 and of two events the *more critical* is kept whatever their ages: a newer routine repeat never
 takes the place of a critical event (docs/adr/0057). The kept candidate counts the repeats merged
-into it (:attr:`Candidate.repeats`). A short event's vector is made with the event before it
-(:func:`~mission_memory.operations.event_context.embedded_with_context`, docs/adr/0070), so it is
-close to that event's whatever the two say: such events are compared by text and repeat group only.
+into it (:attr:`Candidate.repeats`).
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from dataclasses import replace
 import numpy as np
 import numpy.typing as npt
 
-from mission_memory.operations.event_context import embedded_with_context
 from mission_memory.operations.event_groups import group_key_of_record
 from mission_memory.records import RecordKind
 from mission_memory.retrieval.ranking import Candidate, is_superseded
@@ -90,7 +87,7 @@ def suppress_near_duplicates(
                 kept.append(cand)
             continue
         key = _text_key(cand)
-        vec = None if cand.record is not None and embedded_with_context(cand.record) else vectors.get(cand.record_id)
+        vec = vectors.get(cand.record_id)
         twin = texts.get(key) if key else None
         group = group_key_of_record(cand.record) if cand.record is not None else None
         if twin is None and group is not None:

@@ -21,14 +21,10 @@ from mission_memory.embeddings.base import Embedder
 from mission_memory.records import Record
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
 
-__all__ = ["BatchFn", "PassageFn", "PassagesFn", "RecordWriter", "StoreResult", "embed_stored", "store_records"]
+__all__ = ["BatchFn", "PassageFn", "RecordWriter", "StoreResult", "embed_stored", "store_records"]
 
 PassageFn = Callable[[Record], str]
 """The text a record is embedded by (default :attr:`Record.embedding_text`)."""
-
-PassagesFn = Callable[[Sequence[Record]], list[str]]
-"""The texts a batch of records is embedded by, row-aligned (when a record's text depends on others,
-such as an event's previous event: :func:`mission_memory.operations.event_context.contextual_passages`)."""
 
 BatchFn = Callable[[Sequence[Record], Sequence[str], float], None]
 """``on_batch(records, passages, seconds)``: called after each batch is stored, with its wall time."""
@@ -152,13 +148,11 @@ def store_records(
 
 
 def embed_stored(
-    store: MemoryStore, embedder: Embedder, record_ids: Sequence[str], *, passage: PassageFn | None = None,
-    passages: PassagesFn | None = None,
+    store: MemoryStore, embedder: Embedder, record_ids: Sequence[str], *, passage: PassageFn | None = None
 ) -> int:
     """Embed stored records by id and store their vectors of ``embedder.model_id`` (one transaction).
 
-    Ids no longer stored (deleted meanwhile) are skipped. ``passages``, when given, makes the batch's
-    texts (and ``passage`` is not used); otherwise each record is embedded by ``passage(record)``.
+    Ids no longer stored (deleted meanwhile) are skipped.
 
     Returns:
         How many records got a vector.
@@ -170,9 +164,7 @@ def embed_stored(
     records = store.get(list(record_ids))
     present = [rid for rid in record_ids if rid in records]
     if present:
-        batch = [records[rid] for rid in present]
-        texts = passages(batch) if passages is not None else [text_of(r) for r in batch]
-        vectors = embedder.embed_passages(texts)
+        vectors = embedder.embed_passages([text_of(records[rid]) for rid in present])
         store.put_vectors(present, vectors, embedder.model_id)
     return len(present)
 
