@@ -266,6 +266,9 @@ def search_candidates(
                 out.setdefault(prior.kind, []).append(h)
         return out
 
+    in_dense = {h.record_id for hits in dense_hits.values() for h in hits}
+    outside = [h.record_id for hits in bm25_hits.values() for h in hits if h.record_id not in in_dense]
+    embedded = store.vectors_for(outside, embedder.model_id) if outside else {}
     critical_by_layer: dict[Layer, list[Hit]] = {}
     for h in critical_hits:
         if h.record_id in priors:
@@ -275,6 +278,7 @@ def search_candidates(
         bm25={layer: by_kind(hits) for layer, hits in bm25_hits.items()},
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
+        unembedded=frozenset(rid for rid in outside if rid not in embedded),
     )
 
 
@@ -375,7 +379,8 @@ def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: Rank
     for layer in layers:
         dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
         for kind in dense.keys() | bm25.keys() | critical.keys():
-            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, [])))
+            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, []),
+                              lists.unembedded))
     return apply_priors(fused, params, lists.priors)
 
 
