@@ -1071,20 +1071,24 @@ class Memory:
     def reindex(self, progress: ProgressFn | None = None, batch: int = 64) -> dict[str, Any]:
         """Re-embed every record from its stored text with the current embedder.
 
-        Vectors of other models are deleted first, so vector spaces are never mixed; records that
-        already have a vector of the current model are left alone, so an interrupted reindex
-        resumes where it stopped.
+        The new vectors are written before the old ones go (docs/adr/0063): each batch of records
+        gets its vectors of the current model, and only then do those records' vectors of another
+        model go (``put_vectors`` replaces them); what is left of other models is deleted last. So a
+        reindex killed part-way leaves every record with a vector of one model or the other, never
+        a store without vectors, and vector spaces are never mixed in one search (each search names
+        its model). Records that already have a vector of the current model are left alone, so an
+        interrupted reindex resumes where it stopped.
 
         Returns:
-            ``{"model_id", "removed_vectors", "embedded"}``.
+            ``{"model_id", "removed_vectors", "embedded"}`` (``removed_vectors``: vectors of other
+            models the store held when the reindex started, or were left at its end, whichever is more).
         """
         from mission_memory.ingest.passage_heads import passage_text  # what ingest embeds, too
 
         embedder = self.embedder
-        removed = self.store.delete_vectors_not_of(embedder.model_id)
-        total = sum(sum(k.values()) for k in self.store.counts().values()) - self.store.vector_models().get(
-            embedder.model_id, 0
-        )
+        models = self.store.vector_models()
+        others = sum(n for model, n in models.items() if model != embedder.model_id)
+        total = sum(sum(k.values()) for k in self.store.counts().values()) - models.get(embedder.model_id, 0)
         done = 0
         while True:
             ids = self.store.ids_without_vector(embedder.model_id, batch)
@@ -1093,8 +1097,9 @@ class Memory:
             done += embed_stored(self.store, embedder, ids, passage=passage_text)
             if progress:
                 progress("embed", done, max(total, done))
+        removed = self.store.delete_vectors_not_of(embedder.model_id)
         self.prepare_search(progress)
-        return {"model_id": embedder.model_id, "removed_vectors": removed, "embedded": done}
+        return {"model_id": embedder.model_id, "removed_vectors": max(others, removed), "embedded": done}
 
 
 def _mission_of_folder(folder: Path) -> str:
