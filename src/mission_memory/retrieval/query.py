@@ -64,6 +64,7 @@ from mission_memory.retrieval.triage import triage_for
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
 from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.write_path import vector_backlog
 from mission_memory.tokens import Tokenizer
 from mission_memory.trackers.keys import extract_tracker_keys
 
@@ -151,7 +152,8 @@ def run_query(
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
-        footer_note=capped_note(*capped, max_entries),
+        footer_note="\n".join(note for note in (capped_note(*capped, max_entries),
+                                                 _queue_note(store, embedder.model_id, layers, clock)) if note),
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
@@ -189,6 +191,19 @@ def run_query(
         duration_ms=duration_ms,
         model_id=embedder.model_id,
     )
+
+
+_BACKLOG_SECONDS = 5.0
+"""A pull reuses the vector backlog counted by a pull at most this long ago (counting costs two scans)."""
+
+
+def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now: datetime) -> str:
+    """The footer's line saying how far behind the event vector queue is, when events wait for their
+    vector and the domain layer is searched (issue 21); else empty."""
+    if Layer.DOMAIN not in layers:
+        return ""
+    line = vector_backlog(store, model_id, max_age_seconds=_BACKLOG_SECONDS).queue_line(now)
+    return f"_Event vector queue: {line}._" if line else ""
 
 
 _CRITICAL = 0.8
