@@ -19,9 +19,12 @@ class CandidateLists:
         critical: the most critical records matching the filters, per layer and kind (empty
             unless :attr:`RankingParams.critical_candidates` asks for them).
         priors: :class:`RecordPriors` of every record in the lists.
+        unembedded: ids of BM25 hits that have no vector of the query's model (fusion ranks them by
+            their BM25 score alone, docs/adr/0063).
     """
 
     dense: dict[Layer, dict[RecordKind, list[Hit]]]
     bm25: dict[Layer, dict[RecordKind, list[Hit]]]
     critical: dict[Layer, dict[RecordKind, list[Hit]]]
     priors: dict[str, RecordPriors]
+    unembedded: frozenset[str] = frozenset()

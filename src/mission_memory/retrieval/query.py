@@ -64,6 +64,7 @@ from mission_memory.retrieval.triage import triage_for
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
 from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.write_path import vector_backlog
 from mission_memory.tokens import Tokenizer
 from mission_memory.trackers.keys import extract_tracker_keys
 
@@ -151,7 +152,8 @@ def run_query(
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
-        footer_note=capped_note(*capped, max_entries),
+        footer_note="\n".join(note for note in (capped_note(*capped, max_entries),
+                                                 _queue_note(store, embedder.model_id, layers, clock)) if note),
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
@@ -189,6 +191,19 @@ def run_query(
         duration_ms=duration_ms,
         model_id=embedder.model_id,
     )
+
+
+_BACKLOG_SECONDS = 5.0
+"""A pull reuses the vector backlog counted by a pull at most this long ago (counting costs two scans)."""
+
+
+def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now: datetime) -> str:
+    """The footer's line saying how far behind the event vector queue is, when events wait for their
+    vector and the domain layer is searched (issue 21); else empty."""
+    if Layer.DOMAIN not in layers:
+        return ""
+    line = vector_backlog(store, model_id, max_age_seconds=_BACKLOG_SECONDS).queue_line(now)
+    return f"_Event vector queue: {line}._" if line else ""
 
 
 _CRITICAL = 0.8
@@ -266,6 +281,9 @@ def search_candidates(
                 out.setdefault(prior.kind, []).append(h)
         return out
 
+    in_dense = {h.record_id for hits in dense_hits.values() for h in hits}
+    outside = [h.record_id for hits in bm25_hits.values() for h in hits if h.record_id not in in_dense]
+    embedded = store.vectors_for(outside, embedder.model_id) if outside else {}
     critical_by_layer: dict[Layer, list[Hit]] = {}
     for h in critical_hits:
         if h.record_id in priors:
@@ -275,6 +293,7 @@ def search_candidates(
         bm25={layer: by_kind(hits) for layer, hits in bm25_hits.items()},
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
+        unembedded=frozenset(rid for rid in outside if rid not in embedded),
     )
 
 
@@ -375,7 +394,8 @@ def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: Rank
     for layer in layers:
         dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
         for kind in dense.keys() | bm25.keys() | critical.keys():
-            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, [])))
+            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, []),
+                              lists.unembedded))
     return apply_priors(fused, params, lists.priors)
 
 

@@ -17,6 +17,9 @@ The cut lists are then fused, per layer and record kind, by one of two functions
   ``Σ_lists w / (k + rank(d))``.
 
 Either way the fused score is divided by its maximum, so a record first in both lists scores 1.0.
+A record stored without a vector of the query's model (an event the embedding queue has not reached)
+cannot be in the dense list; its score is divided by the maximum of the lists that could hold it, so
+it is ranked by its BM25 score instead of counting as last of the dense list (docs/adr/0063).
 The list weights (and the function and ``k``) are what ``ranking tune`` fits on retrieval
 corrections (ADR 0032); :func:`tuned_params` reads the adopted ones for pull.
 """
@@ -24,7 +27,7 @@ corrections (ADR 0032); :func:`tuned_params` reads the adopted ones for pull.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from mission_memory.decisions import DecisionAttributes
@@ -201,13 +204,17 @@ def _cut_bm25(hits: Sequence[Hit], ratio: float) -> list[Hit]:
 
 
 def fuse(
-    dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = ()
+    dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = (),
+    unembedded: Collection[str] = (),
 ) -> list[Candidate]:
     """Fuse one layer's dense and BM25 hits of one record kind (each best first) into candidates, best first.
 
     ``critical`` (most critical first, see :attr:`RankingParams.critical_candidates`) is a third
     rank list, taken whole, contributing like a rank list of weight 1; fused scores are capped at 1.
-    Scores are in [0, 1]; see the module docstring for the two fusion functions.
+    ``unembedded`` names records that have no vector of the query's model: the dense list could not
+    hold them, so their score is normalised without the dense weight (docs/adr/0063; an event
+    without a vector that alone matches a query's unique token tied with an unrelated embedded one,
+    issue 21). Scores are in [0, 1]; see the module docstring for the two fusion functions.
     """
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
@@ -216,6 +223,7 @@ def fuse(
     unit = 1.0 if convex else 1.0 / (params.rrf_k + 1)  # what rank 1 of one list contributes per weight
     present = (wd * bool(dense_kept) + wb * bool(bm25_kept)) if params.normalize_present else (wd + wb)
     top = present * unit or 1.0
+    top_unembedded = (wb * bool(bm25_kept) if params.normalize_present else wb) * unit or top
     acc: dict[str, dict[str, float | int]] = {}
     best_cosine = dense_kept[0].score if dense_kept else 0.0
     window = max(params.dense_window, 1e-6)
@@ -237,7 +245,7 @@ def fuse(
     out = [
         Candidate(
             record_id=record_id,
-            score=min(1.0, float(slot["rrf"]) / top),
+            score=min(1.0, float(slot["rrf"]) / (top_unembedded if record_id in unembedded else top)),
             dense_rank=int(slot["dense_rank"]) if "dense_rank" in slot else None,
             bm25_rank=int(slot["bm25_rank"]) if "bm25_rank" in slot else None,
             cosine=float(slot["cosine"]) if "cosine" in slot else None,

@@ -163,7 +163,8 @@ class Triage:
             prior = lists.priors.get(cand.record_id)
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)
-            score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / top)
+            reach = top / 2 if cand.record_id in lists.unembedded else top  # no vector: one list (ADR 0063)
+            score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / reach)
             if prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None:
                 age = (clock - prior.time).total_seconds() if prior.time is not None else 0.0
                 score *= 0.5 ** (max(0.0, age) / TRIAGE_RECENCY_HALF_LIFE.total_seconds())
