@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from mission_memory.operations.domain_events import DomainEvent
 from mission_memory.records import Record, RecordKind
@@ -43,8 +44,12 @@ _MASKS = (
 _MASK = "<*>"
 
 
+@lru_cache(maxsize=32_768)
 def event_template(text: str) -> str:
     """``text`` with its variable parts replaced by ``<*>``, whitespace collapsed, lower-cased.
+
+    Kept for the last 32,768 texts seen: a flood repeats its texts, and every degraded pull groups the
+    same events again (docs/adr/0057).
 
     Args:
         text: an event's text (any language; only ASCII digits, hex, addresses and paths are masked).
