@@ -43,7 +43,7 @@ from mission_memory.operations.alert_state import OpenAlert, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
-from mission_memory.operations.event_groups import group_events
+from mission_memory.operations.event_groups import group_events, group_members
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
@@ -481,7 +481,7 @@ def _timeline_lines(
                     else f" · {_hm(rep.time)}")
             runbook = f" · runbook {rep.runbook_url}" if rep.runbook_url else ""
             lines.append(f"- {kind} · {sector} · {group.max_criticality:.2f}{span}: "
-                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more)" if more > 0 else "")
+                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more of {group_members(group)})" if more > 0 else "")
                          + runbook)
         if len(groups) > critical:
             rest = groups[critical:]
