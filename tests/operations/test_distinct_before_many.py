@@ -128,3 +128,26 @@ def test_a_group_of_repeats_cites_its_members_first_to_last_with_their_count(bud
         if str(entry.record.attributes.get("event_id", "")).startswith("hadoop-rm-"):
             block = digest.text.split(f"source: event `event:{entry.record.attributes['event_id']}`")[1]
             assert block.split("<<<end excerpt")[0].count("repeats: the 70 from event:hadoop-rm-0 to event:hadoop-rm-69") == 1
+
+
+def test_a_distinct_critical_event_older_than_the_newest_2000_keeps_its_timeline_line() -> None:
+    """The timeline reads the newest 2,000 events of the period; in a longer flood the window's critical
+    events are read by criticality as well, so a distinct kind logged before the last 2,000 lines keeps
+    its line (docs/adr/0057)."""
+    now = datetime.now(UTC)
+    early = now - timedelta(minutes=8)
+    events = [_ev("disk-full", early, "E7", "DataNode", 0.9, "Disk /data/3 failed: read-only file system")]
+    step = timedelta(minutes=7) / 2100
+    for n in range(2100):  # after it: a retry loop and its chatter, 2,100 lines
+        when = early + timedelta(seconds=30) + n * step
+        if n % 4 == 0:
+            events.append(_ev(f"rm-{n}", when, "E38", "RMContainerAllocator", 0.8, "ERROR IN CONTACTING RM."))
+        else:
+            events.append(_ev(f"info-{n}", when, "E2", "RMContainerAllocator", 0.2, f"Assigned container_{n} to attempt_{n}"))
+    with Memory.open(event_mission="hadoop") as memory:
+        for start in range(0, len(events), 500):
+            memory.record_events(events[start:start + 500], embed=False, now=now)
+        digest = memory.query(QUESTION, filters={"mission": "hadoop"}, token_budget=4000, timeline=True)
+    timeline = digest.text.split("## Crisis timeline")[1].split("<<<end excerpt 0")[0]
+    assert "only the newest 2000 events" in timeline
+    assert re.search(r"- E7 · DataNode · 0\.90 · \d\d:\d\d:\d\d: event:disk-full", timeline)
