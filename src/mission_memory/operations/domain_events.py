@@ -283,8 +283,9 @@ def event_record(event: DomainEvent, mission: str) -> Record:
 
 _READ_EVENTS: OrderedDict[tuple[str, datetime, str | None], DomainEvent] = OrderedDict()
 _READ_EVENTS_LOCK = threading.Lock()
-READ_EVENTS_KEPT = 50_000
-"""Events read back from records kept in memory, least recently used dropped first (about 1 KB each)."""
+READ_EVENTS_KEPT = 10_000
+"""Events read back from records kept in memory, least recently used dropped first (1–2 KB each: five
+missions' crisis timelines of 2,000 events fit)."""
 
 
 def event_from_record(record: Record) -> DomainEvent:
