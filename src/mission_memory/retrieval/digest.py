@@ -291,7 +291,8 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
         mark += f" · {cand.repeats} {'repeat' if cand.repeats == 1 else 'repeats'} of it among the candidates"
     heading = f"### {index}. {r.kind.value}{mark} · score {cand.score:.2f} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
     quoted = neutralise_markers(
-        f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n\n{excerpt}"
+        f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n"
+        + (f"repeats: {_one_line(cand.group_members)}\n" if cand.group_members else "") + f"\n{excerpt}"
     )
     return f"{heading}\n{open_marker(index, nonce)}\n{quoted}\n{close_marker(index, nonce)}"
 

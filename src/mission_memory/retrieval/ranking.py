@@ -174,6 +174,8 @@ class Candidate:
         repeats: near-duplicate candidates merged into this one (docs/adr/0030, 0057).
         group_note: for a domain event standing for a group of repeats, the group's count, first and
             last seen and highest criticality, as written by mission-memory (numbers and times only).
+        group_members: for such an event, its group's members cited compactly (``the N from event:<a> to
+            event:<b>``, :func:`~mission_memory.operations.event_groups.group_members`); quoted inside the fence.
     """
 
     record_id: str
@@ -185,6 +187,7 @@ class Candidate:
     record: Record | None = None
     repeats: int = 0
     group_note: str = ""
+    group_members: str = ""
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:

@@ -53,7 +53,7 @@ import numpy.typing as npt
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.base import EventRetentionRow, Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.filters import SearchFilter, matches
 from mission_memory.stores.snapshot_integrity import (
@@ -573,6 +573,27 @@ class SqliteStore:
                     time=datetime.fromtimestamp(moment, UTC) if isinstance(moment, (int, float)) else None,
                 )
         return out
+
+    def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
+        """Domain events of ``mission`` before ``until`` as :class:`EventRetentionRow` s, in rowid order
+        (keyset pages over the ``(mission, kind)`` index; the attributes' three fields read by SQLite)."""
+        conn = self._conn()
+        last = 0
+        while True:
+            try:
+                rows = conn.execute(
+                    "SELECT rowid, id, time, json_extract(attributes, '$.event_type'), json_extract(attributes, '$.event_id'),"
+                    " json_extract(attributes, '$.state') FROM records"
+                    " WHERE mission = ? AND kind = ? AND time < ? AND rowid > ? ORDER BY rowid LIMIT ?",
+                    (mission, RecordKind.DOMAIN_EVENT.value, _ts(until), last, max(1, batch)),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise self._translate(exc) from exc
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [EventRetentionRow(rid, datetime.fromtimestamp(when, UTC), str(kind or ""), str(eid or ""),
+                                     str(state or "")) for _, rid, when, kind, eid, state in rows]
 
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
         """The ``limit`` most critical records passing ``where``, newest first among equals."""
