@@ -26,12 +26,14 @@ from mission_memory.retrieval.ranking import RankingParams
 
 EVAL = Path(__file__).resolve().parent / "eval"
 SETS = ("tdr-docs", "adr-tools", "log4brains", "govuk-infrastructure")
+MAIN = RankingParams(fold_sections=False)
+"""The ranking before ADR 0066 (sections of an ADR ranked apart from its decision)."""
 WAYS = {
-    "before": RankingParams(per_kind_candidates=False, vector_feedback_docs=0),
-    "per kind": RankingParams(vector_feedback_docs=0),
+    "before": RankingParams(per_kind_candidates=False, vector_feedback_docs=0, fold_sections=False),
+    "main": MAIN,
     "today": RankingParams(),
 }
-"""Per-layer candidates without feedback (before ADR 0050), per-kind candidates alone, and today's defaults."""
+"""Per-layer candidates without feedback (before ADR 0050), the ranking before ADR 0066, and today's defaults."""
 
 
 def main() -> None:

@@ -14,7 +14,8 @@ Named steps, each a function:
    plausibly relevant and fuse the lists (convex score fusion by default, ADR 0031; weights
    fitted by ``ranking tune``, ADR 0032); apply the record priors (criticality; superseded
    decisions demoted) to every candidate.
-3. :func:`select_candidates` — read the best in full, put records the task names first, put each
+3. :func:`select_candidates` — read the best in full, fold each ADR's sections into its decision
+   record (one unit per decision, docs/adr/0066), put records the task names first, put each
    stale record's current successor in its place (:mod:`~mission_memory.retrieval.staleness`), drop
    near-duplicates keeping the newest (:mod:`~mission_memory.retrieval.near_duplicates`).
 4. Rendering — pack by relevance until the token budget (:func:`~mission_memory.retrieval.digest.pack_digest`),
@@ -48,6 +49,7 @@ from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
     apply_priors,
+    fold_sections,
     fuse,
     is_superseded,
     tuned_params,
@@ -63,7 +65,7 @@ from mission_memory.retrieval.timeline_section import digest_sections
 from mission_memory.retrieval.triage import triage_for
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
-from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.tokens import Tokenizer
 from mission_memory.trackers.keys import extract_tracker_keys
 
@@ -369,14 +371,21 @@ def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: Rank
     document sections are not comparable, but within their own kind they are, once each list's
     scores are normalised within its cut (:func:`~mission_memory.retrieval.ranking.fuse`). The priors
     (criticality, superseded decisions demoted) apply to every fused candidate before anything is
-    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet.
+    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet. When the lists know
+    which candidates are sections of an ADR (:attr:`CandidateLists.decision_of`, the ranking
+    evaluation's lists), those fold into their decision here (docs/adr/0066); pull folds them in
+    :func:`select_candidates`, after reading its best candidates.
     """
     fused: list[Candidate] = []
     for layer in layers:
         dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
         for kind in dense.keys() | bm25.keys() | critical.keys():
             fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, [])))
-    return apply_priors(fused, params, lists.priors)
+    ranked = apply_priors(fused, params, lists.priors)
+    if params.fold_sections and lists.decision_of:
+        absent = {d: lists.priors[d].superseded for d in set(lists.decision_of.values()) if d in lists.priors}
+        ranked = fold_sections(ranked, lists.decision_of, absent, params)
+    return ranked
 
 
 def select_candidates(
@@ -405,12 +414,44 @@ def select_candidates(
     notes_wanted = asks_about_handover(task)
     candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records
                   and (notes_wanted or records[c.record_id].kind is not RecordKind.HANDOVER_NOTE)]
+    if params.fold_sections:
+        candidates = _fold_adr_sections(store, where, candidates, params)
     candidates = _named_first(store, task, where, candidates)
     candidates, replaced = replace_stale(store, task, where, candidates, named_references(task)[0])
     vectors = store.vectors_for([c.record_id for c in candidates], model_id)
     return suppress_near_duplicates(
         candidates, vectors, params.duplicate_cosine, keep=max_entries, exempt=frozenset(replaced.kept_superseded)
     )
+
+
+def _fold_adr_sections(
+    store: MemoryStore, where: SearchFilter, candidates: list[Candidate], params: RankingParams
+) -> list[Candidate]:
+    """The read candidates with every ADR section folded into its file's decision record
+    (:func:`~mission_memory.retrieval.ranking.fold_sections`, docs/adr/0066).
+
+    A document chunk's decision is found by source key (``mission:decision:path``, docs/adr/0006);
+    a decision that was not among the candidates is read and enters only if it passes the query's
+    filters (else its sections stay as they are).
+    """
+    keys = {
+        c.record_id: f"{c.record.provenance.mission}:{RecordKind.DECISION.value}:{c.record.attributes['path']}"
+        for c in candidates
+        if c.record is not None and c.record.kind is RecordKind.DOC_CHUNK
+        and isinstance(c.record.attributes.get("path"), str)
+    }
+    if not keys:
+        return candidates
+    found = store.ids_by_source_keys(sorted(set(keys.values())))
+    decision_of = {rid: found[key] for rid, key in keys.items() if key in found}
+    if not decision_of:
+        return candidates
+    have = {c.record_id for c in candidates}
+    read = store.get(sorted({d for d in decision_of.values() if d not in have}))
+    entering = {rid: r for rid, r in read.items()
+                if r.kind is RecordKind.DECISION and matches(where, filter_columns(r))}
+    folded = fold_sections(candidates, decision_of, {rid: is_superseded(r) for rid, r in entering.items()}, params)
+    return [c if c.record is not None else replace(c, record=entering[c.record_id]) for c in folded]
 
 
 HANDOVER_CUES = ("handover", "hand over", "hand-over", "handed over", "handing over", "shift", "predecessor",

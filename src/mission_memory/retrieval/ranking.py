@@ -39,6 +39,7 @@ __all__ = [
     "Candidate",
     "FusionWeights",
     "RankingParams",
+    "fold_sections",
     "fuse",
     "is_superseded",
     "tuned_params",
@@ -82,6 +83,9 @@ class RankingParams:
             :func:`~mission_memory.retrieval.relevance_feedback.rocchio_query`); 0 turns it off
             (docs/adr/0050).
         vector_feedback_weight: the weight β of their centroid against the query's 1.
+        fold_sections: an ADR's document chunks compete as one unit with its decision record: the
+            decision takes the best score of its own sections and the sections leave the ranking
+            (:func:`fold_sections`, docs/adr/0066).
     """
 
     rrf_k: int = 60
@@ -100,10 +104,12 @@ class RankingParams:
     feedback_terms: int = 10
     vector_feedback_docs: int = 10
     vector_feedback_weight: float = 0.3
+    fold_sections: bool = True
 
 
 BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
-                              per_kind_candidates=False, vector_feedback_docs=0)
+                              per_kind_candidates=False, vector_feedback_docs=0,
+                             fold_sections=False)
 """The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
 
 
@@ -171,6 +177,8 @@ class Candidate:
         repeats: near-duplicate candidates merged into this one (docs/adr/0030, 0057).
         group_note: for a domain event standing for a group of repeats, the group's count, first and
             last seen and highest criticality, as written by mission-memory (numbers and times only).
+        sections: for a decision, the record ids of its ADR's sections folded into it, best first
+            (:func:`fold_sections`).
     """
 
     record_id: str
@@ -182,6 +190,7 @@ class Candidate:
     record: Record | None = None
     repeats: int = 0
     group_note: str = ""
+    sections: tuple[str, ...] = ()
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:
@@ -281,5 +290,68 @@ def apply_priors(
         # Built directly: dataclasses.replace inspects the fields on every call (a few hundred per pull).
         out.append(Candidate(cand.record_id, min(1.0, cand.score * factor / ceiling), cand.dense_rank,
                              cand.bm25_rank, cand.cosine, superseded, cand.record))
+    out.sort(key=lambda c: (-c.score, c.record_id))
+    return out
+
+
+def fold_sections(
+    ranked: Sequence[Candidate],
+    decision_of: Mapping[str, str],
+    absent: Mapping[str, bool],
+    params: RankingParams,
+) -> list[Candidate]:
+    """One unit per decision: fold each ADR section (document chunk) into its file's decision record.
+
+    An ADR file is ingested twice over: once as its decision record and once as document chunks of
+    its sections. Ranked apart, a section that matches the task better than the decision's own text
+    (its "Reasoning" against a question about the reasons) out-ranks the decision, and with a full
+    digest the decision is dropped in favour of a piece of itself (docs/adr/0066). Here every chunk
+    that ``decision_of`` maps to a decision leaves the list, and the decision takes the best score
+    of itself and its sections (a section's score demoted by ``superseded_factor`` when the
+    decision is superseded, so a superseded ADR does not climb back through its text). A decision
+    that was not a candidate itself enters with its best section's score.
+
+    Args:
+        ranked: candidates after priors, best first (the order of :func:`apply_priors`).
+        decision_of: document-chunk record id -> the record id of the decision of the same file.
+        absent: the decisions named in ``decision_of`` that are not in ``ranked`` but may enter
+            (they pass the query's filters), each with whether it is superseded; a decision neither
+            ranked nor here is left out and its sections stay.
+        params: ``superseded_factor`` is read.
+
+    Returns:
+        The candidates, best first (ties by record id); each decision carries the ids of the
+        sections folded into it in :attr:`Candidate.sections`, best first.
+    """
+    if not decision_of:
+        return list(ranked)
+    present = {c.record_id: c for c in ranked}
+    best: dict[str, float] = {}
+    folded: dict[str, list[str]] = {}
+    for cand in ranked:
+        decision_id = decision_of.get(cand.record_id)
+        if decision_id is None:
+            continue
+        if decision_id in present:
+            superseded = present[decision_id].superseded
+        elif decision_id in absent:
+            superseded = absent[decision_id]
+        else:
+            continue
+        score = cand.score * (params.superseded_factor if superseded else 1.0)
+        best[decision_id] = max(best.get(decision_id, 0.0), score)
+        folded.setdefault(decision_id, []).append(cand.record_id)
+    gone = {rid for ids in folded.values() for rid in ids}
+    out = []
+    for cand in ranked:
+        if cand.record_id in gone:
+            continue
+        if cand.record_id in best:
+            cand = replace(cand, score=max(cand.score, best[cand.record_id]), sections=tuple(folded[cand.record_id]))
+        out.append(cand)
+    for decision_id, score in best.items():
+        if decision_id not in present:
+            out.append(Candidate(decision_id, score, superseded=absent[decision_id],
+                                 sections=tuple(folded[decision_id])))
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out
