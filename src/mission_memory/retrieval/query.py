@@ -80,7 +80,9 @@ __all__ = [
 
 MAX_TASK_CHARS = 20_000
 _PER_LIST = 60
-_PRIOR_HEADROOM = 4
+_HEAD_SPARE = 30
+"""Ranked candidates read beyond ``max_entries`` for selection to drop from (duplicates, stale records,
+handover notes): at least this many, and as many as ``max_entries`` at a larger cap (docs/adr/0067)."""
 
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-pull")
 
@@ -144,6 +146,7 @@ def run_query(
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
     candidates = triage.annotate(candidates)
     capped = _capped_critical(store, ranked, candidates, lists, max_entries)
+    cap_left = _left_by_the_cap(ranked, candidates, duplicates, max_entries)
 
     nonce = new_nonce()
     sections = digest_sections(  # docs/design.md §7: the crisis timeline, when degraded or asked for
@@ -153,7 +156,7 @@ def run_query(
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
-        footer_note=capped_note(*capped, max_entries),
+        footer_note=capped_note(*capped, max_entries), cap_left=cap_left, cap=max_entries,
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
@@ -194,6 +197,17 @@ def run_query(
 
 
 _CRITICAL = 0.8
+
+
+def _left_by_the_cap(ranked: Sequence[Candidate], selected: Sequence[Candidate], duplicates: int,
+                     max_entries: int) -> int:
+    """How many ranked candidates the entry cap left unconsidered (0 when fewer than ``max_entries``
+    were selected): those neither selected, nor folded into a selected decision, nor dropped as
+    near-duplicates (docs/adr/0067)."""
+    if len(selected) < max_entries:
+        return 0
+    shown = {c.record_id for c in selected} | {s for c in selected for s in c.sections}
+    return max(0, sum(1 for c in ranked if c.record_id not in shown) - duplicates)
 
 
 def _capped_critical(
@@ -400,16 +414,16 @@ def select_candidates(
     """Step 3, selection: the records a task names first, then the best by final score, with each
     stale record replaced by its current successor and without near-duplicates; at most ``max_entries``.
 
-    Only the best few times ``max_entries`` ranked candidates (by final score, priors applied) are
-    read in full. A refresh artifact replaced by a later refresh of the same task and kind, or a
-    decision superseded by another, gives way to its successor, which takes the better score; a
-    superseded decision stays, marked, when the task asks about history or names it (ADR 0030).
+    Only the best ``max_entries`` ranked candidates (by final score, priors applied) and as many
+    again (at least :data:`_HEAD_SPARE`) are read in full. A refresh artifact replaced by a later
+    refresh of the same task and kind, or a decision superseded by another, gives way to its
+    successor, which takes the better score; a superseded decision stays, marked, when the task asks about history or names it (ADR 0030).
     Near-duplicate suppression then keeps the newest of each group.
 
     Returns:
         The selected candidates (records attached, best first) and how many duplicates were dropped.
     """
-    head = list(ranked[: max_entries * _PRIOR_HEADROOM])
+    head = list(ranked[: max_entries + max(_HEAD_SPARE, max_entries)])
     records = store.get([c.record_id for c in head])
     notes_wanted = asks_about_handover(task)
     candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records
