@@ -27,17 +27,20 @@ from mission_memory.retrieval.ranking import RankingParams
 
 EVAL = Path(__file__).resolve().parent / "eval"
 SETS = ("tdr-docs", "adr-tools", "log4brains", "govuk-infrastructure")
-MAIN = RankingParams(fold_sections=False)
-"""The ranking before ADR 0066 (sections of an ADR ranked apart from its decision)."""
+MAIN = RankingParams(fold_sections=False, generated_factor=1.0, replaced_commits=False)
+"""The ranking before ADR 0066 (sections of an ADR ranked apart from its decision, no boilerplate weighting)."""
+_NO_BOILERPLATE_RULES = RankingParams(generated_factor=1.0, replaced_commits=False)
 WAYS: dict[str, tuple[RankingParams, int | None]] = {
-    "before": (RankingParams(per_kind_candidates=False, vector_feedback_docs=0, fold_sections=False), 10),
+    "before": (RankingParams(per_kind_candidates=False, vector_feedback_docs=0, fold_sections=False,
+                             generated_factor=1.0, replaced_commits=False), 10),
     "main": (MAIN, 10),
-    "fold": (RankingParams(), 10),
+    "fold": (_NO_BOILERPLATE_RULES, 10),
+    "budget": (_NO_BOILERPLATE_RULES, None),
     "today": (RankingParams(), None),
 }
 """Each way's ranking and entry cap (None: the settings' default): per-layer candidates without feedback
 (before ADR 0050); the ranking and 10-entry cap before ADR 0066; sections folded (ADR 0066) at the old
-cap; today's defaults (the budget-driven digest of ADR 0067)."""
+cap; and with the budget-driven digest (ADR 0067); today's defaults (with ADR 0068's boilerplate rules)."""
 
 
 def main() -> None:

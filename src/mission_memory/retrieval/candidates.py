@@ -22,6 +22,8 @@ class CandidateLists:
         decision_of: ADR sections among the candidates (document-chunk id) -> the decision record
             of the same file, when known before ranking (the ranking evaluation reads it; pull folds
             sections after reading its best candidates, docs/adr/0066). Empty: no folding here.
+        generated, replaced: ids of generated documents and commit id -> successor id
+            (docs/adr/0068), likewise known before ranking only in the ranking evaluation.
     """
 
     dense: dict[Layer, dict[RecordKind, list[Hit]]]
@@ -29,3 +31,5 @@ class CandidateLists:
     critical: dict[Layer, dict[RecordKind, list[Hit]]]
     priors: dict[str, RecordPriors]
     decision_of: dict[str, str] = field(default_factory=dict)
+    generated: frozenset[str] = frozenset()
+    replaced: dict[str, str] = field(default_factory=dict)

@@ -14,7 +14,8 @@ Named steps, each a function:
    plausibly relevant and fuse the lists (convex score fusion by default, ADR 0031; weights
    fitted by ``ranking tune``, ADR 0032); apply the record priors (criticality; superseded
    decisions demoted) to every candidate.
-3. :func:`select_candidates` — read the best in full, fold each ADR's sections into its decision
+3. :func:`select_candidates` — read the best in full, weight down generated documents and commits
+   a later one reverted or overtook (docs/adr/0068), fold each ADR's sections into its decision
    record (one unit per decision, docs/adr/0066), put records the task names first, put each
    stale record's current successor in its place (:mod:`~mission_memory.retrieval.staleness`), drop
    near-duplicates keeping the newest (:mod:`~mission_memory.retrieval.near_duplicates`).
@@ -41,6 +42,7 @@ from mission_memory.fence import new_nonce
 from mission_memory.operations.event_groups import group_key_of_record
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.commit_successors import replaced_among
 from mission_memory.retrieval.digest import Digest, capped_note, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
@@ -49,6 +51,7 @@ from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
     apply_priors,
+    demote_boilerplate,
     fold_sections,
     fuse,
     is_superseded,
@@ -396,6 +399,8 @@ def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: Rank
         for kind in dense.keys() | bm25.keys() | critical.keys():
             fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, [])))
     ranked = apply_priors(fused, params, lists.priors)
+    if lists.generated or lists.replaced:
+        ranked = demote_boilerplate(ranked, lists.generated, lists.replaced, params)
     if params.fold_sections and lists.decision_of:
         absent = {d: lists.priors[d].superseded for d in set(lists.decision_of.values()) if d in lists.priors}
         ranked = fold_sections(ranked, lists.decision_of, absent, params)
@@ -428,6 +433,7 @@ def select_candidates(
     notes_wanted = asks_about_handover(task)
     candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records
                   and (notes_wanted or records[c.record_id].kind is not RecordKind.HANDOVER_NOTE)]
+    candidates = _demoted(candidates, params)
     if params.fold_sections:
         candidates = _fold_adr_sections(store, where, candidates, params)
     candidates = _named_first(store, task, where, candidates)
@@ -436,6 +442,17 @@ def select_candidates(
     return suppress_near_duplicates(
         candidates, vectors, params.duplicate_cosine, keep=max_entries, exempt=frozenset(replaced.kept_superseded)
     )
+
+
+def _demoted(candidates: list[Candidate], params: RankingParams) -> list[Candidate]:
+    """The read candidates with generated documents and replaced commits weighted down
+    (:func:`~mission_memory.retrieval.ranking.demote_boilerplate`, docs/adr/0068)."""
+    records = [c.record for c in candidates if c.record is not None]
+    generated = {r.id for r in records if r.attributes.get("generated")} if params.generated_factor != 1.0 else set()
+    replaced = replaced_among(records) if params.replaced_commits else {}
+    if not generated and not replaced:
+        return candidates
+    return demote_boilerplate(candidates, generated, replaced, params)
 
 
 def _fold_adr_sections(

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from mission_memory.decisions import DecisionAttributes
@@ -39,6 +40,7 @@ __all__ = [
     "Candidate",
     "FusionWeights",
     "RankingParams",
+    "demote_boilerplate",
     "fold_sections",
     "fuse",
     "is_superseded",
@@ -86,6 +88,12 @@ class RankingParams:
         fold_sections: an ADR's document chunks compete as one unit with its decision record: the
             decision takes the best score of its own sections and the sections leave the ranking
             (:func:`fold_sections`, docs/adr/0066).
+        generated_factor: a document chunk ingest marked as generated (terraform-docs tables,
+            changelogs, lock files; attribute ``generated``) has its score multiplied by this
+            (:func:`demote_boilerplate`, docs/adr/0068).
+        replaced_commits: a commit that a later candidate commit reverted or overtook (an older
+            bump of the same dependency) is multiplied by ``superseded_factor``, marked superseded,
+            and ranks below its successor (docs/adr/0068).
     """
 
     rrf_k: int = 60
@@ -105,11 +113,13 @@ class RankingParams:
     vector_feedback_docs: int = 10
     vector_feedback_weight: float = 0.3
     fold_sections: bool = True
+    generated_factor: float = 0.25
+    replaced_commits: bool = True
 
 
 BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
                               per_kind_candidates=False, vector_feedback_docs=0,
-                             fold_sections=False)
+                             fold_sections=False, generated_factor=1.0, replaced_commits=False)
 """The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
 
 
@@ -353,5 +363,40 @@ def fold_sections(
         if decision_id not in present:
             out.append(Candidate(decision_id, score, superseded=absent[decision_id],
                                  sections=tuple(folded[decision_id])))
+    out.sort(key=lambda c: (-c.score, c.record_id))
+    return out
+
+
+def demote_boilerplate(
+    ranked: Sequence[Candidate], generated: AbstractSet[str], replaced: Mapping[str, str], params: RankingParams
+) -> list[Candidate]:
+    """Weight down tool-written documents and commits a later one undid or overtook (docs/adr/0068).
+
+    Args:
+        ranked: candidates, best first.
+        generated: ids of records ingest marked ``generated`` (:mod:`mission_memory.ingest.generated_documents`);
+            their score is multiplied by ``params.generated_factor``.
+        replaced: commit record id -> the id of the later commit that reverted or overtook it
+            (:func:`~mission_memory.retrieval.commit_successors.replaced_commits`); such a commit is
+            multiplied by ``superseded_factor`` (when ``params.replaced_commits``), marked superseded,
+            and, when its successor is among ``ranked``, kept just below it.
+
+    Returns:
+        The candidates, best first (ties by record id).
+    """
+    if not generated and not (replaced and params.replaced_commits):
+        return list(ranked)
+    scores = {c.record_id: c.score for c in ranked}
+    out = []
+    for cand in ranked:
+        if cand.record_id in generated:
+            cand = replace(cand, score=cand.score * params.generated_factor)
+        successor = replaced.get(cand.record_id) if params.replaced_commits else None
+        if successor is not None:
+            score = cand.score * params.superseded_factor
+            if successor in scores:
+                score = min(score, scores[successor] * 0.999)
+            cand = replace(cand, score=score, superseded=True)
+        out.append(cand)
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out

@@ -30,6 +30,7 @@ from mission_memory.errors import InputError
 from mission_memory.git_runner import run_git_text
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.commit_successors import replaced_among
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval.query import rank_candidates, search_candidates
 from mission_memory.retrieval.ranking import Candidate, RankingParams
@@ -203,8 +204,9 @@ def _with_decisions_of_sections(
 ) -> tuple[CandidateLists, dict[str, Record]]:
     """``lists`` with :attr:`CandidateLists.decision_of` filled for every ADR section among the
     candidates (and the priors of decisions that were not candidates), and those decisions' records,
-    so that :func:`~mission_memory.retrieval.query.rank_candidates` folds sections as pull does
-    (docs/adr/0066)."""
+    and with the generated documents and replaced commits among them, so that
+    :func:`~mission_memory.retrieval.query.rank_candidates` folds and demotes as pull does
+    (docs/adr/0066, 0068)."""
     keys = {rid: f"{r.provenance.mission}:{RecordKind.DECISION.value}:{r.attributes['path']}"
             for rid, r in records.items()
             if r.kind is RecordKind.DOC_CHUNK and isinstance(r.attributes.get("path"), str)}
@@ -212,7 +214,10 @@ def _with_decisions_of_sections(
     decision_of = {rid: found[key] for rid, key in keys.items() if key in found}
     missing = sorted({d for d in decision_of.values() if d not in lists.priors})
     priors = {**lists.priors, **store.priors_of(missing)} if missing else lists.priors
-    return replace(lists, decision_of=decision_of, priors=priors), store.get(missing) if missing else {}
+    generated = frozenset(rid for rid, r in records.items() if r.attributes.get("generated"))
+    replaced = replaced_among(list(records.values()))
+    return (replace(lists, decision_of=decision_of, priors=priors, generated=generated, replaced=replaced),
+            store.get(missing) if missing else {})
 
 
 @dataclass(frozen=True)
