@@ -43,6 +43,7 @@ from mission_memory.ingest.decision_records import (
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import PathGlobs
 from mission_memory.ingest.file_reading import read_inside
+from mission_memory.ingest.generated_documents import generated_kind, generated_sections
 from mission_memory.ingest.git_history import Commit, History
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
@@ -272,12 +273,18 @@ def _document_records(
             f" {cap:,} sections are ingested (split the file, or exclude it)"
         )
         chunks = chunks[:cap]
-    for chunk in chunks:
+    # Tool-written files and sections are marked, so pull weights them down (docs/adr/0068).
+    whole = generated_kind(path, text)
+    tables = [False] * len(chunks) if whole else generated_sections(
+        text, [(chunk.start_line, chunk.heading_path, chunk.text) for chunk in chunks])
+    for chunk, table in zip(chunks, tables, strict=True):
         ref = f"{path}#{chunk.anchor}" if chunk.anchor else path
         seen[ref] += 1
         slot = ref if seen[ref] == 1 else f"{ref}~{seen[ref]}"
         title = f"{path} › {' › '.join(chunk.heading_path)}" if chunk.heading_path else path
         attributes: dict[str, Any] = {"path": path, "anchor": chunk.anchor, "line": chunk.start_line, "slot": slot}
+        if whole or table:
+            attributes["generated"] = whole or "terraform-docs"
         if mission_type:
             attributes["mission_type"] = mission_type
         records.append(
