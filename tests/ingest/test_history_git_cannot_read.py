@@ -84,3 +84,28 @@ def test_a_shallow_clone_is_ingested_and_reported_as_shallow(make_git_repo: Call
 
     full = runner.invoke(app, ["ingest", str(origin.root), "--json"])
     assert json.loads(full.stdout)["shallow"] is False
+
+
+def test_a_partial_clone_is_read_from_what_it_holds_without_fetching(make_git_repo: Callable[[str], GitRepo],
+                                                                      tmp_path: Path) -> None:
+    """A blobless clone keeps old blobs on its remote; counting lines would fetch each of them."""
+    origin = make_git_repo("origin")
+    _history(origin, 4)
+    origin.git("config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "partial"
+    subprocess.run(["git", "clone", "-q", "--filter=blob:none", origin.root.as_uri(), str(clone)], check=True,
+                   capture_output=True)
+
+    def missing() -> set[str]:
+        listed = subprocess.run(["git", "rev-list", "--objects", "--missing=print", "HEAD"], cwd=clone, check=True,
+                                capture_output=True, text=True).stdout
+        return {line[1:] for line in listed.splitlines() if line.startswith("?")}
+
+    before = missing()
+    assert before  # the older versions of docs/retries.md stayed on the remote
+    result = runner.invoke(app, ["ingest", str(clone), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["by_kind"]["added"][RecordKind.COMMIT.value] == 4
+    assert {u["object"] for u in data["unreadable_history"]} == before
+    assert missing() == before  # nothing was fetched

@@ -5,7 +5,8 @@ commit), and git's failures are translated here, at the backend boundary, into
 :class:`~mission_memory.errors.BackendUnavailable` or :class:`~mission_memory.errors.InputError`.
 
 A history git cannot read whole does not stop the reading (issue 21): when ``git log --numstat``
-fails because a blob is missing (a damaged or partial clone), the commits are read again from their
+fails because a blob is missing (a damaged clone), or in a partial clone (whose missing blobs git
+would fetch one by one), the commits are read again from their
 trees (``--raw``, which needs no blob), the missing blobs are found with ``rev-list --missing=print``
 (which fetches nothing), and only the diffstat of the files whose blob is missing is left out; the
 caller names them (:class:`UnreadableObject`). A shallow clone is told by :meth:`GitRepository.is_shallow`.
@@ -181,7 +182,9 @@ class GitRepository:
         if head is None:
             return History([])
         rev = f"{since}..{head}" if since else head
-        out = self.git(*_LOG, "--numstat", _FORMAT, rev, check=False)
+        # A partial clone would fetch every missing blob from its remote, one request at a time, to
+        # count lines: read it the way a damaged clone is read, from what is here.
+        out = None if self.is_partial() else self.git(*_LOG, "--numstat", _FORMAT, rev, check=False)
         if out is not None:
             return History([c for c in (_parse_commit(chunk) for chunk in out.split(_RS)) if c is not None])
         return self._history_around_missing_blobs(rev)
@@ -243,6 +246,11 @@ class GitRepository:
         excluded = [f":(exclude,literal){p}" for p in paths]
         out = self.git("diff-tree", "-r", "--no-renames", "--numstat", *against, "--", ".", *excluded) or ""
         return _line_counts(out)
+
+    def is_partial(self) -> bool:
+        """True for a partial clone (``git clone --filter=blob:none``): blobs may be left on its remote."""
+        found = self.git("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$", check=False)
+        return any(line.split()[-1:] != ["false"] for line in (found or "").splitlines())
 
     def is_shallow(self) -> bool:
         """True for a shallow clone (``git clone --depth N``): history before its boundary is not there."""

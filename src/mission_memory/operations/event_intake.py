@@ -24,7 +24,7 @@ from mission_memory.operations.alert_state import update_open_alerts
 from mission_memory.operations.domain_events import DomainEvent, event_record
 from mission_memory.operations.escalation import EscalationState
 from mission_memory.stores.base import MemoryStore
-from mission_memory.stores.write_path import embed_stored
+from mission_memory.stores.write_path import embed_stored, forget_vector_backlog
 
 __all__ = ["EmbeddingQueue", "IntakeReport", "store_events"]
 
@@ -72,6 +72,7 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
         raise InputError("mission is blank: name the mission the events belong to")
     latest = {event.id: event for event in events}
     outcome = store.upsert_records([event_record(event, mission) for event in latest.values()])
+    forget_vector_backlog(store)  # the digest footer counts the new events at once (docs/adr/0063)
     if not store.read_only:
         update_open_alerts(store, mission, list(latest.values()))  # firing until resolved (docs/adr/0057)
     return IntakeReport(

@@ -32,6 +32,7 @@ __all__ = [
     "StoreResult",
     "VectorBacklog",
     "embed_stored",
+    "forget_vector_backlog",
     "store_records",
     "vector_backlog",
 ]
@@ -179,8 +180,7 @@ def embed_stored(
     if present:
         vectors = embedder.embed_passages([text_of(records[rid]) for rid in present])
         store.put_vectors(present, vectors, embedder.model_id)
-        with _backlog_lock:  # the backlog a pull may reuse is smaller now
-            _backlog_cache.pop((id(store), embedder.model_id), None)
+        forget_vector_backlog(store)  # the backlog a pull may reuse is smaller now
     return len(present)
 
 
@@ -293,6 +293,14 @@ def _span(seconds: float) -> str:
     if minutes < 24 * 60:
         return f"{minutes // 60} h {minutes % 60:02d} min"
     return f"{minutes // 1440} d {minutes % 1440 // 60} h"
+
+
+def forget_vector_backlog(store: MemoryStore) -> None:
+    """Drop the backlog :func:`vector_backlog` may give again for ``store``: records were stored
+    without vectors (event intake) or given theirs (:func:`embed_stored`)."""
+    with _backlog_lock:
+        for key in [key for key in _backlog_cache if key[0] == id(store)]:
+            del _backlog_cache[key]
 
 
 _backlog_cache: dict[tuple[int, str], tuple[float, VectorBacklog]] = {}
