@@ -47,9 +47,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", type=Path, required=True)
     parser.add_argument("--budget", type=int, default=4000)
+    parser.add_argument("--only", action="append", default=[], help="set names to run (default: all)")
     args = parser.parse_args()
     original = query_module.tuned_params
     for name in SETS:
+        if args.only and name not in args.only:
+            continue
         data = args.data_root / f"data-{name}"
         if not data.exists():
             print(f"{name:22} skipped: {data} not found")
