@@ -34,7 +34,12 @@ from mission_memory.retrieval.pull import pull
 from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
 from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
-from mission_memory.stores.write_path import embed_stored, store_records, vector_backlog
+from mission_memory.stores.write_path import (
+    embed_stored,
+    forget_vector_backlog,
+    store_records,
+    vector_backlog,
+)
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc, parse_clock
 
@@ -1128,6 +1133,7 @@ class Memory:
             if progress:
                 progress("embed", done, max(total, done))
         removed = self.store.delete_vectors_not_of(embedder.model_id)
+        forget_vector_backlog(self.store)
         self.prepare_search(progress)
         return {"model_id": embedder.model_id, "removed_vectors": max(others, removed), "embedded": done}
 

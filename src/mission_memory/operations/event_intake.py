@@ -72,7 +72,7 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
         raise InputError("mission is blank: name the mission the events belong to")
     latest = {event.id: event for event in events}
     outcome = store.upsert_records([event_record(event, mission) for event in latest.values()])
-    forget_vector_backlog(store)  # the digest footer counts the new events at once (docs/adr/0063)
+    forget_vector_backlog(store, caught_up=False)  # a footer saying none wait is out of date (ADR 0063)
     if not store.read_only:
         update_open_alerts(store, mission, list(latest.values()))  # firing until resolved (docs/adr/0057)
     return IntakeReport(
@@ -164,6 +164,7 @@ class EmbeddingQueue:
                 size = self._batch if limit is None else min(self._batch, limit - done)
                 ids = self._store.ids_without_vector(embedder.model_id, size)
                 if not ids:
+                    forget_vector_backlog(self._store)  # caught up: the footer stops saying it lags
                     break
                 stored = embed_stored(self._store, embedder, ids)
                 done += stored

@@ -202,8 +202,11 @@ def run_query(
     )
 
 
-_BACKLOG_SECONDS = 5.0
-"""A pull reuses the vector backlog counted by a pull at most this long ago (counting costs two scans)."""
+_BACKLOG_SECONDS = 10.0
+"""A pull reuses the vector backlog counted at most this long ago: counting and dating it cost about
+260 ms at 100k records under load (``benchmarks/bench_vector_backlog.py``, docs/adr/0063)."""
+_BACKLOG_READ = 1000
+"""Records without a vector a pull reads to date the oldest waiting event (the queue's front)."""
 
 
 def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now: datetime) -> str:
@@ -211,7 +214,7 @@ def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now:
     vector and the domain layer is searched (issue 21); else empty."""
     if Layer.DOMAIN not in layers:
         return ""
-    line = vector_backlog(store, model_id, max_age_seconds=_BACKLOG_SECONDS).queue_line(now)
+    line = vector_backlog(store, model_id, read=_BACKLOG_READ, max_age_seconds=_BACKLOG_SECONDS).queue_line(now)
     return f"_Event vector queue: {line}._" if line else ""
 
 

@@ -974,8 +974,9 @@ class SqliteStore:
 
     def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
         """Ids of records that have no vector of ``model_id`` (for reindex and repair), oldest first."""
-        # Two ordered index scans merged (EXCEPT) instead of a vector lookup per record: about 3x
-        # faster at 200k records, and the event queue asks before every batch (issue 21).
+        # Two ordered index scans merged (EXCEPT) instead of a vector lookup per record: 195-210 ms
+        # instead of 300-350 ms at 100k records, and the event queue asks before every batch
+        # (benchmarks/bench_vector_backlog.py, docs/adr/0063).
         rows = self._conn().execute(
             "SELECT id FROM records WHERE rowid IN (SELECT rowid FROM records EXCEPT"
             " SELECT record_rowid FROM vectors WHERE model_id = ? ORDER BY 1 LIMIT ?) ORDER BY rowid",

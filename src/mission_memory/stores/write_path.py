@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -180,7 +181,6 @@ def embed_stored(
     if present:
         vectors = embedder.embed_passages([text_of(records[rid]) for rid in present])
         store.put_vectors(present, vectors, embedder.model_id)
-        forget_vector_backlog(store)  # the backlog a pull may reuse is smaller now
     return len(present)
 
 
@@ -224,11 +224,13 @@ class VectorBacklog:
         words (BM25) until the queue reaches them``."""
         if not self.events:
             return ""
-        counted = f"{self.events:,}" if self.read >= self.missing else f"at least {self.events:,}"
+        if self.read >= self.missing:
+            counted = f"{self.events:,} {'event is' if self.events == 1 else 'events are'}"
+        else:  # only the oldest were read
+            counted = f"at least {self.events:,} events ({self.missing:,} records in all) are"
         age = self.event_age_seconds(now)
         since = f", the oldest from {_span(age)} ago" if age is not None else ""
-        noun = "event is" if self.events == 1 else "events are"
-        return (f"{counted} {noun} stored without a vector yet{since}: found by their words (BM25) until the"
+        return (f"{counted} stored without a vector yet{since}: found by their words (BM25) until the"
                 " event vector queue reaches them")
 
     def to_json(self, now: datetime) -> dict[str, Any]:
@@ -241,17 +243,23 @@ class VectorBacklog:
         }
 
 
-def vector_backlog(store: MemoryStore, model_id: str, *, max_age_seconds: float = 0.0) -> VectorBacklog:
+def vector_backlog(
+    store: MemoryStore, model_id: str, *, read: int = BACKLOG_READ, max_age_seconds: float = 0.0
+) -> VectorBacklog:
     """What is stored without a vector of ``model_id``: the count, by layer and kind, and the oldest event.
 
     The count is the records minus the vectors of the model (two counts, no join); only when some
-    are missing are the oldest of them (at most :data:`BACKLOG_READ`) read for the rest.
+    are missing are the oldest of them (at most ``read``) read for the rest.
 
     Args:
         store: the memory store.
         model_id: the current embedder's model id.
+        read: at most this many records without a vector are read for ``by_layer`` and the oldest
+            event (the queue embeds oldest first, so the oldest waiting event is among the first).
         max_age_seconds: an answer computed for this store and model at most this long ago may be
-            given again (the digest footer asks on every pull; 0 computes afresh).
+            given again (the digest footer asks on every pull; 0 computes afresh). The answer is
+            dropped sooner when the queue catches up or events arrive at a caught-up store
+            (:func:`forget_vector_backlog`).
 
     Raises:
         BackendUnavailable: the store cannot be read.
@@ -260,12 +268,12 @@ def vector_backlog(store: MemoryStore, model_id: str, *, max_age_seconds: float 
     if max_age_seconds > 0:
         with _backlog_lock:
             cached = _backlog_cache.get(key)
-        if cached is not None and time.monotonic() - cached[0] <= max_age_seconds:
-            return cached[1]
+        if cached is not None and cached[1]() is store and time.monotonic() - cached[0] <= max_age_seconds:
+            return cached[2]
     missing = max(0, sum(store.missions().values()) - store.vector_models().get(model_id, 0))
     backlog = VectorBacklog(model_id)
     if missing:
-        ids = store.ids_without_vector(model_id, min(missing, BACKLOG_READ))
+        ids = store.ids_without_vector(model_id, min(missing, max(1, read)))
         priors = store.priors_of(ids)
         by_layer: dict[str, dict[str, int]] = {}
         oldest: datetime | None = None
@@ -276,11 +284,30 @@ def vector_backlog(store: MemoryStore, model_id: str, *, max_age_seconds: float 
             if event and prior.time is not None and (oldest is None or prior.time < oldest):
                 oldest = prior.time
         backlog = VectorBacklog(model_id, missing, by_layer, len(ids), oldest)
+    try:
+        held = weakref.ref(store)
+    except TypeError:  # a store that cannot be referenced weakly is not kept
+        return backlog
     with _backlog_lock:
-        if len(_backlog_cache) >= 64:  # one entry per open store and model; old stores are gone
+        if len(_backlog_cache) >= 64:  # one entry per open store and model
             _backlog_cache.clear()
-        _backlog_cache[key] = (time.monotonic(), backlog)
+        _backlog_cache[key] = (time.monotonic(), held, backlog)
     return backlog
+
+
+def forget_vector_backlog(store: MemoryStore, *, caught_up: bool = True) -> None:
+    """Drop what :func:`vector_backlog` may give again for ``store``.
+
+    Args:
+        store: the memory store.
+        caught_up: True when no record of the model waits any more (the queue found none): every
+            answer goes. False when records were stored without a vector (event intake): only an
+            answer saying none waited goes, so that a flood does not make every pull count again.
+    """
+    with _backlog_lock:
+        for key, (_, _, backlog) in list(_backlog_cache.items()):
+            if key[0] == id(store) and (caught_up or not backlog.missing):
+                del _backlog_cache[key]
 
 
 def _span(seconds: float) -> str:
@@ -295,15 +322,7 @@ def _span(seconds: float) -> str:
     return f"{minutes // 1440} d {minutes % 1440 // 60} h"
 
 
-def forget_vector_backlog(store: MemoryStore) -> None:
-    """Drop the backlog :func:`vector_backlog` may give again for ``store``: records were stored
-    without vectors (event intake) or given theirs (:func:`embed_stored`)."""
-    with _backlog_lock:
-        for key in [key for key in _backlog_cache if key[0] == id(store)]:
-            del _backlog_cache[key]
-
-
-_backlog_cache: dict[tuple[int, str], tuple[float, VectorBacklog]] = {}
+_backlog_cache: dict[tuple[int, str], tuple[float, weakref.ref[Any], VectorBacklog]] = {}
 _backlog_lock = threading.Lock()
 
 
