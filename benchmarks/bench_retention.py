@@ -13,8 +13,10 @@ The load average is printed beside each variant's figures.
 Usage::
 
     nice -n 5 .venv/bin/python benchmarks/bench_retention.py [--events 100000] [--days 180] [--keep-days 30]
-        [--queries 20] [--compare-src DIR]...
+        [--queries 20] [--vectors] [--compare-src DIR]...
 
+``--vectors`` first gives every event a random unit vector of the embedder's model (as once the event
+vector queue has caught up), so the prune also deletes vectors and the vector snapshot is rewritten.
 ``--compare-src DIR``: another checkout's ``src/`` (``git archive main src | tar -x -C DIR``; DIR or
 DIR/src), which must read this checkout's store. Works in temporary folders; nothing else is written.
 """
@@ -33,6 +35,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from mission_memory.api import Memory
 
@@ -92,6 +96,17 @@ def _pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+def _random_vectors(memory: Memory, rng: random.Random) -> None:
+    """Unit vectors of the embedder's model for every record without one (what a caught-up queue would
+    store; random, since only their storage and deletion are measured)."""
+    model, dim = memory.embedder.model_id, memory.embedder.dim
+    generator = np.random.default_rng(rng.randrange(2**32))
+    while ids := memory.store.ids_without_vector(model, 5000):
+        vectors = generator.standard_normal((len(ids), dim)).astype(np.float32)
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        memory.store.put_vectors(ids, vectors, model)
+
+
 def _package_root(folder: Path) -> Path:
     """The folder holding ``mission_memory/``: ``folder`` or ``folder/src`` (else the run would measure this one twice)."""
     for candidate in (folder, folder / "src"):
@@ -128,6 +143,8 @@ def main() -> None:
     parser.add_argument("--days", type=float, default=180.0)
     parser.add_argument("--keep-days", type=float, default=30.0)
     parser.add_argument("--queries", type=int, default=20)
+    parser.add_argument("--vectors", action="store_true",
+                        help="give every event a (random) vector first, as once the queue has caught up")
     parser.add_argument("--compare-src", type=Path, action="append", default=[],
                         help="also measure the package in this src/ folder on a copy of the same store (repeatable)")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
@@ -148,10 +165,13 @@ def main() -> None:
             for i in range(0, len(events), 1000):
                 memory.record_events(events[i:i + 1000], "ops", now=now, embed=False)
             stored_s = time.perf_counter() - started
+            if args.vectors:
+                _random_vectors(memory, rng)
             memory.prepare_search()
         load = os.getloadavg()
         print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} after storing, {os.cpu_count()} cores")
-        print(f"stored {args.events:,} events over {args.days:g} days in {stored_s:.1f} s", flush=True)
+        print(f"stored {args.events:,} events over {args.days:g} days in {stored_s:.1f} s"
+              + (" (then a vector for each)" if args.vectors else ""), flush=True)
         results = []
         for n, (label, src) in enumerate(variants):
             copy = Path(tmp) / f"variant-{n}"

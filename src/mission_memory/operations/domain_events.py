@@ -18,7 +18,6 @@ import csv
 import io
 import json
 import math
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -322,87 +321,29 @@ def event_from_record(record: Record) -> DomainEvent:
 
 
 def _validated_event(record: Record) -> DomainEvent:
+    a = record.attributes
     try:
-        fields = _stored_fields(record)
-        quick = _checked_stored_fields(fields)
-        if quick is not None:
-            return DomainEvent.model_construct(**quick)
-        return DomainEvent.model_validate(fields, context={"stored": True})
+        return DomainEvent.model_validate(dict(
+            id=str(a.get("event_id") or record.provenance.ref.removeprefix("event:")),
+            time=record.provenance.time,
+            sector=str(a.get("sector") or record.component or "unknown"),
+            type=str(a.get("event_type") or "event"),
+            criticality=float(a["source_criticality"]) if isinstance(a.get("source_criticality"), (int, float))
+            else record.criticality,
+            source=str(a.get("source") or "unknown"),
+            text=record.text,
+            caused_by=tuple(str(c) for c in a.get("caused_by") or ()),
+            unit=a.get("unit"),
+            operator=record.operator,
+            state=EventState(a.get("state") or EventState.FIRING.value),
+            fingerprint=a.get("fingerprint") or None,
+            labels=a.get("labels") or (),
+            runbook_url=a.get("runbook_url") or None,
+            generator_url=a.get("generator_url") or None,
+            ends_at=a.get("ends_at") or None,
+        ), context={"stored": True})
     except (ValidationError, ValueError) as exc:
         raise InputError(f"record {record.id}: stored event attributes are not a valid event ({exc})") from None
-
-
-def _stored_fields(record: Record) -> dict[str, Any]:
-    """The fields of the event ``record`` was made from, as stored (before validation)."""
-    a = record.attributes
-    return dict(
-        id=str(a.get("event_id") or record.provenance.ref.removeprefix("event:")),
-        time=record.provenance.time,
-        sector=str(a.get("sector") or record.component or "unknown"),
-        type=str(a.get("event_type") or "event"),
-        criticality=float(a["source_criticality"]) if isinstance(a.get("source_criticality"), (int, float))
-        else record.criticality,
-        source=str(a.get("source") or "unknown"),
-        text=record.text,
-        caused_by=tuple(str(c) for c in a.get("caused_by") or ()),
-        unit=a.get("unit"),
-        operator=record.operator,
-        state=EventState(a.get("state") or EventState.FIRING.value),
-        fingerprint=a.get("fingerprint") or None,
-        labels=a.get("labels") or (),
-        runbook_url=a.get("runbook_url") or None,
-        generator_url=a.get("generator_url") or None,
-        ends_at=a.get("ends_at") or None,
-    )
-
-
-_CONTROL_CHARACTER = re.compile("[" + re.escape("".join(sorted(_CONTROL))) + "]")
-
-
-def _checked_stored_fields(fields: dict[str, Any]) -> dict[str, Any] | None:
-    """``fields`` as validation would make them for a stored event, or None when any is not plainly valid.
-
-    What intake stored passes every check here in a few microseconds; anything unusual (a value an older
-    version stored, a damaged attribute) returns None and goes through the full validation, which names the
-    problem. Held equal to ``model_validate(..., context={"stored": True})`` by tests/operations/test_flood_reads.py.
-    """
-    def plain(value: Any, longest: int) -> bool:
-        return isinstance(value, str) and 0 < len(value) <= longest and value == value.strip()
-
-    def optional(value: Any, longest: int | None = None) -> bool:
-        return value is None or (isinstance(value, str) and value == value.strip() and value != ""
-                                 and (longest is None or len(value) <= longest))
-
-    time, criticality = fields["time"], fields["criticality"]
-    if not (plain(fields["id"], MAX_NAME_CHARS) and plain(fields["sector"], MAX_NAME_CHARS)
-            and plain(fields["type"], MAX_NAME_CHARS) and plain(fields["source"], 500)
-            and plain(fields["text"], MAX_EVENT_TEXT_CHARS)
-            and optional(fields["unit"]) and optional(fields["operator"]) and optional(fields["fingerprint"], 200)
-            and optional(fields["runbook_url"], 2000) and optional(fields["generator_url"], 2000)
-            and isinstance(time, datetime) and time.tzinfo is UTC and time >= EARLIEST_EVENT_TIME
-            and type(criticality) is float and 0.0 <= criticality <= 1.0
-            and _CONTROL_CHARACTER.search(fields["text"]) is None and _CONTROL_CHARACTER.search(fields["source"]) is None):
-        return None
-    labels = fields["labels"]
-    if isinstance(labels, Mapping):
-        pairs = tuple(sorted((str(k), str(v)) for k, v in labels.items()))
-    elif isinstance(labels, (list, tuple)) and all(
-            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in labels):
-        pairs = tuple((str(p[0]), str(p[1])) for p in labels)
-    else:
-        return None
-    ends_at = fields["ends_at"]
-    if isinstance(ends_at, str):
-        try:
-            ends_at = datetime.fromisoformat(ends_at)
-        except ValueError:
-            return None
-        if ends_at.tzinfo is None:
-            return None
-        ends_at = as_utc(ends_at)
-    elif ends_at is not None:
-        return None
-    return {**fields, "labels": pairs, "ends_at": ends_at}
 
 
 def _problems(exc: ValidationError) -> str:
