@@ -5,7 +5,8 @@ a hit when the ADR is among the first three decisions of the digest (after selec
 replacement and near-duplicate suppression, which ``bench_ranking.py`` does not run). This runs the
 ADR-topic questions of ``benchmarks/eval/`` (those counted among decisions) through
 ``Memory.query`` on the stores ``bench_ranking.py`` ingested under ``--data-root``, once per ranking
-of :data:`WAYS` (docs/adr/0050), and prints hits per language.
+and entry cap of :data:`WAYS` (docs/adr/0050, 0066, 0067), and prints hits per language, the mean
+entries and tokens of the digests.
 
 Usage::
 
@@ -26,37 +27,52 @@ from mission_memory.retrieval.ranking import RankingParams
 
 EVAL = Path(__file__).resolve().parent / "eval"
 SETS = ("tdr-docs", "adr-tools", "log4brains", "govuk-infrastructure")
-WAYS = {
-    "before": RankingParams(per_kind_candidates=False, vector_feedback_docs=0),
-    "per kind": RankingParams(vector_feedback_docs=0),
-    "today": RankingParams(),
+MAIN = RankingParams(fold_sections=False, generated_factor=1.0, replaced_commits=False)
+"""The ranking before ADR 0066 (sections of an ADR ranked apart from its decision, no boilerplate weighting)."""
+_NO_BOILERPLATE_RULES = RankingParams(generated_factor=1.0, replaced_commits=False)
+WAYS: dict[str, tuple[RankingParams, int | None]] = {
+    "before": (RankingParams(per_kind_candidates=False, vector_feedback_docs=0, fold_sections=False,
+                             generated_factor=1.0, replaced_commits=False), 10),
+    "main": (MAIN, 10),
+    "fold": (_NO_BOILERPLATE_RULES, 10),
+    "budget": (_NO_BOILERPLATE_RULES, None),
+    "today": (RankingParams(), None),
 }
-"""Per-layer candidates without feedback (before ADR 0050), per-kind candidates alone, and today's defaults."""
+"""Each way's ranking and entry cap (None: the settings' default): per-layer candidates without feedback
+(before ADR 0050); the ranking and 10-entry cap before ADR 0066; sections folded (ADR 0066) at the old
+cap; and with the budget-driven digest (ADR 0067); today's defaults (with ADR 0068's boilerplate rules)."""
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", type=Path, required=True)
     parser.add_argument("--budget", type=int, default=4000)
+    parser.add_argument("--only", action="append", default=[], help="set names to run (default: all)")
     args = parser.parse_args()
     original = query_module.tuned_params
     for name in SETS:
+        if args.only and name not in args.only:
+            continue
         data = args.data_root / f"data-{name}"
         if not data.exists():
             print(f"{name:22} skipped: {data} not found")
             continue
-        memory = Memory.open(load_settings(data_dir=data))
         lines = (EVAL / f"questions-{name}.jsonl").read_text(encoding="utf-8").splitlines()
         questions = [q for q in (json.loads(line) for line in lines if line.strip()) if q["among"] == "decision"]
-        for label, ranking in WAYS.items():
+        for label, (ranking, cap) in WAYS.items():
+            memory = Memory.open(load_settings(data_dir=data, max_digest_entries=cap))
             def params(store: Any, base: RankingParams | None = None, ranking: RankingParams = ranking) -> RankingParams:
                 return original(store, ranking)
 
             query_module.tuned_params = params  # what run_query calls for its defaults
             hits: dict[str, list[int]] = {}
             misses = []
+            entries: list[int] = []
+            used: list[int] = []
             for q in questions:
                 digest = memory.query(q["question"], token_budget=args.budget, filters={"mission": name})
+                entries.append(len(digest.entries))
+                used.append(digest.tokens_used)
                 first = [e.record.provenance.ref.split("#", 1)[0] for e in digest.entries
                          if e.record.kind.value == "decision"][:3]
                 ok = q["target"] in first
@@ -66,9 +82,11 @@ def main() -> None:
                 if not ok:
                     misses.append(q["id"])
             counts = "  ".join(f"{lang} {n}/{of}" for lang, (n, of) in sorted(hits.items()))
-            print(f"{name:22} {label:9} {counts}  misses {misses}", flush=True)
+            mean = sum(entries) / len(entries) if entries else 0.0
+            print(f"{name:22} {label:9} {counts}  entries {mean:.1f}  tokens {sum(used) / max(1, len(used)):.0f}"
+                  f"  misses {misses}", flush=True)
+            memory.close()
         query_module.tuned_params = original
-        memory.close()
 
 
 if __name__ == "__main__":

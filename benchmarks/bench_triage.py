@@ -55,7 +55,7 @@ from mission_memory.api import Memory
 from mission_memory.fence import new_nonce
 from mission_memory.operations.domain_events import DomainEvent
 from mission_memory.operations.escalation import EscalationMode
-from mission_memory.operations.event_groups import group_events
+from mission_memory.operations.event_groups import group_events, group_key
 from mission_memory.operations.scenarios import (
     LOGHUB_DATASETS,
     Scenario,
@@ -87,6 +87,9 @@ class RankingFigures:
     missed_entries: int = 0
     kinds: int = 0
     kinds_missed: int = 0
+    missed_groups: int = 0
+    group_citations: int = 0
+    contradicted: int = 0
     ms: list[float] = field(default_factory=list)
     tokens: list[int] = field(default_factory=list)
 
@@ -145,14 +148,48 @@ def _cited(text: str, event_id: str) -> bool:
     return re.search(re.escape(f"event:{event_id}") + r"(?![\w@:.+-])", text) is not None
 
 
+_MEMBERS = re.compile(r"the (\d+) from event:([^\s)]+) to event:([^\s)]+)")
+
+
+def _cited_as_members(text: str, stored: dict[str, DomainEvent], recent_critical: set[str]) -> tuple[set[str], int, int]:
+    """The critical events a digest cites as a group's members, and how many such citations it makes and how
+    many of them the stored events contradict.
+
+    A group is cited as ``the N from event:<A> to event:<B>`` (``group_members``, docs/adr/0057). The
+    citation covers the stored events of A's kind (type, sector and text template) from A to B by time,
+    then id; it counts only when N is their number, all of them or those of them that are critical,
+    firing and in the window; a citation whose N is neither is counted as contradicted and cites nothing
+    beyond A and B.
+    """
+    covered: set[str] = set()
+    claims = contradicted = 0
+    for n, first, last in _MEMBERS.findall(text):
+        claims += 1
+        a, b = stored.get(first), stored.get(last)
+        if a is None or b is None:
+            contradicted += 1
+            continue
+        key = group_key(a)
+        low, high = (a.time, a.id), (b.time, b.id)
+        between = {e.id for e in stored.values() if low <= (e.time, e.id) <= high and group_key(e) == key}
+        if int(n) in (len(between), len(between & recent_critical)):
+            covered |= between & recent_critical
+        else:
+            contradicted += 1
+    return covered, claims, contradicted
+
+
 def _pull(memory: Memory, scenario: Scenario, question: str, at: datetime, budget: int, triaged: bool,
-          recent_critical: set[str], kinds: Sequence[frozenset[str]]) -> tuple[float, int, int, int, int]:
+          recent_critical: set[str], kinds: Sequence[frozenset[str]],
+          stored: dict[str, DomainEvent]) -> tuple[float, int, int, int, int, int, int, int]:
     """One pull at scenario time ``at``.
 
     Returns:
-        ``(ms, tokens, missing, missing from the entries, kinds missing)``: critical events of the window
-        the digest does not cite at all (neither as an entry nor in the timeline), those not among its
-        entries, and distinct critical kinds (groups of repeats, docs/adr/0057) none of whose events is cited.
+        ``(ms, tokens, missing, missing from the entries, kinds missing, missing counting group citations,
+        group citations, group citations contradicted)``: critical events of the window the digest does not
+        cite by id at all (neither as an entry nor in the timeline), those not among its entries, distinct
+        critical kinds (groups of repeats, docs/adr/0057) none of whose events is cited, and critical events
+        cited neither by id nor as members of a group (:func:`_cited_as_members`).
     """
     started = time.perf_counter()
     store, params = memory.store, RankingParams()
@@ -175,8 +212,9 @@ def _pull(memory: Memory, scenario: Scenario, question: str, at: datetime, budge
     ms = (time.perf_counter() - started) * 1000
     shown = {str(e.record.attributes.get("event_id")) for e in entries if e.record.kind is RecordKind.DOMAIN_EVENT}
     cited = {i for i in recent_critical if _cited(text, i)}
+    members, claims, contradicted = _cited_as_members(text, stored, recent_critical)
     return (ms, tokens, len(recent_critical - cited), len(recent_critical - shown),
-            sum(1 for kind in kinds if not kind & cited))
+            sum(1 for kind in kinds if not kind & cited), len(recent_critical - cited - members), claims, contradicted)
 
 
 def evaluate(scenario: Scenario, budgets: Sequence[int], embed: bool = True) -> DatasetFigures:
@@ -205,13 +243,14 @@ def evaluate(scenario: Scenario, budgets: Sequence[int], embed: bool = True) -> 
             latest = {e.id: e for e in by_time if _arrival(e) <= at}
             recent = {i for i, e in latest.items() if at - WINDOW < e.time <= at and i in scenario.critical_ids
                       and e.state.value == "firing"}
+            stored = dict(latest)
             latest = {i: e for i, e in latest.items() if i in recent}
             kinds = [frozenset(e.id for e in g.events) for g in group_events(latest.values())]
             question = scenario.questions[asked % len(scenario.questions)][1]
             order = ("triage", "similarity") if asked % 2 else ("similarity", "triage")
             for budget, ranking in ((b, name) for b in budgets for name in order):
-                ms, tokens, missed, missed_entries, kinds_missed = _pull(memory, scenario, question, at, budget,
-                                                                         ranking == "triage", recent, kinds)
+                ms, tokens, missed, missed_entries, kinds_missed, missed_groups, claims, contradicted = _pull(
+                    memory, scenario, question, at, budget, ranking == "triage", recent, kinds, stored)
                 r = figures.rankings[f"{ranking} {budget}"]
                 r.pulls += 1
                 r.ms.append(ms)
@@ -221,6 +260,9 @@ def evaluate(scenario: Scenario, budgets: Sequence[int], embed: bool = True) -> 
                 r.missed_entries += missed_entries
                 r.kinds += len(kinds)
                 r.kinds_missed += kinds_missed
+                r.missed_groups += missed_groups
+                r.group_citations += claims
+                r.contradicted += contradicted
 
         def advance(moment: datetime) -> None:
             """Assessments on the minute grid and flood questions strictly before ``moment``, in time order."""
@@ -323,16 +365,21 @@ def main() -> None:
     print("Ranking during floods (critical = criticality ≥ 0.8 in the last 10 min at each pull; missed = not cited by")
     print("the digest with its event:<id> provenance, as an entry or a timeline line; FN rate = missed / critical;")
     print("not an entry = missing from the entries alone; kinds = distinct critical kinds of the window, repeats")
-    print("grouped by type, sector and text template; kinds missed = kinds none of whose events is cited)")
+    print("grouped by type, sector and text template; kinds missed = kinds none of whose events is cited;")
+    print("with groups = missed counting a group's members as cited where the digest cites them as `the N from")
+    print("event:A to event:B` and N agrees with the stored events; groups = such citations, bad = contradicted)")
     print(f"{'dataset':22} {'ranking, budget':16} {'pulls':>5} {'kinds':>5} {'missed':>6} {'kind FN':>7} {'critical':>8} "
-          f"{'missed':>6} {'FN rate':>7} {'not an entry':>12} {'p50 ms':>7} {'p95 ms':>7} {'tokens mean':>11} {'max':>5}")
+          f"{'missed':>6} {'FN rate':>7} {'with groups':>11} {'FN rate':>7} {'groups':>6} {'bad':>4} {'not an entry':>12} "
+          f"{'p50 ms':>7} {'p95 ms':>7} {'tokens mean':>11} {'max':>5}")
     for f in results:
         for name, r in f.rankings.items():
             rate = r.missed / r.critical if r.critical else 0.0
+            group_rate = r.missed_groups / r.critical if r.critical else 0.0
             kind_rate = r.kinds_missed / r.kinds if r.kinds else 0.0
             mean_tokens = sum(r.tokens) / len(r.tokens) if r.tokens else float("nan")
             print(f"{f.name:22} {name:16} {r.pulls:>5} {r.kinds:>5} {r.kinds_missed:>6} {kind_rate:>7.1%} {r.critical:>8} "
-                  f"{r.missed:>6} {rate:>7.1%} {r.missed_entries:>12} "
+                  f"{r.missed:>6} {rate:>7.1%} {r.missed_groups:>11} {group_rate:>7.1%} {r.group_citations:>6} "
+                  f"{r.contradicted:>4} {r.missed_entries:>12} "
                   f"{_pct(r.ms, .5):>7.0f} {_pct(r.ms, .95):>7.0f} {mean_tokens:>11.0f} {max(r.tokens, default=0):>5}")
     load = os.getloadavg()
     print(f"\nload average at the end: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")

@@ -34,7 +34,12 @@ from mission_memory.retrieval.pull import pull
 from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
 from mission_memory.stores.base import MemoryStore, stored_mission_names
 from mission_memory.stores.registry import open_store
-from mission_memory.stores.write_path import embed_stored, store_records
+from mission_memory.stores.write_path import (
+    embed_stored,
+    forget_vector_backlog,
+    store_records,
+    vector_backlog,
+)
 from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc, parse_clock
 
@@ -1066,25 +1071,59 @@ class Memory:
             "vectors_by_model": self.store.vector_models(),
             "retrieval_events": self.store.count_retrieval_events(),
             "read_only": self.store.read_only,
+            "without_vectors": self.vectors_missing(),
         }
+
+    def vectors_missing(self, *, now: datetime | None = None) -> dict[str, Any]:
+        """Records stored without a vector of the configured model, and what to do about it (issue 21).
+
+        Returns:
+            :meth:`~mission_memory.stores.write_path.VectorBacklog.to_json` (``records``, ``by_layer``,
+            ``events``, ``oldest_event``, ``oldest_event_age_s``…) plus ``queue``, the event vector
+            queue's lag in a sentence (empty when no event waits), and ``advice``: run ``reindex``
+            (the vectors are of another model, or records other than events wait) or let the queue
+            catch up; empty when every record has its vector.
+
+        Raises:
+            InputError: a naive ``now``.
+        """
+        clock = self._clock(now)
+        model = configured_model_id(self.settings)
+        backlog = vector_backlog(self.store, model)
+        data = backlog.to_json(clock)
+        data["queue"] = backlog.queue_line(clock)
+        if not backlog.missing:
+            data["advice"] = ""
+        elif any(other != model for other in self.store.vector_models()):
+            data["advice"] = "vectors of another model are stored: run `mission-memory reindex` to embed every record"
+        elif backlog.events == backlog.read:
+            data["advice"] = ("the event vector queue is catching up (a serving process embeds them in the background;"
+                              " `mission-memory reindex` embeds them now)")
+        else:
+            data["advice"] = "run `mission-memory reindex` to embed them (queries find them by BM25 until then)"
+        return data
 
     def reindex(self, progress: ProgressFn | None = None, batch: int = 64) -> dict[str, Any]:
         """Re-embed every record from its stored text with the current embedder.
 
-        Vectors of other models are deleted first, so vector spaces are never mixed; records that
-        already have a vector of the current model are left alone, so an interrupted reindex
-        resumes where it stopped.
+        The new vectors are written before the old ones go (docs/adr/0063): each batch of records
+        gets its vectors of the current model, and only then do those records' vectors of another
+        model go (``put_vectors`` replaces them); what is left of other models is deleted last. So a
+        reindex killed part-way leaves every record with a vector of one model or the other, never
+        a store without vectors, and vector spaces are never mixed in one search (each search names
+        its model). Records that already have a vector of the current model are left alone, so an
+        interrupted reindex resumes where it stopped.
 
         Returns:
-            ``{"model_id", "removed_vectors", "embedded"}``.
+            ``{"model_id", "removed_vectors", "embedded"}`` (``removed_vectors``: vectors of other
+            models the store held when the reindex started, or were left at its end, whichever is more).
         """
         from mission_memory.ingest.passage_heads import passage_text  # what ingest embeds, too
 
         embedder = self.embedder
-        removed = self.store.delete_vectors_not_of(embedder.model_id)
-        total = sum(sum(k.values()) for k in self.store.counts().values()) - self.store.vector_models().get(
-            embedder.model_id, 0
-        )
+        models = self.store.vector_models()
+        others = sum(n for model, n in models.items() if model != embedder.model_id)
+        total = sum(sum(k.values()) for k in self.store.counts().values()) - models.get(embedder.model_id, 0)
         done = 0
         while True:
             ids = self.store.ids_without_vector(embedder.model_id, batch)
@@ -1093,8 +1132,10 @@ class Memory:
             done += embed_stored(self.store, embedder, ids, passage=passage_text)
             if progress:
                 progress("embed", done, max(total, done))
+        removed = self.store.delete_vectors_not_of(embedder.model_id)
+        forget_vector_backlog(self.store)
         self.prepare_search(progress)
-        return {"model_id": embedder.model_id, "removed_vectors": removed, "embedded": done}
+        return {"model_id": embedder.model_id, "removed_vectors": max(others, removed), "embedded": done}
 
 
 def _mission_of_folder(folder: Path) -> str:

@@ -97,7 +97,9 @@ class Settings(BaseSettings):
             the cap applies to the bytes read, whatever the file system reports (ADR 0056).
         max_records_per_file: the most document records one file yields at ingest; a file that would
             yield more keeps its first ones and is reported as cut (ADR 0056).
-        max_digest_entries: at most this many relevant records are considered for one digest.
+        max_digest_entries: a safety limit on the entries of one digest (at most this many relevant
+            records are considered); the token budget, not this, normally stops a digest, and its closing
+            line says when this did (docs/adr/0067).
         embeddings_url: with ``embedder=openai``, the OpenAI-compatible API root
             (``http://localhost:8080/v1``).
         embeddings_model: with ``embedder=openai``, the model name sent; vectors get the id
@@ -185,7 +187,7 @@ class Settings(BaseSettings):
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     max_records_per_file: int = Field(default=2000, ge=1)
-    max_digest_entries: int = Field(default=10, ge=1)
+    max_digest_entries: int = Field(default=40, ge=1)
     embeddings_url: str | None = None
     embeddings_model: str | None = None
     embeddings_api_key: SecretStr | None = None

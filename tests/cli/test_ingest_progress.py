@@ -7,6 +7,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
@@ -144,3 +145,24 @@ def test_ctrl_c_during_an_ingest_says_how_to_continue_and_a_rerun_finishes(tmp_p
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)
     assert report["mission"] == "notes"
+
+
+def test_the_terminal_bar_has_an_eta_from_the_first_embedded_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One batch of 64 records taking 40 s (1.6 records/s) is enough for an estimate: rich's own
+    column, which keeps only its last 30 s of samples, showed ``ETA -:--:--`` for half an hour (issue 21)."""
+    from rich.console import Console
+
+    from mission_memory.cli import progress_lines
+
+    clock = SteppedClock()
+    screen = io.StringIO()
+    terminal = Console(file=screen, force_terminal=True, width=160, color_system=None, get_time=clock)
+    monkeypatch.setattr(progress_lines, "err_console", terminal)
+    with progress_lines.progress_display(True) as update:
+        update("embed", 0, 640)
+        clock.now += 40
+        update("embed", 64, 640)  # 576 left at 64 per 40 s: 6 minutes
+    frames = screen.getvalue()
+    assert "64/640" in frames
+    assert "ETA 6 min 00 s" in frames
+    assert "-:--:--" not in frames

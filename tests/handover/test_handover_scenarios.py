@@ -102,7 +102,7 @@ def test_a_read_only_operator_in_between_does_not_become_the_predecessor(
         assert text[:60] in brief.text
     status = brief.entries[0][1]
     assert re.search(r"^- alice: \d+ notes", status, re.MULTILINE), status
-    assert re.search(r"^- bob: no work; \d+ quer(y|ies) or briefs read \(not work\)", status, re.MULTILINE), status
+    assert re.search(r"^- bob: no work; \d+ (query or brief|queries or briefs) read \(not work\)", status, re.MULTILINE), status
     assert "acknowledged by bob" in status
 
 
@@ -180,6 +180,11 @@ def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_
     memory.record_events([*lease, *address, *fatal], MISSION, now=NOW - timedelta(seconds=30), embed=False)
     memory.handover_note("If the RM stays unreachable after 09:30 then fail the job over to the standby cluster.",
                          "warning", mission=MISSION, operator="alice", now=NOW - timedelta(minutes=2))
+    memory.handover_note("Next check at 09:30: if the RM answers, restart the failed map attempts.", "next-step",
+                         mission=MISSION, operator="alice", now=NOW - timedelta(minutes=1))
+    # a note of the coding shift before the incident, about something else
+    memory.handover_note("Next: link the sequence diagram from observability-cloudwatch.md.", "next-step",
+                         mission=MISSION, operator="alice", now=NOW - timedelta(days=1))
     brief = memory.rotation_brief(mission=MISSION, from_operator="alice", for_operator="carol", now=NOW,
                                   token_budget=1500, archive=False)
     text = brief.text
@@ -189,10 +194,44 @@ def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_
     assert "E54 · LeaseRenewer · ×30" in block and "E4 · RMContainerAllocator · ×12" in block
     assert "Resource Manager doesn't recognize AttemptId" in block  # the FATAL line, quoted, first
     assert block.index("E12") < block.index("E54")
-    # the contingency: in the block when it is whole, else under the open notes it points to
-    assert ("Contingencies (if … then …):\n- If the RM stays unreachable" in block
-            or "contingencies: see the open handover notes" in block)
-    assert "If the RM stays unreachable after 09:30 then fail the job over" in text
-    assert "Next check:" in block
-    assert "## Recently changed files" not in text  # the documentation's history is unrelated to the incident
+    # the contingencies and the next check are the incident's notes, in the block and nowhere else
+    contingencies = block.split("Contingencies (if … then …):\n", 1)[1]
+    assert "\n- If the RM stays unreachable after 09:30 then fail" in "\n" + contingencies
+    for note in ("If the RM stays unreachable after 09:30 then fail the job over", "Next check at 09:30: if the RM"):
+        assert text.count(note) == 1, note
+    assert re.search(r"^Next check: 09:30 \(alice's next-step note [0-9a-f]{12} above", block, re.MULTILINE), block
+    # the coding note is not the incident's: under "What to do first", not in the block
+    assert "link the sequence diagram" not in block
+    assert "link the sequence diagram" in text.split("## What to do first", 1)[1]
+    # no cascade lines of the timeline, no id lists of repeats
+    assert "→" not in block and "hdfs-3," not in text
+    # the documentation's history is unrelated to the incident
+    assert "## Recently changed files" not in text and "Component manual/" not in text
+    assert "other active components" not in text
     assert brief.tokens_used <= 1500
+
+
+def test_the_incident_block_is_condensed_by_grouping_and_never_cut_mid_list(corpus: Corpus) -> None:
+    """A flood of 60 distinct alerts at a budget that cannot quote them all: folded, counted, whole lines."""
+    memory = corpus.memory
+    start = NOW - timedelta(minutes=5)
+    flood = [{"id": f"node-{k}-{i}", "time": start + timedelta(seconds=k * 4 + i), "sector": f"node-{k:02d}",
+              "type": f"E{100 + k}", "criticality": 0.85 if k < 3 else 0.5, "source": "bgl",
+              "text": f"instruction cache parity error corrected on node card {k} ({i} times)"}
+             for k in range(60) for i in range(3)]
+    memory.record_events(flood, "bgl", now=NOW - timedelta(seconds=10), embed=False)
+    memory.handover_note("If the parity errors reach the link cards then drain midplane R02.", "warning",
+                         mission="bgl", operator="alice", now=NOW - timedelta(minutes=1))
+    for budget in (900, 1500):
+        brief = memory.rotation_brief(mission="bgl", from_operator="alice", for_operator="carol", now=NOW,
+                                      token_budget=budget, archive=False)
+        block = next(shown for item, shown in brief.entries if item.section.name == "CRISIS")
+        lines = block.splitlines()
+        assert lines[0].startswith("Severity: high") and "Still firing: 60 distinct alerts, 180 events" in block
+        shown = [i for i, line in enumerate(lines) if re.match(r"- E\d+ · node-\d\d · ×3 ", line)]
+        assert 0 < len(shown) < 60
+        assert all(lines[i + 1].startswith('  "instruction cache parity error') for i in shown)  # each with its text
+        assert lines[0:1] and f"- +{60 - len(shown)} more distinct alerts, {3 * (60 - len(shown))} events" in block
+        assert "If the parity errors reach the link cards then drain midplane R02." in block
+        assert lines[-1].startswith("Next check: ")  # the block ends whole
+        assert brief.tokens_used <= budget

@@ -108,3 +108,46 @@ def test_groups_carry_count_first_and_last_seen_and_the_highest_criticality() ->
     assert [(g.count, g.max_criticality, g.first_seen, g.last_seen) for g in groups] == [
         (6, 0.95, t, t + timedelta(seconds=5)), (1, 0.2, t, t)]
     assert groups[0].representative.id == "e3"
+
+
+@pytest.mark.parametrize("budget", [2000, 8000])
+def test_a_group_of_repeats_cites_its_members_first_to_last_with_their_count(budget: int) -> None:
+    """The timeline's line for the retry loop names fewer ids than the loop logged; it then cites all of
+    them compactly, ``the 70 from event:<oldest> to event:<newest>``, so each repeat is cited (docs/adr/0057)."""
+    now = datetime.now(UTC)
+    events, kinds = hadoop_network_failure(now)
+    with Memory.open(event_mission="hadoop") as memory:
+        memory.record_events(events, embed=False)
+        digest = memory.query(QUESTION, filters={"mission": "hadoop"}, token_budget=budget)
+    claims = re.findall(r"the (\d+) from event:([^\s)]+) to event:([^\s)]+)", digest.text)
+    assert ("70", "hadoop-rm-0", "hadoop-rm-69") in claims
+    named = {i for i in kinds["rm"] if _cited(digest.text, i)}
+    assert len(named) < 70  # the ids alone would leave repeats uncited
+    # the entry standing for the loop, when there is one, cites the same members inside its fence
+    for entry in digest.entries:
+        if str(entry.record.attributes.get("event_id", "")).startswith("hadoop-rm-"):
+            block = digest.text.split(f"source: event `event:{entry.record.attributes['event_id']}`")[1]
+            assert block.split("<<<end excerpt")[0].count("repeats: the 70 from event:hadoop-rm-0 to event:hadoop-rm-69") == 1
+
+
+def test_a_distinct_critical_event_older_than_the_newest_2000_keeps_its_timeline_line() -> None:
+    """The timeline reads the newest 2,000 events of the period; in a longer flood the window's critical
+    events are read by criticality as well, so a distinct kind logged before the last 2,000 lines keeps
+    its line (docs/adr/0057)."""
+    now = datetime.now(UTC)
+    early = now - timedelta(minutes=8)
+    events = [_ev("disk-full", early, "E7", "DataNode", 0.9, "Disk /data/3 failed: read-only file system")]
+    step = timedelta(minutes=7) / 2100
+    for n in range(2100):  # after it: a retry loop and its chatter, 2,100 lines
+        when = early + timedelta(seconds=30) + n * step
+        if n % 4 == 0:
+            events.append(_ev(f"rm-{n}", when, "E38", "RMContainerAllocator", 0.8, "ERROR IN CONTACTING RM."))
+        else:
+            events.append(_ev(f"info-{n}", when, "E2", "RMContainerAllocator", 0.2, f"Assigned container_{n} to attempt_{n}"))
+    with Memory.open(event_mission="hadoop") as memory:
+        for start in range(0, len(events), 500):
+            memory.record_events(events[start:start + 500], embed=False, now=now)
+        digest = memory.query(QUESTION, filters={"mission": "hadoop"}, token_budget=4000, timeline=True)
+    timeline = digest.text.split("## Crisis timeline")[1].split("<<<end excerpt 0")[0]
+    assert "only the newest 2000 events" in timeline
+    assert re.search(r"- E7 · DataNode · 0\.90 · \d\d:\d\d:\d\d: event:disk-full", timeline)

@@ -99,3 +99,43 @@ def test_prune_reads_every_page_of_due_events(monkeypatch: Any) -> None:
         assert dry.total == 20
         assert memory.prune_events("ops", now=NOW).total == 20
     assert _event_ids("ops") == {"ev-99"}
+
+
+def test_the_store_reads_due_events_as_rows_not_records(tmp_path: Path) -> None:
+    """What pruning reads of each event: its record id, time, type, event id and state, in pages, for one
+    mission's domain events before the cutoff only (docs/adr/0058)."""
+    from mission_memory.stores.sqlite import SqliteStore
+
+    old = NOW - timedelta(days=100)
+    with Memory.open(data_dir=tmp_path / "data") as memory:
+        memory.record_events([event(i, old - timedelta(seconds=i % 3)) for i in range(11)]
+                             + [event(50, old, type_="Down", criticality=0.9, fingerprint="fp-x", state="resolved",
+                                      ends_at=(old + timedelta(minutes=1)).isoformat()),
+                                event(60, NOW - timedelta(days=1))], "ops", embed=False)
+        memory.record_events([event(70, old)], "elsewhere", embed=False)
+        store = memory.store
+        assert isinstance(store, SqliteStore)
+        pages = list(store.event_retention_rows("ops", NOW - timedelta(days=30), batch=4))
+        ids = {r.id for r in memory.store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission="ops",
+                                                                 until=NOW - timedelta(days=30), limit=100)}
+    assert [len(p) for p in pages] == [4, 4, 4]
+    rows = [row for page in pages for row in page]
+    assert {r.record_id for r in rows} == ids
+    assert {r.event_id for r in rows} == {f"ev-{i}" for i in range(11)} | {"ev-50"}
+    down = next(r for r in rows if r.event_id == "ev-50")
+    assert (down.event_type, down.state, down.time) == ("Down", "resolved", old)
+
+
+def test_pruned_events_leave_no_vector_and_no_lexical_match(tmp_path: Path) -> None:
+    old = NOW - timedelta(days=100)
+    with Memory.open(data_dir=tmp_path / "data") as memory:
+        memory.record_events([event(i, old, text=f"Pump station {i} reports cavitation in the intake") for i in range(6)]
+                             + [event(9, NOW - timedelta(hours=1), text="Pump station 9 reports cavitation, fresh")],
+                             "ops", embed=False)
+        memory.embed_pending()
+        assert sum(memory.store.vector_models().values()) == 7
+        assert memory.prune_events("ops", now=NOW, max_age_days=30).total == 6
+        assert sum(memory.store.vector_models().values()) == 1
+        digest = memory.query("pump station cavitation", filters={"mission": "ops"}, now=NOW)
+    assert "event:ev-9" in digest.text
+    assert not any(f"event:ev-{i}`" in digest.text for i in range(6))

@@ -296,7 +296,7 @@ def test_the_same_digest_packs_the_same_entries_whatever_its_nonce() -> None:
     candidates = _candidates(ENGLISH, n=30)
     shapes = set()
     for _ in range(20):
-        text, entries, used, omitted = pack_digest("retry uploads", "all", candidates, 1500, tokenizer,
+        _text, entries, used, omitted = pack_digest("retry uploads", "all", candidates, 1500, tokenizer,
                                                    max_entry_tokens=120, layers=LAYERS)
         shapes.add((tuple(e.record.id for e in entries), omitted, used))
     assert len(shapes) == 1, shapes

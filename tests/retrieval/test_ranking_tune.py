@@ -37,6 +37,9 @@ SUBJECTS = [
     "office printer fleet", "payroll spreadsheet export", "conference room booking",
     "newsletter template", "expense receipts scanner", "holiday calendar",
 ]
+DIGEST_CAP = 10
+"""The entry cap these tests ask and tune with: what is served, and what tune's recall counts, is the first
+ten (the default cap of 40, ADR 0067, would serve the buried decisions anyway)."""
 RRF_IN_USE = json.dumps({"weights": {"fusion": "rrf", "rrf_k": 60, "dense_weight": 1.0, "bm25_weight": 1.0}})
 FILLERS = ["printer toner", "canteen menu", "parking permits", "desk booking", "visitor badges", "coffee beans"]
 
@@ -64,7 +67,7 @@ def store_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         repo.commit(f"Decide on the {subject}", "2024-03-01T10:00:00+00:00",
                     {f"docs/adr/{n:04d}-{name}.md": _adr(n, f"{name.capitalize()} for the {subject}", text)})
     data = root / "data"
-    with Memory.open(load_settings(data_dir=data)) as memory:
+    with Memory.open(load_settings(data_dir=data, max_digest_entries=DIGEST_CAP)) as memory:
         memory.ingest_repository(repo.root, mission="cluster")
     return data
 
@@ -95,7 +98,8 @@ def _write_pairs(memory: Memory, path: Path, missed_of: Callable[[str], str]) ->
 
 
 def _tune(args: list[str], data: Path) -> dict:
-    result = CliRunner().invoke(app, ["ranking", "tune", *args, "--json"], env={"MISSION_MEMORY_DATA_DIR": str(data)})
+    env = {"MISSION_MEMORY_DATA_DIR": str(data), "MISSION_MEMORY_MAX_DIGEST_ENTRIES": str(DIGEST_CAP)}
+    result = CliRunner().invoke(app, ["ranking", "tune", *args, "--json"], env=env)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -105,21 +109,21 @@ def test_tune_adopts_weights_that_find_the_missed_records_and_pull_then_serves_t
 ) -> None:
     """The weights in use are plain RRF with k = 60 (as adopted earlier, say), which buries them."""
     pairs = tmp_path / "pairs.jsonl"
-    with Memory.open(load_settings(data_dir=store_dir)) as memory:
+    with Memory.open(load_settings(data_dir=store_dir, max_digest_entries=DIGEST_CAP)) as memory:
         memory.store.set_state(FUSION_STATE_MISSION, FUSION_STATE_KEY, RRF_IN_USE)
         missing = _write_pairs(memory, pairs, missed_of=lambda name: name)
     assert missing >= len(CODE_NAMES) - 2, "the weights in use already serve the code-name decisions"
 
     dry = _tune(["--pairs", str(pairs), "--holdout", "0.34", "--seed", "1", "--dry-run"], store_dir)
     assert not dry["adopted"] and dry["holdout_recall_after"] > dry["holdout_recall_before"]
-    with Memory.open(load_settings(data_dir=store_dir)) as memory:
+    with Memory.open(load_settings(data_dir=store_dir, max_digest_entries=DIGEST_CAP)) as memory:
         assert memory.store.get_state(FUSION_STATE_MISSION, FUSION_STATE_KEY) == RRF_IN_USE
 
     report = _tune(["--pairs", str(pairs), "--holdout", "0.34", "--seed", "1"], store_dir)
     assert report["adopted"], report
     assert report["holdout_recall_after"] > report["holdout_recall_before"]
     assert report["after"] != report["before"]
-    with Memory.open(load_settings(data_dir=store_dir)) as memory:
+    with Memory.open(load_settings(data_dir=store_dir, max_digest_entries=DIGEST_CAP)) as memory:
         served_after = _write_pairs(memory, tmp_path / "again.jsonl", missed_of=lambda name: name)
         memory.store.set_state(FUSION_STATE_MISSION, FUSION_STATE_KEY, "")
     assert served_after < missing
@@ -129,19 +133,19 @@ def test_tune_keeps_the_weights_when_no_weighting_finds_the_missed_records(store
     """Pairs whose 'missed' record has nothing to do with the question: no weighting serves it."""
     pairs = tmp_path / "pairs.jsonl"
     unrelated = dict(zip(CODE_NAMES, CODE_NAMES[1:] + CODE_NAMES[:1], strict=True))
-    with Memory.open(load_settings(data_dir=store_dir)) as memory:
+    with Memory.open(load_settings(data_dir=store_dir, max_digest_entries=DIGEST_CAP)) as memory:
         _write_pairs(memory, pairs, missed_of=lambda name: unrelated[name])
     report = _tune(["--pairs", str(pairs)], store_dir)
     assert not report["adopted"]
     assert report["holdout_recall_after"] <= report["holdout_recall_before"]
-    with Memory.open(load_settings(data_dir=store_dir)) as memory:
+    with Memory.open(load_settings(data_dir=store_dir, max_digest_entries=DIGEST_CAP)) as memory:
         assert not memory.store.get_state(FUSION_STATE_MISSION, FUSION_STATE_KEY)
 
 
 def test_tune_names_the_bad_line_of_a_pairs_file_and_a_bad_holdout(store_dir: Path, tmp_path: Path) -> None:
     pairs = tmp_path / "pairs.jsonl"
     pairs.write_text('{"query": "x", "missed": ["a"]}\n{"query": "y", "missed": "not-a-list"}\n', encoding="utf-8")
-    with Memory.open(load_settings(data_dir=store_dir)) as memory:
+    with Memory.open(load_settings(data_dir=store_dir, max_digest_entries=DIGEST_CAP)) as memory:
         with pytest.raises(InputError, match=r"pairs.jsonl:2: .*'missed' must be a list"):
             memory.tune_ranking(pairs)
         good = tmp_path / "good.jsonl"
@@ -149,7 +153,8 @@ def test_tune_names_the_bad_line_of_a_pairs_file_and_a_bad_holdout(store_dir: Pa
         with pytest.raises(InputError, match="holdout must be a share between 0 and 1"):
             memory.tune_ranking(good, holdout=1.5)
     result = CliRunner().invoke(app, ["ranking", "tune", "--pairs", str(tmp_path / "absent.jsonl")],
-                                env={"MISSION_MEMORY_DATA_DIR": str(store_dir)})
+                                env={"MISSION_MEMORY_DATA_DIR": str(store_dir),
+                                     "MISSION_MEMORY_MAX_DIGEST_ENTRIES": str(DIGEST_CAP)})
     assert result.exit_code == 1 and "cannot read pairs file" in result.output
 
 
@@ -169,7 +174,7 @@ def test_tune_without_a_pairs_file_builds_the_pairs_from_the_stored_correction_r
     the missed records; the query comes from the event."""
     data = tmp_path / "data"
     shutil.copytree(store_dir, data)
-    with Memory.open(load_settings(data_dir=data)) as memory:
+    with Memory.open(load_settings(data_dir=data, max_digest_entries=DIGEST_CAP)) as memory:
         decisions = {
             name: r.id for r in memory.store.records_of_kind(["decision"], limit=100)
             for name in CODE_NAMES if name in r.title.lower()

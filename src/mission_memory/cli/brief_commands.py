@@ -104,7 +104,9 @@ def ack(
         print_json(result)
     else:
         console.print(f"Acknowledged brief {result['brief_id']} of mission {quote_name(result['mission'])} "
-                      f"for {result['operator'] or 'unknown'} at {result['time']}", markup=False)
+                      f"for {result['operator'] or 'unknown'} at {result['time']}", markup=False, highlight=False)
+        if result.get("read_back"):  # the operator's own words, echoed to their terminal
+            console.print(f"read-back: {result['read_back']}", markup=False, highlight=False, soft_wrap=True)
 
 
 @handover_app.command("note")

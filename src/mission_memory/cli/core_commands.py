@@ -207,6 +207,16 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
     for model, n in data["vectors_by_model"].items():
         marker = "" if model == data["embedding_model"] else "  (stale: run `mission-memory reindex`)"
         console.print(f"Vectors of {model}: {n}{marker}")
+    missing = data["without_vectors"]
+    if missing["records"]:
+        kinds = ", ".join(f"{layer}/{kind} {n}" for layer, by_kind in sorted(missing["by_layer"].items())
+                          for kind, n in sorted(by_kind.items()))
+        shown = "" if missing["counted"] >= missing["records"] else f" (oldest {missing['counted']:,})"
+        console.print(f"Without a vector of {data['embedding_model']}: {missing['records']:,} records · {kinds}{shown}",
+                      markup=False)
+        if missing["queue"]:
+            console.print(f"  Event vector queue: {missing['queue']}", markup=False)
+        console.print(f"  {missing['advice']}", markup=False)
     from mission_memory.fence import listed_name
 
     for name, n in data["missions"].items():  # stored names: escaped, never read as markup (ADR 0054)

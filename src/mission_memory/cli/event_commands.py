@@ -150,12 +150,16 @@ def status(
             state = memory.escalation_status(name, now=clock)
             capacity = memory.settings.escalation_flood_start * memory.settings.operators_on_duty
             drawn = memory.plot_event_rate(plot, name, hours=hours, now=clock) if plot is not None else None
-    data = {"mission": name, "capacity": capacity, **state.to_json(), **({"plot": str(drawn)} if drawn else {})}
+            missing = memory.vectors_missing(now=clock)
+    queue = {key: missing[key] for key in ("events", "counted", "oldest_event", "oldest_event_age_s", "queue")}
+    data = {"mission": name, "capacity": capacity, **state.to_json(), **({"plot": str(drawn)} if drawn else {}),
+            "vector_queue": queue}
     if json_output:
         print_json(data)
         return
     console.print(f"Mission '{name}' · capacity {capacity:g} events per window", markup=False)
     console.print(_state_line(data), markup=False)
+    console.print(f"Event vector queue: {queue['queue'] or 'caught up, every event has its vector'}", markup=False)
     for sector, count in sorted(data["escalating_sectors"].items(), key=lambda kv: -kv[1]):
         console.print(f"  escalating: {sector or '(no sector)'} · {count} events · since {data['sector_since'][sector]}", markup=False)
     if drawn is not None:

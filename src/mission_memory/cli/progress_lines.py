@@ -90,7 +90,7 @@ class ProgressLines:
 @contextmanager
 def progress_display(enabled: bool) -> Iterator[Any]:
     """Progress on stderr, fed by ``progress(phase, done, total)`` callbacks: a rich bar with the time
-    left when stderr is a terminal, else :class:`ProgressLines` (ADR 0035).
+    left (from the phase's rate since it started, so from its first batch on) when stderr is a terminal, else :class:`ProgressLines` (ADR 0035).
 
     Args:
         enabled: False yields None (``--json`` runs print nothing but their result).
@@ -108,13 +108,30 @@ def progress_display(enabled: bool) -> Iterator[Any]:
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
+        Task,
         TextColumn,
         TimeElapsedColumn,
-        TimeRemainingColumn,
     )
+    from rich.text import Text
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-               TextColumn("ETA"), TimeRemainingColumn())
+    class PhaseEta(ProgressColumn):
+        """The time left at the phase's own rate since it started, as :class:`ProgressLines` gives it.
+
+        rich's ``TimeRemainingColumn`` estimates from the samples of its last 30 s, so a phase whose
+        batches take longer than that (64 records at 1.6 records/s) showed ``-:--:--`` for half an hour
+        (issue 21); this one has an estimate from the first batch on."""
+
+        def render(self, task: Task) -> Text:
+            elapsed = task.elapsed or 0.0
+            if task.finished or not task.total:
+                return Text("")
+            if not task.completed or elapsed <= 0:
+                return Text("ETA …", style="progress.remaining")
+            rate = task.completed / elapsed
+            return Text(f"ETA {format_eta((task.total - task.completed) / rate)}", style="progress.remaining")
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), PhaseEta())
     with Progress(*columns, console=err_console, transient=True) as bar:
         tasks: dict[str, Any] = {}
 

@@ -24,7 +24,8 @@ Amended by ADR 0060: files that no longer exist in the tree memory last ingested
 (``exists``); when one top-level folder holds :data:`DOMINANT_SHARE` or more of the score (a
 repository that is all ``terraform/``), its files are charged to their second-level folder
 (``terraform/projects``) so the zones say where in it the work is; each component keeps its latest
-:data:`RECENT_PER_COMPONENT` commits with subject and author.
+:data:`RECENT_PER_COMPONENT` commits with subject and author, merge commits only when it has no
+others (a merge's subject names a branch, not the change).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "HORIZON_COMMITS",
     "OUTGOING_FACTOR",
     "OWN_COMMITS",
+    "RECENT_COMMITS",
     "ComponentActivity",
     "FileActivity",
     "RecentActivity",
@@ -64,6 +66,10 @@ DOMINANT_SHARE = 0.8
 naming nearly the whole repository tells the incoming operator nothing."""
 RECENT_PER_COMPONENT = 3
 """Latest commits kept per component, with subject and author, for the brief's zones."""
+
+RECENT_COMMITS = 2 * HALF_LIFE_COMMITS
+"""The latest commits that still weigh a quarter or more: a file one of them touched is "recently
+touched" (a decision linked to the active work, ADR 0060)."""
 
 ROOT_COMPONENT = "(root)"
 
@@ -131,12 +137,19 @@ class RecentActivity:
         components: components, highest score first.
         horizon: how many commits were read.
         oldest: the oldest horizon commit's time, or None when there were none.
+        recent_since: the time of the :data:`RECENT_COMMITS`-th newest horizon commit (the
+            commits that weigh at least a quarter); a file touched since was "recently touched" (ADR 0060).
+        older: see below.
     """
 
     files: tuple[FileActivity, ...]
     components: tuple[ComponentActivity, ...]
     horizon: int
     oldest: datetime | None
+    recent_since: datetime | None = None
+    older: tuple[FileActivity, ...] = ()
+    """Files in the tree that only commits older than the horizon touched, newest first (score 0):
+    what the brief lists after the ranked files when its budget has room (ADR 0060)."""
 
     def file(self, path: str) -> FileActivity | None:
         """The activity of ``path``, or None when the horizon did not touch it."""
@@ -149,6 +162,17 @@ class RecentActivity:
 def _files(commit: Record) -> list[str]:
     files = commit.attributes.get("files")
     return [str(f) for f in files if str(f).strip()] if isinstance(files, list) else []
+
+
+def _is_merge(commit: Record) -> bool:
+    return commit.attributes.get("merge") is True or len(commit.attributes.get("parents") or ()) > 1
+
+
+def _latest_commits(commits: Sequence[Record]) -> list[Record]:
+    """The component's latest commits for the zones, merges last: a merge's subject ("Merge pull request
+    #235 from …", "Merge branch 'master' into …") says less than the commits it brings in."""
+    own = [c for c in commits if not _is_merge(c)]
+    return (own + [c for c in commits if _is_merge(c)])[:RECENT_PER_COMPONENT]
 
 
 def _author(commit: Record) -> str:
@@ -246,9 +270,23 @@ def rank_activity(
         (ComponentActivity(comp, comp_score[comp], len(cs), comp_files[comp],
                            sum(1 for c in cs if outgoing and _author(c) == outgoing),
                            sha(cs[0]), cs[0].title, cs[0].provenance.time,
-                           tuple((sha(c), c.title, _author(c), c.provenance.time) for c in cs[:RECENT_PER_COMPONENT]))
+                           tuple((sha(c), c.title, _author(c), c.provenance.time) for c in _latest_commits(cs)))
          for comp, cs in comp_commits.items()),
         key=lambda c: (-c.score, -c.last_time.timestamp(), c.component),
     )
     oldest = min((c.provenance.time for _, c in horizon), default=None)
-    return RecentActivity(tuple(files_ranked), tuple(components), len(horizon), oldest)
+    recent_since = horizon[min(RECENT_COMMITS, len(horizon)) - 1][1].provenance.time if horizon else None
+    older_touches: dict[str, int] = {}
+    older_last: dict[str, Record] = {}
+    for commit in with_files:  # newest first
+        if commit.id in chosen:
+            continue
+        for path in set(_files(commit)):
+            if path in score or (exists is not None and not exists(path)):
+                continue
+            older_touches[path] = older_touches.get(path, 0) + 1
+            older_last.setdefault(path, commit)
+    older = tuple(FileActivity(p, comp_of(p), 0.0, older_touches[p], 0, 0, sha(older_last[p]),
+                               older_last[p].provenance.time)
+                  for p in sorted(older_last, key=lambda p: (-older_last[p].provenance.time.timestamp(), p)))
+    return RecentActivity(tuple(files_ranked), tuple(components), len(horizon), oldest, recent_since, older)

@@ -31,7 +31,8 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -49,6 +50,7 @@ from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
+    "DETAILED_FILES",
     "RECENT_FILES_SHARE",
     "BriefItem",
     "BriefSection",
@@ -60,6 +62,10 @@ __all__ = [
 RECENT_FILES_SHARE = 0.35
 """The share of the budget kept for the recently changed files while the other sections are packed;
 they then also take whatever those leave (ADR 0038)."""
+
+DETAILED_FILES = 15
+"""The recently changed files listed with their counts, authors and latest commit; the rest of the
+list gives path, commit count and date only, so the budget names about twice as many files (ADR 0060)."""
 
 _SEPARATOR = "\n\n"
 _MIN_ENTRY_TOKENS = 32
@@ -191,17 +197,25 @@ def _is_open_task(record: Record) -> bool:
 
 
 def _note_items(notes: Sequence[Record]) -> list[BriefItem]:
+    """One spine item per open note; a note its author left again with the same words (and kind) is
+    shown once, the newest, naming the other ids (each stays open until closed)."""
     ordered = sorted(notes, key=lambda r: (_NOTE_ORDER.get(str(r.attributes.get("note_kind")), 3),
                                            -r.provenance.time.timestamp()))
-    items = []
+    same: dict[tuple[str, str, str], list[Record]] = {}
     for r in ordered:
+        same.setdefault((r.operator or "", str(r.attributes.get("note_kind")), " ".join(r.text.split())), []).append(r)
+    items = []
+    for r, *again in same.values():
         kind = str(r.attributes.get("note_kind", "note"))
         note_id = str(r.attributes.get("note_id") or r.id)[:12]
+        also = "".join(f" · also left as id {str(o.attributes.get('note_id') or o.id)[:12]}"
+                       f" ({o.provenance.time.strftime('%Y-%m-%d %H:%M')})" for o in again)
         by = (f"by {r.operator or 'unknown'}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC · id {note_id}"
-              f" · source: handover `handover-note/{note_id}`")
+              f" · source: handover `handover-note/{note_id}`{also}")
         items.append(BriefItem(
             BriefSection.DO_FIRST, f"handover note ({kind}, open)", f"{r.text}\n{by}",
-            (r.provenance.ref,), (r.id,), 400, spine=True, short=f"{_one_line(r.text, 160)}\n{by}"))
+            (r.provenance.ref, *(o.provenance.ref for o in again)), (r.id, *(o.id for o in again)), 400, spine=True,
+            short=f"[{kind}] {_one_line(r.text, 160)}\n{by}"))
     return items
 
 
@@ -265,8 +279,14 @@ def _other_components_item(activity: RecentActivity, shown: set[str]) -> list[Br
     rest = [c for c in activity.components if c.component not in shown]
     if not rest:
         return []
-    lines = [f"- {c.component if c.component == '(root)' else c.component + '/'}: {_n(c.commits, 'commit')},"
-             f" {_n(c.files, 'file')}, latest {c.last_time.date().isoformat()} `{c.last_sha[:12]}`" for c in rest]
+    lines = []
+    for c in rest:
+        head = f"- {c.component if c.component == '(root)' else c.component + '/'}: {_n(c.commits, 'commit')}, {_n(c.files, 'file')}"
+        if c.recent:  # its latest commit, merges last (activity.py), with date, author and subject
+            sha, subject, author, when = c.recent[0]
+            lines.append(f"{head}; latest {when.date().isoformat()} `{sha[:12]}` {author or 'unknown'}: {_one_line(subject, 100)}")
+        else:
+            lines.append(f"{head}, latest {c.last_time.date().isoformat()} `{c.last_sha[:12]}`")
     return [BriefItem(BriefSection.PROFILE, "other active components, by recent activity", "\n".join(lines),
                       tuple(c.last_sha for c in rest), (), 400)]
 
@@ -275,7 +295,12 @@ def _recent_files_item(activity: RecentActivity, outgoing: str | None, incoming:
     if not activity.files:
         return []
     lines = []
-    for f in activity.files:
+    for rank, f in enumerate(activity.files):
+        if rank == DETAILED_FILES:
+            lines.append("then, as path · commits · latest change:")
+        if rank >= DETAILED_FILES:  # the path is what names the file; a third of the tokens (ADR 0060)
+            lines.append(f"- {f.path} · {f.commits} · {f.last_time.date().isoformat()}")
+            continue
         who = []
         if outgoing and f.by_outgoing:
             who.append(f"{f.by_outgoing} by {outgoing}")
@@ -283,16 +308,27 @@ def _recent_files_item(activity: RecentActivity, outgoing: str | None, incoming:
             who.append(f"{f.by_incoming} by {incoming}")
         lines.append(f"- {f.path}: {_n(f.commits, 'commit')}{' (' + ', '.join(who) + ')' if who else ''},"
                      f" latest {f.last_time.date().isoformat()} `{f.last_sha[:12]}`")
+    if activity.older:
+        lines.append("then files only older commits touched, newest first, as path · commits · latest change:")
+        lines.extend(f"- {f.path} · {f.commits} · {f.last_time.date().isoformat()}" for f in activity.older)
     since = activity.oldest.date().isoformat() if activity.oldest else "?"
     return [BriefItem(BriefSection.RECENT_FILES,
                       f"files by recent activity ({activity.horizon} commits since {since}; ranked by ADR 0038)",
                       "\n".join(lines), tuple(f.last_sha for f in activity.files), (), 0, fill=True)]
 
 
+def _recently_touched(when: datetime, window: ShiftWindow, activity: RecentActivity) -> bool:
+    """Touched in the window, or by one of the mission's latest :data:`~mission_memory.handover.activity.RECENT_COMMITS`
+    commits (ADR 0060): an ADR last edited years ago is not "linked to the active work" because the
+    200-commit horizon still reaches it."""
+    return when >= window.since or (activity.recent_since is not None and when >= activity.recent_since)
+
+
 def _linked_decision_items(store: MemoryStore, window: ShiftWindow, activity: RecentActivity,
                            shown: set[str], hot_components: set[str]) -> list[BriefItem]:
-    """Decisions linked to the active work (ADR 0038): ADRs whose file changed lately, the decisions
-    they reference (supersedes, superseded by, related), and decisions recorded for an active component."""
+    """Decisions linked to the active work (ADR 0038): ADRs whose file was recently touched
+    (:func:`_recently_touched`), the decisions they reference (supersedes, superseded by, related),
+    and decisions recorded for an active component."""
     decisions = store.records_of_kind([RecordKind.DECISION.value], mission=window.mission, until=window.until,
                                       limit=_SCAN_LIMIT)
     by_key: dict[str, Record] = {}
@@ -305,7 +341,7 @@ def _linked_decision_items(store: MemoryStore, window: ShiftWindow, activity: Re
     for r in decisions:
         path = str(r.attributes.get("path") or r.provenance.ref)
         f = activity.file(path)
-        if f is not None:
+        if f is not None and _recently_touched(f.last_time, window, activity):
             score[r.id] = max(score.get(r.id, 0.0), f.score)
             why.setdefault(r.id, f"changed {f.last_time.date().isoformat()} `{f.last_sha[:12]}`")
         elif not r.attributes.get("path") and r.component in hot_components:
@@ -471,7 +507,8 @@ def collect_brief_items(
         + _who_did_what(store, window) + _last_handover(store, window),
         max_tokens=260,
     )
-    items = [status, *_note_items(notes), *_task_items(tasks)]
+    in_block = set(incident.note_ids) if incident is not None else set()
+    items = [status, *_note_items([r for r in notes if r.id not in in_block]), *_task_items(tasks)]
     if incident is not None:
         items.append(BriefItem(BriefSection.CRISIS, "incident: severity, still firing, decisions, next steps",
                                incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short))
@@ -497,7 +534,7 @@ def _only_affected(activity: RecentActivity, sectors: Sequence[str]) -> RecentAc
 
     return RecentActivity(tuple(f for f in activity.files if affected(f.component)),
                           tuple(c for c in activity.components if affected(c.component)), activity.horizon,
-                          activity.oldest)
+                          activity.oldest, activity.recent_since, tuple(f for f in activity.older if affected(f.component)))
 
 
 def _who_did_what(store: MemoryStore, window: ShiftWindow) -> str:
@@ -516,7 +553,7 @@ def _who_did_what(store: MemoryStore, window: ShiftWindow) -> str:
     lines = ["in the window:"]
     for who in sorted(set(done) | set(asked), key=lambda w: (-sum(done.get(w, {}).values()), w)):
         work = ", ".join(_n(n, what) for what, n in sorted(done.get(who, {}).items(), key=lambda kv: -kv[1]))
-        reads = (f"{asked[who]} {'query' if asked[who] == 1 else 'queries'} or briefs read (not work)"
+        reads = (f"{asked[who]} {'query or brief' if asked[who] == 1 else 'queries or briefs'} read (not work)"
                  if who in asked else "")
         lines.append(f"- {who}: " + (work or "no work") + (f"; {reads}" if reads else ""))
     return "\n".join(lines) + "\n"
@@ -529,9 +566,8 @@ def _last_handover(store: MemoryStore, window: ShiftWindow) -> str:
     for r in store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=window.mission, until=window.until,
                                    limit=20):
         a = r.attributes
-        if (a.get("from_operator"), a.get("to_operator"), a.get("since")) == (
-                window.from_operator, window.to_operator, window.since.isoformat()):
-            continue  # this shift's own earlier build
+        if (a.get("from_operator"), a.get("to_operator")) == (window.from_operator, window.to_operator):
+            continue  # an earlier build of this same handover (its default window moves with the clock)
         ack = acknowledgement_of(store, window.mission, str(a.get("shift_key")))
         shift = f"{a.get('from_operator') or 'unknown'} → {a.get('to_operator') or 'unknown'} ({r.provenance.time.date().isoformat()})"
         if ack is None:
@@ -572,10 +608,10 @@ def _spine_statement(spine: Sequence[BriefItem], left_out: Sequence[BriefItem], 
     if not notes:
         return ""
     dropped = [i for i in left_out if i.section is BriefSection.DO_FIRST]
-    head = f"_Open handover notes: {len(notes)}; "
+    head = f"_Open handover notes: {sum(len(i.refs) or 1 for i in notes)}; "
     if dropped:
-        ids = ", ".join(i.refs[0].removeprefix("handover-note/")[:12] for i in dropped if i.refs)
-        return (head + f"{len(dropped)} not shown at this budget (ids {ids}): `mission-memory handover notes` prints"
+        ids = ", ".join(r.removeprefix("handover-note/")[:12] for i in dropped for r in i.refs)
+        return (head + f"{sum(len(i.refs) or 1 for i in dropped)} not shown at this budget (ids {ids}): `mission-memory handover notes` prints"
                 f" them; every note fits, condensed, from a budget of {floor_short} tokens._")
     if form == "whole":
         return head + f"all shown whole (whole from a budget of {floor_whole} tokens, condensed from {floor_short})._"
@@ -619,7 +655,10 @@ def pack_brief(
 ) -> tuple[str, list[tuple[BriefItem, str]], int, int]:
     """Render ``items`` as a fenced Markdown brief of at most ``token_budget`` tokens.
 
-    The status line is always kept (it is priced with the header). The other items are considered
+    The status line is always kept (it is priced with the header). The spine follows (ADR 0060): the
+    incident block and the open notes, whole when all fit; else the notes condensed and sharing one
+    entry (one heading and one pair of envelope markers for all of them), the block whole while it
+    fits beside them; else as many condensed notes as fit, the others listed by id. The other items are considered
     round by round (each section's first, then each section's second, …) within the budget less
     what *fill* items need whole, at most :data:`RECENT_FILES_SHARE` of it; one that does not fit whole is
     cut to the room left when at least 32 tokens of it fit. Fill items (the recently changed files)
@@ -677,19 +716,45 @@ def pack_brief(
     short = sum(spine_cost(i, i.short or i.text) for i in spine) + sum(section_cost[s] for s in {i.section for i in spine})
     floor_whole, floor_short = fixed + whole, fixed + short
     form = "whole" if floor_whole <= token_budget else "condensed"
+    position = {id(item): i for i, item in enumerate(items)}
+    notes = [i for i in spine if i.section is BriefSection.DO_FIRST]
+    if form == "condensed" and len(notes) > 1:
+        # Condensed, the notes share one fenced entry: one heading and one pair of markers instead of
+        # one per note, so more notes fit a small budget (ADR 0060).
+        merged = BriefItem(BriefSection.DO_FIRST, f"open handover notes, condensed ({len(notes)})",
+                           "\n".join(i.short or i.text for i in notes), tuple(r for i in notes for r in i.refs),
+                           tuple(r for i in notes for r in i.record_ids), 0, spine=True)
+        saved = sum(spine_cost(i, i.short or i.text) for i in notes) - spine_cost(merged, merged.text)
+        if saved > 0:
+            spine = [*(i for i in spine if i.section is not BriefSection.DO_FIRST), merged]
+            position[id(merged)] = position[id(notes[0])]
+            floor_short -= saved
     # Condensed, the notes go short first; the incident block stays whole while it fits with them.
     incident_whole = form == "whole" or floor_short + sum(
         spine_cost(i, i.text) - spine_cost(i, i.short or i.text)
         for i in spine if i.section is BriefSection.CRISIS) <= token_budget
     left_out: list[BriefItem] = []
+    merged_notes = 0  # notes held by the one condensed notes entry, when it is shown
     for item in spine:
         whole_here = form == "whole" or (item.section is BriefSection.CRISIS and incident_whole)
         text = item.text if whole_here else (item.short or item.text)
         extra = 0 if item.section in opened else section_cost[item.section]
+        merged_here = item.section is BriefSection.DO_FIRST and item not in notes
+        keep = len(notes) if merged_here else 1
+        while merged_here and keep > 1 and fixed + spine_cost(item, text) + extra > token_budget:
+            keep -= 1  # the merged notes: as many whole notes as fit, the rest listed by id
+            text = "\n".join(i.short or i.text for i in notes[:keep])
+        if merged_here and keep < len(notes):
+            item = replace(item, label=f"open handover notes, condensed ({keep} of {len(notes)})",
+                           refs=tuple(r for i in notes[:keep] for r in i.refs),
+                           record_ids=tuple(r for i in notes[:keep] for r in i.record_ids))
+            position[id(item)] = position[id(notes[0])]
+            left_out.extend(notes[keep:])
         cost = spine_cost(item, text)
         if fixed + cost + extra > token_budget:
-            left_out.append(item)
+            left_out.extend(notes[:keep] if merged_here else [item])
             continue
+        merged_notes = keep if merged_here else merged_notes
         fixed += cost + extra
         opened.add(item.section)
         taken.append((item, text))
@@ -719,7 +784,6 @@ def pack_brief(
             opened.add(item.section)
             taken.append((item, text))
     rank = {s: i for i, s in enumerate(BriefSection)}
-    position = {id(item): i for i, item in enumerate(items)}
     while True:
         ordered = sorted(taken, key=lambda e: (rank[e[0].section], position[id(e[0])]))
         parts = [header]
@@ -734,11 +798,12 @@ def pack_brief(
         if statement and BriefSection.DO_FIRST not in {item.section for item, _ in ordered}:
             parts.append(f"## {BriefSection.DO_FIRST.value}")
             parts.append(statement)
-        parts.append(_footer(len(ordered), n - len(ordered)))
+        omitted = n - len(ordered) - max(merged_notes - 1, 0)  # items not shown; a merged entry holds several
+        parts.append(_footer(len(ordered), omitted))
         rendered = _SEPARATOR.join(parts)
         tokens = tokenizer.count(rendered)
         if tokens <= token_budget or len(taken) <= kept_spine:
-            return rendered, ordered, tokens, n - len(ordered)
+            return rendered, ordered, tokens, omitted
         last, last_text = taken[-1]
         shorter = "\n".join(last_text.splitlines()[:-max(1, (tokens - token_budget) // 8)]) if last.fill else ""
         if shorter:

@@ -36,7 +36,7 @@ from mission_memory.records import Record
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
 
-__all__ = ["AlertGroup", "IncidentBlock", "group_alerts", "incident_block", "normalised_text"]
+__all__ = ["AlertGroup", "IncidentBlock", "about_incident", "group_alerts", "incident_block", "normalised_text"]
 
 _DIGITS = re.compile(r"(?:0x)?[0-9a-f]*\d[0-9a-f]*", re.IGNORECASE)
 _IF_THEN = re.compile(r"\bif\b.+(\bthen\b|,)", re.IGNORECASE | re.DOTALL)
@@ -100,6 +100,8 @@ class IncidentBlock:
         record_ids: the records of those events and decisions.
         sectors: the affected sectors (the brief keeps commit history of other components out).
         groups: all alert groups, shown or folded.
+        note_ids: the open handover notes the block quotes (in both forms); the brief does not
+            repeat them under "What to do first".
     """
 
     text: str
@@ -108,6 +110,7 @@ class IncidentBlock:
     record_ids: tuple[str, ...]
     sectors: tuple[str, ...]
     groups: tuple[AlertGroup, ...]
+    note_ids: tuple[str, ...] = ()
 
 
 def _hm(moment: datetime) -> str:
@@ -123,14 +126,22 @@ def _flat(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _render(head: list[str], groups: Sequence[AlertGroup], tail: list[str], shown: int, quote: int) -> str:
+def _clock(moment: datetime, day: datetime) -> str:
+    """``HH:MM:SS`` on the brief's own day (the severity line gives the date), else the date too."""
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%H:%M:%S") if moment.date() == day.astimezone(UTC).date() else _hm(moment)
+
+
+def _render(head: list[str], groups: Sequence[AlertGroup], tail: list[str], shown: int, quote: int,
+            day: datetime) -> str:
     lines = list(head)
     firing = [g for g in groups if g.firing]
     lines.append(f"Still firing: {len(firing)} distinct alerts, {sum(g.count for g in firing)} events")
-    for g in firing[:shown]:
-        lines.append(f"- {g.type} · {g.sector} · ×{g.count} · first {_hm(g.first)} · last {_hm(g.last)}"
+    for rank, g in enumerate(firing[:shown]):
+        lines.append(f"- {g.type} · {g.sector} · ×{g.count} · first {_clock(g.first, day)} · last {_clock(g.last, day)}"
                      f" · max {g.criticality:.2f} · event:{g.event_ids[0]}")
-        lines.append(f"  \"{_flat(g.text, quote)}\"")
+        # the most critical alert keeps its words (the FATAL line) when the others are shortened
+        lines.append(f"  \"{_flat(g.text, max(quote, _QUOTE_CHARS[0]) if rank == 0 else quote)}\"")
     rest = firing[shown:]
     if rest:
         types = ", ".join(dict.fromkeys(g.type for g in rest[:6]))
@@ -142,20 +153,41 @@ def _render(head: list[str], groups: Sequence[AlertGroup], tail: list[str], show
     return "\n".join(lines + tail)
 
 
-def _note_lines(notes: Sequence[Record]) -> tuple[list[str], list[str], str]:
-    hypo_next, contingencies = [], []
+def about_incident(note: Record, began: datetime, names: Sequence[str]) -> bool:
+    """Whether a handover note belongs in the incident block (ADR 0061, amended).
+
+    A note is about the incident when it was written since the escalation began (one window before
+    the switch to degraded, as the crisis report counts it), or when it names an affected sector or
+    an alert type still firing, as the events spell it (whole word, case kept: a sector ``Client``
+    is not the word "client" of a coding note). Other open notes (a coding shift's
+    warning left before the flood) stay under "What to do first" and out of the block.
+    """
+    if note.provenance.time >= began:
+        return True
+    return any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", note.text) for n in names if len(n) >= 2)
+
+
+def _note_lines(notes: Sequence[Record], limit: int) -> tuple[list[str], list[str], str, list[str]]:
+    """``(hypothesis and next-step lines, contingency lines, next check, record ids shown)``; each note once."""
+    hypo_next, contingencies, shown = [], [], []
     next_check = ""
     for r in notes:
         kind = str(r.attributes.get("note_kind"))
-        body = _flat(r.text, 240)
+        body = _flat(r.text, limit)
         who = r.operator or "unknown"
+        note_id = str(r.attributes.get("note_id") or r.id)[:12]
         if _IF_THEN.search(r.text):
-            contingencies.append(f"- {body} ({kind}, {who})")
+            contingencies.append(f"- {body} ({kind}, {who}, id {note_id})")
         elif kind in ("hypothesis", "next-step"):
-            hypo_next.append(f"- {kind}: {body} ({who})")
-        if kind == "next-step" and not next_check and _TIME.search(r.text):
-            next_check = f"{body} ({who}, note of {_hm(r.provenance.time)})"
-    return hypo_next, contingencies, next_check
+            hypo_next.append(f"- {kind}: {body} ({who}, id {note_id})")
+        else:
+            continue
+        shown.append(r.id)
+        times = [m.group(0) for m in _TIME.finditer(r.text)]
+        if kind == "next-step" and not next_check and times:
+            phrase = next((t for t in times if any(c.isdigit() for c in t)), "as the note says")
+            next_check = f"{phrase} ({who}'s next-step note {note_id} above, of {_hm(r.provenance.time)} UTC)"
+    return hypo_next, contingencies, next_check, shown
 
 
 def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequence[Record], tokenizer: Tokenizer,
@@ -189,28 +221,36 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         "Affected: " + (", ".join(f"{s} ({by_sector[s]} events)" for s in sectors[:8])
                         + (f", +{len(sectors) - 8} more sectors" if len(sectors) > 8 else "") if sectors else "no sector named"),
     ]
-    tail = ["Decisions taken since the escalation began:"]
-    tail += [f"- {_hm(n.time)} {n.text} · by {n.by or 'unknown'} · `{n.ref}`" for n in report.decisions[-8:]] or ["- none recorded"]
-    hypo_next, contingencies, next_check = _note_lines(notes)
-    tail += ["Hypothesis and next step (open handover notes):", *(hypo_next or ["- none left"])]
-    tail += ["Contingencies (if … then …):", *(contingencies or ["- none left"])]
-    tail.append("Next check: " + (next_check or "not set: agree the next update time at the handover"))
+    decided = ["Decisions taken since the escalation began:"]
+    decided += ([f"- {_hm(n.time)} {n.text} · by {n.by or 'unknown'} · `{n.ref}`" for n in report.decisions[-8:]]
+                or ["- none recorded"])
+    began = (state.since or at) - state.window
+    names = [*sectors, *(g.type for g in firing)]
+    mine = [r for r in notes if about_incident(r, began, names)]
 
-    def fit(cap: int) -> str:
-        for quote in _QUOTE_CHARS:
-            for shown in range(min(len(firing), 12), -1, -1):
-                text = _render(head, groups, tail, shown, quote)
+    def tail(limit: int) -> tuple[list[str], list[str]]:
+        hypo_next, contingencies, next_check, shown = _note_lines(mine, limit)
+        lines = [*decided, "Hypothesis and next step (open handover notes about the incident, not repeated below):", *(hypo_next or ["- none left"]),
+                 "Contingencies (if … then …):", *(contingencies or ["- none left"]),
+                 "Next check: " + (next_check or "not set: agree the next update time at the handover")]
+        return lines, shown
+
+    def fit(cap: int, lines: list[str]) -> str:
+        """Shorter quotes first, then fewer groups shown (the least critical folded into one counted
+        line); the note lines are never dropped."""
+        for shown in range(min(len(firing), 12), -1, -1):
+            for quote in _QUOTE_CHARS:
+                text = _render(head, groups, lines, shown, quote, at)
                 if tokenizer.count(text) <= cap:
                     return text
-        return _render(head, groups, [tail[-1]], 0, 40)
+        return _render(head, groups, lines, 0, 40, at)
 
-    text = fit(max_tokens)
-    # The condensed form keeps the alerts and decisions; the notes are in "What to do first" anyway.
-    tail = [*tail[: tail.index("Hypothesis and next step (open handover notes):")],
-            "Hypothesis, next step, contingencies: see the open handover notes", tail[-1]]
-    short = fit(max(max_tokens // 2, 160))
+    whole_tail, note_ids = tail(240)
+    text = fit(max_tokens, whole_tail)
+    # The condensed form keeps the alerts, the decisions and its notes, each note cut to one line.
+    short = fit(max(max_tokens // 2, 160), tail(100)[0])
     refs = [f"event:{g.event_ids[0]}" for g in firing[:12]] + [n.ref for n in report.decisions]
     ids = [report.record_ids[g.event_ids[0]] for g in firing[:12] if g.event_ids[0] in report.record_ids]
     ids += [n.record_id for n in report.decisions]
     return IncidentBlock(text, short, tuple(dict.fromkeys(refs)), tuple(dict.fromkeys(ids)), tuple(sectors),
-                         tuple(groups))
+                         tuple(groups), tuple(note_ids))

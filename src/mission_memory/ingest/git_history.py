@@ -3,13 +3,20 @@
 Everything goes through the ``git`` command line (one ``git log`` per pass, not one call per
 commit), and git's failures are translated here, at the backend boundary, into
 :class:`~mission_memory.errors.BackendUnavailable` or :class:`~mission_memory.errors.InputError`.
+
+A history git cannot read whole does not stop the reading (issue 21): when ``git log --numstat``
+fails because a blob is missing (a damaged clone), or in a partial clone (whose missing blobs git
+would fetch one by one), the commits are read again from their
+trees (``--raw``, which needs no blob), the missing blobs are found with ``rev-list --missing=print``
+(which fetches nothing), and only the diffstat of the files whose blob is missing is left out; the
+caller names them (:class:`UnreadableObject`). A shallow clone is told by :meth:`GitRepository.is_shallow`.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import quote
@@ -21,10 +28,15 @@ from mission_memory.trackers.keys import extract_tracker_keys
 __all__ = [
     "Commit",
     "GitRepository",
+    "History",
+    "UnreadableObject",
     "extract_tracker_keys",
 ]
 
 _RS, _US, _GS = "\x1e", "\x1f", "\x1d"
+_LOG = ("log", "--reverse", "--topo-order", "--no-renames", "--diff-merges=first-parent")
+_FORMAT = f"--format={_RS}%H{_US}%P{_US}%an{_US}%aI{_US}%cI{_US}%s{_US}%b{_GS}"
+_NO_OBJECT = "0" * 40
 
 
 @dataclass(frozen=True)
@@ -69,6 +81,38 @@ class Commit:
         return tops.most_common(1)[0][0] if tops else None
 
 
+@dataclass(frozen=True)
+class UnreadableObject:
+    """A blob of the history git could not read: the file's diffstat in that commit is left out.
+
+    Attributes:
+        commit: the commit whose change needs the blob (full sha).
+        path: the file, repository-relative.
+        object: the missing blob's sha.
+    """
+
+    commit: str
+    path: str
+    object: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"commit", "path", "object"}``."""
+        return {"commit": self.commit, "path": self.path, "object": self.object}
+
+
+@dataclass(frozen=True)
+class History:
+    """Commits read from a repository, and the blobs git could not read while reading them.
+
+    Attributes:
+        commits: oldest first (see :meth:`GitRepository.commits`).
+        unreadable: one entry per commit and file whose blob is missing; empty for a sound history.
+    """
+
+    commits: list[Commit]
+    unreadable: list[UnreadableObject] = field(default_factory=list)
+
+
 class GitRepository:
     """A git work tree read through the ``git`` command.
 
@@ -96,9 +140,10 @@ class GitRepository:
             return False
         return run_git_text(path, "rev-parse", "--is-inside-work-tree", check=False) == "true\n"
 
-    def git(self, *args: str, check: bool = True) -> str | None:
-        """Run ``git ARGS`` in the work tree; stdout as text, or None when it failed and not ``check``."""
-        return run_git_text(self.root, *args, check=check)
+    def git(self, *args: str, check: bool = True, stdin: bytes | None = None) -> str | None:
+        """Run ``git ARGS`` in the work tree (``stdin`` fed to it); stdout as text, or None when it
+        failed and not ``check``."""
+        return run_git_text(self.root, *args, check=check, stdin=stdin)
 
     def head(self) -> str | None:
         """The sha HEAD points to, or None in a repository without commits."""
@@ -121,17 +166,95 @@ class GitRepository:
     def commits(self, since: str | None = None) -> list[Commit]:
         """Commits reachable from HEAD, oldest first; only those after ``since`` when given.
 
-        Merges are included, with files and diffstat taken against their first parent.
+        Merges are included, with files and diffstat taken against their first parent. A missing
+        blob leaves out only that file's diffstat (see :meth:`history`, which also names it).
+        """
+        return self.history(since).commits
+
+    def history(self, since: str | None = None) -> History:
+        """:meth:`commits`, and the blobs git could not read on the way (a damaged or partial clone).
+
+        Raises:
+            BackendUnavailable: git failed for another reason than a missing blob (a missing commit
+                or tree, a timeout).
         """
         head = self.head()
         if head is None:
-            return []
+            return History([])
         rev = f"{since}..{head}" if since else head
+        # A partial clone would fetch every missing blob from its remote, one request at a time, to
+        # count lines: read it the way a damaged clone is read, from what is here.
+        out = None if self.is_partial() else self.git(*_LOG, "--numstat", _FORMAT, rev, check=False)
+        if out is not None:
+            return History([c for c in (_parse_commit(chunk) for chunk in out.split(_RS)) if c is not None])
+        return self._history_around_missing_blobs(rev)
+
+    def _history_around_missing_blobs(self, rev: str) -> History:
+        """The history of ``rev`` read from trees (``--raw`` reads no blob), with diffstats taken
+        where every blob is there: one ``git log --no-walk`` for the sound commits, one
+        ``diff-tree`` per commit that touches a missing blob, leaving those files out."""
+        raw = self.git(*_LOG, "--raw", "--no-abbrev", _FORMAT, rev) or ""
+        listed = self.git("rev-list", "--objects", "--missing=print", rev) or ""
+        missing = {line[1:].strip() for line in listed.splitlines() if line.startswith("?")}
+        commits: list[Commit] = []
+        unreadable: list[UnreadableObject] = []
+        damaged: dict[str, list[str]] = {}
+        for chunk in raw.split(_RS):
+            commit = _parse_commit(chunk)
+            if commit is None:
+                continue
+            files: list[str] = []
+            for line in chunk.partition(_GS)[2].splitlines():
+                meta, tab, name = line.partition("\t")
+                if not line.startswith(":") or not tab:
+                    continue
+                fields = meta[1:].split()
+                files.append(name)
+                lost = sorted({fields[2], fields[3]} & missing - {_NO_OBJECT}) if len(fields) >= 4 else []
+                if lost:
+                    unreadable.append(UnreadableObject(commit.sha, name, lost[0]))
+                    damaged.setdefault(commit.sha, []).append(name)
+            commits.append(replace(commit, files=tuple(files)))
+        stats = self._numstat_of_sound([c.sha for c in commits if c.sha not in damaged])
+        for c in commits:
+            if c.sha in damaged:
+                stats[c.sha] = self._numstat_without(c, damaged[c.sha])
+        return History(
+            [replace(c, insertions=stats.get(c.sha, (0, 0))[0], deletions=stats.get(c.sha, (0, 0))[1])
+             for c in commits],
+            unreadable,
+        )
+
+    def _numstat_of_sound(self, shas: list[str]) -> dict[str, tuple[int, int]]:
+        """``{sha: (insertions, deletions)}`` of commits whose blobs are all there, in one ``git log``."""
+        if not shas:
+            return {}
         out = self.git(
-            "log", "--reverse", "--topo-order", "--no-renames", "--diff-merges=first-parent", "--numstat",
-            f"--format={_RS}%H{_US}%P{_US}%an{_US}%aI{_US}%cI{_US}%s{_US}%b{_GS}", rev,
+            "log", "--no-walk=unsorted", "--stdin", "--no-renames", "--diff-merges=first-parent", "--numstat",
+            f"--format={_RS}%H", stdin="\n".join(shas).encode() + b"\n",
         ) or ""
-        return [c for c in (_parse_commit(chunk) for chunk in out.split(_RS)) if c is not None]
+        stats: dict[str, tuple[int, int]] = {}
+        for chunk in out.split(_RS):
+            sha, _, lines = chunk.strip().partition("\n")
+            if sha:
+                stats[sha] = _line_counts(lines)
+        return stats
+
+    def _numstat_without(self, commit: Commit, paths: list[str]) -> tuple[int, int]:
+        """``(insertions, deletions)`` of one commit against its first parent, leaving ``paths`` out."""
+        against = [commit.parents[0], commit.sha] if commit.parents else ["--root", commit.sha]
+        excluded = [f":(exclude,literal){p}" for p in paths]
+        out = self.git("diff-tree", "-r", "--no-renames", "--numstat", *against, "--", ".", *excluded) or ""
+        return _line_counts(out)
+
+    def is_partial(self) -> bool:
+        """True for a partial clone (``git clone --filter=blob:none``): blobs may be left on its remote."""
+        found = self.git("config", "--get-regexp", r"^(extensions\.partialclone|remote\..*\.promisor)$", check=False)
+        return any(line.split()[-1:] != ["false"] for line in (found or "").splitlines())
+
+    def is_shallow(self) -> bool:
+        """True for a shallow clone (``git clone --depth N``): history before its boundary is not there."""
+        return (self.git("rev-parse", "--is-shallow-repository", check=False) or "").strip() == "true"
 
     def last_changes(self) -> dict[str, tuple[str, datetime]]:
         """For every path ever touched: the sha and commit time of the newest commit that changed it."""
@@ -170,6 +293,17 @@ class GitRepository:
         if self._web_base and commit:
             return f"{self._web_base}/blob/{commit}/{quote(path)}{fragment}"
         return (self.root / path).as_uri() + fragment
+
+
+def _line_counts(numstat: str) -> tuple[int, int]:
+    """Lines added and removed in ``--numstat`` output (binary files, ``-``, count 0)."""
+    insertions = deletions = 0
+    for line in numstat.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 3:
+            insertions += int(cols[0]) if cols[0].isdigit() else 0
+            deletions += int(cols[1]) if cols[1].isdigit() else 0
+    return insertions, deletions
 
 
 def _parse_commit(chunk: str) -> Commit | None:

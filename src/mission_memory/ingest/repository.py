@@ -43,7 +43,8 @@ from mission_memory.ingest.decision_records import (
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import PathGlobs
 from mission_memory.ingest.file_reading import read_inside
-from mission_memory.ingest.git_history import Commit
+from mission_memory.ingest.generated_documents import generated_kind, generated_sections
+from mission_memory.ingest.git_history import Commit, History
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
 from mission_memory.ingest.recorded_decisions import reconcile_recorded, survives_ingest
@@ -95,6 +96,11 @@ class IngestReport:
             file reading plus its share of embedding and writing (by characters embedded).
         warnings: what the run decided on the reader's behalf (a supersession cycle broken by date,
             an oversized decision kept to its head), one sentence each.
+        shallow: the repository is a shallow clone: commits before its boundary are not in it, so
+            they are not ingested (issue 21).
+        unreadable_history: blobs of the history git could not read (a damaged or partial clone),
+            each ``{"commit", "path", "object"}``: the commit is ingested, that file's diffstat is left
+            out (:meth:`~mission_memory.ingest.git_history.GitRepository.history`).
     """
 
     mission: str
@@ -111,6 +117,8 @@ class IngestReport:
     seconds: float = 0.0
     folders: dict[str, dict[str, float]] = field(default_factory=dict)
     vectors_reused: int = 0
+    shallow: bool = False
+    unreadable_history: list[dict[str, str]] = field(default_factory=list)
 
     def costliest_folders(self, limit: int = 10) -> list[dict[str, Any]]:
         """The folders that cost the most seconds, most first: ``[{"folder", "records", "embedded", "seconds"}]``."""
@@ -161,6 +169,8 @@ class IngestReport:
             },
             "by_layer": self.by_layer(),
             "warnings": list(self.warnings),
+            "shallow": self.shallow,
+            "unreadable_history": list(self.unreadable_history),
             "seconds": round(self.seconds, 2),
             "records_per_second": round(self.embedded / self.seconds, 2) if self.seconds > 0 else None,
             "folders": self.costliest_folders(limit=len(self.folders)),
@@ -263,12 +273,18 @@ def _document_records(
             f" {cap:,} sections are ingested (split the file, or exclude it)"
         )
         chunks = chunks[:cap]
-    for chunk in chunks:
+    # Tool-written files and sections are marked, so pull weights them down (docs/adr/0068).
+    whole = generated_kind(path, text)
+    tables = [False] * len(chunks) if whole else generated_sections(
+        text, [(chunk.start_line, chunk.heading_path, chunk.text) for chunk in chunks])
+    for chunk, table in zip(chunks, tables, strict=True):
         ref = f"{path}#{chunk.anchor}" if chunk.anchor else path
         seen[ref] += 1
         slot = ref if seen[ref] == 1 else f"{ref}~{seen[ref]}"
         title = f"{path} › {' › '.join(chunk.heading_path)}" if chunk.heading_path else path
         attributes: dict[str, Any] = {"path": path, "anchor": chunk.anchor, "line": chunk.start_line, "slot": slot}
+        if whole or table:
+            attributes["generated"] = whole or "terraform-docs"
         if mission_type:
             attributes["mission_type"] = mission_type
         records.append(
@@ -461,10 +477,15 @@ def ingest_repository(
             since = None  # the mapping or a file's level changed: reclassify every stored commit (ADR 0045)
             if changed := access.mapping_change(recorded):
                 report.warnings.append(changed)
+        report.shallow = source.git.is_shallow()
+        if store.get_state(mission, f"git_shallow:{source.root}") == "true" and not report.shallow:
+            since = None  # the clone was deepened: the history before the old boundary is new
+        history = source.git.history(since)
         records.extend(
             with_access(_commit_record(source, mission, c, mission_type), access.commit_level(c.files, file_levels))
-            for c in source.git.commits(since)
+            for c in history.commits
         )
+        _report_history(report, source.root, history)
 
     _store_new(store, embedder, records, report, progress, passage_heads)
     if source.git is not None:
@@ -482,9 +503,28 @@ def ingest_repository(
         store.set_state(mission, f"git_head:{source.root}", report.head)
     if source.git is not None:
         store.set_state(mission, f"commit_access:{source.root}", access_print)
+        store.set_state(mission, f"git_shallow:{source.root}", "true" if report.shallow else "false")
         store_tracked_files(store, mission, source.git.tracked_files())
     report.seconds = clock.perf_counter() - started
     return report
+
+
+def _report_history(report: IngestReport, root: Path, history: History) -> None:
+    """Name a shallow clone and the blobs git could not read in the report's fields and warnings."""
+    if report.shallow:
+        report.warnings.append(
+            f"{root} is a shallow clone: only the commits it holds are ingested, not the history before its"
+            " boundary (git fetch --unshallow, then ingest again, to add it)"
+        )
+    report.unreadable_history = [u.to_json() for u in history.unreadable]
+    if history.unreadable:
+        objects = sorted({u.object for u in history.unreadable})
+        shown = ", ".join(f"{u.path} in {u.commit[:12]}" for u in history.unreadable[:5])
+        more = f" (+{len(history.unreadable) - 5} more)" if len(history.unreadable) > 5 else ""
+        report.warnings.append(
+            f"git could not read {len(objects)} object{'s' if len(objects) != 1 else ''} of the history (a damaged"
+            f" or partial clone): their diffstat is left out, the commits are ingested: {shown}{more}"
+        )
 
 
 def _store_new(

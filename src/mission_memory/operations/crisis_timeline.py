@@ -43,9 +43,10 @@ from mission_memory.operations.alert_state import OpenAlert, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
-from mission_memory.operations.event_groups import group_events
-from mission_memory.records import Record, RecordKind
+from mission_memory.operations.event_groups import group_events, group_members
+from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
@@ -72,6 +73,7 @@ TIMELINE_SHARE = 0.5
 """Largest share of a digest's token budget the timeline's summary may take (the events' entries follow
 within the rest); at most :data:`mission_memory.retrieval.timeline_section.MAX_TIMELINE_TOKENS`."""
 
+_CRITICAL_READ = 500  # the window's most critical events, read besides the newest when those are cut
 _MAX_EVENTS = 2000  # a window of 2,000 events is 200 times the default capacity; reading them costs ~0.1 s
 
 _TREND_BAND = 0.2
@@ -371,9 +373,19 @@ def crisis_report(
     records = store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=mission, since=start,
                                     until=at + timedelta(microseconds=1), limit=max_events + 1)
     truncated = len(records) > max_events
+    records = records[:max_events]
+    newest_read = len(records)
+    if truncated:
+        # The newest events of a long flood can all be repeats: the window's critical events are read by
+        # criticality too, so a distinct kind older than the newest ones keeps its line (docs/adr/0057).
+        read = {r.id for r in records}
+        critical = store.most_critical(SearchFilter((Layer.DOMAIN,), mission=mission, min_criticality=CRITICAL_EVENT,
+                                                    since=at - state.window, until=at), _CRITICAL_READ)
+        records += [r for r in store.get([h.record_id for h in critical if h.record_id not in read]).values()
+                    if r.kind is RecordKind.DOMAIN_EVENT]
     events: dict[str, DomainEvent] = {}
     record_ids: dict[str, str] = {}
-    for record in records[:max_events]:
+    for record in records:
         try:
             ev = event_from_record(record)
         except InputError:
@@ -406,6 +418,7 @@ def crisis_report(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
         truncated=truncated, firing=tuple(open_alerts(store, mission, at)),
+        extra={"newest_read": newest_read} if truncated else {},
     )
 
 
@@ -481,7 +494,7 @@ def _timeline_lines(
                     else f" · {_hm(rep.time)}")
             runbook = f" · runbook {rep.runbook_url}" if rep.runbook_url else ""
             lines.append(f"- {kind} · {sector} · {group.max_criticality:.2f}{span}: "
-                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more)" if more > 0 else "")
+                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more of {group_members(group)})" if more > 0 else "")
                          + runbook)
         if len(groups) > critical:
             rest = groups[critical:]
@@ -515,7 +528,8 @@ def _timeline_lines(
     if not report.open_questions:
         lines.append("- none recorded")
     if report.truncated:
-        lines.append(f"(only the newest {len(report.events)} events of the period were read)")
+        newest = report.extra.get("newest_read", len(report.events))
+        lines.append(f"(only the newest {newest} events of the period were read, and the window's most critical)")
     return lines
 
 

@@ -18,6 +18,8 @@ import csv
 import io
 import json
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -279,8 +281,22 @@ def event_record(event: DomainEvent, mission: str) -> Record:
     )
 
 
+_READ_EVENTS: OrderedDict[tuple[str, datetime, str | None], DomainEvent] = OrderedDict()
+_READ_EVENTS_LOCK = threading.Lock()
+READ_EVENTS_KEPT = 10_000
+"""Events read back from records kept in memory, least recently used dropped first (1–2 KB each: five
+missions' crisis timelines of 2,000 events fit)."""
+
+
 def event_from_record(record: Record) -> DomainEvent:
     """The event a domain-event record was made from (the inverse of :func:`event_record`).
+
+    A degraded pull reads the same flood's events again at every question (triage's groups, the crisis
+    timeline, docs/adr/0057), and validating them costs about 0.1 ms each. A record's id is derived
+    from its content (its text, attributes, criticality and sector, :func:`~mission_memory.records.record_id_for`),
+    so the event made from it is kept, keyed by the id and the two fields outside it (the time and the
+    operator), and read again from memory: at most :data:`READ_EVENTS_KEPT`, least recently used dropped.
+    The events are frozen, so sharing one between callers is safe.
 
     Args:
         record: a record of kind ``domain_event``.
@@ -290,6 +306,21 @@ def event_from_record(record: Record) -> DomainEvent:
     """
     if record.kind is not RecordKind.DOMAIN_EVENT:
         raise InputError(f"record {record.id} is a {record.kind.value}, not a domain event")
+    key = (record.id, record.provenance.time, record.operator)
+    with _READ_EVENTS_LOCK:
+        known = _READ_EVENTS.get(key)
+        if known is not None:
+            _READ_EVENTS.move_to_end(key)
+            return known
+    event = _validated_event(record)
+    with _READ_EVENTS_LOCK:
+        _READ_EVENTS[key] = event
+        while len(_READ_EVENTS) > READ_EVENTS_KEPT:
+            _READ_EVENTS.popitem(last=False)
+    return event
+
+
+def _validated_event(record: Record) -> DomainEvent:
     a = record.attributes
     try:
         return DomainEvent.model_validate(dict(

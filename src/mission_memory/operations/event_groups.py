@@ -25,11 +25,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from mission_memory.operations.domain_events import DomainEvent
 from mission_memory.records import Record, RecordKind
 
-__all__ = ["EventGroup", "event_template", "group_events", "group_key", "group_key_of_record"]
+__all__ = ["EventGroup", "event_template", "group_events", "group_key", "group_key_of_record", "group_members"]
 
 _MASKS = (
     re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE),  # URLs
@@ -43,8 +44,12 @@ _MASKS = (
 _MASK = "<*>"
 
 
+@lru_cache(maxsize=32_768)
 def event_template(text: str) -> str:
     """``text`` with its variable parts replaced by ``<*>``, whitespace collapsed, lower-cased.
+
+    Kept for the last 32,768 texts seen: a flood repeats its texts, and every degraded pull groups the
+    same events again (docs/adr/0057).
 
     Args:
         text: an event's text (any language; only ASCII digits, hex, addresses and paths are masked).
@@ -162,3 +167,16 @@ def group_events(events: Iterable[DomainEvent]) -> list[EventGroup]:
         groups.append(EventGroup(key=group_key(best), events=tuple(group), representative=best))
     groups.sort(key=lambda g: (-g.max_criticality, -g.last_seen.timestamp(), g.key))
     return groups
+
+
+def group_members(group: EventGroup) -> str:
+    """Every member of ``group`` cited compactly: ``the N from event:<oldest> to event:<newest>``.
+
+    The members are the events of the group's kind from the oldest to the newest (by time, then id), all
+    of them: a reader, or a benchmark counting citations, can take the phrase as citing each (docs/adr/0057).
+    Write it only for a group read whole (every event of its kind between those two was read).
+
+    Example: ``the 70 from event:hadoop-rm-0 to event:hadoop-rm-69``.
+    """
+    oldest, newest = group.events[-1], group.events[0]
+    return f"the {group.count} from event:{oldest.id} to event:{newest.id}"

@@ -24,7 +24,7 @@ from mission_memory.operations.alert_state import update_open_alerts
 from mission_memory.operations.domain_events import DomainEvent, event_record
 from mission_memory.operations.escalation import EscalationState
 from mission_memory.stores.base import MemoryStore
-from mission_memory.stores.write_path import embed_stored
+from mission_memory.stores.write_path import embed_stored, forget_vector_backlog
 
 __all__ = ["EmbeddingQueue", "IntakeReport", "store_events"]
 
@@ -72,6 +72,7 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
         raise InputError("mission is blank: name the mission the events belong to")
     latest = {event.id: event for event in events}
     outcome = store.upsert_records([event_record(event, mission) for event in latest.values()])
+    forget_vector_backlog(store, caught_up=False)  # a footer saying none wait is out of date (ADR 0063)
     if not store.read_only:
         update_open_alerts(store, mission, list(latest.values()))  # firing until resolved (docs/adr/0057)
     return IntakeReport(
@@ -163,6 +164,7 @@ class EmbeddingQueue:
                 size = self._batch if limit is None else min(self._batch, limit - done)
                 ids = self._store.ids_without_vector(embedder.model_id, size)
                 if not ids:
+                    forget_vector_backlog(self._store)  # caught up: the footer stops saying it lags
                     break
                 stored = embed_stored(self._store, embedder, ids)
                 done += stored

@@ -22,21 +22,18 @@ Rules, for each mission (or the one named):
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.errors import InputError, MissionMemoryError
 from mission_memory.operations.alert_state import open_alerts
-from mission_memory.operations.domain_events import EARLIEST_EVENT_TIME
-from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 
 __all__ = ["PruneReport", "PruneSchedule", "prune_events"]
 
-_BATCH = 2000
-_WHOLE = 10_000_000  # records of one millisecond, read at once
+_BATCH = 5000
 
 
 @dataclass
@@ -115,41 +112,24 @@ def prune_events(
         kept = {a.event_id for a in open_alerts(store, name)}
         due_resolved: list[str] = []
         due_other: list[str] = []
-        for record in _older_events(store, name, now - shortest):
-            a = record.attributes
-            kind = str(a.get("event_type") or "")
-            age = rules.get(kind, default)
-            if not age or record.provenance.time >= now - age:
-                continue
-            if str(a.get("event_id") or "") in kept:
-                report.kept_open += 1
-                continue
-            (due_resolved if a.get("state") == "resolved" else due_other).append(record.id)
-            report.by_type[kind] = report.by_type.get(kind, 0) + 1
+        for rows in store.event_retention_rows(name, now - shortest, _BATCH):
+            for row in rows:
+                age = rules.get(row.event_type, default)
+                if not age or row.time >= now - age:
+                    continue
+                if row.event_id in kept:
+                    report.kept_open += 1
+                    continue
+                (due_resolved if row.state == "resolved" else due_other).append(row.record_id)
+                report.by_type[row.event_type] = report.by_type.get(row.event_type, 0) + 1
         due = due_resolved + due_other  # resolved ones first
         report.resolved += len(due_resolved)
         if due:
             report.pruned[name] = len(due)
             if not dry_run:
                 for start in range(0, len(due), _BATCH):
-                    store.delete(due[start:start + _BATCH])
+                    store.delete(due[start:start + _BATCH])  # one transaction per batch
     return report
-
-
-def _older_events(store: MemoryStore, mission: str, until: datetime) -> Iterator[Record]:
-    """Every domain event of ``mission`` dated before ``until``, read in time slices of at most
-    :data:`_BATCH` records (a full slice is halved; one that cannot be halved is read whole)."""
-    slices = [(EARLIEST_EVENT_TIME, until)]
-    while slices:
-        since, end = slices.pop()
-        indivisible = end - since <= timedelta(milliseconds=1)
-        page = store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=mission, since=since, until=end,
-                                     limit=_WHOLE if indivisible else _BATCH + 1)
-        if len(page) > _BATCH and not indivisible:
-            middle = since + (end - since) / 2
-            slices += [(since, middle), (middle, end)]
-            continue
-        yield from page
 
 
 class PruneSchedule:

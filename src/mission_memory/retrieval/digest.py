@@ -291,7 +291,8 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
         mark += f" · {cand.repeats} {'repeat' if cand.repeats == 1 else 'repeats'} of it among the candidates"
     heading = f"### {index}. {r.kind.value}{mark} · score {cand.score:.2f} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
     quoted = neutralise_markers(
-        f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n\n{excerpt}"
+        f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n"
+        + (f"repeats: {_one_line(cand.group_members)}\n" if cand.group_members else "") + f"\n{excerpt}"
     )
     return f"{heading}\n{open_marker(index, nonce)}\n{quoted}\n{close_marker(index, nonce)}"
 
@@ -325,12 +326,16 @@ def capped_note(critical: int, kinds: int, cap: int) -> str:
             f"{cap}-entry cap, not for relevance: ask with --min-criticality 0.8 or --timeline._")
 
 
-def _footer(omitted: int, included: int, empty_note: str | None = None) -> str:
+def _footer(omitted: int, included: int, empty_note: str | None = None, cap_left: int = 0, cap: int = 0) -> str:
     if included == 0:
         if omitted:
             return f"_{omitted} relevant entries omitted: none fits the token budget._"
         return f"_{empty_note}_" if empty_note else "_No stored record matched this task._"
     entries = "1 entry" if included == 1 else f"{included} entries"
+    if omitted == 0 and cap_left > 0:
+        more = "1 more candidate" if cap_left == 1 else f"{cap_left} more candidates"
+        return (f"_{entries}; the {cap}-entry cap, not the token budget, stopped this digest: {more} ranked "
+                "below it were not considered (MISSION_MEMORY_MAX_DIGEST_ENTRIES)._")
     if omitted == 0:
         return f"_{entries}; nothing relevant omitted._"
     more = "1 more relevant entry" if omitted == 1 else f"{omitted} more relevant entries"
@@ -401,6 +406,8 @@ def pack_digest(
     empty_note: str | None = None,
     header_lines: Sequence[str] = (),
     footer_note: str = "",
+    cap_left: int = 0,
+    cap: int = 0,
 ) -> tuple[str, list[DigestEntry], int, int]:
     """Pack ranked candidates into a Markdown digest of at most ``token_budget`` tokens.
 
@@ -426,6 +433,9 @@ def pack_digest(
         header_lines: lines added to the header after the scope line (written by mission-memory,
             e.g. the degraded-mode line of :mod:`mission_memory.retrieval.triage`; none by default).
         footer_note: a line after the closing line (written by mission-memory: :func:`capped_note`).
+        cap_left, cap: how many ranked candidates the entry cap (``max_digest_entries``, ``cap``)
+            left unconsidered; when more than 0 and every candidate given fits, the closing line says
+            that the cap, not the budget, stopped the digest (docs/adr/0067).
 
     Returns:
         ``(text, entries, tokens_used, omitted)``.
@@ -442,7 +452,8 @@ def pack_digest(
     sep = tokenizer.count(_SEPARATOR)
     n = len(shown)
     note = f"\n{footer_note}" if footer_note else ""
-    worst_footer = max(tokenizer.count(_footer(n, n) + note), tokenizer.count(_footer(n, 0, empty_note) + note))
+    worst_footer = max(tokenizer.count(_footer(n, n) + note), tokenizer.count(_footer(n, 0, empty_note) + note),
+                       tokenizer.count(_footer(0, n, None, cap_left, cap) + note) if cap_left else 0)
     fixed = tokenizer.count(header) + sep + worst_footer
     if fixed > token_budget:
         raise BudgetError(
@@ -461,21 +472,27 @@ def pack_digest(
             opened.add(i)
     # Blocks are priced with the widest index they can get, so renumbering never adds tokens.
     widest = max(n, 1)
+    # Every entry holds at least its two envelope markers: once the room left is below them, no later
+    # candidate can fit, so the rest are not priced one by one (they count as omitted all the same).
+    smallest = tokenizer.count(f"{open_marker(widest, nonce)}\n{close_marker(widest, nonce)}") + sep
     for cand, at in shown:
         assert cand.record is not None
-        excerpt = tokenizer.truncate(render_excerpt(cand.record), max_entry_tokens)
-        cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
+        if token_budget - used < smallest:
+            break  # not even the shortest entry fits any more: the rest count as omitted unread
         extra = 0 if at in opened else section_cost[at]
+        # The frame (heading, envelope, title and source lines) is priced first: a candidate whose
+        # frame alone does not fit costs one small count, and the excerpt is cut once, to what fits.
+        frame = tokenizer.count(_entry_block(widest, cand, "", now, nonce)) + sep
+        room = token_budget - used - extra - frame - 2
+        if room < 1:
+            continue
+        whole = render_excerpt(cand.record)
+        excerpt = tokenizer.truncate(whole, min(max_entry_tokens, room))
+        if room < max_entry_tokens and room < _MIN_EXCERPT_TOKENS and excerpt != tokenizer.truncate(whole, max_entry_tokens):
+            continue  # shortened by the room left to under 48 tokens: a stub is not worth an entry
+        cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
         if used + cost + extra > token_budget:
-            # Shorten rather than drop: a relevant entry cut to what fits beats a weaker one whole.
-            frame = tokenizer.count(_entry_block(widest, cand, "", now, nonce)) + sep
-            room = token_budget - used - extra - frame - 2
-            if room < _MIN_EXCERPT_TOKENS:
-                continue
-            excerpt = tokenizer.truncate(excerpt, room)
-            cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
-            if used + cost + extra > token_budget:
-                continue
+            continue
         used += cost + extra
         opened.add(at)
         chosen.append((cand, at, excerpt))
@@ -491,7 +508,7 @@ def pack_digest(
             blocks[at].append(block)
             entries.append(DigestEntry(cand.record, cand.score, cand.superseded, excerpt, block, tokenizer))
         omitted = n - len(chosen)
-        footer = _footer(omitted, len(chosen), empty_note) + note
+        footer = _footer(omitted, len(chosen), empty_note, cap_left, cap) + note
         text = _render(header, [(s.title, [lead, *b] if lead else b) for s, lead, b in zip(layout, leads, blocks, strict=True)],
                        footer)
         tokens = tokenizer.count(text)

@@ -14,7 +14,9 @@ Named steps, each a function:
    plausibly relevant and fuse the lists (convex score fusion by default, ADR 0031; weights
    fitted by ``ranking tune``, ADR 0032); apply the record priors (criticality; superseded
    decisions demoted) to every candidate.
-3. :func:`select_candidates` — read the best in full, put records the task names first, put each
+3. :func:`select_candidates` — read the best in full, weight down generated documents and commits
+   a later one reverted or overtook (docs/adr/0068), fold each ADR's sections into its decision
+   record (one unit per decision, docs/adr/0066), put records the task names first, put each
    stale record's current successor in its place (:mod:`~mission_memory.retrieval.staleness`), drop
    near-duplicates keeping the newest (:mod:`~mission_memory.retrieval.near_duplicates`).
 4. Rendering — pack by relevance until the token budget (:func:`~mission_memory.retrieval.digest.pack_digest`),
@@ -40,6 +42,7 @@ from mission_memory.fence import new_nonce
 from mission_memory.operations.event_groups import group_key_of_record
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.commit_successors import replaced_among
 from mission_memory.retrieval.digest import Digest, capped_note, pack_digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, layers_in_scope
 from mission_memory.retrieval.near_duplicates import suppress_near_duplicates
@@ -48,6 +51,8 @@ from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
     apply_priors,
+    demote_boilerplate,
+    fold_sections,
     fuse,
     is_superseded,
     tuned_params,
@@ -63,7 +68,8 @@ from mission_memory.retrieval.timeline_section import digest_sections
 from mission_memory.retrieval.triage import triage_for
 from mission_memory.retrieval_events import Client, NewRetrievalEvent
 from mission_memory.stores.base import Hit, MemoryStore, RecordPriors
-from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
+from mission_memory.stores.write_path import vector_backlog
 from mission_memory.tokens import Tokenizer
 from mission_memory.trackers.keys import extract_tracker_keys
 
@@ -78,7 +84,9 @@ __all__ = [
 
 MAX_TASK_CHARS = 20_000
 _PER_LIST = 60
-_PRIOR_HEADROOM = 4
+_HEAD_SPARE = 30
+"""Ranked candidates read beyond ``max_entries`` for selection to drop from (duplicates, stale records,
+handover notes): at least this many, and as many as ``max_entries`` at a larger cap (docs/adr/0067)."""
 
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="mm-pull")
 
@@ -142,6 +150,7 @@ def run_query(
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
     candidates = triage.annotate(candidates)
     capped = _capped_critical(store, ranked, candidates, lists, max_entries)
+    cap_left = _left_by_the_cap(ranked, candidates, duplicates, max_entries)
 
     nonce = new_nonce()
     sections = digest_sections(  # docs/design.md §7: the crisis timeline, when degraded or asked for
@@ -151,7 +160,9 @@ def run_query(
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
-        footer_note=capped_note(*capped, max_entries),
+        footer_note="\n".join(note for note in (capped_note(*capped, max_entries),
+                                                 _queue_note(store, embedder.model_id, layers, clock)) if note),
+        cap_left=cap_left, cap=max_entries,
     )
     duration_ms = (time.perf_counter() - started) * 1000
     event_id = ""
@@ -191,7 +202,34 @@ def run_query(
     )
 
 
+_BACKLOG_SECONDS = 10.0
+"""A pull reuses the vector backlog counted at most this long ago: counting and dating it cost about
+260 ms at 100k records under load (``benchmarks/bench_vector_backlog.py``, docs/adr/0063)."""
+_BACKLOG_READ = 1000
+"""Records without a vector a pull reads to date the oldest waiting event (the queue's front)."""
+
+
+def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now: datetime) -> str:
+    """The footer's line saying how far behind the event vector queue is, when events wait for their
+    vector and the domain layer is searched (issue 21); else empty."""
+    if Layer.DOMAIN not in layers:
+        return ""
+    line = vector_backlog(store, model_id, read=_BACKLOG_READ, max_age_seconds=_BACKLOG_SECONDS).queue_line(now)
+    return f"_Event vector queue: {line}._" if line else ""
+
+
 _CRITICAL = 0.8
+
+
+def _left_by_the_cap(ranked: Sequence[Candidate], selected: Sequence[Candidate], duplicates: int,
+                     max_entries: int) -> int:
+    """How many ranked candidates the entry cap left unconsidered (0 when fewer than ``max_entries``
+    were selected): those neither selected, nor folded into a selected decision, nor dropped as
+    near-duplicates (docs/adr/0067)."""
+    if len(selected) < max_entries:
+        return 0
+    shown = {c.record_id for c in selected} | {s for c in selected for s in c.sections}
+    return max(0, sum(1 for c in ranked if c.record_id not in shown) - duplicates)
 
 
 def _capped_critical(
@@ -266,6 +304,9 @@ def search_candidates(
                 out.setdefault(prior.kind, []).append(h)
         return out
 
+    in_dense = {h.record_id for hits in dense_hits.values() for h in hits}
+    outside = [h.record_id for hits in bm25_hits.values() for h in hits if h.record_id not in in_dense]
+    embedded = store.vectors_for(outside, embedder.model_id) if outside else {}
     critical_by_layer: dict[Layer, list[Hit]] = {}
     for h in critical_hits:
         if h.record_id in priors:
@@ -275,6 +316,7 @@ def search_candidates(
         bm25={layer: by_kind(hits) for layer, hits in bm25_hits.items()},
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
+        unembedded=frozenset(rid for rid in outside if rid not in embedded),
     )
 
 
@@ -369,14 +411,24 @@ def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: Rank
     document sections are not comparable, but within their own kind they are, once each list's
     scores are normalised within its cut (:func:`~mission_memory.retrieval.ranking.fuse`). The priors
     (criticality, superseded decisions demoted) apply to every fused candidate before anything is
-    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet.
+    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet. When the lists know
+    which candidates are sections of an ADR (:attr:`CandidateLists.decision_of`, the ranking
+    evaluation's lists), those fold into their decision here (docs/adr/0066); pull folds them in
+    :func:`select_candidates`, after reading its best candidates.
     """
     fused: list[Candidate] = []
     for layer in layers:
         dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
         for kind in dense.keys() | bm25.keys() | critical.keys():
-            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, [])))
-    return apply_priors(fused, params, lists.priors)
+            fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, []),
+                              lists.unembedded))
+    ranked = apply_priors(fused, params, lists.priors)
+    if lists.generated or lists.replaced:
+        ranked = demote_boilerplate(ranked, lists.generated, lists.replaced, params)
+    if params.fold_sections and lists.decision_of:
+        absent = {d: lists.priors[d].superseded for d in set(lists.decision_of.values()) if d in lists.priors}
+        ranked = fold_sections(ranked, lists.decision_of, absent, params)
+    return ranked
 
 
 def select_candidates(
@@ -391,26 +443,70 @@ def select_candidates(
     """Step 3, selection: the records a task names first, then the best by final score, with each
     stale record replaced by its current successor and without near-duplicates; at most ``max_entries``.
 
-    Only the best few times ``max_entries`` ranked candidates (by final score, priors applied) are
-    read in full. A refresh artifact replaced by a later refresh of the same task and kind, or a
-    decision superseded by another, gives way to its successor, which takes the better score; a
-    superseded decision stays, marked, when the task asks about history or names it (ADR 0030).
+    Only the best ``max_entries`` ranked candidates (by final score, priors applied) and as many
+    again (at least :data:`_HEAD_SPARE`) are read in full. A refresh artifact replaced by a later
+    refresh of the same task and kind, or a decision superseded by another, gives way to its
+    successor, which takes the better score; a superseded decision stays, marked, when the task asks about history or names it (ADR 0030).
     Near-duplicate suppression then keeps the newest of each group.
 
     Returns:
         The selected candidates (records attached, best first) and how many duplicates were dropped.
     """
-    head = list(ranked[: max_entries * _PRIOR_HEADROOM])
+    head = list(ranked[: max_entries + max(_HEAD_SPARE, max_entries)])
     records = store.get([c.record_id for c in head])
     notes_wanted = asks_about_handover(task)
     candidates = [replace(c, record=records[c.record_id]) for c in head if c.record_id in records
                   and (notes_wanted or records[c.record_id].kind is not RecordKind.HANDOVER_NOTE)]
+    candidates = _demoted(candidates, params)
+    if params.fold_sections:
+        candidates = _fold_adr_sections(store, where, candidates, params)
     candidates = _named_first(store, task, where, candidates)
     candidates, replaced = replace_stale(store, task, where, candidates, named_references(task)[0])
     vectors = store.vectors_for([c.record_id for c in candidates], model_id)
     return suppress_near_duplicates(
         candidates, vectors, params.duplicate_cosine, keep=max_entries, exempt=frozenset(replaced.kept_superseded)
     )
+
+
+def _demoted(candidates: list[Candidate], params: RankingParams) -> list[Candidate]:
+    """The read candidates with generated documents and replaced commits weighted down
+    (:func:`~mission_memory.retrieval.ranking.demote_boilerplate`, docs/adr/0068)."""
+    records = [c.record for c in candidates if c.record is not None]
+    generated = {r.id for r in records if r.attributes.get("generated")} if params.generated_factor != 1.0 else set()
+    replaced = replaced_among(records) if params.replaced_commits else {}
+    if not generated and not replaced:
+        return candidates
+    return demote_boilerplate(candidates, generated, replaced, params)
+
+
+def _fold_adr_sections(
+    store: MemoryStore, where: SearchFilter, candidates: list[Candidate], params: RankingParams
+) -> list[Candidate]:
+    """The read candidates with every ADR section folded into its file's decision record
+    (:func:`~mission_memory.retrieval.ranking.fold_sections`, docs/adr/0066).
+
+    A document chunk's decision is found by source key (``mission:decision:path``, docs/adr/0006);
+    a decision that was not among the candidates is read and enters only if it passes the query's
+    filters (else its sections stay as they are).
+    """
+    keys = {
+        c.record_id: f"{c.record.provenance.mission}:{RecordKind.DECISION.value}:{c.record.attributes['path']}"
+        for c in candidates
+        if c.record is not None and c.record.kind is RecordKind.DOC_CHUNK
+        and isinstance(c.record.attributes.get("path"), str)
+    }
+    if not keys:
+        return candidates
+    found = store.ids_by_source_keys(sorted(set(keys.values())))
+    decision_of = {rid: found[key] for rid, key in keys.items() if key in found}
+    if not decision_of:
+        return candidates
+    have = {c.record_id for c in candidates}
+    read = store.get(sorted({d for d in decision_of.values() if d not in have}))
+    entering = {rid: r for rid, r in read.items()
+                if r.kind is RecordKind.DECISION and matches(where, filter_columns(r))}
+    folded = fold_sections(candidates, decision_of, {rid: is_superseded(r) for rid, r in entering.items()}, params)
+    return [c if c.record is not None else replace(c, record=entering[c.record_id]) for c in folded]
 
 
 HANDOVER_CUES = ("handover", "hand over", "hand-over", "handed over", "handing over", "shift", "predecessor",

@@ -17,6 +17,9 @@ The cut lists are then fused, per layer and record kind, by one of two functions
   ``Σ_lists w / (k + rank(d))``.
 
 Either way the fused score is divided by its maximum, so a record first in both lists scores 1.0.
+A record stored without a vector of the query's model (an event the embedding queue has not reached)
+cannot be in the dense list; its score is divided by the maximum of the lists that could hold it, so
+it is ranked by its BM25 score instead of counting as last of the dense list (docs/adr/0063).
 The list weights (and the function and ``k``) are what ``ranking tune`` fits on retrieval
 corrections (ADR 0032); :func:`tuned_params` reads the adopted ones for pull.
 """
@@ -24,7 +27,8 @@ corrections (ADR 0032); :func:`tuned_params` reads the adopted ones for pull.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
 from mission_memory.decisions import DecisionAttributes
@@ -39,6 +43,8 @@ __all__ = [
     "Candidate",
     "FusionWeights",
     "RankingParams",
+    "demote_boilerplate",
+    "fold_sections",
     "fuse",
     "is_superseded",
     "tuned_params",
@@ -82,6 +88,15 @@ class RankingParams:
             :func:`~mission_memory.retrieval.relevance_feedback.rocchio_query`); 0 turns it off
             (docs/adr/0050).
         vector_feedback_weight: the weight β of their centroid against the query's 1.
+        fold_sections: an ADR's document chunks compete as one unit with its decision record: the
+            decision takes the best score of its own sections and the sections leave the ranking
+            (:func:`fold_sections`, docs/adr/0066).
+        generated_factor: a document chunk ingest marked as generated (terraform-docs tables,
+            changelogs, lock files; attribute ``generated``) has its score multiplied by this
+            (:func:`demote_boilerplate`, docs/adr/0068).
+        replaced_commits: a commit that a later candidate commit reverted or overtook (an older
+            bump of the same dependency) is multiplied by ``superseded_factor``, marked superseded,
+            and ranks below its successor (docs/adr/0068).
     """
 
     rrf_k: int = 60
@@ -100,10 +115,14 @@ class RankingParams:
     feedback_terms: int = 10
     vector_feedback_docs: int = 10
     vector_feedback_weight: float = 0.3
+    fold_sections: bool = True
+    generated_factor: float = 0.25
+    replaced_commits: bool = True
 
 
 BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
-                              per_kind_candidates=False, vector_feedback_docs=0)
+                              per_kind_candidates=False, vector_feedback_docs=0,
+                             fold_sections=False, generated_factor=1.0, replaced_commits=False)
 """The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
 
 
@@ -171,6 +190,10 @@ class Candidate:
         repeats: near-duplicate candidates merged into this one (docs/adr/0030, 0057).
         group_note: for a domain event standing for a group of repeats, the group's count, first and
             last seen and highest criticality, as written by mission-memory (numbers and times only).
+        group_members: for such an event, its group's members cited compactly (``the N from event:<a> to
+            event:<b>``, :func:`~mission_memory.operations.event_groups.group_members`); quoted inside the fence.
+        sections: for a decision, the record ids of its ADR's sections folded into it, best first
+            (:func:`fold_sections`).
     """
 
     record_id: str
@@ -182,6 +205,8 @@ class Candidate:
     record: Record | None = None
     repeats: int = 0
     group_note: str = ""
+    group_members: str = ""
+    sections: tuple[str, ...] = ()
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:
@@ -201,13 +226,17 @@ def _cut_bm25(hits: Sequence[Hit], ratio: float) -> list[Hit]:
 
 
 def fuse(
-    dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = ()
+    dense: Sequence[Hit], bm25: Sequence[Hit], params: RankingParams, critical: Sequence[Hit] = (),
+    unembedded: Collection[str] = (),
 ) -> list[Candidate]:
     """Fuse one layer's dense and BM25 hits of one record kind (each best first) into candidates, best first.
 
     ``critical`` (most critical first, see :attr:`RankingParams.critical_candidates`) is a third
     rank list, taken whole, contributing like a rank list of weight 1; fused scores are capped at 1.
-    Scores are in [0, 1]; see the module docstring for the two fusion functions.
+    ``unembedded`` names records that have no vector of the query's model: the dense list could not
+    hold them, so their score is normalised without the dense weight (docs/adr/0063; an event
+    without a vector that alone matches a query's unique token tied with an unrelated embedded one,
+    issue 21). Scores are in [0, 1]; see the module docstring for the two fusion functions.
     """
     dense_kept = _cut_dense(dense, params.dense_window)
     bm25_kept = _cut_bm25(bm25, params.bm25_ratio)
@@ -216,6 +245,7 @@ def fuse(
     unit = 1.0 if convex else 1.0 / (params.rrf_k + 1)  # what rank 1 of one list contributes per weight
     present = (wd * bool(dense_kept) + wb * bool(bm25_kept)) if params.normalize_present else (wd + wb)
     top = present * unit or 1.0
+    top_unembedded = (wb * bool(bm25_kept) if params.normalize_present else wb) * unit or top
     acc: dict[str, dict[str, float | int]] = {}
     best_cosine = dense_kept[0].score if dense_kept else 0.0
     window = max(params.dense_window, 1e-6)
@@ -237,7 +267,7 @@ def fuse(
     out = [
         Candidate(
             record_id=record_id,
-            score=min(1.0, float(slot["rrf"]) / top),
+            score=min(1.0, float(slot["rrf"]) / (top_unembedded if record_id in unembedded else top)),
             dense_rank=int(slot["dense_rank"]) if "dense_rank" in slot else None,
             bm25_rank=int(slot["bm25_rank"]) if "bm25_rank" in slot else None,
             cosine=float(slot["cosine"]) if "cosine" in slot else None,
@@ -281,5 +311,103 @@ def apply_priors(
         # Built directly: dataclasses.replace inspects the fields on every call (a few hundred per pull).
         out.append(Candidate(cand.record_id, min(1.0, cand.score * factor / ceiling), cand.dense_rank,
                              cand.bm25_rank, cand.cosine, superseded, cand.record))
+    out.sort(key=lambda c: (-c.score, c.record_id))
+    return out
+
+
+def fold_sections(
+    ranked: Sequence[Candidate],
+    decision_of: Mapping[str, str],
+    absent: Mapping[str, bool],
+    params: RankingParams,
+) -> list[Candidate]:
+    """One unit per decision: fold each ADR section (document chunk) into its file's decision record.
+
+    An ADR file is ingested twice over: once as its decision record and once as document chunks of
+    its sections. Ranked apart, a section that matches the task better than the decision's own text
+    (its "Reasoning" against a question about the reasons) out-ranks the decision, and with a full
+    digest the decision is dropped in favour of a piece of itself (docs/adr/0066). Here every chunk
+    that ``decision_of`` maps to a decision leaves the list, and the decision takes the best score
+    of itself and its sections (a section's score demoted by ``superseded_factor`` when the
+    decision is superseded, so a superseded ADR does not climb back through its text). A decision
+    that was not a candidate itself enters with its best section's score.
+
+    Args:
+        ranked: candidates after priors, best first (the order of :func:`apply_priors`).
+        decision_of: document-chunk record id -> the record id of the decision of the same file.
+        absent: the decisions named in ``decision_of`` that are not in ``ranked`` but may enter
+            (they pass the query's filters), each with whether it is superseded; a decision neither
+            ranked nor here is left out and its sections stay.
+        params: ``superseded_factor`` is read.
+
+    Returns:
+        The candidates, best first (ties by record id); each decision carries the ids of the
+        sections folded into it in :attr:`Candidate.sections`, best first.
+    """
+    if not decision_of:
+        return list(ranked)
+    present = {c.record_id: c for c in ranked}
+    best: dict[str, float] = {}
+    folded: dict[str, list[str]] = {}
+    for cand in ranked:
+        decision_id = decision_of.get(cand.record_id)
+        if decision_id is None:
+            continue
+        if decision_id in present:
+            superseded = present[decision_id].superseded
+        elif decision_id in absent:
+            superseded = absent[decision_id]
+        else:
+            continue
+        score = cand.score * (params.superseded_factor if superseded else 1.0)
+        best[decision_id] = max(best.get(decision_id, 0.0), score)
+        folded.setdefault(decision_id, []).append(cand.record_id)
+    gone = {rid for ids in folded.values() for rid in ids}
+    out = []
+    for cand in ranked:
+        if cand.record_id in gone:
+            continue
+        if cand.record_id in best:
+            cand = replace(cand, score=max(cand.score, best[cand.record_id]), sections=tuple(folded[cand.record_id]))
+        out.append(cand)
+    for decision_id, score in best.items():
+        if decision_id not in present:
+            out.append(Candidate(decision_id, score, superseded=absent[decision_id],
+                                 sections=tuple(folded[decision_id])))
+    out.sort(key=lambda c: (-c.score, c.record_id))
+    return out
+
+
+def demote_boilerplate(
+    ranked: Sequence[Candidate], generated: AbstractSet[str], replaced: Mapping[str, str], params: RankingParams
+) -> list[Candidate]:
+    """Weight down tool-written documents and commits a later one undid or overtook (docs/adr/0068).
+
+    Args:
+        ranked: candidates, best first.
+        generated: ids of records ingest marked ``generated`` (:mod:`mission_memory.ingest.generated_documents`);
+            their score is multiplied by ``params.generated_factor``.
+        replaced: commit record id -> the id of the later commit that reverted or overtook it
+            (:func:`~mission_memory.retrieval.commit_successors.replaced_commits`); such a commit is
+            multiplied by ``superseded_factor`` (when ``params.replaced_commits``), marked superseded,
+            and, when its successor is among ``ranked``, kept just below it.
+
+    Returns:
+        The candidates, best first (ties by record id).
+    """
+    if not generated and not (replaced and params.replaced_commits):
+        return list(ranked)
+    scores = {c.record_id: c.score for c in ranked}
+    out = []
+    for cand in ranked:
+        if cand.record_id in generated:
+            cand = replace(cand, score=cand.score * params.generated_factor)
+        successor = replaced.get(cand.record_id) if params.replaced_commits else None
+        if successor is not None:
+            score = cand.score * params.superseded_factor
+            if successor in scores:
+                score = min(score, scores[successor] * 0.999)
+            cand = replace(cand, score=score, superseded=True)
+        out.append(cand)
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -33,8 +33,9 @@ import numpy.typing as npt
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.git_runner import run_git_text
-from mission_memory.records import Layer, RecordKind
+from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.commit_successors import replaced_among
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval.query import rank_candidates, search_candidates
 from mission_memory.retrieval.ranking import Candidate, RankingParams
@@ -197,11 +198,33 @@ def prepare_question(
     lists = search_candidates(store, embedder, question.question, where, params or RankingParams())
     ids = list(lists.priors)
     records = store.get(ids)
-    paths = {rid: rec.provenance.ref.split("#", 1)[0] for rid, rec in records.items()}
+    lists, decisions = _with_decisions_of_sections(store, lists, records)
+    paths = {rid: rec.provenance.ref.split("#", 1)[0] for rid, rec in {**records, **decisions}.items()}
     exact_top: tuple[str, ...] = ()
     if exact is not None:
         exact_top = tuple(exact.top(embedder.embed_query(question.question), k))
     return PreparedQuestion(question=question, lists=lists, paths=paths, exact_top=exact_top)
+
+
+def _with_decisions_of_sections(
+    store: MemoryStore, lists: CandidateLists, records: dict[str, Record]
+) -> tuple[CandidateLists, dict[str, Record]]:
+    """``lists`` with :attr:`CandidateLists.decision_of` filled for every ADR section among the
+    candidates (and the priors of decisions that were not candidates), and those decisions' records,
+    and with the generated documents and replaced commits among them, so that
+    :func:`~mission_memory.retrieval.query.rank_candidates` folds and demotes as pull does
+    (docs/adr/0066, 0068)."""
+    keys = {rid: f"{r.provenance.mission}:{RecordKind.DECISION.value}:{r.attributes['path']}"
+            for rid, r in records.items()
+            if r.kind is RecordKind.DOC_CHUNK and isinstance(r.attributes.get("path"), str)}
+    found = store.ids_by_source_keys(sorted(set(keys.values()))) if keys else {}
+    decision_of = {rid: found[key] for rid, key in keys.items() if key in found}
+    missing = sorted({d for d in decision_of.values() if d not in lists.priors})
+    priors = {**lists.priors, **store.priors_of(missing)} if missing else lists.priors
+    generated = frozenset(rid for rid, r in records.items() if r.attributes.get("generated"))
+    replaced = replaced_among(list(records.values()))
+    return (replace(lists, decision_of=decision_of, priors=priors, generated=generated, replaced=replaced),
+            store.get(missing) if missing else {})
 
 
 @dataclass(frozen=True)

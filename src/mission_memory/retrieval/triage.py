@@ -30,7 +30,7 @@ from mission_memory.fence import listed_name
 from mission_memory.operations.domain_events import DomainEvent, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
-from mission_memory.operations.event_groups import EventGroup, group_events
+from mission_memory.operations.event_groups import EventGroup, group_events, group_members
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.ranking import Candidate, RankingParams
@@ -52,6 +52,8 @@ TRIAGE_SCAN = 500
 
 def group_note(group: EventGroup, truncated: bool = False) -> str:
     """The entry heading's note for an event standing for ``group`` (numbers and times only).
+
+    ``truncated``: the group may have members that were not read (its count is then "at least").
 
     Example: ``repeated 70× · first 12:01:40 · last 12:03:58 UTC · highest criticality 0.80``.
     """
@@ -75,7 +77,7 @@ class Triage:
     mission: str | None = None
     groups: dict[str, tuple[EventGroup, bool, str]] = field(default_factory=dict, compare=False)
     """Filled by :meth:`widen`: record id -> (its group among the flood's most critical events, whether the
-    scan was full, the record id of the group's representative)."""
+    group may have members the scan did not read, the record id of the group's representative)."""
 
     @property
     def degraded(self) -> bool:
@@ -112,13 +114,16 @@ class Triage:
                 continue  # a damaged record does not hide the others
             events[event.id] = event
             record_of[event.id] = record.id
-        full = len(scanned) >= TRIAGE_SCAN
+        # A full scan read every event more critical than its last one: a group all of whose members are
+        # is whole (its count exact, its members citable); another may have unread members.
+        cutoff = scanned[-1].score if len(scanned) >= TRIAGE_SCAN else None
+        score_of = {h.record_id: h.score for h in scanned}
         chosen = group_events(events.values())
         for group in chosen:
+            partial = cutoff is not None and min(score_of[record_of[e.id]] for e in group.events) <= cutoff
             for member in group.events:
-                self.groups[record_of[member.id]] = (group, full, record_of[group.representative.id])
+                self.groups[record_of[member.id]] = (group, partial, record_of[group.representative.id])
         wanted = [record_of[g.representative.id] for g in chosen[:TRIAGE_CANDIDATES]]
-        score_of = {h.record_id: h.score for h in scanned}
         priors = {**lists.priors, **store.priors_of([rid for rid in wanted if rid not in lists.priors])}
         events_hits = [Hit(record_id=rid, score=score_of[rid]) for rid in wanted
                        if rid in priors and priors[rid].kind is RecordKind.DOMAIN_EVENT]
@@ -133,12 +138,15 @@ class Triage:
         return replace(lists, critical=critical, priors=priors)
 
     def annotate(self, candidates: Sequence[Candidate]) -> list[Candidate]:
-        """Each candidate standing for a group of repeats gets the group's :func:`group_note` (after :meth:`widen`)."""
+        """Each candidate standing for a group of repeats gets the group's :func:`group_note` (after :meth:`widen`),
+        and, when the scan read the whole group, its members (:func:`~mission_memory.operations.event_groups.group_members`)."""
         out = []
         for cand in candidates:
             found = self.groups.get(cand.record_id)
             note = group_note(found[0], found[1]) if found is not None else ""
-            out.append(replace(cand, group_note=note) if note else cand)
+            # the members are cited only when the scan read the whole group (docs/adr/0057)
+            members = group_members(found[0]) if found is not None and note and not found[1] else ""
+            out.append(replace(cand, group_note=note, group_members=members) if note else cand)
         return out
 
     def rescore(self, ranked: Sequence[Candidate], lists: CandidateLists, params: RankingParams) -> list[Candidate]:
@@ -163,7 +171,8 @@ class Triage:
             prior = lists.priors.get(cand.record_id)
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)
-            score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / top)
+            reach = top / 2 if cand.record_id in lists.unembedded else top  # no vector: one list (ADR 0063)
+            score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / reach)
             if prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None:
                 age = (clock - prior.time).total_seconds() if prior.time is not None else 0.0
                 score *= 0.5 ** (max(0.0, age) / TRIAGE_RECENCY_HALF_LIFE.total_seconds())

@@ -33,6 +33,7 @@ from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.filters import SearchFilter
 
 __all__ = [
+    "EventRetentionRow",
     "Hit",
     "LexicalIndex",
     "MemoryStore",
@@ -83,6 +84,25 @@ class RecordPriors:
     time: datetime | None = None
 
 
+@dataclass(frozen=True)
+class EventRetentionRow:
+    """What retention needs of a stored domain event, read without building the record (docs/adr/0058).
+
+    Attributes:
+        record_id: the record's id.
+        time: its provenance time (the event's time; an alert's start).
+        event_type: the event's type ("" when not stored).
+        event_id: the source's event id ("" when not stored).
+        state: ``firing`` or ``resolved`` ("" when not stored).
+    """
+
+    record_id: str
+    time: datetime
+    event_type: str
+    event_id: str
+    state: str
+
+
 @dataclass
 class UpsertOutcome:
     """What an upsert did, by record id: added, replaced (same source, new content) or unchanged."""
@@ -125,6 +145,11 @@ class RecordStore(Protocol):
 
     def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
         """:class:`RecordPriors` by record id, read without building the records."""
+        ...
+
+    def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
+        """The domain events of ``mission`` dated before ``until`` (exclusive), in batches of at most ``batch``,
+        as :class:`EventRetentionRow` s: what pruning reads of 100k events instead of their records."""
         ...
 
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:

@@ -61,7 +61,7 @@ from qdrant_client.http.exceptions import ApiException, ResponseHandlingExceptio
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.base import EventRetentionRow, Hit, MemoryStore, RecordPriors, UpsertOutcome
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.qdrant_filters import PAYLOAD_INDEXES, equals, search_filter
 from mission_memory.stores.qdrant_terms import (
@@ -629,6 +629,22 @@ class QdrantStore:
                  if cast(dict[str, Any], p.payload).get("source_key") not in keep
                  and (spare is None or not spare(_record_of(p)))]
         return self._delete_records(stale)
+
+    def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
+        """Domain events of ``mission`` before ``until`` as :class:`EventRetentionRow` s, scrolled in pages."""
+        where = models.Filter(must=[equals("mission", mission), equals("kind", RecordKind.DOMAIN_EVENT.value),
+                                    *_time_window("time", None, until)])
+        page: list[EventRetentionRow] = []
+        for point in self._scroll_all(self._records, where, ["record"]):
+            record = _record_of(point)
+            a = record.attributes
+            page.append(EventRetentionRow(record.id, record.provenance.time, str(a.get("event_type") or ""),
+                                          str(a.get("event_id") or ""), str(a.get("state") or "")))
+            if len(page) >= batch:
+                yield page
+                page = []
+        if page:
+            yield page
 
     def records_of_kind(
         self,

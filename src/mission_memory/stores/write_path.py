@@ -4,24 +4,39 @@ Every intake that stores records (repository ingest, tracker items, recorded dec
 notes, corrections, refresh artifacts) goes through :func:`store_records`, and every pass that gives
 stored records their vectors (the event vector queue, ``reindex``) through :func:`embed_stored`, so
 what "stored" means — deduplicated by id, embedded once, one transaction per batch, vectors tagged
-with the embedder's model id (docs/adr/0006, 0034) — is written once.
+with the embedder's model id (docs/adr/0006, 0034) — is written once. :func:`vector_backlog` says
+what is still waiting for a vector (``status``, ``escalation status``, the digest footer; issue 21).
 """
 
 from __future__ import annotations
 
+import threading
+import time
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from datetime import datetime
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from mission_memory.embeddings.base import Embedder
-from mission_memory.records import Record
+from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
 
-__all__ = ["BatchFn", "PassageFn", "RecordWriter", "StoreResult", "embed_stored", "store_records"]
+__all__ = [
+    "BatchFn",
+    "PassageFn",
+    "RecordWriter",
+    "StoreResult",
+    "VectorBacklog",
+    "embed_stored",
+    "forget_vector_backlog",
+    "store_records",
+    "vector_backlog",
+]
 
 PassageFn = Callable[[Record], str]
 """The text a record is embedded by (default :attr:`Record.embedding_text`)."""
@@ -169,9 +184,149 @@ def embed_stored(
     return len(present)
 
 
-def _clock() -> float:
-    import time
+BACKLOG_READ = 20_000
+"""At most this many records without a vector are read to break the backlog down by kind and date it."""
 
+
+@dataclass(frozen=True)
+class VectorBacklog:
+    """Records stored without a vector of one model: what the event vector queue (or a ``reindex``)
+    still has to embed. They are found by BM25 meanwhile, not by the dense search (docs/adr/0063).
+
+    Attributes:
+        model_id: the model the vectors are missing for.
+        missing: how many records have no vector of it (every record counted).
+        by_layer: ``{layer: {kind: n}}`` of the oldest ``read`` of them.
+        read: how many were read for ``by_layer`` and ``oldest_event`` (``missing`` capped at
+            :data:`BACKLOG_READ`).
+        oldest_event: the time of the oldest domain event without a vector among those read (its
+            provenance time: when the event happened), or None.
+    """
+
+    model_id: str
+    missing: int = 0
+    by_layer: dict[str, dict[str, int]] = field(default_factory=dict)
+    read: int = 0
+    oldest_event: datetime | None = None
+
+    @property
+    def events(self) -> int:
+        """Domain events among the records read without a vector."""
+        return self.by_layer.get(Layer.DOMAIN.value, {}).get(RecordKind.DOMAIN_EVENT.value, 0)
+
+    def event_age_seconds(self, now: datetime) -> float | None:
+        """Seconds from the oldest waiting event to ``now`` (≥ 0), or None when no event waits."""
+        return None if self.oldest_event is None else max(0.0, (now - self.oldest_event).total_seconds())
+
+    def queue_line(self, now: datetime) -> str:
+        """How far behind the event vector queue is, in one sentence (empty when no event waits), e.g.
+        ``30 events are stored without a vector yet, the oldest from 3 min ago: they are found by their
+        words (BM25) until the queue reaches them``."""
+        if not self.events:
+            return ""
+        if self.read >= self.missing:
+            counted = f"{self.events:,} {'event is' if self.events == 1 else 'events are'}"
+        else:  # only the oldest were read
+            counted = f"at least {self.events:,} events ({self.missing:,} records in all) are"
+        age = self.event_age_seconds(now)
+        since = f", the oldest from {_span(age)} ago" if age is not None else ""
+        return (f"{counted} stored without a vector yet{since}: found by their words (BM25) until the"
+                " event vector queue reaches them")
+
+    def to_json(self, now: datetime) -> dict[str, Any]:
+        """``{"model_id", "records", "by_layer", "counted", "events", "oldest_event", "oldest_event_age_s"}``."""
+        age = self.event_age_seconds(now)
+        return {
+            "model_id": self.model_id, "records": self.missing, "by_layer": self.by_layer, "counted": self.read,
+            "events": self.events, "oldest_event": self.oldest_event.isoformat() if self.oldest_event else None,
+            "oldest_event_age_s": round(age, 1) if age is not None else None,
+        }
+
+
+def vector_backlog(
+    store: MemoryStore, model_id: str, *, read: int = BACKLOG_READ, max_age_seconds: float = 0.0
+) -> VectorBacklog:
+    """What is stored without a vector of ``model_id``: the count, by layer and kind, and the oldest event.
+
+    The count is the records minus the vectors of the model (two counts, no join); only when some
+    are missing are the oldest of them (at most ``read``) read for the rest.
+
+    Args:
+        store: the memory store.
+        model_id: the current embedder's model id.
+        read: at most this many records without a vector are read for ``by_layer`` and the oldest
+            event (the queue embeds oldest first, so the oldest waiting event is among the first).
+        max_age_seconds: an answer computed for this store and model at most this long ago may be
+            given again (the digest footer asks on every pull; 0 computes afresh). The answer is
+            dropped sooner when the queue catches up or events arrive at a caught-up store
+            (:func:`forget_vector_backlog`).
+
+    Raises:
+        BackendUnavailable: the store cannot be read.
+    """
+    key = (id(store), model_id)
+    if max_age_seconds > 0:
+        with _backlog_lock:
+            cached = _backlog_cache.get(key)
+        if cached is not None and cached[1]() is store and time.monotonic() - cached[0] <= max_age_seconds:
+            return cached[2]
+    missing = max(0, sum(store.missions().values()) - store.vector_models().get(model_id, 0))
+    backlog = VectorBacklog(model_id)
+    if missing:
+        ids = store.ids_without_vector(model_id, min(missing, max(1, read)))
+        priors = store.priors_of(ids)
+        by_layer: dict[str, dict[str, int]] = {}
+        oldest: datetime | None = None
+        for prior in priors.values():
+            kinds = by_layer.setdefault(prior.layer.value, {})
+            kinds[prior.kind.value] = kinds.get(prior.kind.value, 0) + 1
+            event = prior.kind is RecordKind.DOMAIN_EVENT
+            if event and prior.time is not None and (oldest is None or prior.time < oldest):
+                oldest = prior.time
+        backlog = VectorBacklog(model_id, missing, by_layer, len(ids), oldest)
+    try:
+        held = weakref.ref(store)
+    except TypeError:  # a store that cannot be referenced weakly is not kept
+        return backlog
+    with _backlog_lock:
+        if len(_backlog_cache) >= 64:  # one entry per open store and model
+            _backlog_cache.clear()
+        _backlog_cache[key] = (time.monotonic(), held, backlog)
+    return backlog
+
+
+def forget_vector_backlog(store: MemoryStore, *, caught_up: bool = True) -> None:
+    """Drop what :func:`vector_backlog` may give again for ``store``.
+
+    Args:
+        store: the memory store.
+        caught_up: True when no record of the model waits any more (the queue found none): every
+            answer goes. False when records were stored without a vector (event intake): only an
+            answer saying none waited goes, so that a flood does not make every pull count again.
+    """
+    with _backlog_lock:
+        for key, (_, _, backlog) in list(_backlog_cache.items()):
+            if key[0] == id(store) and (caught_up or not backlog.missing):
+                del _backlog_cache[key]
+
+
+def _span(seconds: float) -> str:
+    """``seconds`` as ``under a minute``, ``7 min``, ``2 h 05 min`` or ``3 d 4 h``."""
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return "under a minute"
+    if minutes < 60:
+        return f"{minutes} min"
+    if minutes < 24 * 60:
+        return f"{minutes // 60} h {minutes % 60:02d} min"
+    return f"{minutes // 1440} d {minutes % 1440 // 60} h"
+
+
+_backlog_cache: dict[tuple[int, str], tuple[float, weakref.ref[Any], VectorBacklog]] = {}
+_backlog_lock = threading.Lock()
+
+
+def _clock() -> float:
     return time.perf_counter()
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-    from mission_memory.stores.base import Hit, MemoryStore, RecordPriors, UpsertOutcome
+    from mission_memory.stores.base import EventRetentionRow, Hit, MemoryStore, RecordPriors, UpsertOutcome
 
 __all__ = ["AccessContext", "AccessScopedStore", "Role", "lower_access", "most_restricted"]
 
@@ -281,6 +281,10 @@ class AccessScopedStore:
     def delete(self, record_ids: Iterable[str]) -> int:
         """As the wrapped store."""
         return self._store.delete(record_ids)
+
+    def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
+        """As the wrapped store (what pruning reads; it deletes as :meth:`delete` does)."""
+        return self._store.event_retention_rows(mission, until, batch)
 
     def known_ids(self, record_ids: Iterable[str]) -> set[str]:
         """As the wrapped store."""
