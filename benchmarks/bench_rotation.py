@@ -30,6 +30,17 @@ Usage::
 ``--methods`` keeps only the named methods (separated by ``|``); with only the git log baselines nothing is
 ingested, so they run in seconds.
 
+**Open notes.** Before each boundary the outgoing author leaves three handover notes (a warning, the next
+step naming their last commit's subject, a hypothesis; no path in them, so they name no scored file), each
+closing the notes of the rotation before (``closes``, ADR 0060), so three notes are open at every brief.
+The table says in how many briefs every open note's text was present (``notes``).
+
+**Before and after in one run.** ``--compare-src DIR`` (a folder holding ``src/mission_memory``, e.g.
+``git archive c55bf25 src | tar -x -C /tmp/brief-old``) adds the method ``rotation brief (compare-src)``: the
+same brief built by that code in a worker process (``PYTHONPATH=DIR/src``) reading the same store at the
+same rotation, interleaved rotation by rotation with this checkout's brief; the per-section token shares are
+printed for both.
+
 Progress goes to stderr, the table to stdout, per-rotation rows to ``benchmarks/out/bench_rotation.json``.
 """
 
@@ -75,16 +86,16 @@ def git(repo: Path, *args: str) -> str:
 def history(repo: Path) -> list[dict[str, Any]]:
     """Non-merge commits, oldest first, with author, time, first parent and touched files."""
     out = git(repo, "log", "--reverse", "--topo-order", "--no-merges", "--no-renames", "--name-only",
-              f"--format={_RS}%H{_US}%P{_US}%ae{_US}%aI{_US}%an", "HEAD")
+              f"--format={_RS}%H{_US}%P{_US}%ae{_US}%aI{_US}%an{_US}%s", "HEAD")
     commits = []
     for chunk in out.split(_RS):
         if not chunk.strip():
             continue
         header, _, names = chunk.partition("\n")
-        sha, parents, author, when, name = header.split(_US)
+        sha, parents, author, when, name, subject = header.split(_US)
         if not parents.split():
             continue
-        commits.append({"sha": sha, "parent": parents.split()[0], "author": author, "name": name,
+        commits.append({"sha": sha, "parent": parents.split()[0], "author": author, "name": name, "subject": subject,
                         "time": datetime.fromisoformat(when),
                         "files": [n.strip() for n in names.splitlines() if n.strip()]})
     return commits
@@ -101,6 +112,7 @@ def rotations(commits: list[dict[str, Any]], gap: timedelta, following: int) -> 
         files = sorted({f for c in mine for f in c["files"]})
         found.append({"index": i, "sha": now["sha"], "parent": now["parent"], "from": before["author"],
                       "to": now["author"], "from_name": before["name"], "to_name": now["name"],
+                      "from_subject": before["subject"], "from_time": before["time"],
                       "time": now["time"], "gap_days": round((now["time"] - before["time"]).days, 1),
                       "files": files})
     return found
@@ -158,8 +170,47 @@ def generic_digest(memory: Memory, mission: str, budget: int) -> str:
     return f"# mission-memory: pull digest for {mission}\n\n{digest.text}" if digest.entries else ""
 
 
-SECTIONS: dict[str, dict[str, Any]] = {}
-"""Per rotation sha: the brief's tokens and the incoming author's files named, by section (filled by rotation_brief)."""
+SECTIONS: dict[tuple[str, str], dict[str, Any]] = {}
+"""Per (method, rotation sha): the brief's tokens and the incoming author's files named, by section."""
+NOTES_PRESENT: dict[tuple[str, str], bool] = {}
+"""Per (method, rotation sha): whether every open note's text was in the brief."""
+
+
+def leave_notes(memory: Memory, mission: str, rot: dict[str, Any], earlier: list[str]) -> list[str]:
+    """The outgoing author's three handover notes before the boundary, closing ``earlier`` (note ids)."""
+    at = max(rot["from_time"], rot["time"] - timedelta(hours=1)) + timedelta(seconds=1)
+    if at >= rot["time"]:
+        at = rot["time"] - timedelta(seconds=3)
+    subject = " ".join(rot["from_subject"].split())[:120]
+    texts = (
+        ("warning", f"Do not merge anything of mine to master without a second review; {rot['from_name']} is away."),
+        ("next-step", f"Next: carry on from my last commit, \"{subject}\", and check its review comments."),
+        ("hypothesis", "The open work is in my last few commits; whatever they left half done is the first thing to pick up."),
+    )
+    ids = []
+    for i, (kind, text) in enumerate(texts):
+        record = memory.handover_note(text, kind, mission=mission, operator=rot["from_name"],
+                                      now=at + timedelta(seconds=i), closes=earlier if i == 0 else ())
+        ids.append(str(record.attributes["note_id"]))
+    rot["notes"] = [t for _, t in texts]
+    return ids
+
+
+def _sections(entries: list[tuple[str, str]], tokenizer: Tokenizer, rot: dict[str, Any]) -> dict[str, Any]:
+    per: dict[str, dict[str, Any]] = {}
+    for name, shown in entries:
+        slot = per.setdefault(name, {"tokens": 0, "text": ""})
+        slot["tokens"] += tokenizer.count(shown)
+        slot["text"] += "\n" + shown
+    return {name: {"tokens": v["tokens"], "files": named(v["text"], rot["files"])["files"][0]} for name, v in per.items()}
+
+
+def _record_brief(method: str, text: str, entries: list[tuple[str, str]], tokenizer: Tokenizer,
+                  rot: dict[str, Any]) -> str:
+    SECTIONS[(method, rot["sha"])] = _sections(entries, tokenizer, rot)
+    NOTES_PRESENT[(method, rot["sha"])] = all(" ".join(n.split())[:60] in " ".join(text.split())
+                                              for n in rot.get("notes", []))
+    return text
 
 
 def rotation_brief(memory: Memory, mission: str, rot: dict[str, Any], budget: int) -> str:
@@ -171,16 +222,58 @@ def rotation_brief(memory: Memory, mission: str, rot: dict[str, Any], budget: in
     """
     brief = memory.rotation_brief(mission=mission, from_operator=rot["from_name"], for_operator=rot["to_name"],
                                   now=rot["time"], token_budget=budget, archive=False)
-    per: dict[str, dict[str, Any]] = {}
-    for item, shown in brief.entries:
-        name = item.section.name.lower()
-        slot = per.setdefault(name, {"tokens": 0, "text": ""})
-        slot["tokens"] += memory.tokenizer.count(shown)
-        slot["text"] += "\n" + shown
-    SECTIONS[rot["sha"]] = {
-        name: {"tokens": v["tokens"], "files": named(v["text"], rot["files"])["files"][0]} for name, v in per.items()
-    }
-    return brief.text
+    entries = [(item.section.name.lower(), shown) for item, shown in brief.entries]
+    return _record_brief("rotation brief", brief.text, entries, memory.tokenizer, rot)
+
+
+class CompareWorker:
+    """This script run with ``--worker`` under another checkout's ``src``: one brief per request line."""
+
+    def __init__(self, src: Path) -> None:
+        root = src / "src" if (src / "src" / "mission_memory").is_dir() else src
+        if not (root / "mission_memory").is_dir():
+            raise SystemExit(f"--compare-src {src}: no mission_memory package in it or in its src/")
+        env = {**os.environ, "PYTHONPATH": str(root)}
+        self.process = subprocess.Popen([sys.executable, __file__, "--worker"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True, env=env)
+
+    def brief(self, data_dir: Path, mission: str, rot: dict[str, Any], budget: int, tokenizer: Tokenizer) -> str:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {"data_dir": str(data_dir), "mission": mission, "from": rot["from_name"], "to": rot["to_name"],
+                   "time": rot["time"].isoformat(), "budget": budget}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()
+        if not line:
+            raise SystemExit("the --compare-src worker stopped; its error is above")
+        answer = json.loads(line)
+        entries = [(name, shown) for name, shown in answer["entries"]]
+        return _record_brief("rotation brief (compare-src)", answer["text"], entries, tokenizer, rot)
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=60)
+
+
+def worker() -> None:
+    """Answer brief requests (JSON lines on stdin) with the ``mission_memory`` on ``PYTHONPATH``."""
+    import mission_memory
+
+    log(f"compare-src worker: mission_memory from {Path(mission_memory.__file__).parent}")
+    memories: dict[str, Memory] = {}
+    for line in sys.stdin:
+        request = json.loads(line)
+        memory = memories.get(request["data_dir"])
+        if memory is None:
+            memory = memories[request["data_dir"]] = Memory(load_settings(data_dir=Path(request["data_dir"])))
+        brief = memory.rotation_brief(mission=request["mission"], from_operator=request["from"],
+                                      for_operator=request["to"], now=datetime.fromisoformat(request["time"]),
+                                      token_budget=request["budget"], archive=False)
+        entries = [(item.section.name.lower(), shown) for item, shown in brief.entries]
+        print(json.dumps({"text": brief.text, "entries": entries}), flush=True)
+    for memory in memories.values():
+        memory.close()
 
 
 def main() -> None:
@@ -194,7 +287,14 @@ def main() -> None:
     parser.add_argument("--skip", type=int, default=0, help="leave out the first N rotations (replay a later stretch)")
     parser.add_argument("--out", type=Path, default=OUT_DIR / "bench_rotation.json")
     parser.add_argument("--methods", default="", help="method names to run, separated by | (default: all)")
+    parser.add_argument("--compare-src", type=Path, default=None,
+                        help="another checkout's folder (holding src/mission_memory): its brief beside this one's")
+    parser.add_argument("--no-notes", action="store_true", help="leave no handover notes at the boundaries")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker()
+        return
 
     work = Path(tempfile.mkdtemp(prefix="mm-bench-rotation-"))
     repo = work / "tdr-docs"
@@ -208,6 +308,7 @@ def main() -> None:
 
     memory = Memory(load_settings(data_dir=data_dir))
     mission = repo.name
+    compare = CompareWorker(args.compare_src) if args.compare_src else None
     methods: dict[str, Callable[[dict[str, Any]], str]] = {
         "rotation brief": lambda r: rotation_brief(memory, mission, r, args.budget),
         "generic digest": lambda r: generic_digest(memory, mission, args.budget),
@@ -221,21 +322,32 @@ def main() -> None:
         if unknown:
             raise SystemExit(f"--methods: unknown {unknown}; known: {list(methods)}")
         methods = {name: methods[name] for name in wanted}
+    if compare is not None:  # right after this checkout's brief, on the same store at the same rotation
+        at = list(methods).index("rotation brief") + 1 if "rotation brief" in methods else 0
+        pairs = list(methods.items())
+        pairs.insert(at, ("rotation brief (compare-src)",
+                          lambda r: compare.brief(data_dir, mission, r, args.budget, memory.tokenizer)))
+        methods = dict(pairs)
     needs_memory = any(not name.startswith("git log") for name in methods)
     rows = []
+    note_ids: list[str] = []
+    load_before = os.getloadavg()
     try:
         for i, rot in enumerate(found, start=1):
             started = time.perf_counter()
             git(repo, "checkout", "-q", "--detach", rot["parent"])
             if needs_memory:
                 memory.ingest_repository(repo, mission=mission)
+                if not args.no_notes:
+                    note_ids = leave_notes(memory, mission, rot, note_ids)
             ingest_s = time.perf_counter() - started
             row: dict[str, Any] = {**rot, "ingest_s": round(ingest_s, 1), "methods": {}}
             for name, produce in methods.items():
                 text = produce(rot)
                 row["methods"][name] = {"tokens": memory.tokenizer.count(text), **named(text, rot["files"])}
-                if name == "rotation brief":
-                    row["methods"][name]["sections"] = SECTIONS.get(rot["sha"], {})
+                if (name, rot["sha"]) in SECTIONS:
+                    row["methods"][name]["sections"] = SECTIONS[(name, rot["sha"])]
+                    row["methods"][name]["notes_present"] = NOTES_PRESENT[(name, rot["sha"])]
             rows.append(row)
             shown = "  ".join(
                 f"{name}: files {m['files'][0]}/{m['files'][1]} comps {m['components'][0]}/{m['components'][1]}"
@@ -243,11 +355,15 @@ def main() -> None:
             )
             log(f"  [{i}/{len(found)}] {rot['sha'][:10]} {rot['from']} -> {rot['to']} ingest {ingest_s:.0f}s  {shown}")
     finally:
+        if compare is not None:
+            compare.close()
         memory.close()
         shutil.rmtree(work, ignore_errors=True)
 
-    print(f"\nRotation replay: {len(rows)} rotations, budget {args.budget} tokens, next {args.next} commits scored\n")
-    print(f"{'method':<26} {'tokens p50':>10} {'files':>8} {'ADRs':>8} {'components':>11}")
+    print(f"\nRotation replay: {len(rows)} rotations (skip {args.skip}), budget {args.budget} tokens, next {args.next}"
+          f" commits scored; load average before {[round(x, 2) for x in load_before]},"
+          f" after {[round(x, 2) for x in os.getloadavg()]}\n")
+    print(f"{'method':<30} {'tokens p50':>10} {'files':>8} {'ADRs':>8} {'components':>11} {'notes':>9}")
     summary = {}
     for name in methods:
         pooled = {}
@@ -261,14 +377,20 @@ def main() -> None:
         def pct(value: float | None) -> str:
             return "n/a" if value is None else f"{value:.0%}"
 
-        print(f"{name:<26} {tokens:>10.0f} {pct(pooled['files']):>8} {pct(pooled['adrs']):>8} "
-              f"{pct(pooled['components']):>11}")
-    brief_rows = [r["methods"]["rotation brief"]["sections"] for r in rows if "rotation brief" in r["methods"]]
-    if brief_rows:
-        print("\nRotation brief by section: share of the brief's entry tokens (pooled), and files of the next"
+        with_notes = [r["methods"][name]["notes_present"] for r in rows if "notes_present" in r["methods"][name]]
+        notes = f"{sum(with_notes)}/{len(with_notes)}" if with_notes and not args.no_notes else "n/a"
+        summary[name]["notes_present"] = notes
+        print(f"{name:<30} {tokens:>10.0f} {pct(pooled['files']):>8} {pct(pooled['adrs']):>8} "
+              f"{pct(pooled['components']):>11} {notes:>9}")
+        print(f"{'':<30} {'':>10} {pooled['files'] or 0:>8.3f} {pooled['adrs'] or 0:>8.3f} {pooled['components'] or 0:>11.3f}")
+    touched = sum(len(r["files"]) for r in rows) or 1
+    for method in [m for m in methods if m.startswith("rotation brief")]:
+        brief_rows = [r["methods"][method]["sections"] for r in rows if "sections" in r["methods"].get(method, {})]
+        if not brief_rows:
+            continue
+        print(f"\n{method} by section: share of the brief's entry tokens (pooled), and files of the next"
               " commits it names")
         total_tokens = sum(v["tokens"] for sections in brief_rows for v in sections.values()) or 1
-        touched = sum(len(r["files"]) for r in rows) or 1
         names = sorted({n for sections in brief_rows for n in sections})
         for section in names:
             tokens = sum(s.get(section, {}).get("tokens", 0) for s in brief_rows)

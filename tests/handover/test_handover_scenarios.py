@@ -235,3 +235,25 @@ def test_the_incident_block_is_condensed_by_grouping_and_never_cut_mid_list(corp
         assert "If the parity errors reach the link cards then drain midplane R02." in block
         assert lines[-1].startswith("Next check: ")  # the block ends whole
         assert brief.tokens_used <= budget
+
+
+def test_a_flood_of_events_does_not_hide_who_worked(corpus: Corpus) -> None:
+    """2,100 log lines (more than one scan of records holds) after alice's notes: she still worked."""
+    memory = corpus.memory
+    start = NOW - timedelta(minutes=9)
+    flood = [{"id": f"lease-{i}", "time": start + timedelta(seconds=i / 4), "sector": "LeaseRenewer", "type": "E44",
+              "criticality": 0.5, "source": "hadoop",
+              "text": f"Failed to renew lease for [DFSClient_NONMAPREDUCE_1537864556_1] for {30 + i} seconds."}
+             for i in range(2_100)]
+    memory.record_events(flood, "flooded", now=NOW - timedelta(seconds=20), embed=False)
+    for i, (kind, text) in enumerate(NOTES):  # left two hours before the flood
+        memory.handover_note(text, kind, mission="flooded", operator="alice", now=NOW - timedelta(hours=2, minutes=i))
+    memory.handover_note("The lease renewals fail because the NameNode is unreachable.", "hypothesis",
+                         mission="flooded", operator="bob", now=NOW - timedelta(minutes=1))
+    brief = memory.rotation_brief(mission="flooded", from_operator="bob", for_operator="carol", now=NOW,
+                                  archive=False)
+    status = next(shown for item, shown in brief.entries if item.section.name == "STATUS")
+    assert re.search(r"^- alice: 3 notes", status, re.MULTILINE), status
+    assert re.search(r"^- bob: 1 note", status, re.MULTILINE), status
+    assert memory.rotation_brief(mission="flooded", for_operator="carol", now=NOW, archive=False
+                                 ).window.from_operator == "bob"

@@ -136,7 +136,8 @@ def _render(head: list[str], groups: Sequence[AlertGroup], tail: list[str], show
             day: datetime) -> str:
     lines = list(head)
     firing = [g for g in groups if g.firing]
-    lines.append(f"Still firing: {len(firing)} distinct alerts, {sum(g.count for g in firing)} events")
+    lines.append(f"Still firing: {len(firing)} distinct alert{'' if len(firing) == 1 else 's'},"
+                 f" {sum(g.count for g in firing)} events")
     for rank, g in enumerate(firing[:shown]):
         lines.append(f"- {g.type} · {g.sector} · ×{g.count} · first {_clock(g.first, day)} · last {_clock(g.last, day)}"
                      f" · max {g.criticality:.2f} · event:{g.event_ids[0]}")

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import InputError
-from mission_memory.records import RecordKind
+from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 
 __all__ = ["MAX_CATCH_UP", "MIN_WINDOW", "STRETCH_GAP", "ShiftWindow", "latest_operator", "operator_activity", "resolve_shift",
@@ -66,6 +66,13 @@ def _decided_by(attributes: dict[str, object]) -> str | None:
     return value if value and value != "agent" else None
 
 
+def _operator_records(store: MemoryStore, mission: str, until: datetime) -> list[Record]:
+    """The records that can name who worked, newest :data:`_SCAN_LIMIT` of *each* kind: a flood of
+    operational events must not push the notes, corrections and decisions out of one shared limit."""
+    return [r for kind in _OPERATOR_KINDS
+            for r in store.records_of_kind([kind], mission=mission, until=until, limit=_SCAN_LIMIT)]
+
+
 def operator_activity(store: MemoryStore, mission: str, operator: str, until: datetime) -> list[datetime]:
     """Times of ``operator``'s activity on ``mission`` before ``until``, newest first.
 
@@ -74,7 +81,7 @@ def operator_activity(store: MemoryStore, mission: str, operator: str, until: da
     """
     times = [e.time for e in store.retrieval_events_matching(operator=operator, mission=mission, until=until,
                                                                limit=_SCAN_LIMIT)]
-    for record in store.records_of_kind(_OPERATOR_KINDS, mission=mission, until=until, limit=_SCAN_LIMIT):
+    for record in _operator_records(store, mission, until):
         if record.operator == operator or _decided_by(record.attributes) == operator:
             times.append(record.provenance.time)
     for record in store.records_of_kind([RecordKind.COMMIT.value], mission=mission, until=until, limit=_SCAN_LIMIT):
@@ -94,7 +101,7 @@ def work_by_operator(store: MemoryStore, mission: str, until: datetime) -> list[
     what_of = {RecordKind.HANDOVER_NOTE: "note", RecordKind.CORRECTION_PATTERN: "correction",
                RecordKind.DECISION: "decision", RecordKind.DOMAIN_EVENT: "event"}
     work: list[tuple[datetime, str, str]] = []
-    for record in store.records_of_kind(_OPERATOR_KINDS, mission=mission, until=until, limit=_SCAN_LIMIT):
+    for record in _operator_records(store, mission, until):
         who = record.operator or _decided_by(record.attributes)
         if who:
             work.append((record.provenance.time, who, what_of.get(record.kind, record.kind.value)))
