@@ -173,8 +173,13 @@ def _ago(moment: datetime, now: datetime) -> str:
     return age if age in ("today", "in the future") else f"{age} ago"
 
 
-def render_excerpt(record: Record) -> str:
-    """The text shown for a record: structured fields first for decisions and commits, then its text."""
+def render_excerpt(record: Record, section: str = "") -> str:
+    """The text shown for a record: structured fields first for decisions and commits, then its text.
+
+    ``section`` (a decision's best-matching ADR section, ``heading: text``, docs/adr/0066) follows
+    the decision itself, before the rejected options and the context, so the part of a long ADR
+    that matched the task survives the entry's token cap.
+    """
     a = record.attributes
     if record.kind is RecordKind.DECISION:
         d = DecisionAttributes.read(a)
@@ -186,6 +191,8 @@ def render_excerpt(record: Record) -> str:
             lines.append("Supersedes: " + ", ".join(d.supersedes))
         if d.decision:
             lines.append("Decision: " + d.decision)
+        if section:
+            lines.append("Best-matching section, " + section)
         if d.rejected_alternatives:
             rejected = "; ".join(alt.option + (f" ({alt.reason})" if alt.reason else "") for alt in d.rejected_alternatives)
             lines.append("Rejected: " + rejected)
@@ -485,7 +492,7 @@ def pack_digest(
         frame = tokenizer.count(_entry_block(widest, cand, "", now, nonce)) + sep
         if used + extra + frame - 2 > token_budget:
             continue
-        excerpt = tokenizer.truncate(render_excerpt(cand.record), max_entry_tokens)
+        excerpt = tokenizer.truncate(render_excerpt(cand.record, cand.section_excerpt), max_entry_tokens)
         cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
         if used + cost + extra > token_budget:
             # Shorten rather than drop: a relevant entry cut to what fits beats a weaker one whole.

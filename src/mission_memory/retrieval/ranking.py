@@ -189,6 +189,8 @@ class Candidate:
             last seen and highest criticality, as written by mission-memory (numbers and times only).
         sections: for a decision, the record ids of its ADR's sections folded into it, best first
             (:func:`fold_sections`).
+        section_excerpt: for such a decision, the heading and text of its best-matching section,
+            shown in its entry after the decision itself (stored text; the digest fences it).
     """
 
     record_id: str
@@ -201,6 +203,7 @@ class Candidate:
     repeats: int = 0
     group_note: str = ""
     sections: tuple[str, ...] = ()
+    section_excerpt: str = ""
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:
