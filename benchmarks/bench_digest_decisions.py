@@ -5,8 +5,9 @@ a hit when the ADR is among the first three decisions of the digest (after selec
 replacement and near-duplicate suppression, which ``bench_ranking.py`` does not run). This runs the
 ADR-topic questions of ``benchmarks/eval/`` (those counted among decisions) through
 ``Memory.query`` on the stores ``bench_ranking.py`` ingested under ``--data-root``, once per ranking
-and entry cap of :data:`WAYS` (docs/adr/0050, 0066, 0067), and prints hits per language, the mean
-entries and tokens of the digests.
+and entry cap of :data:`WAYS` (docs/adr/0050, 0066, 0067, 0068), and prints hits per language, the
+mean entries and tokens of the digests, how many of their document entries ingest marked generated,
+and how many commits they show marked superseded by a later one.
 
 Usage::
 
@@ -69,10 +70,14 @@ def main() -> None:
             misses = []
             entries: list[int] = []
             used: list[int] = []
+            documents = generated = replaced = 0
             for q in questions:
                 digest = memory.query(q["question"], token_budget=args.budget, filters={"mission": name})
                 entries.append(len(digest.entries))
                 used.append(digest.tokens_used)
+                documents += sum(1 for e in digest.entries if e.record.kind.value == "doc_chunk")
+                generated += sum(1 for e in digest.entries if e.record.attributes.get("generated"))
+                replaced += sum(1 for e in digest.entries if e.record.kind.value == "commit" and e.superseded)
                 first = [e.record.provenance.ref.split("#", 1)[0] for e in digest.entries
                          if e.record.kind.value == "decision"][:3]
                 ok = q["target"] in first
@@ -84,7 +89,8 @@ def main() -> None:
             counts = "  ".join(f"{lang} {n}/{of}" for lang, (n, of) in sorted(hits.items()))
             mean = sum(entries) / len(entries) if entries else 0.0
             print(f"{name:22} {label:9} {counts}  entries {mean:.1f}  tokens {sum(used) / max(1, len(used)):.0f}"
-                  f"  misses {misses}", flush=True)
+                  f"  generated {generated}/{documents} documents  replaced commits {replaced}  misses {misses}",
+                  flush=True)
             memory.close()
         query_module.tuned_params = original
 

@@ -52,7 +52,7 @@ def infra_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
         ("artefacts", "A bucket for build artefacts."), ("exports", "A bucket for data exports."),
     ]}
     repo.commit("Add the bucket modules", "2024-01-05T10:00:00+00:00", {**modules, "docs/access-logging.md": GUIDE})
-    repo.commit("Bump terraform-aws-modules/eks/aws from 19.0.4 to 19.5.1 in the EKS cluster module",
+    repo.commit("Bump terraform-aws-modules/eks/aws from 19.0.4 to 19.5.1",
                 "2024-02-01T10:00:00+00:00", {"terraform/eks/versions.tf": 'eks = "19.5.1"\n'})
     repo.commit("Update terraform-aws-modules/eks/aws to v20.8.4", "2024-06-01T10:00:00+00:00",
                 {"terraform/eks/versions.tf": 'eks = "20.8.4"\n'})
@@ -88,8 +88,30 @@ def test_an_older_bump_and_a_reverted_commit_rank_below_their_successors(infra_r
         imds = [(ref, old) for kind, ref, old in _refs(memory, "Enable IMDSv2 on the cluster's worker nodes")
                 if kind == "commit" and "IMDSv2" in ref]
     assert [ref for ref, _ in bumps][:2] == ["Update terraform-aws-modules/eks/aws to v20.8.4",
-                                             "Bump terraform-aws-modules/eks/aws from 19.0.4 to 19.5.1 in the EKS cluster module"]
+                                             "Bump terraform-aws-modules/eks/aws from 19.0.4 to 19.5.1"]
     assert [old for _, old in bumps][:2] == [False, True]  # the older bump is marked superseded
     assert [ref for ref, _ in imds][:2] == ['Revert "Enable IMDSv2 on the worker nodes of the cluster"',
                                             "Enable IMDSv2 on the worker nodes of the cluster"]
     assert imds[1][1]
+
+
+def test_bumps_pair_only_for_the_same_thing_in_the_same_place_and_reverts_by_sha() -> None:
+    from datetime import UTC, datetime
+
+    from mission_memory.retrieval.commit_successors import CommitFacts, replaced_commits
+
+    def commit(rid: str, subject: str, day: int, text: str = "") -> CommitFacts:
+        return CommitFacts(rid, f"{rid:0<40}", subject, text or subject, datetime(2024, 1, day, tzinfo=UTC))
+
+    facts = [
+        commit("a", "Bump actions/checkout from 3 to 4 in /terraform", 1),
+        commit("b", "Bump actions/checkout from 4 to 5 in /terraform (#90)", 5),
+        commit("c", "Bump actions/checkout from 3 to 4 in /docs", 2),
+        commit("d", "Upgrade publisher postgres to 14 in staging", 3),
+        commit("e", "Upgrade publisher postgres to 14 in production", 4),
+        commit("f", "Update README to describe the release", 6),
+        commit("g", "Update docs and bump the module to 2", 7),
+        commit("h", "Enable the cache", 8),
+        commit("i", 'Revert "Enable the cache"', 9, f'Revert "Enable the cache"\n\nThis reverts commit {"h":0<40}.'),
+    ]
+    assert replaced_commits(facts) == {"a": "b", "h": "i"}

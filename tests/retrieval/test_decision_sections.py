@@ -94,6 +94,10 @@ def test_an_adrs_reasoning_section_does_not_outrank_or_replace_its_decision(
     assert best.record.kind is RecordKind.DECISION and best.record.provenance.ref == MANAGED
     own = [e for e in digest.entries if _path(e.record.provenance.ref) == MANAGED]
     assert [e.record.kind for e in own] == [RecordKind.DECISION]  # its sections are folded into it
+    # ... and the section that matched is shown under the decision, inside the entry's fence
+    assert "Decision: We will move the main cluster to Amazon EKS." in best.text
+    assert "Best-matching section, Reasoning: Self-managed control plane nodes meant that" in best.text
+    assert best.text.index("Best-matching section") < best.text.index("Context:")
     decisions = [e.record.provenance.ref for e in digest.entries if e.record.kind is RecordKind.DECISION]
     assert decisions[0] == MANAGED
 

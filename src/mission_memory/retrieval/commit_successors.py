@@ -13,8 +13,10 @@ candidates, which one each such commit gave way to, so the ranking puts it below
   (``module``, ``helm release``, ``docker tag``, ``terraform`` variants, ``digest to``);
 * a plain ``Upgrade <thing> to <version>`` / ``Update <thing> from <old> to <new>``.
 
-Two bumps of the same thing (compared case-folded, quotes and backticks removed): the older gives way
-to the newer.
+Two bumps of the same thing in the same place (compared case-folded, quotes and backticks removed; a
+trailing ``in /terraform`` or ``in staging`` is part of the place, a trailing ``(#123)`` is not): the
+older gives way to the newer. A subject that goes on after the version ("Update X to 2 and drop Y")
+is no bump.
 """
 
 from __future__ import annotations
@@ -29,12 +31,13 @@ from mission_memory.records import Record, RecordKind
 __all__ = ["CommitFacts", "bumped_thing", "replaced_among", "replaced_commits"]
 
 _PREFIX = r"(?:(?:build|chore|fix|ci|deps)(?:\([^)]*\))?!?:\s*)?"
+_WHERE = r"(?:\s+in\s+(?P<where>.+?))?\s*(?:\(#\d+\))?\s*$"  # "in /terraform", "in staging", a PR number
 _BUMPS = (
-    re.compile(_PREFIX + r"bump\s+(?P<thing>[^\s]+)\s+from\s+\S+\s+to\s+\S+", re.IGNORECASE),
+    re.compile(_PREFIX + r"bump\s+(?P<thing>[^\s]+)\s+from\s+\S+\s+to\s+v?[\w.-]*\d[\w.-]*" + _WHERE, re.IGNORECASE),
     re.compile(
         _PREFIX + r"(?:update|upgrade)\s+(?:dependency\s+|module\s+|helm\s+release\s+|docker\s+tag\s+|"
         r"terraform\s+|image\s+|package\s+)?(?P<thing>[^\s]+(?:\s+[^\s]+)?)\s+(?:digest\s+)?"
-        r"(?:from\s+\S+\s+)?to\s+v?[\w.]*\d",
+        r"(?:from\s+\S+\s+)?to\s+v?[\w.-]*\d[\w.-]*" + _WHERE,
         re.IGNORECASE,
     ),
 )
@@ -67,15 +70,19 @@ def bumped_thing(subject: str) -> str | None:
 
     >>> bumped_thing("Bump actions/checkout from 3 to 4")
     'actions/checkout'
-    >>> bumped_thing("chore(deps): update dependency Terraform-AWS-EKS to v20.1.0")
+    >>> bumped_thing("chore(deps): update dependency Terraform-AWS-EKS to v20.1.0 (#812)")
     'terraform-aws-eks'
+    >>> bumped_thing("Upgrade publisher postgres to 14 in staging")
+    'publisher postgres in staging'
     """
     for pattern in _BUMPS:
         found = pattern.match(subject.strip())
         if found:
             thing = found.group("thing").strip("`'\"").lower()
-            thing = thing.split()[0] if " " in thing and thing.split()[1] in ("from", "to") else thing
-            return None if thing in _NOT_A_THING else thing
+            if thing in _NOT_A_THING:
+                return None
+            where = (found.group("where") or "").strip().lower()
+            return f"{thing} in {where}" if where else thing
     return None
 
 

@@ -173,8 +173,13 @@ def _ago(moment: datetime, now: datetime) -> str:
     return age if age in ("today", "in the future") else f"{age} ago"
 
 
-def render_excerpt(record: Record) -> str:
-    """The text shown for a record: structured fields first for decisions and commits, then its text."""
+def render_excerpt(record: Record, section: str = "") -> str:
+    """The text shown for a record: structured fields first for decisions and commits, then its text.
+
+    ``section`` (a decision's best-matching ADR section, ``heading: text``, docs/adr/0066) follows
+    the decision itself, before the rejected options and the context, so the part of a long ADR
+    that matched the task survives the entry's token cap.
+    """
     a = record.attributes
     if record.kind is RecordKind.DECISION:
         d = DecisionAttributes.read(a)
@@ -186,6 +191,8 @@ def render_excerpt(record: Record) -> str:
             lines.append("Supersedes: " + ", ".join(d.supersedes))
         if d.decision:
             lines.append("Decision: " + d.decision)
+        if section:
+            lines.append("Best-matching section, " + section)
         if d.rejected_alternatives:
             rejected = "; ".join(alt.option + (f" ({alt.reason})" if alt.reason else "") for alt in d.rejected_alternatives)
             lines.append("Rejected: " + rejected)
@@ -481,18 +488,22 @@ def pack_digest(
             break  # not even the shortest entry fits any more: the rest count as omitted unread
         extra = 0 if at in opened else section_cost[at]
         # The frame (heading, envelope, title and source lines) is priced first: a candidate whose
-        # frame alone does not fit costs one small count, and the excerpt is cut once, to what fits.
+        # frame alone cannot fit costs one small count instead of the excerpt's (an entry is never
+        # more than two tokens below its empty frame: the newlines around the excerpt may merge).
         frame = tokenizer.count(_entry_block(widest, cand, "", now, nonce)) + sep
-        room = token_budget - used - extra - frame - 2
-        if room < 1:
+        if used + extra + frame - 2 > token_budget:
             continue
-        whole = render_excerpt(cand.record)
-        excerpt = tokenizer.truncate(whole, min(max_entry_tokens, room))
-        if room < max_entry_tokens and room < _MIN_EXCERPT_TOKENS and excerpt != tokenizer.truncate(whole, max_entry_tokens):
-            continue  # shortened by the room left to under 48 tokens: a stub is not worth an entry
+        excerpt = tokenizer.truncate(render_excerpt(cand.record, cand.section_excerpt), max_entry_tokens)
         cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
         if used + cost + extra > token_budget:
-            continue
+            # Shorten rather than drop: a relevant entry cut to what fits beats a weaker one whole.
+            room = token_budget - used - extra - frame - 2
+            if room < _MIN_EXCERPT_TOKENS:
+                continue
+            excerpt = tokenizer.truncate(excerpt, room)
+            cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
+            if used + cost + extra > token_budget:
+                continue
         used += cost + extra
         opened.add(at)
         chosen.append((cand, at, excerpt))

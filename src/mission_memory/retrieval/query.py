@@ -506,7 +506,18 @@ def _fold_adr_sections(
     entering = {rid: r for rid, r in read.items()
                 if r.kind is RecordKind.DECISION and matches(where, filter_columns(r))}
     folded = fold_sections(candidates, decision_of, {rid: is_superseded(r) for rid, r in entering.items()}, params)
-    return [c if c.record is not None else replace(c, record=entering[c.record_id]) for c in folded]
+    chunks = {c.record_id: c.record for c in candidates if c.record_id in decision_of}
+    out = []
+    for c in folded:
+        if c.record is None:
+            c = replace(c, record=entering[c.record_id])
+        if c.sections and (best := chunks.get(c.sections[0])) is not None:
+            heading = best.title.rsplit(" › ", 1)[-1]
+            first, _, rest = best.text.partition("\n")
+            body = rest if first.lstrip().startswith("#") else best.text  # the chunk repeats its heading line
+            c = replace(c, section_excerpt=f"{heading}: {' '.join(body.split())}")
+        out.append(c)
+    return out
 
 
 HANDOVER_CUES = ("handover", "hand over", "hand-over", "handed over", "handing over", "shift", "predecessor",

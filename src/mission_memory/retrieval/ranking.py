@@ -194,6 +194,8 @@ class Candidate:
             event:<b>``, :func:`~mission_memory.operations.event_groups.group_members`); quoted inside the fence.
         sections: for a decision, the record ids of its ADR's sections folded into it, best first
             (:func:`fold_sections`).
+        section_excerpt: for such a decision, the heading and text of its best-matching section,
+            shown in its entry after the decision itself (stored text; the digest fences it).
     """
 
     record_id: str
@@ -207,6 +209,7 @@ class Candidate:
     group_note: str = ""
     group_members: str = ""
     sections: tuple[str, ...] = ()
+    section_excerpt: str = ""
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:
