@@ -187,7 +187,7 @@ class Settings(BaseSettings):
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)
     max_records_per_file: int = Field(default=2000, ge=1)
-    max_digest_entries: int = Field(default=40, ge=1)
+    max_digest_entries: int = Field(default=25, ge=1)
     embeddings_url: str | None = None
     embeddings_model: str | None = None
     embeddings_api_key: SecretStr | None = None

@@ -39,7 +39,7 @@ SUBJECTS = [
 ]
 DIGEST_CAP = 10
 """The entry cap these tests ask and tune with: what is served, and what tune's recall counts, is the first
-ten (the default cap of 40, ADR 0067, would serve the buried decisions anyway)."""
+ten (the default cap of 25, ADR 0067, would serve the buried decisions anyway)."""
 RRF_IN_USE = json.dumps({"weights": {"fusion": "rrf", "rrf_k": 60, "dense_weight": 1.0, "bm25_weight": 1.0}})
 FILLERS = ["printer toner", "canteen menu", "parking permits", "desk booking", "visitor badges", "coffee beans"]
 
