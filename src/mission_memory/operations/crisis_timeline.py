@@ -466,6 +466,15 @@ def _timeline_lines(
         older = [a for a in report.firing if a.since <= t.at - t.window]
         lines.append(f"Firing now: {len(report.firing)} alerts open ({len(critical_open)} critical), "
                      f"{len(older)} of them started before this window; resolved alerts are not counted")
+        # The critical ones are listed below with the window's critical events; the others are named
+        # here, so every alert still firing is in the digest whatever its severity (docs/adr/0057).
+        below = [a for a in report.firing if a.criticality < CRITICAL_EVENT]
+        for alert in below[:critical]:
+            runbook = f" · runbook {alert.runbook_url}" if alert.runbook_url else ""
+            lines.append(f"- also firing: {' '.join(alert.type.split())} · {' '.join(alert.sector.split())} · "
+                         f"{alert.criticality:.2f} · since {_hm(alert.since)}: event:{alert.event_id}{runbook}")
+        if len(below) > critical:
+            lines.append(f"- … {len(below) - critical} more alerts firing below criticality {CRITICAL_EVENT:g}")
     lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
                  "event lines: time type · sector · criticality · provenance):")
     if not t.sectors:
