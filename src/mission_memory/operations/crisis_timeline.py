@@ -466,15 +466,6 @@ def _timeline_lines(
         older = [a for a in report.firing if a.since <= t.at - t.window]
         lines.append(f"Firing now: {len(report.firing)} alerts open ({len(critical_open)} critical), "
                      f"{len(older)} of them started before this window; resolved alerts are not counted")
-        # The critical ones are listed below with the window's critical events; the others are named
-        # here, so every alert still firing is in the digest whatever its severity (docs/adr/0057).
-        below = [a for a in report.firing if a.criticality < CRITICAL_EVENT]
-        for alert in below[:critical]:
-            runbook = f" · runbook {alert.runbook_url}" if alert.runbook_url else ""
-            lines.append(f"- also firing: {' '.join(alert.type.split())} · {' '.join(alert.sector.split())} · "
-                         f"{alert.criticality:.2f} · since {_hm(alert.since)}: event:{alert.event_id}{runbook}")
-        if len(below) > critical:
-            lines.append(f"- … {len(below) - critical} more alerts firing below criticality {CRITICAL_EVENT:g}")
     lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
                  "event lines: time type · sector · criticality · provenance):")
     if not t.sectors:
@@ -508,6 +499,16 @@ def _timeline_lines(
         if len(groups) > critical:
             rest = groups[critical:]
             lines.append(f"- … {len(rest)} more kinds ({sum(g.count for g in rest)} events), less critical or older")
+    # The critical alerts are listed above with the window's critical events; the others still firing are
+    # named here, whatever their severity (docs/adr/0057). They go before the critical kinds when room is short.
+    below = [a for a in report.firing if a.criticality < CRITICAL_EVENT]
+    shown_below = below[: 2 * notes]
+    for alert in shown_below:
+        runbook = f" · runbook {alert.runbook_url}" if alert.runbook_url else ""
+        lines.append(f"- also firing: {' '.join(alert.type.split())} · {' '.join(alert.sector.split())} · "
+                     f"{alert.criticality:.2f} · since {_hm(alert.since)}: event:{alert.event_id}{runbook}")
+    if len(below) > len(shown_below):
+        lines.append(f"- … {len(below) - len(shown_below)} more alerts firing below criticality {CRITICAL_EVENT:g}")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
     lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
                  f"{len(t.links) - stated} inferred from sector, type and time):")

@@ -53,7 +53,7 @@ TRIAGE_SCAN = 500
 """Most critical recent events read to form those groups (a group's count says "at least" past it)."""
 
 
-NAMED_ALERT_READ = 50
+NAMED_ALERT_READ = 10
 """Best lexical domain-event hits read to find the alerts a question names (:func:`names_alert`)."""
 
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
