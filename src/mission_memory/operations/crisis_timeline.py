@@ -499,6 +499,16 @@ def _timeline_lines(
         if len(groups) > critical:
             rest = groups[critical:]
             lines.append(f"- … {len(rest)} more kinds ({sum(g.count for g in rest)} events), less critical or older")
+    # The critical alerts are listed above with the window's critical events; the others still firing are
+    # named here, whatever their severity (docs/adr/0057). They go before the critical kinds when room is short.
+    below = [a for a in report.firing if a.criticality < CRITICAL_EVENT]
+    shown_below = below[: 2 * notes]
+    for alert in shown_below:
+        runbook = f" · runbook {alert.runbook_url}" if alert.runbook_url else ""
+        lines.append(f"- also firing: {' '.join(alert.type.split())} · {' '.join(alert.sector.split())} · "
+                     f"{alert.criticality:.2f} · since {_hm(alert.since)}: event:{alert.event_id}{runbook}")
+    if len(below) > len(shown_below):
+        lines.append(f"- … {len(below) - len(shown_below)} more alerts firing below criticality {CRITICAL_EVENT:g}")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
     lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
                  f"{len(t.links) - stated} inferred from sector, type and time):")

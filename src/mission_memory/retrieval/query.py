@@ -145,7 +145,7 @@ def run_query(
     where = SearchFilter(layers, filters)
     clock = now or datetime.now(UTC)
     triage = triage_for(store, filters.mission, now=clock)  # docs/design.md §7: degraded mode triages by criticality
-    lists = triage.widen(store, search_candidates(store, embedder, task, where, params), where)
+    lists = triage.widen(store, search_candidates(store, embedder, task, where, params), where, task)
     ranked = triage.rescore(rank_candidates(lists, layers, params), lists, params)
     candidates, duplicates = select_candidates(store, embedder.model_id, task, where, ranked, params, max_entries)
     candidates = triage.annotate(candidates)

@@ -21,23 +21,26 @@ The digest header then states the mode, α, the rate and the window. docs/adr/00
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name
+from mission_memory.operations.alert_state import open_alerts
 from mission_memory.operations.domain_events import DomainEvent, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.operations.event_groups import EventGroup, group_events, group_members
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
+from mission_memory.retrieval.query_terms import term_words
 from mission_memory.retrieval.ranking import Candidate, RankingParams
 from mission_memory.stores.base import Hit, MemoryStore, stored_mission_names
-from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 
-__all__ = ["TRIAGE_CANDIDATES", "TRIAGE_SCAN", "Triage", "group_note", "triage_for"]
+__all__ = ["TRIAGE_CANDIDATES", "TRIAGE_SCAN", "Triage", "group_note", "names_alert", "triage_for"]
 
 TRIAGE_CANDIDATES = 20
 """Most critical recent groups of events whose representatives join the candidates in degraded mode."""
@@ -48,6 +51,30 @@ about now, and an event of last year (or dated year 1) must not take a current o
 
 TRIAGE_SCAN = 500
 """Most critical recent events read to form those groups (a group's count says "at least" past it)."""
+
+
+NAMED_ALERT_READ = 10
+"""Best lexical domain-event hits read to find the alerts a question names (:func:`names_alert`)."""
+
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def names_alert(task_words: set[str], alert_name: str) -> bool:
+    """Does a question name an alert: its whole name (``higherrorrate``) or every word of it (``high error rate``)?
+
+    Args:
+        task_words: the question's words (:func:`~mission_memory.retrieval.query_terms.term_words`, lower case).
+        alert_name: the alert's name, Alertmanager's ``alertname`` (``HighErrorRate``, ``disk_almost_full``).
+
+    Example: ``names_alert({"higherrorrate", "checkout"}, "HighErrorRate")`` is True.
+    """
+    name = alert_name.strip()
+    if not name:
+        return False
+    if name.lower() in task_words:
+        return True
+    words = [w.lower() for part in re.split(r"[\W_]+", name) for w in _CAMEL.findall(part)]
+    return len(words) > 1 and all(w in task_words for w in words)
 
 
 def group_note(group: EventGroup, truncated: bool = False) -> str:
@@ -78,19 +105,28 @@ class Triage:
     groups: dict[str, tuple[EventGroup, bool, str]] = field(default_factory=dict, compare=False)
     """Filled by :meth:`widen`: record id -> (its group among the flood's most critical events, whether the
     group may have members the scan did not read, the record id of the group's representative)."""
+    named: set[str] = field(default_factory=set, compare=False)
+    """Filled by :meth:`widen`: record ids of alerts the question names (:func:`names_alert`), firing or resolved."""
 
     @property
     def degraded(self) -> bool:
         """True when ranking triages by criticality."""
         return self.state.mode is EscalationMode.DEGRADED
 
-    def widen(self, store: MemoryStore, lists: CandidateLists, where: SearchFilter) -> CandidateLists:
-        """Add the most critical domain events of the flood to the candidate lists (degraded mode only).
+    def widen(self, store: MemoryStore, lists: CandidateLists, where: SearchFilter, task: str = "") -> CandidateLists:
+        """Add the most critical domain events of the flood, and the alerts still firing, to the candidate
+        lists (degraded mode only).
+
+        An alert open at the assessment's clock (:func:`~mission_memory.operations.alert_state.open_alerts`)
+        joins whatever its severity or start time, when it passes ``where``: it is current even when it
+        started before the window the scan reads (docs/adr/0057). The alerts among the best lexical
+        domain-event hits whose name ``task`` names are noted for :meth:`rescore`.
 
         Args:
             store: where to read them.
             lists: step 1's :class:`~mission_memory.retrieval.candidates.CandidateLists`.
             where: the query's layers and filters; events are taken only when the domain layer is in scope.
+            task: the question (its words find the alerts it names).
         """
         if not self.degraded or Layer.DOMAIN not in where.layers:
             return lists
@@ -124,8 +160,11 @@ class Triage:
             for member in group.events:
                 self.groups[record_of[member.id]] = (group, partial, record_of[group.representative.id])
         wanted = [record_of[g.representative.id] for g in chosen[:TRIAGE_CANDIDATES]]
+        wanted += [rid for rid in self._firing(store, where) if rid not in wanted]
+        self._note_named(store, lists, task)
         priors = {**lists.priors, **store.priors_of([rid for rid in wanted if rid not in lists.priors])}
-        events_hits = [Hit(record_id=rid, score=score_of[rid]) for rid in wanted
+        events_hits = [Hit(record_id=rid, score=score_of.get(rid, priors[rid].criticality if rid in priors else 0.0))
+                       for rid in wanted
                        if rid in priors and priors[rid].kind is RecordKind.DOMAIN_EVENT]
         if not events_hits:
             return lists
@@ -136,6 +175,28 @@ class Triage:
             h for h in events_hits if h.record_id not in known
         ]
         return replace(lists, critical=critical, priors=priors)
+
+    def _firing(self, store: MemoryStore, where: SearchFilter) -> list[str]:
+        """Record ids of the mission's open alerts (latest notification) that pass ``where``, most critical first."""
+        if self.mission is None:
+            return []
+        alerts = open_alerts(store, self.mission, self.state.assessed_at)
+        keys = {f"{self.mission}:{RecordKind.DOMAIN_EVENT.value}:event:{a.event_id}": a for a in alerts}
+        ids = store.ids_by_source_keys(list(keys))
+        records = store.get(list(ids.values()))
+        return [ids[key] for key in keys if key in ids and ids[key] in records
+                and matches(where, filter_columns(records[ids[key]]))]
+
+    def _note_named(self, store: MemoryStore, lists: CandidateLists, task: str) -> None:
+        """Note the alerts (events with a fingerprint) among the best lexical domain-event hits that ``task`` names."""
+        words = set(term_words(task))
+        if not words:
+            return
+        hits = lists.bm25.get(Layer.DOMAIN, {}).get(RecordKind.DOMAIN_EVENT, [])[:NAMED_ALERT_READ]
+        for rid, record in store.get([h.record_id for h in hits]).items():
+            a = record.attributes
+            if a.get("fingerprint") and names_alert(words, str(a.get("event_type", ""))):
+                self.named.add(rid)
 
     def annotate(self, candidates: Sequence[Candidate]) -> list[Candidate]:
         """Each candidate standing for a group of repeats gets the group's :func:`group_note` (after :meth:`widen`),
@@ -151,6 +212,9 @@ class Triage:
 
     def rescore(self, ranked: Sequence[Candidate], lists: CandidateLists, params: RankingParams) -> list[Candidate]:
         """Score every candidate ``α · criticality + (1 − α) · sim`` (degraded mode; else unchanged).
+
+        An alert the question names (noted by :meth:`widen`) scores at least its ``sim``: a resolved alert
+        has criticality 0, yet asked for by name it must not sink under every decision.
 
         A domain event's score is then multiplied by ``0.5 ** (age / TRIAGE_RECENCY_HALF_LIFE)``, its age
         counted from the assessment's clock (0 for events at or after it).
@@ -172,7 +236,11 @@ class Triage:
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)
             reach = top / 2 if cand.record_id in lists.unembedded else top  # no vector: one list (ADR 0063)
-            score = alpha * criticality + (1.0 - alpha) * min(1.0, rrf / reach)
+            similarity = min(1.0, rrf / reach)
+            score = alpha * criticality + (1.0 - alpha) * similarity
+            if cand.record_id in self.named:
+                # the question names this alert: it ranks by its relevance at least, resolved or not
+                score = max(score, similarity)
             if prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None:
                 age = (clock - prior.time).total_seconds() if prior.time is not None else 0.0
                 score *= 0.5 ** (max(0.0, age) / TRIAGE_RECENCY_HALF_LIFE.total_seconds())
