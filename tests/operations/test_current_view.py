@@ -76,7 +76,7 @@ def test_the_footer_says_when_the_entry_cap_left_critical_events_out() -> None:
              "Relay at the crossroads lost its link when the antenna mast bent")
     distinct = [event(i, now - timedelta(minutes=11 * i), sector=f"sector-{i}", type_=f"link_loss_{i}",
                       criticality=0.9, text=text) for i, text in enumerate(texts)]
-    with Memory.open(event_mission="ops") as memory:
+    with Memory.open(event_mission="ops", max_digest_entries=10) as memory:  # a cap below the 14 events
         assert memory.record_events(distinct, embed=False).escalation.mode.value == "normal"
         memory.embed_pending()
         digest = memory.query("relay link lost antenna fault", scope="domain", filters={"mission": "ops"})
