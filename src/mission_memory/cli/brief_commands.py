@@ -24,6 +24,10 @@ brief_app = typer.Typer(
 handover_app = typer.Typer(help="Handover notes the outgoing operator leaves for the next shift.", no_args_is_help=True)
 
 
+_SHOWN_NOTE_ID = 12
+"""Characters of a note's id shown to people, as the brief shows them (handover/brief.py)."""
+
+
 def _open_memory() -> Any:
     from mission_memory.api import Memory
 
@@ -123,13 +127,18 @@ def note(
     """Leave a handover note for the next operator; every brief shows it first until a note closes it."""
     with reported_errors(), _open_memory() as memory:
         record = memory.handover_note(text, kind, mission=mission, session_id=session, closes=closes or ())
+    # The note's id as `brief` and `handover notes` show it (its first 12 characters) and `--closes`
+    # takes it; the record id is another hash, printed only in --json.
+    note_id = str(record.attributes["note_id"])
     if json_output:
-        print_json({"record_id": record.id, "mission": record.provenance.mission, "operator": record.operator,
-                    "kind": record.attributes["note_kind"], "time": record.provenance.time.isoformat(),
-                    "ref": record.provenance.ref})
+        print_json({"note_id": note_id, "record_id": record.id, "mission": record.provenance.mission,
+                    "operator": record.operator, "kind": record.attributes["note_kind"],
+                    "time": record.provenance.time.isoformat(), "ref": record.provenance.ref})
     else:
-        console.print(f"Stored handover {record.attributes['note_kind']} {record.id} "
-                      f"for mission {record.provenance.mission}", markup=False)
+        console.print(f"Stored handover {record.attributes['note_kind']} {note_id[:_SHOWN_NOTE_ID]} for mission "
+                      f"{quote_name(record.provenance.mission)} (the id `brief` and `handover notes` show; "
+                      f"`--closes {note_id[:_SHOWN_NOTE_ID]}` closes it)", markup=False, highlight=False,
+                      soft_wrap=True)
 
 
 @handover_app.command("notes")
@@ -149,5 +158,5 @@ def notes(
         typer.echo("No open handover notes.")
     for row in rows:
         # Operator text: printed for a person at a terminal, not handed to an agent.
-        typer.echo(f"[{row['kind']}] {str(row['note_id'])[:12]} by {row['operator'] or 'unknown'} at {row['time']}\n"
+        typer.echo(f"[{row['kind']}] {str(row['note_id'])[:_SHOWN_NOTE_ID]} by {row['operator'] or 'unknown'} at {row['time']}\n"
                    f"{row['text']}\n")
