@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
 from mission_memory.fence import quote_name
 
 __all__ = ["brief_app", "handover_app"]
@@ -55,6 +55,8 @@ def brief(
     if ctx.invoked_subcommand is not None:
         return
     with reported_errors(), _open_memory() as memory:
+        check_budget_flag(budget, memory.settings.max_token_budget)
+
         def build(archive: bool) -> Any:
             return memory.rotation_brief(
                 mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
