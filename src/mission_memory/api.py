@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.fence import listed_name
+from mission_memory.fence import check_mission_name, listed_name
 from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.digest import Digest
@@ -601,15 +601,20 @@ class Memory:
         """Record a decision where it is taken (docs/design.md §3; docs/adr/0028).
 
         ``decided_by`` is the operator (:func:`~mission_memory.retrieval_events.resolve_operator`) or
-        ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. The
-        mission defaults to the repository the working directory (or ``write_adr``) lies in.
+        ``agent`` with ``by_agent``; the session (default: this process's) is its provenance. A
+        mission given must obey the name rule and be stored; without one, the mission is chosen as
+        for :meth:`handover_note` (the only stored mission, else the working directory's repository
+        when stored), or with ``write_adr`` it is the repository the folder lies in, as ``ingest``
+        names it (the file written there is ingested into that mission).
         With ``access`` (a team server), the decision is the operator's, and ``supersedes`` can name
         only decisions they may see. ``access_level`` sets the decision's level; without it the
         decision takes the most restricted level of what it supersedes or cites (docs/adr/0055). See
         :func:`mission_memory.ingest.recorded_decisions.record_decision`.
 
         Raises:
-            InputError: an empty title, decision or rationale; a rejected option not written
+            InputError: an empty title, decision or rationale; a mission name that breaks the name
+                rule or is not stored, or no mission given where several are stored and none is the
+                working directory's; a rejected option not written
                 ``"option: why"``; a status other than accepted/proposed; an unknown ``supersedes``
                 reference; a ``write_adr`` folder outside a git work tree or not read by ingest.
         """
@@ -627,8 +632,12 @@ class Memory:
             component=component, tasks=tasks, supersedes=supersedes, status=status,
         )
         folder = Path(write_adr) if write_adr is not None else None
-        if not mission and folder is None:
-            mission = _mission_of_folder(Path.cwd())
+        if mission is not None:
+            # the one name rule (ADR 0054), then a stored mission only, as `handover note` does: a typo
+            # would otherwise start a mission no brief or query of the next shift looks at
+            mission = self._brief_mission(check_mission_name(mission, "mission"))
+        elif folder is None:
+            mission = self._brief_mission(None)
         near = folder if folder is not None and folder.is_dir() else None
         decided_by = AGENT if by_agent else (resolve_operator(near) or "unknown operator")
         if access is not None:

@@ -23,6 +23,7 @@ from mission_memory.fence import listed_name, quote_name
 
 __all__ = [
     "ALL_MISSIONS",
+    "WIDEN_HINT",
     "MissionScope",
     "MissionScopeReason",
     "describe_stored_missions",
@@ -34,6 +35,9 @@ ALL_MISSIONS = "*"
 """The ``filters.mission`` value that widens a query to every stored mission on purpose."""
 
 _SHOWN_NAME_CHARS = 80
+
+WIDEN_HINT = f'widen with --all-missions, or the filter mission: "{ALL_MISSIONS}" over MCP'
+"""How a digest answering from its default mission says to widen it: the CLI flag and the MCP filter value."""
 
 
 class MissionScopeReason(StrEnum):
@@ -66,7 +70,9 @@ class MissionScope:
     default_mission: str | None = None
 
     def header_line(self) -> str:
-        """One line for the digest header, e.g. ``Mission: uploader (the repository asked from)``.
+        """One line for the digest header, e.g. ``Mission: 'uploader' (the repository asked from; widen with
+        --all-missions, or the filter mission: "*" over MCP)``: a default scope names how to widen it
+        on both shells, as the README does (:data:`WIDEN_HINT`).
 
         Mission names come from folder names and posted events, so they are shown escaped
         (:func:`~mission_memory.fence.quote_name`): one quoted line, clipped to 80 characters.
@@ -75,7 +81,7 @@ class MissionScope:
             case MissionScopeReason.ASKED:
                 return f"Mission: {_shown(self.mission)}"
             case MissionScopeReason.DEFAULT:
-                return f"Mission: {_shown(self.mission)} (the repository asked from; widen with all missions)"
+                return f"Mission: {_shown(self.mission)} (the repository asked from; {WIDEN_HINT})"
             case MissionScopeReason.ALL_ASKED:
                 return "Missions: all (widened on purpose)"
             case MissionScopeReason.DEFAULT_NOT_STORED:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -69,6 +70,29 @@ def test_notes_are_listed_whole_until_a_later_note_closes_them(ingested: GitRepo
     assert code == 0, err
     left = json.loads(_run(monkeypatch, "carol", "handover", "notes", "--json")[1])
     assert [r["text"] for r in left] == ["The timeout is fine; the proxy drops idle links."]
+
+
+def test_the_id_a_stored_note_is_printed_with_is_the_one_brief_and_notes_show_and_closes_takes(
+    ingested: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = _run(monkeypatch, "alice", "handover", "note", "Do not run the migration on Friday.",
+                          "--kind", "warning")
+    assert code == 0, err
+    printed = re.fullmatch(r"Stored handover warning ([0-9a-f]{12}) for mission 'uploader' \(the id `brief` and "
+                           r"`handover notes` show; `--closes \1` closes it\)\n", out)
+    assert printed is not None, out
+    note_id = printed.group(1)
+    code, out, _ = _run(monkeypatch, "bob", "handover", "notes")
+    assert code == 0 and out.startswith(f"[warning] {note_id} by alice at ")
+    code, out, _ = _run(monkeypatch, "bob", "brief")
+    assert code == 0 and f"id {note_id}" in out
+    code, out, _ = _run(monkeypatch, "alice", "handover", "note", "Again, as JSON.", "--kind", "hypothesis", "--json")
+    shown = json.loads(out)
+    assert shown["ref"] == f"handover-note/{shown['note_id']}" and shown["note_id"] != shown["record_id"]
+    code, _, err = _run(monkeypatch, "bob", "handover", "note", "Migration ran on Monday.", "--kind", "resolved",
+                        "--closes", note_id)
+    assert code == 0, err
+    assert [r["kind"] for r in json.loads(_run(monkeypatch, "bob", "handover", "notes", "--json")[1])] == ["hypothesis"]
 
 
 @pytest.mark.parametrize(("closes", "message"), [

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
 from mission_memory.cli.output import reported_errors
+from mission_memory.config import load_settings
 from mission_memory.errors import InputError
 from tests.conftest import GitRepo
 
@@ -144,7 +145,7 @@ def test_with_json_errors_are_one_json_object_on_stderr_with_exit_code_one(missi
     other_group = _stderr_json(runner.invoke(app, ["metrics", "sessions", str(tmp_path), "--json", "--csv"]))
     assert "--json and --csv are exclusive" in other_group["error"]
     plain = runner.invoke(app, ["query", "ledger", "--budget", str(10**12)])
-    assert plain.exit_code == 1 and plain.stderr.startswith("Error: token_budget 1000000000000 is above the maximum")
+    assert plain.exit_code == 1 and plain.stderr.startswith("Error: --budget 1000000000000 is outside 1..200000 tokens")
 
 
 def test_pydantic_help_urls_never_reach_the_user() -> None:
@@ -197,10 +198,11 @@ def test_a_token_budget_above_the_maximum_is_refused_and_the_maximum_is_a_settin
     runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
     assert _json(["query", "ledger", "--budget", "200000", "--json"])["token_budget"] == 200_000
     result = runner.invoke(app, ["query", "ledger", "--budget", "200001"])
-    assert result.exit_code == 1 and "maximum of 200000 tokens" in result.stderr
+    assert result.exit_code == 1 and "--budget 200001 is outside 1..200000 tokens" in result.stderr
     monkeypatch.setenv("MISSION_MEMORY_MAX_TOKEN_BUDGET", "5000")
     result = runner.invoke(app, ["query", "ledger", "--budget", "6000"])
-    assert result.exit_code == 1 and "maximum of 5000 tokens" in result.stderr
+    assert result.exit_code == 1 and "--budget 6000 is outside 1..5000 tokens" in result.stderr
+    assert "the setting MISSION_MEMORY_MAX_TOKEN_BUDGET" in result.stderr
 
 
 def test_with_json_a_usage_error_of_the_installed_script_is_one_json_object_with_exit_code_two() -> None:
@@ -229,3 +231,23 @@ def test_version_prints_the_package_version() -> None:
 
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and result.stdout.strip() == f"mission-memory {__version__}"
+
+
+@pytest.mark.parametrize("command", [["query", "How often are API keys rotated?"], ["brief"], ["demo"]])
+@pytest.mark.parametrize("budget", ["-5", "0", "200001"])
+def test_a_budget_out_of_range_names_the_flag_and_stores_nothing(
+    mission_repo: GitRepo, monkeypatch: pytest.MonkeyPatch, command: list[str], budget: str
+) -> None:
+    monkeypatch.chdir(mission_repo.root)
+    result = runner.invoke(app, [*command, "--budget", budget])
+    assert result.exit_code == 1, result.output
+    assert f"--budget {budget} is outside 1..200000 tokens" in result.stderr
+    assert "token_budget" not in result.stderr
+    assert not (Path(load_settings().data_dir) / "demo" / "memory.db").exists()  # the demo ingested nothing
+
+
+@pytest.mark.parametrize("command", [["query", "How often are API keys rotated?"], ["brief"], ["demo"]])
+def test_a_budget_that_is_not_a_number_is_refused_naming_the_flag(command: list[str]) -> None:
+    result = runner.invoke(app, [*command, "--budget", "abc"])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--budget'" in result.output

@@ -269,9 +269,63 @@ def test_next_adr_path_follows_the_highest_number_and_slugs_the_title(tmp_path: 
     assert slugify("!!!") == "decision"
 
 
-def test_supersedes_in_a_mission_without_decisions_names_the_stored_missions(ingested: GitRepo) -> None:
-    with Memory.open() as memory, pytest.raises(InputError, match=r"'elsewhere' holds no decisions \(missions: uploader"):
+def test_supersedes_in_a_mission_that_is_not_stored_names_the_stored_missions(ingested: GitRepo) -> None:
+    with Memory.open() as memory, pytest.raises(
+        InputError, match=r"no mission named 'elsewhere' is stored \(missions: uploader"
+    ):
         memory.record_decision("T", decision="d", rationale="r", mission="elsewhere", supersedes="0001")
+
+
+@pytest.mark.parametrize(
+    ("mission", "message"),
+    [
+        ("evil\nmission", "mission 'evil\\nmission' has control characters or format characters (U+000A"),
+        ("upl\u200boader", "mission 'upl\\u200boader' has control characters or format characters (U+200B"),
+        ("*", "mission '*' is the all-missions wildcard"),
+        ("uploadr", "no mission named 'uploadr' is stored (missions: uploader; did you mean 'uploader'?)"),
+    ],
+)
+def test_decide_refuses_a_mission_name_the_next_shift_would_not_see(
+    ingested: GitRepo, monkeypatch: pytest.MonkeyPatch, mission: str, message: str
+) -> None:
+    monkeypatch.chdir(ingested.root)
+    with Memory.open() as memory:
+        before = {m: len(memory.store.records_of_kind([RecordKind.DECISION.value], mission=m))
+                  for m in memory.store.missions()}
+    done = CliRunner().invoke(app, ["decide", "Pin 1.4", "--decision", "d", "--rationale", "r", "--mission", mission])
+    assert done.exit_code == 1, done.output
+    assert message in done.output
+    with Memory.open() as memory:
+        assert set(memory.store.missions()) == {"uploader"}
+        assert len(_decisions(memory)) == before["uploader"]
+
+
+def test_decide_outside_any_repository_records_into_the_only_stored_mission_as_handover_note_does(
+    ingested: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "tmp"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    runner = CliRunner()
+    done = runner.invoke(app, ["decide", "Pin the scanner", "--decision", "1.4", "--rationale", "1.5 crashes", "--json"])
+    note = runner.invoke(app, ["handover", "note", "Scanner pinned", "--json"])
+    assert done.exit_code == 0 and note.exit_code == 0, done.output + note.output
+    assert json.loads(done.stdout)["mission"] == json.loads(note.stdout)["mission"] == "uploader"
+    with Memory.open() as memory:
+        assert set(memory.store.missions()) == {"uploader"}
+
+
+def test_decide_with_two_missions_stored_and_neither_here_asks_for_one(
+    ingested: GitRepo, make_git_repo: Callable[[str], GitRepo], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = make_git_repo("ledger")
+    other.commit("Initial", "2026-01-01T10:00:00+00:00", {"README.md": "# Ledger\n"})
+    with Memory.open() as memory:
+        memory.ingest_repository(other.root)
+    monkeypatch.chdir(tmp_path)
+    done = CliRunner().invoke(app, ["decide", "T", "--decision", "d", "--rationale", "r"])
+    assert done.exit_code == 1
+    assert "name the mission with --mission (missions: ledger, uploader)" in done.output
 
 
 def test_a_written_adr_superseding_a_recorded_decision_keeps_that_link_through_ingest(ingested: GitRepo) -> None:

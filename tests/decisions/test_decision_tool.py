@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -59,3 +60,42 @@ def test_a_bad_reference_is_a_tool_error_naming_it(mission_repo: GitRepo, monkey
         memory.ingest_repository(mission_repo.root)
     result = _with_tool("call", {"title": "T", "decision": "d", "rationale": "r", "supersedes": "0099"})
     assert result.is_error and "--supersedes '0099'" in result.content[0].text
+
+
+def _call_on(server_mission: str | None, arguments: dict[str, Any]) -> Any:
+    async def go() -> Any:
+        async with Client(build_server(default_mission=server_mission, write_tools=True)) as client:
+            return await client.call_tool(DECISION_TOOL_NAME, arguments)
+
+    return anyio.run(go)
+
+
+def test_the_tool_outside_any_repository_records_into_the_only_stored_mission(
+    mission_repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Memory.open() as memory:
+        memory.ingest_repository(mission_repo.root)
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.chdir(tmp_path / "tmp")
+    result = _call_on(None, {"title": "Pin the scanner", "decision": "1.4", "rationale": "1.5 crashes"})
+    assert not result.is_error, result.content[0].text
+    assert json.loads(result.content[0].text)["mission"] == "uploader"
+    with Memory.open() as memory:
+        assert set(memory.store.missions()) == {"uploader"}
+
+
+@pytest.mark.parametrize(
+    ("server_mission", "message"),
+    [("uploadr", "no mission named 'uploadr' is stored (missions: uploader; did you mean 'uploader'?)"),
+     ("evil\nmission", "mission 'evil\\nmission' has control characters")],
+)
+def test_the_tool_refuses_a_mission_decide_refuses(
+    mission_repo: GitRepo, monkeypatch: pytest.MonkeyPatch, server_mission: str, message: str
+) -> None:
+    monkeypatch.chdir(mission_repo.root)
+    with Memory.open() as memory:
+        memory.ingest_repository(mission_repo.root)
+    result = _call_on(server_mission, {"title": "T", "decision": "d", "rationale": "r"})
+    assert result.is_error and message in result.content[0].text
+    with Memory.open() as memory:
+        assert set(memory.store.missions()) == {"uploader"}

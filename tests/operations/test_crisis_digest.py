@@ -51,9 +51,9 @@ def test_a_degraded_digest_starts_with_the_timeline_fenced_and_within_budget(mon
     monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "olena")
     now = datetime.now(UTC)
     with Memory.open(event_mission="ops") as memory:
+        _flood(memory, now)  # first: a decision is recorded only into a stored mission
         memory.record_decision("Evacuate position 3", decision="Pull the crew of position 3 back to the reserve line.",
                                rationale="Shelling with casualties", mission="ops", now=now - timedelta(minutes=4))
-        _flood(memory, now)
         memory.embed_pending()
         digest = memory.query("Where are the drones of swarm B?", filters={"mission": "ops"}, token_budget=3000)
     text = digest.text
@@ -130,9 +130,9 @@ def test_a_rotation_during_an_escalation_gets_the_timeline_first(monkeypatch: py
     monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "olena")
     now = datetime.now(UTC)
     with Memory.open(event_mission="ops") as memory:
+        memory.record_events(_cascade(now), "ops", embed=False)  # first: decisions go to stored missions only
         memory.record_decision("Evacuate position 3", decision="Pull the crew back.", rationale="Casualties",
                                mission="ops", now=now - timedelta(minutes=4))
-        memory.record_events(_cascade(now), "ops", embed=False)
         calm = memory.rotation_brief(mission="ops", from_operator="olena", for_operator="petro", archive=False)
         assert "Crisis timeline" not in calm.text
         memory.record_events(burst(20, now - timedelta(seconds=20), sector="east", start_index=100), "ops", embed=False)

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
 from mission_memory.fence import quote_name
 
 __all__ = ["brief_app", "handover_app"]
@@ -22,6 +22,10 @@ brief_app = typer.Typer(
     invoke_without_command=True, no_args_is_help=False,
 )
 handover_app = typer.Typer(help="Handover notes the outgoing operator leaves for the next shift.", no_args_is_help=True)
+
+
+_SHOWN_NOTE_ID = 12
+"""Characters of a note's id shown to people, as the brief shows them (handover/brief.py)."""
 
 
 def _open_memory() -> Any:
@@ -51,6 +55,8 @@ def brief(
     if ctx.invoked_subcommand is not None:
         return
     with reported_errors(), _open_memory() as memory:
+        check_budget_flag(budget, memory.settings.max_token_budget)
+
         def build(archive: bool) -> Any:
             return memory.rotation_brief(
                 mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
@@ -123,13 +129,18 @@ def note(
     """Leave a handover note for the next operator; every brief shows it first until a note closes it."""
     with reported_errors(), _open_memory() as memory:
         record = memory.handover_note(text, kind, mission=mission, session_id=session, closes=closes or ())
+    # The note's id as `brief` and `handover notes` show it (its first 12 characters) and `--closes`
+    # takes it; the record id is another hash, printed only in --json.
+    note_id = str(record.attributes["note_id"])
     if json_output:
-        print_json({"record_id": record.id, "mission": record.provenance.mission, "operator": record.operator,
-                    "kind": record.attributes["note_kind"], "time": record.provenance.time.isoformat(),
-                    "ref": record.provenance.ref})
+        print_json({"note_id": note_id, "record_id": record.id, "mission": record.provenance.mission,
+                    "operator": record.operator, "kind": record.attributes["note_kind"],
+                    "time": record.provenance.time.isoformat(), "ref": record.provenance.ref})
     else:
-        console.print(f"Stored handover {record.attributes['note_kind']} {record.id} "
-                      f"for mission {record.provenance.mission}", markup=False)
+        console.print(f"Stored handover {record.attributes['note_kind']} {note_id[:_SHOWN_NOTE_ID]} for mission "
+                      f"{quote_name(record.provenance.mission)} (the id `brief` and `handover notes` show; "
+                      f"`--closes {note_id[:_SHOWN_NOTE_ID]}` closes it)", markup=False, highlight=False,
+                      soft_wrap=True)
 
 
 @handover_app.command("notes")
@@ -149,5 +160,5 @@ def notes(
         typer.echo("No open handover notes.")
     for row in rows:
         # Operator text: printed for a person at a terminal, not handed to an agent.
-        typer.echo(f"[{row['kind']}] {str(row['note_id'])[:12]} by {row['operator'] or 'unknown'} at {row['time']}\n"
+        typer.echo(f"[{row['kind']}] {str(row['note_id'])[:_SHOWN_NOTE_ID]} by {row['operator'] or 'unknown'} at {row['time']}\n"
                    f"{row['text']}\n")

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
 from mission_memory.cli.progress_lines import progress_display
 from mission_memory.cli.refresh_commands import (
     GithubRepoOption,
@@ -178,6 +178,7 @@ def query(
         if value is not None
     }
     with reported_errors(), _open_memory() as memory:
+        check_budget_flag(budget, memory.settings.max_token_budget)
         digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
                               default_mission=mission_of_directory(Path.cwd()), timeline=timeline, now=now)
     if json_output:
@@ -328,6 +329,7 @@ def demo(
 
     with reported_errors():
         settings = load_settings()
+        check_budget_flag(budget, settings.max_token_budget)  # before the demo's ingest, not after
         demo_dir = settings.data_dir / DEMO_DATA_DIR_NAME
         if remove:
             removed = _remove_demo_dir(demo_dir)

@@ -47,7 +47,10 @@ def decide(
     ] = None,
     status: Annotated[StatusOption, typer.Option("--status", help="accepted or proposed.")] = StatusOption.accepted,
     mission: Annotated[
-        str | None, typer.Option("--mission", help="Mission; default: the repository of the working directory.")
+        str | None, typer.Option("--mission", help=(
+            "Mission (a stored one); default: the only one stored, or this repository's; with --write-adr, "
+            "the repository of that folder."
+        ))
     ] = None,
     session: Annotated[str | None, typer.Option("--session", help="The session the decision was taken in.")] = None,
     by: Annotated[DecidedBy, typer.Option("--by", help="Who decided: the operator or the agent.")] = DecidedBy.operator,

@@ -15,9 +15,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from mission_memory.errors import MissionMemoryError, user_message
+from mission_memory.errors import InputError, MissionMemoryError, user_message
 
-__all__ = ["clip_argument", "console", "err_console", "print_json", "reported_errors"]
+__all__ = ["check_budget_flag", "clip_argument", "console", "err_console", "print_json", "reported_errors"]
 
 _ARGUMENT_ECHO_CHARS = 300
 """An argument echoed in a JSON error is cut to this many characters (a 120k-character task is not repeated)."""
@@ -28,6 +28,27 @@ def clip_argument(value: Any) -> Any:
     if isinstance(value, str) and len(value) > _ARGUMENT_ECHO_CHARS:
         return f"{value[:_ARGUMENT_ECHO_CHARS]}… ({len(value)} characters)"
     return value
+
+
+def check_budget_flag(budget: int | None, maximum: int) -> None:
+    """Refuse a ``--budget`` outside ``1..maximum`` tokens, naming the flag the user typed.
+
+    The core names its own parameter (``token_budget``); on the command line the user gave
+    ``--budget``, so the CLI checks the flag first. None (the command's default) passes.
+
+    Args:
+        budget: the ``--budget`` value, in tokens, or None.
+        maximum: ``settings.max_token_budget`` (MISSION_MEMORY_MAX_TOKEN_BUDGET), in tokens.
+
+    Raises:
+        InputError: ``--budget -5 is outside 1..200000 tokens …``.
+    """
+    if budget is not None and not 1 <= budget <= maximum:
+        raise InputError(
+            f"--budget {budget} is outside 1..{maximum} tokens (the maximum is the setting "
+            "MISSION_MEMORY_MAX_TOKEN_BUDGET)"
+        )
+
 
 console = Console(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)

@@ -96,8 +96,10 @@ def add_decision_tool(
     ``access_of`` gives the calling operator's access context (a team server, ADR 0045).
     ``default_mission`` is the mission decisions are recorded in: the server's (``serve --mission``,
     or over stdio the project's), never the folder the server process happens to run in; None: the
-    caller's only mission when their token is scoped to one, else the folder's mission as ``decide``
-    does (docs/adr/0055).
+    caller's only mission when their token is scoped to one, else the mission ``decide`` and
+    ``handover note`` default to (the only stored one, else the working directory's when stored;
+    docs/adr/0055). :meth:`Memory.record_decision` applies the same checks as ``decide``: a mission
+    that breaks the name rule or is not stored is a ``ToolError`` naming it.
     """
 
     @server.tool(name=DECISION_TOOL_NAME, description=DECISION_TOOL_DESCRIPTION)
