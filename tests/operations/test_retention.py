@@ -139,3 +139,37 @@ def test_pruned_events_leave_no_vector_and_no_lexical_match(tmp_path: Path) -> N
         digest = memory.query("pump station cavitation", filters={"mission": "ops"}, now=NOW)
     assert "event:ev-9" in digest.text
     assert not any(f"event:ev-{i}`" in digest.text for i in range(6))
+
+
+def test_notes_decisions_and_events_written_while_another_process_prunes_all_survive(mission_repo: GitRepo) -> None:
+    """A real ``prune`` process deletes 20,000 old events while this one writes handover notes,
+    decisions and new events: every write acknowledged meanwhile is stored afterwards, and only the
+    old events are gone."""
+    import subprocess
+    import sys
+
+    old = NOW - timedelta(days=200)
+    with Memory.open() as memory:
+        memory.ingest_repository(mission_repo.root, mission="ops")
+        memory.record_events([event(i, old + timedelta(seconds=i), type_="telemetry") for i in range(20_000)],
+                             "ops", embed=False)
+        prune = subprocess.Popen([sys.executable, "-m", "mission_memory", "prune", "--mission", "ops", "--json"],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        notes, decisions, events, i = set(), set(), set(), 0
+        while True:  # write at least once, then for as long as the prune runs
+            i += 1
+            notes.add(memory.handover_note(f"Check relay {i} after the prune", mission="ops", operator="alice").id)
+            decisions.add(memory.record_decision(f"Keep relay {i} on battery", decision=f"Relay {i} stays on battery.",
+                                                 rationale="The mains feed is unstable.", mission="ops").record.id)
+            memory.record_events([event(100_000 + i, NOW - timedelta(minutes=1), type_="telemetry")], "ops", embed=False)
+            events.add(f"ev-{100_000 + i}")
+            if prune.poll() is not None:
+                break
+        out, err = prune.communicate(timeout=300)
+    assert prune.returncode == 0, err.decode()
+    assert json.loads(out)["pruned"] == 20_000
+    with Memory.open() as memory:
+        stored = {r.id for r in memory.store.records_of_kind([RecordKind.HANDOVER_NOTE.value, RecordKind.DECISION.value],
+                                                                mission="ops")}
+    assert notes <= stored and decisions <= stored, (len(notes), len(decisions))
+    assert _event_ids("ops") == events
