@@ -577,23 +577,29 @@ class SqliteStore:
     def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
         """Domain events of ``mission`` before ``until`` as :class:`EventRetentionRow` s, in rowid order
         (keyset pages over the ``(mission, kind)`` index; the attributes' three fields read by SQLite)."""
+        pages = self._rowid_pages(
+            "SELECT rowid, id, time, json_extract(attributes, '$.event_type'), json_extract(attributes, '$.event_id'),"
+            " json_extract(attributes, '$.state') FROM records WHERE mission = ? AND kind = ? AND time < ? AND",
+            (mission, RecordKind.DOMAIN_EVENT.value, _ts(until)), batch,
+        )
+        for rows in pages:
+            yield [EventRetentionRow(rid, datetime.fromtimestamp(when, UTC), str(kind or ""), str(eid or ""),
+                                     str(state or "")) for _, rid, when, kind, eid, state in rows]
+
+    def _rowid_pages(self, select: str, params: tuple[Any, ...], batch: int) -> Iterator[list[Any]]:
+        """Rows of ``select`` (``… WHERE … AND``, its first column the rowid) in keyset pages of at most
+        ``batch``, in rowid order; each page is read in its own statement, so writers are not held up."""
         conn = self._conn()
         last = 0
         while True:
             try:
-                rows = conn.execute(
-                    "SELECT rowid, id, time, json_extract(attributes, '$.event_type'), json_extract(attributes, '$.event_id'),"
-                    " json_extract(attributes, '$.state') FROM records"
-                    " WHERE mission = ? AND kind = ? AND time < ? AND rowid > ? ORDER BY rowid LIMIT ?",
-                    (mission, RecordKind.DOMAIN_EVENT.value, _ts(until), last, max(1, batch)),
-                ).fetchall()
+                rows = conn.execute(f"{select} rowid > ? ORDER BY rowid LIMIT ?", (*params, last, max(1, batch))).fetchall()
             except sqlite3.Error as exc:
                 raise self._translate(exc) from exc
             if not rows:
                 return
             last = rows[-1][0]
-            yield [EventRetentionRow(rid, datetime.fromtimestamp(when, UTC), str(kind or ""), str(eid or ""),
-                                     str(state or "")) for _, rid, when, kind, eid, state in rows]
+            yield rows
 
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
         """The ``limit`` most critical records passing ``where``, newest first among equals."""
@@ -617,18 +623,7 @@ class SqliteStore:
 
     def iterate(self, batch: int = 256) -> Iterator[list[Record]]:
         """All records in insertion order, in batches of at most ``batch``."""
-        conn = self._conn()
-        last = 0
-        while True:
-            try:
-                rows = conn.execute(
-                    f"SELECT {_RECORD_COLUMNS} FROM records WHERE rowid > ? ORDER BY rowid LIMIT ?", (last, batch)
-                ).fetchall()
-            except sqlite3.Error as exc:
-                raise self._translate(exc) from exc
-            if not rows:
-                return
-            last = rows[-1][0]
+        for rows in self._rowid_pages(f"SELECT {_RECORD_COLUMNS} FROM records WHERE", (), batch):
             yield [_row_to_record(row) for row in rows]
 
     def counts(self) -> dict[str, dict[str, int]]:
