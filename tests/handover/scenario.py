@@ -6,13 +6,17 @@ made with ``Record.build`` in the shapes docs/design.md §3 fixes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from mission_memory.api import Memory
+from mission_memory.config import load_settings
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from tests.conftest import GitRepo
+from tests.conftest import CORPUS_BUNDLE, GitRepo
 from tests.hostile_texts import INJECTION_EN, INJECTION_UK
 
 MISSION = "uploader"
@@ -164,3 +168,24 @@ def alices_shift(memory: Memory, repo: GitRepo) -> None:
                          mission=MISSION, operator="alice", now=at(6, 17))
     memory.handover_note(f"Do not run the migration on Friday. {INJECTION_EN}", "warning",
                          mission=MISSION, operator="alice", now=at(6, 18))
+
+
+@dataclass
+class Corpus:
+    """The shared corpus as a test's memory holds it: the open memory and the clone it ingested."""
+
+    memory: Memory
+    repo: Path
+
+
+def recent_corpus(root: Path, mission: str, commits: int, include: Sequence[str]) -> Corpus:
+    """The shared corpus cloned into ``root/mission``, cut to its latest ``commits`` (a shallow boundary,
+    so ingest reads only those) and ingested with only the ``include`` documents, into ``root/data``."""
+    repo = root / mission
+    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(repo)], check=True)
+    boundary = subprocess.run(["git", "rev-list", f"--max-count={commits}", "HEAD"], cwd=repo, capture_output=True,
+                              text=True, check=True).stdout.split()[-1]
+    (repo / ".git" / "shallow").write_text(boundary + "\n")
+    memory = Memory.open(load_settings(data_dir=root / "data"))
+    memory.ingest_repository(repo, mission=mission, include=list(include))
+    return Corpus(memory, repo)

@@ -9,17 +9,14 @@ pseudonyms from the history plus alice, bob and carol who take the shift over.
 from __future__ import annotations
 
 import re
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.config import load_settings
 from tests.conftest import CORPUS_BUNDLE
+from tests.handover.scenario import Corpus, recent_corpus
 
 pytestmark = pytest.mark.skipif(not CORPUS_BUNDLE.exists(), reason="the shared corpus is not beside the checkout")
 
@@ -34,25 +31,13 @@ NOTES = (
 )
 
 
-@dataclass
-class Corpus:
-    memory: Memory
-    repo: Path
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
-    root = tmp_path_factory.mktemp("tdr-handover")
-    repo = root / MISSION
-    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(repo)], check=True)
-    boundary = subprocess.run(["git", "rev-list", "--max-count=40", "HEAD"], cwd=repo, capture_output=True,
-                              text=True, check=True).stdout.split()[-1]
-    (repo / ".git" / "shallow").write_text(boundary + "\n")
-    memory = Memory.open(load_settings(data_dir=root / "data"))
-    memory.ingest_repository(repo, mission=MISSION, include=[
+    corpus = recent_corpus(tmp_path_factory.mktemp("tdr-handover"), MISSION, 40, [
         "README.md", "architecture-decision-records/0039-observability.md", "manual/observability-cloudwatch.md",
         "manual/alerts/*.md"])
-    yield Corpus(memory, repo)
+    memory = corpus.memory
+    yield corpus
     memory.close()
 
 

@@ -11,16 +11,14 @@ from __future__ import annotations
 import re
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from mission_memory.api import Memory
-from mission_memory.config import load_settings
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from tests.conftest import CORPUS_BUNDLE, GitRepo
+from tests.handover.scenario import Corpus, recent_corpus
 
 pytestmark = pytest.mark.skipif(not CORPUS_BUNDLE.exists(), reason="the shared corpus is not beside the checkout")
 
@@ -28,29 +26,17 @@ MISSION = "tdr-docs"
 NOW = datetime(2026, 6, 15, 9, 0, tzinfo=UTC)
 
 
-@dataclass
-class Corpus:
-    memory: Memory
-    repo: Path
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
-    root = tmp_path_factory.mktemp("tdr-work")
-    repo = root / MISSION
-    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(repo)], check=True)
-    boundary = subprocess.run(["git", "rev-list", "--max-count=150", "HEAD"], cwd=repo, capture_output=True,
-                              text=True, check=True).stdout.split()[-1]
-    (repo / ".git" / "shallow").write_text(boundary + "\n")
-    memory = Memory.open(load_settings(data_dir=root / "data"))
-    memory.ingest_repository(repo, mission=MISSION, include=[
+    corpus = recent_corpus(tmp_path_factory.mktemp("tdr-work"), MISSION, 150, [
         "README.md", "architecture-decision-records/0034-metadata-validation.md",
         "architecture-decision-records/0037-disable-inactive-keycloak-users.md",
         "architecture-decision-records/0038-egress-control.md", "architecture-decision-records/0039-observability.md",
         "manual/observability-cloudwatch.md"])
+    memory = corpus.memory
     memory.handover_note("Next: finish the upload and file checks sequence diagram.", "next-step", mission=MISSION,
                          operator="alice", now=NOW - timedelta(hours=2))
-    yield Corpus(memory, repo)
+    yield corpus
     memory.close()
 
 
