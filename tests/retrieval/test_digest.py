@@ -4,6 +4,7 @@ stored text stays inside fences it cannot close or imitate (ADR 0021)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -14,6 +15,7 @@ from mission_memory.api import Memory
 from mission_memory.errors import BudgetError, InputError
 from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
 from mission_memory.retrieval.digest import (
+    RANKED_TITLE,
     DigestSection,
     close_marker,
     format_age,
@@ -21,6 +23,7 @@ from mission_memory.retrieval.digest import (
     neutralise_markers,
     open_marker,
     pack_digest,
+    ranked_section,
 )
 from mission_memory.retrieval.ranking import Candidate
 from mission_memory.tokens import TiktokenTokenizer
@@ -223,13 +226,32 @@ _TOKENIZER = TiktokenTokenizer(safety_margin=0.1)
 # -- sections as data ---------------------------------------------------------------------------
 
 
-def test_the_default_layout_is_one_section_per_layer_in_scope() -> None:
+def test_the_default_layout_is_one_section_in_score_order_across_layers() -> None:
     explicit = pack_digest("q", "all", _candidates(ENGLISH, 6), 8000, TiktokenTokenizer(), 450, LAYERS,
                            nonce="123456789abc", now=datetime(2026, 1, 1, tzinfo=UTC))
     default = pack_digest("q", "all", _candidates(ENGLISH, 6), 8000, TiktokenTokenizer(), 450,
-                          sections=layer_sections(LAYERS), nonce="123456789abc", now=datetime(2026, 1, 1, tzinfo=UTC))
+                          sections=[ranked_section(LAYERS)], nonce="123456789abc", now=datetime(2026, 1, 1, tzinfo=UTC))
     assert explicit == default
-    assert "## Workflow: decisions and history" in explicit[0]
+    assert f"## {RANKED_TITLE}" in explicit[0] and "## Workflow: decisions and history" not in explicit[0]
+
+
+def test_a_document_that_scores_above_every_decision_is_printed_first() -> None:
+    # Issue 25: the best-scored document (0.82) was printed as entry 8, after every decision and commit,
+    # because the digest printed the workflow layer first. Scores are one scale now (docs/adr/0072).
+    candidates = _candidates(ENGLISH, 6)
+    document = next(c for c in candidates if c.record is not None and c.record.kind is RecordKind.DOC_CHUNK)
+    ranked = [replace(document, score=0.82)] + [replace(c, score=0.4 - 0.01 * i)
+                                                for i, c in enumerate(c for c in candidates if c is not document)]
+    text, entries, _, _ = pack_digest("q", "all", ranked, 8000, TiktokenTokenizer(), 450, LAYERS)
+    assert entries[0].record.kind is RecordKind.DOC_CHUNK and entries[0].score == 0.82
+    assert [e.score for e in entries] == sorted((e.score for e in entries), reverse=True)
+    assert text.index("### 1. doc_chunk") < text.index("### 2. decision")
+
+
+def test_a_caller_can_still_group_by_layer() -> None:
+    text = pack_digest("q", "all", _candidates(ENGLISH, 6), 8000, TiktokenTokenizer(), 450,
+                       sections=layer_sections(LAYERS))[0]
+    assert text.index("## Workflow: decisions and history") < text.index("## Domain knowledge")
 
 
 def test_sections_given_as_data_render_in_order_with_explicit_entries_and_predicates() -> None:

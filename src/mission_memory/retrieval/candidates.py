@@ -26,6 +26,9 @@ class CandidateLists:
             sections after reading its best candidates, docs/adr/0066). Empty: no folding here.
         generated, replaced: ids of generated documents and commit id -> successor id
             (docs/adr/0068), likewise known before ranking only in the ranking evaluation.
+        bm25_floor: for each layer whose BM25 search returned as many hits as it asks for (so that
+            more matched), the lowest BM25 score among them: a kind with no hit in that list may
+            still match, up to this score (the calibration reads it, docs/adr/0072).
     """
 
     dense: dict[Layer, dict[RecordKind, list[Hit]]]
@@ -36,3 +39,4 @@ class CandidateLists:
     decision_of: dict[str, str] = field(default_factory=dict)
     generated: frozenset[str] = frozenset()
     replaced: dict[str, str] = field(default_factory=dict)
+    bm25_floor: dict[Layer, float] = field(default_factory=dict)

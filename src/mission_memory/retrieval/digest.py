@@ -1,7 +1,8 @@
 """The digest: ranked records rendered as Markdown, fenced as untrusted data, packed within a token budget.
 
-A digest is an ordered list of named sections (by default one per layer, :func:`layer_sections`;
-a rotation brief or a crisis timeline passes its own :class:`DigestSection` list). Each entry shows
+A digest is an ordered list of named sections (by default one, every layer in scope in score order,
+:func:`ranked_section`, docs/adr/0072; a rotation brief or a crisis timeline passes its own
+:class:`DigestSection` list). Each entry shows
 its relevance score, its age and its source kind, then, inside an envelope that stored text cannot
 close or imitate, the record's title, provenance reference and excerpt: everything a digest quotes
 comes from repositories, trackers and events, so it is data, never instructions (docs/design.md §4,
@@ -26,6 +27,7 @@ from mission_memory.retrieval.ranking import Candidate
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
+    "RANKED_TITLE",
     "Digest",
     "DigestEntry",
     "DigestSection",
@@ -33,6 +35,7 @@ __all__ = [
     "format_age",
     "layer_sections",
     "pack_digest",
+    "ranked_section",
     "render_excerpt",
 ]
 
@@ -41,6 +44,7 @@ _SECTION_TITLES = {
     Layer.DOMAIN: "Domain knowledge",
     Layer.PRACTITIONER: "Practitioner patterns",
 }
+RANKED_TITLE = "Most relevant first (every layer, one relevance scale)"
 _SEPARATOR = "\n\n"
 _MIN_EXCERPT_TOKENS = 48
 
@@ -379,8 +383,21 @@ class DigestSection:
         return self.includes is not None and self.includes(cand)
 
 
+def ranked_section(layers: Sequence[Layer]) -> DigestSection:
+    """The default layout's one section: every candidate of the layers in scope, in score order.
+
+    Scores are one calibrated scale across record kinds (:mod:`~mission_memory.retrieval.calibration`),
+    so the digest is printed in that order instead of grouped by layer, where the best document came
+    after every decision and commit however weak they were (issue 25, docs/adr/0072). Each entry's
+    heading names its kind, which names its layer.
+    """
+    wanted = frozenset(layers)
+    return DigestSection(RANKED_TITLE, includes=lambda cand: cand.record is not None and cand.record.layer in wanted)
+
+
 def layer_sections(layers: Sequence[Layer]) -> list[DigestSection]:
-    """The default layout: one section per layer in scope, in the given order (docs/design.md §4)."""
+    """One section per layer in scope, in the given order (docs/design.md §4's first layout; a caller
+    that wants its digest grouped by layer passes it as ``sections``)."""
 
     def of(layer: Layer) -> Callable[[Candidate], bool]:
         return lambda cand: cand.record is not None and cand.record.layer is layer
@@ -431,9 +448,9 @@ def pack_digest(
         candidates: best first, each with ``record`` attached.
         token_budget: the bound, in tokens (margin included).
         max_entry_tokens: cap on one entry's excerpt.
-        layers: the layers in scope, in section order; used when ``sections`` is not given.
+        layers: the layers in scope; used when ``sections`` is not given.
         now: the moment ages are computed against (default: now).
-        sections: the layout, an ordered list of named sections (default: one per layer).
+        sections: the layout, an ordered list of named sections (default: :func:`ranked_section`).
         nonce: the envelope nonce (default: a fresh :func:`new_nonce`); fixed only in tests.
         empty_note: the closing line when nothing matched (default: "No stored record matched
             this task."); say why, e.g. that nothing is ingested yet.
@@ -452,7 +469,7 @@ def pack_digest(
     """
     now = now or datetime.now(UTC)
     nonce = nonce or new_nonce()
-    layout = list(sections) if sections is not None else layer_sections(layers)
+    layout = list(sections) if sections is not None else [ranked_section(layers)]
     placed = [(cand, _section_of(cand, layout)) for cand in candidates]
     shown = [(cand, at) for cand, at in placed if at is not None]
     header = _header(query, scope, token_budget, nonce, header_lines)

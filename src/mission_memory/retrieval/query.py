@@ -41,6 +41,7 @@ from mission_memory.errors import InputError
 from mission_memory.fence import new_nonce
 from mission_memory.operations.event_groups import group_key_of_record
 from mission_memory.records import Layer, RecordKind
+from mission_memory.retrieval.calibration import CALIBRATION, Calibration, calibrate
 from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.commit_successors import replaced_among
 from mission_memory.retrieval.digest import Digest, capped_note, pack_digest
@@ -75,6 +76,7 @@ from mission_memory.trackers.keys import extract_tracker_keys
 
 __all__ = [
     "MAX_TASK_CHARS",
+    "fuse_per_kind",
     "named_references",
     "rank_candidates",
     "run_query",
@@ -317,6 +319,7 @@ def search_candidates(
         critical={layer: by_kind(hits) for layer, hits in critical_by_layer.items()},
         priors=priors,
         unembedded=frozenset(rid for rid in outside if rid not in embedded),
+        bm25_floor={layer: hits[-1].score for layer, hits in bm25_hits.items() if len(hits) >= _PER_LIST},
     )
 
 
@@ -404,27 +407,42 @@ def _bm25_with_priors(
     return hits, store.priors_of([h.record_id for layer_hits in hits.values() for h in layer_hits])
 
 
-def rank_candidates(lists: CandidateLists, layers: Sequence[Layer], params: RankingParams) -> list[Candidate]:
-    """Step 2, the ranking policy: fuse the lists per layer and record kind, then apply the priors.
-
-    Lists are fused per record kind: similarity scores of short commit subjects, long ADRs and
-    document sections are not comparable, but within their own kind they are, once each list's
-    scores are normalised within its cut (:func:`~mission_memory.retrieval.ranking.fuse`). The priors
-    (criticality, superseded decisions demoted) apply to every fused candidate before anything is
-    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet. When the lists know
-    which candidates are sections of an ADR (:attr:`CandidateLists.decision_of`, the ranking
-    evaluation's lists), those fold into their decision here (docs/adr/0066); pull folds them in
-    :func:`select_candidates`, after reading its best candidates.
-    """
+def fuse_per_kind(lists: CandidateLists, layers: Sequence[Layer], params: RankingParams) -> list[Candidate]:
+    """Each layer's lists fused per record kind (:func:`~mission_memory.retrieval.ranking.fuse`), kinds
+    concatenated in no particular order; scores are per kind, in [0, 1], before calibration and priors."""
     fused: list[Candidate] = []
     for layer in layers:
         dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
         for kind in dense.keys() | bm25.keys() | critical.keys():
             fused.extend(fuse(dense.get(kind, []), bm25.get(kind, []), params, critical.get(kind, []),
                               lists.unembedded))
-    ranked = apply_priors(fused, params, lists.priors)
+    return fused
+
+
+def rank_candidates(
+    lists: CandidateLists, layers: Sequence[Layer], params: RankingParams, calibration: Calibration = CALIBRATION
+) -> list[Candidate]:
+    """Step 2, the ranking policy: fuse the lists per layer and record kind, apply the priors, then put
+    every kind on one scale.
+
+    Lists are fused per record kind: similarity scores of short commit subjects, long ADRs and
+    document sections are not comparable, but within their own kind they are, once each list's
+    scores are normalised within its cut (:func:`~mission_memory.retrieval.ranking.fuse`). The priors
+    (criticality, superseded decisions demoted) apply to every fused candidate before anything is
+    cut, from :attr:`CandidateLists.priors`, so no record is read in full yet. Each kind's best then
+    scores near 1.0 whatever it matched, so ``calibration`` maps every candidate to the probability
+    that it is relevant, keeping each kind's order and comparing kinds by how well each kind's best
+    matched (:mod:`~mission_memory.retrieval.calibration`, docs/adr/0072; when ``params.calibrated``).
+    When the lists know which candidates are sections of an ADR (:attr:`CandidateLists.decision_of`, the ranking
+    evaluation's lists), those fold into their decision here (docs/adr/0066); pull folds them in
+    :func:`select_candidates`, after reading its best candidates.
+    """
+    ranked = apply_priors(fuse_per_kind(lists, layers, params), params, lists.priors)
+    if params.calibrated:
+        ranked = calibrate(ranked, lists, calibration)
     if lists.generated or lists.replaced:
-        ranked = demote_boilerplate(ranked, lists.generated, lists.replaced, params)
+        ranked = demote_boilerplate(ranked, lists.generated, lists.replaced, params,
+                                    calibration.demoted if params.calibrated else None)
     if params.fold_sections and lists.decision_of:
         absent = {d: lists.priors[d].superseded for d in set(lists.decision_of.values()) if d in lists.priors}
         ranked = fold_sections(ranked, lists.decision_of, absent, params)
@@ -476,7 +494,7 @@ def _demoted(candidates: list[Candidate], params: RankingParams) -> list[Candida
     replaced = replaced_among(records) if params.replaced_commits else {}
     if not generated and not replaced:
         return candidates
-    return demote_boilerplate(candidates, generated, replaced, params)
+    return demote_boilerplate(candidates, generated, replaced, params, CALIBRATION.demoted if params.calibrated else None)
 
 
 def _fold_adr_sections(

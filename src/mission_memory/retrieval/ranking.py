@@ -27,7 +27,7 @@ corrections (ADR 0032); :func:`tuned_params` reads the adopted ones for pull.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 
@@ -97,6 +97,8 @@ class RankingParams:
         replaced_commits: a commit that a later candidate commit reverted or overtook (an older
             bump of the same dependency) is multiplied by ``superseded_factor``, marked superseded,
             and ranks below its successor (docs/adr/0068).
+        calibrated: after the priors, every kind's scores are mapped to one scale, the probability
+            of relevance (:mod:`~mission_memory.retrieval.calibration`, docs/adr/0072).
     """
 
     rrf_k: int = 60
@@ -118,11 +120,13 @@ class RankingParams:
     fold_sections: bool = True
     generated_factor: float = 0.25
     replaced_commits: bool = True
+    calibrated: bool = True
 
 
 BEFORE_PARAMS = RankingParams(rrf_k=60, dense_weight=1.0, bm25_weight=1.0, normalize_present=False, fusion="rrf",
                               per_kind_candidates=False, vector_feedback_docs=0,
-                             fold_sections=False, generated_factor=1.0, replaced_commits=False)
+                             fold_sections=False, generated_factor=1.0, replaced_commits=False,
+                              calibrated=False)
 """The ranking as it was before ADR 0031 (plain RRF, k = 60), kept to measure against."""
 
 
@@ -196,6 +200,8 @@ class Candidate:
             (:func:`fold_sections`).
         section_excerpt: for such a decision, the heading and text of its best-matching section,
             shown in its entry after the decision itself (stored text; the digest fences it).
+        kind_score: when ``score`` is calibrated (docs/adr/0072), the kind's score it was calibrated
+            from (priors applied), so that a later demotion can act on it; else None.
     """
 
     record_id: str
@@ -210,6 +216,7 @@ class Candidate:
     group_members: str = ""
     sections: tuple[str, ...] = ()
     section_excerpt: str = ""
+    kind_score: float | None = None
 
 
 def _cut_dense(hits: Sequence[Hit], window: float) -> list[Hit]:
@@ -300,7 +307,8 @@ def apply_priors(
     # Scale by the largest factor instead of capping at 1: a cap made every candidate of a critical
     # kind whose fused score came within a few percent of the best tie at 1.0, and ties fall back to
     # record-id order, which is arbitrary (ADR 0031).
-    ceiling = 1.0 + max(0.0, params.criticality_weight) * 0.5
+    weight = params.criticality_weight
+    ceiling = 1.0 + max(0.0, weight) * 0.5
     out = []
     for cand in candidates:
         if cand.record is not None:
@@ -308,7 +316,7 @@ def apply_priors(
         else:
             assert priors is not None and cand.record_id in priors
             criticality, superseded = priors[cand.record_id].criticality, priors[cand.record_id].superseded
-        factor = 1.0 + params.criticality_weight * (criticality - 0.5)
+        factor = 1.0 + weight * (criticality - 0.5)
         if superseded:
             factor *= params.superseded_factor
         # Built directly: dataclasses.replace inspects the fields on every call (a few hundred per pull).
@@ -382,7 +390,8 @@ def fold_sections(
 
 
 def demote_boilerplate(
-    ranked: Sequence[Candidate], generated: AbstractSet[str], replaced: Mapping[str, str], params: RankingParams
+    ranked: Sequence[Candidate], generated: AbstractSet[str], replaced: Mapping[str, str], params: RankingParams,
+    scale: Callable[[Candidate, float], float] | None = None,
 ) -> list[Candidate]:
     """Weight down tool-written documents and commits a later one undid or overtook (docs/adr/0068).
 
@@ -394,20 +403,25 @@ def demote_boilerplate(
             (:func:`~mission_memory.retrieval.commit_successors.replaced_commits`); such a commit is
             multiplied by ``superseded_factor`` (when ``params.replaced_commits``), marked superseded,
             and, when its successor is among ``ranked``, kept just below it.
+        scale: the score of a candidate demoted by a factor (default: its score times the factor;
+            for calibrated scores, :meth:`~mission_memory.retrieval.calibration.Calibration.demoted`,
+            which applies the factor to the kind's score the probability came from).
 
     Returns:
         The candidates, best first (ties by record id).
     """
     if not generated and not (replaced and params.replaced_commits):
         return list(ranked)
+    scaled = scale or (lambda cand, factor: cand.score * factor)
     scores = {c.record_id: c.score for c in ranked}
     out = []
     for cand in ranked:
         if cand.record_id in generated:
-            cand = replace(cand, score=cand.score * params.generated_factor)
+            cand = replace(cand, score=scaled(cand, params.generated_factor),
+                           kind_score=None if cand.kind_score is None else cand.kind_score * params.generated_factor)
         successor = replaced.get(cand.record_id) if params.replaced_commits else None
         if successor is not None:
-            score = cand.score * params.superseded_factor
+            score = scaled(cand, params.superseded_factor)
             if successor in scores:
                 score = min(score, scores[successor] * 0.999)
             cand = replace(cand, score=score, superseded=True)

@@ -20,7 +20,7 @@ from mission_memory.operations.crisis_timeline import (
 from mission_memory.operations.escalation import EscalationState
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.records import Layer, RecordKind
-from mission_memory.retrieval.digest import DigestSection, layer_sections
+from mission_memory.retrieval.digest import DigestSection, ranked_section
 from mission_memory.retrieval.ranking import Candidate
 from mission_memory.stores.base import MemoryStore
 from mission_memory.tokens import Tokenizer
@@ -96,7 +96,7 @@ def digest_sections(
     Args:
         degraded_mission: the mission pull triages for (None in normal mode).
         asked_mission: the query's mission filter (None: every mission).
-        layers: the layers in scope, in section order.
+        layers: the layers in scope.
         requested: the caller asked for the timeline.
         nonce, tokenizer, token_budget: the digest's.
         now: the clock (default: now).
@@ -114,4 +114,4 @@ def digest_sections(
     clock = now or datetime.now(UTC)
     section = timeline_section(store, mission, current_state(store, mission, clock), clock, nonce=nonce,
                                tokenizer=tokenizer, token_budget=token_budget)
-    return [section, *layer_sections(layers)]
+    return [section, ranked_section(layers)]
