@@ -5,7 +5,7 @@ a hit when the ADR is among the first three decisions of the digest (after selec
 replacement and near-duplicate suppression, which ``bench_ranking.py`` does not run). This runs the
 ADR-topic questions of ``benchmarks/eval/`` (those counted among decisions) through
 ``Memory.query`` on the stores ``bench_ranking.py`` ingested under ``--data-root``, once per ranking
-and entry cap of :data:`WAYS` (docs/adr/0050, 0066, 0067, 0068), and prints hits per language, the
+and entry cap of :data:`WAYS` (docs/adr/0050, 0066, 0067, 0068, 0072), and prints hits per language, the
 mean entries and tokens of the digests, how many of their document entries ingest marked generated,
 and how many commits they show marked superseded by a later one.
 
@@ -28,20 +28,16 @@ from mission_memory.retrieval.ranking import RankingParams
 
 EVAL = Path(__file__).resolve().parent / "eval"
 SETS = ("tdr-docs", "adr-tools", "log4brains", "govuk-infrastructure")
-MAIN = RankingParams(fold_sections=False, generated_factor=1.0, replaced_commits=False)
-"""The ranking before ADR 0066 (sections of an ADR ranked apart from its decision, no boilerplate weighting)."""
-_NO_BOILERPLATE_RULES = RankingParams(generated_factor=1.0, replaced_commits=False)
 WAYS: dict[str, tuple[RankingParams, int | None]] = {
     "before": (RankingParams(per_kind_candidates=False, vector_feedback_docs=0, fold_sections=False,
-                             generated_factor=1.0, replaced_commits=False), 10),
-    "main": (MAIN, 10),
-    "fold": (_NO_BOILERPLATE_RULES, 10),
-    "budget": (_NO_BOILERPLATE_RULES, None),
+                             generated_factor=1.0, replaced_commits=False, calibrated=False), 10),
+    "uncalibrated": (RankingParams(calibrated=False), None),
     "today": (RankingParams(), None),
 }
 """Each way's ranking and entry cap (None: the settings' default): per-layer candidates without feedback
-(before ADR 0050); the ranking and 10-entry cap before ADR 0066; sections folded (ADR 0066) at the old
-cap; and with the budget-driven digest (ADR 0067); today's defaults (with ADR 0068's boilerplate rules)."""
+at the 10-entry cap (before ADR 0050); ADRs 0066–0068 (sections folded, budget-driven digest,
+boilerplate weighted down) with per-kind scores (before ADR 0072); today's defaults (one calibrated
+scale, ADR 0072). The figures of the ways between (ADRs 0066, 0067) are in those ADRs."""
 
 
 def main() -> None:

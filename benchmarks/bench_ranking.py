@@ -123,7 +123,11 @@ def parse_variant(text: str) -> tuple[str, RankingParams]:
         key, _, raw = item.partition("=")
         if key not in types:
             raise SystemExit(f"--variant {text!r}: RankingParams has no field {key!r}")
-        values[key] = raw if "str" in str(types[key]) else (float(raw) if "." in raw else int(raw))
+        kind = str(types[key])
+        if "bool" in kind:
+            values[key] = raw.strip().lower() in ("1", "true", "yes", "on")
+        else:
+            values[key] = raw if "str" in kind else (float(raw) if "." in raw else int(raw))
     return name, dataclasses.replace(RankingParams(), **values)
 
 
