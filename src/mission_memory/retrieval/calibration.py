@@ -24,7 +24,7 @@ handover notes) is placed by the same evidence as the rest.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,6 +178,34 @@ def calibrate(candidates: Sequence[Candidate], lists: CandidateLists, calibratio
     return out
 
 
+def _newton(
+    objective: Callable[[npt.NDArray[np.float64]], float],
+    derivatives: Callable[[npt.NDArray[np.float64]], tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]],
+    beta: npt.NDArray[np.float64],
+    iterations: int,
+) -> npt.NDArray[np.float64]:
+    """Minimise a convex ``objective`` from ``beta`` by Newton steps (``derivatives`` gives the gradient
+    and the Hessian), each halved until the objective does not rise: a full step can overshoot where
+    the curvature is tiny. Stops after ``iterations`` steps, or when a step moves no weight by 1e-8."""
+    current = objective(beta)
+    for _ in range(iterations):
+        gradient, hessian = derivatives(beta)
+        step = np.linalg.solve(hessian, gradient)
+        scale = 1.0
+        while scale > 1e-6:
+            trial = beta - scale * step
+            value = objective(trial)
+            if value <= current:
+                break
+            scale /= 2
+        else:
+            break
+        beta, current = trial, value
+        if float(np.abs(scale * step).max()) < 1e-8:
+            break
+    return beta
+
+
 def fit_calibration(
     features: npt.NDArray[np.float64],
     labels: npt.NDArray[np.float64],
@@ -216,24 +244,12 @@ def fit_calibration(
         # log(1 + e^z) − y·z, computed stably
         return float(np.sum(weights * (np.logaddexp(0.0, z) - labels * z)) + 0.5 * np.sum(penalty * b * b))
 
-    current = objective(beta)
-    for _ in range(iterations):
-        p = 1.0 / (1.0 + np.exp(-np.clip(features @ beta, -30.0, 30.0)))
-        gradient = features.T @ (weights * (p - labels)) + penalty * beta
-        hessian = (features * (weights * p * (1 - p))[:, None]).T @ features + np.diag(penalty + 1e-9)
-        step = np.linalg.solve(hessian, gradient)
-        scale = 1.0
-        while scale > 1e-6:  # backtracking: a full Newton step can overshoot where p(1 − p) is tiny
-            trial = beta - scale * step
-            value = objective(trial)
-            if value <= current:
-                break
-            scale /= 2
-        else:
-            break
-        beta, current = trial, value
-        if float(np.abs(scale * step).max()) < 1e-8:
-            break
+    def derivatives(b: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        p = 1.0 / (1.0 + np.exp(-np.clip(features @ b, -30.0, 30.0)))
+        gradient = features.T @ (weights * (p - labels)) + penalty * b
+        return gradient, (features * (weights * p * (1 - p))[:, None]).T @ features + np.diag(penalty + 1e-9)
+
+    beta = _newton(objective, derivatives, beta, iterations)
     return Calibration({name: round(float(b), 4) for name, b in zip(FEATURES, beta, strict=True)})
 
 
@@ -289,32 +305,20 @@ def fit_listwise(
             total += w * float(np.logaddexp.reduce(z) - y @ z)
         return total
 
-    beta = np.zeros(d)
-    current = objective(beta)
-    for _ in range(iterations):
-        gradient = penalty * beta
+    def derivatives(b: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        gradient = penalty * b
         hessian = np.diag(penalty)
         for rows, w in usable:
             x = features[rows]
-            z = x @ beta
+            z = x @ b
             p = np.exp(z - np.logaddexp.reduce(z))
             y = labels[rows] / labels[rows].sum()
             gradient = gradient + w * (x.T @ (p - y))
             mean = x.T @ p
             hessian = hessian + w * ((x * p[:, None]).T @ x - np.outer(mean, mean))
-        step = np.linalg.solve(hessian, gradient)
-        scale = 1.0
-        while scale > 1e-6:
-            trial = beta - scale * step
-            value = objective(trial)
-            if value <= current:
-                break
-            scale /= 2
-        else:
-            break
-        beta, current = trial, value
-        if float(np.abs(scale * step).max()) < 1e-8:
-            break
+        return gradient, hessian
+
+    beta = _newton(objective, derivatives, np.zeros(d), iterations)
     beta[FEATURES.index("intercept")] = 0.0
     score = features @ beta
     row_weights = np.zeros(n)
