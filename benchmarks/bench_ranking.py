@@ -131,23 +131,19 @@ def parse_variant(text: str) -> tuple[str, RankingParams]:
     return name, dataclasses.replace(RankingParams(), **values)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data-root", type=Path, default=Path("/tmp/mission-memory-bench-ranking"))
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options naming where the evaluation repositories come from (shared by ``fit_calibration.py``)."""
     parser.add_argument("--bundle", default="/work/shared/corpora/tdr-docs.bundle")
     parser.add_argument("--log4brains", default="/work/.mirror/thomvaill+log4brains/repo")
     parser.add_argument("--govuk-infrastructure", default="",
                         help="git URL or path of alphagov/govuk-infrastructure (default: DATA_ROOT/govuk-infrastructure)")
     parser.add_argument("--replay-limit", type=int, default=0, help="evenly spaced sample of the replay (0 = all)")
-    parser.add_argument("--variant", action="append", default=[], help="name:field=value,... (RankingParams)")
     parser.add_argument("--only", action="append", default=[], help="repository names to run (default: all)")
-    parser.add_argument("--show-misses", action="store_true", help="list the questions 'after' misses at @3")
-    args = parser.parse_args()
-    args.data_root.mkdir(parents=True, exist_ok=True)
 
-    rankings = {"before": BEFORE_PARAMS, "after": RankingParams()}
-    rankings.update(parse_variant(v) for v in args.variant)
-    sources = {
+
+def eval_sources(args: argparse.Namespace) -> dict[str, tuple[str, list[str]]]:
+    """Repository name -> (git URL or path, its question sets: file names under ``eval/`` or ``replay``)."""
+    return {
         "tdr-docs": (args.bundle, ["questions-tdr-docs.jsonl", "replay"]),
         "adr-tools": (str(EVAL / "adr-tools.bundle"), ["questions-adr-tools.jsonl"]),
         "log4brains": (args.log4brains, ["questions-log4brains.jsonl"]),
@@ -156,6 +152,27 @@ def main() -> None:
             ["questions-govuk-infrastructure.jsonl"],
         ),
     }
+
+
+def set_questions(args: argparse.Namespace, name: str, set_name: str) -> tuple[str, list[Any]]:
+    """One question set of repository ``name``: its label (``repo/set``) and its questions."""
+    questions = (replay_questions(args.data_root / name, args.replay_limit)
+                 if set_name == "replay" else load_questions(EVAL / set_name))
+    return f"{name}/{set_name.removeprefix('questions-').removesuffix('.jsonl')}", questions
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data-root", type=Path, default=Path("/tmp/mission-memory-bench-ranking"))
+    add_source_arguments(parser)
+    parser.add_argument("--variant", action="append", default=[], help="name:field=value,... (RankingParams)")
+    parser.add_argument("--show-misses", action="store_true", help="list the questions 'after' misses at @3")
+    args = parser.parse_args()
+    args.data_root.mkdir(parents=True, exist_ok=True)
+
+    rankings = {"before": BEFORE_PARAMS, "after": RankingParams()}
+    rankings.update(parse_variant(v) for v in args.variant)
+    sources = eval_sources(args)
     results: dict[str, dict[str, Any]] = {}
     parity: dict[str, dict[str, LanguageAgreement]] = {}
     rank_ms: dict[str, list[float]] = {}
@@ -168,11 +185,7 @@ def main() -> None:
         memory = ingested(name, source, args.data_root)
         try:
             for set_name in sets:
-                questions = (
-                    replay_questions(args.data_root / name, args.replay_limit)
-                    if set_name == "replay" else load_questions(EVAL / set_name)
-                )
-                label = f"{name}/{set_name.removeprefix('questions-').removesuffix('.jsonl')}"
+                label, questions = set_questions(args, name, set_name)
                 log(f"{label}: searching {len(questions)} questions …")
                 searched = {
                     key: prepared_set(memory, questions, p)

@@ -58,8 +58,6 @@ from mission_memory.retrieval.query import fuse_per_kind, rank_candidates, searc
 from mission_memory.retrieval.ranking import Candidate, RankingParams, apply_priors
 from mission_memory.retrieval.ranking_eval import (
     PreparedQuestion,
-    load_questions,
-    replay_questions,
     score_ranking,
 )
 from mission_memory.stores.filters import QueryFilters, SearchFilter
@@ -67,7 +65,15 @@ from mission_memory.stores.filters import QueryFilters, SearchFilter
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_dialog_recall import conversation_files, evidence_ids, turns_of  # noqa: E402
-from bench_ranking import EVAL, LAYERS, ingested, log, prepared_set  # noqa: E402
+from bench_ranking import (  # noqa: E402
+    LAYERS,
+    add_source_arguments,
+    eval_sources,
+    ingested,
+    log,
+    prepared_set,
+    set_questions,
+)
 
 OUT = Path(__file__).resolve().parent / "out" / "fit_calibration.json"
 _BINS = 10
@@ -225,9 +231,7 @@ def ranking_figures(s: SetSamples, model: Calibration | None) -> dict[str, float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", type=Path, required=True, help="bench_ranking.py's data root")
-    parser.add_argument("--bundle", default="/work/shared/corpora/tdr-docs.bundle")
-    parser.add_argument("--log4brains", default="/work/.mirror/thomvaill+log4brains/repo")
-    parser.add_argument("--govuk-infrastructure", default="")
+    add_source_arguments(parser)
     parser.add_argument("--realtalk", type=Path, default=None, help="REALTALK checkout or clone (skipped if absent)")
     parser.add_argument("--dialog-store", type=Path, default=None, help="bench_dialog_recall.py's DATA_ROOT/store")
     parser.add_argument("--dialog-every", type=int, default=1, help="use every N-th REALTALK question")
@@ -237,8 +241,6 @@ def main() -> None:
                              " code must not have changed in between)")
     parser.add_argument("--method", choices=("listwise", "pointwise"), default="listwise",
                         help="listwise ranking then Platt scaling (default), or one pointwise logistic fit")
-    parser.add_argument("--replay-limit", type=int, default=0, help="evenly spaced sample of the replay (0 = all)")
-    parser.add_argument("--only", action="append", default=[], help="repository names to use (default: all)")
     parser.add_argument("--drop", default="", help="comma-separated features left out of the model (weight 0)")
     parser.add_argument("--set-weight", action="append", default=[],
                         help="NAME=W: weigh that set W times (default 1 each)")
@@ -249,13 +251,7 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"--drop: no feature named {', '.join(unknown)} (features: {', '.join(FEATURES)})")
     started = time.perf_counter()
-    sources = {
-        "tdr-docs": (args.bundle, ["questions-tdr-docs.jsonl", "replay"]),
-        "adr-tools": (str(EVAL / "adr-tools.bundle"), ["questions-adr-tools.jsonl"]),
-        "log4brains": (args.log4brains, ["questions-log4brains.jsonl"]),
-        "govuk-infrastructure": (args.govuk_infrastructure or str(args.data_root / "govuk-infrastructure"),
-                                 ["questions-govuk-infrastructure.jsonl"]),
-    }
+    sources = eval_sources(args)
     sets: list[SetSamples] = []
     if args.cache and args.cache.exists():
         sets = pickle.loads(args.cache.read_bytes())
@@ -269,9 +265,7 @@ def main() -> None:
         memory = ingested(name, source, args.data_root)
         try:
             for set_name in set_names:
-                questions = (replay_questions(args.data_root / name, args.replay_limit) if set_name == "replay"
-                             else load_questions(EVAL / set_name))
-                label = f"{name}/{set_name.removeprefix('questions-').removesuffix('.jsonl')}"
+                label, questions = set_questions(args, name, set_name)
                 log(f"{label}: {len(questions)} questions …")
                 sets.append(adr_samples(label, memory, questions))
         finally:
