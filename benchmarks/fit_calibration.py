@@ -11,6 +11,13 @@ of every kind, ranked as before calibration (fused per kind, priors applied), be
   (its commits are left out: the question is a commit's subject, and the replay scores documents);
   for REALTALK, an evidence turn.
 
+Questions nothing answers (``--unanswerable-every``): every N-th REALTALK question asked of each
+repository, and every ADR question asked of REALTALK's conversations; each of their candidates is
+irrelevant. They count in the fit's second stage only (the listwise first stage needs a relevant
+candidate), and together weigh as much as one set: without them a task the store knows nothing
+about got the same probabilities as one it answers. For them the tables give the best candidate's
+score per question (mean, 90th percentile, share at 0.3 or more), and the same for the other sets.
+
 Sets are weighted equally (each set's samples sum to the same weight). Leave-one-set-out: for each
 set the model is fitted on the others and scored on it — log loss, Brier score, expected calibration
 error (ECE, ten equal-width bins) and, for the ADR sets, hit@1 / hit@3 of the target among decisions,
@@ -36,7 +43,7 @@ import json
 import pickle
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +64,7 @@ from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.query import fuse_per_kind, rank_candidates, search_candidates
 from mission_memory.retrieval.ranking import Candidate, RankingParams, apply_priors
 from mission_memory.retrieval.ranking_eval import (
+    EvalQuestion,
     PreparedQuestion,
     score_ranking,
 )
@@ -91,9 +99,23 @@ class SetSamples:
     lists: list[CandidateLists]
     wanted: list[set[str]]
     evidence: list[int]
+    candidates: list[list[Candidate]] = field(default_factory=list)
+    unanswerable: bool = False
 
     def stacked(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         return np.vstack(self.features), np.concatenate(self.labels)
+
+    def add(self, kept: list[Candidate], lists: CandidateLists, labels: list[float]) -> None:
+        """One question's fused candidates, their labels and the lists they came from."""
+        self.candidates.append(kept)
+        self.features.append(candidate_features(kept, lists))
+        self.labels.append(np.array(labels, dtype=np.float64))
+        self.uncalibrated.append(np.array([c.score for c in kept]))
+        self.lists.append(lists)
+
+    def refresh_features(self) -> None:
+        """Recompute the features from the kept candidates (a cache written before a feature was added)."""
+        self.features = [candidate_features(c, lists) for c, lists in zip(self.candidates, self.lists, strict=True)]
 
 
 def _uncalibrated(lists: CandidateLists) -> list[Candidate]:
@@ -124,11 +146,7 @@ def adr_samples(name: str, memory: Memory, questions: list[Any]) -> SetSamples:
                 relevant = prep.paths.get(cand.record_id) in targets
             labels.append(1.0 if relevant else 0.0)
             keep.append(i)
-        kept = [fused[i] for i in keep]
-        out.features.append(candidate_features(kept, prep.lists))
-        out.labels.append(np.array(labels))
-        out.uncalibrated.append(np.array([c.score for c in kept]))
-        out.lists.append(prep.lists)
+        out.add([fused[i] for i in keep], prep.lists, labels)
         out.wanted.append(set())
         out.evidence.append(0)
     return out
@@ -151,10 +169,7 @@ def dialog_samples(store_dir: Path, realtalk: Path, every: int) -> SetSamples:
                 fused = _uncalibrated(lists)
                 records = memory.store.get([c.record_id for c in fused])
                 wanted = {rid for rid, r in records.items() if r.attributes.get("event_id") in known}
-                out.features.append(candidate_features(fused, lists))
-                out.labels.append(np.array([1.0 if c.record_id in wanted else 0.0 for c in fused]))
-                out.uncalibrated.append(np.array([c.score for c in fused]))
-                out.lists.append(lists)
+                out.add(fused, lists, [1.0 if c.record_id in wanted else 0.0 for c in fused])
                 out.wanted.append(wanted)
                 out.evidence.append(len(known))
                 asked += 1
@@ -164,17 +179,69 @@ def dialog_samples(store_dir: Path, realtalk: Path, every: int) -> SetSamples:
     return out
 
 
+def dialog_questions(realtalk: Path, every: int) -> list[EvalQuestion]:
+    """Every ``every``-th REALTALK question, as questions no repository answers (no targets)."""
+    asked = [q["question"] for _, conv in conversation_files(realtalk) for q in conv.get("qa", [])
+             if str(q.get("question") or "").strip()]
+    return [EvalQuestion(f"realtalk-{i}", text, "en", ()) for i, text in enumerate(asked[::every])]
+
+
+def unanswerable_samples(name: str, memory: Memory, questions: list[EvalQuestion]) -> SetSamples:
+    """Samples of questions from another domain asked of a repository's store: every candidate irrelevant.
+
+    Without them every question of the fit has an answer in its store, and nothing teaches the
+    model that the best candidate of a task the store knows nothing about is unlikely to be relevant.
+    """
+    out = SetSamples(name, [], [], [], [], [], [], [], unanswerable=True)
+    for prep in prepared_set(memory, questions, RankingParams()):
+        fused = _uncalibrated(prep.lists)
+        out.add(fused, prep.lists, [0.0] * len(fused))
+        out.wanted.append(set())
+        out.evidence.append(0)
+    return out
+
+
+def unanswerable_dialog_samples(store_dir: Path, realtalk: Path, questions: list[EvalQuestion]) -> SetSamples:
+    """The ADR questions asked of REALTALK's conversations (one conversation each, in turn): no turn answers."""
+    memory = Memory.open(load_settings(data_dir=store_dir))
+    out = SetSamples("unanswerable/realtalk", [], [], [], [], [], [], [], unanswerable=True)
+    try:
+        names = [name for name, _ in conversation_files(realtalk)]
+        for i, question in enumerate(questions):
+            where = SearchFilter((Layer.DOMAIN,), QueryFilters(mission=names[i % len(names)]))
+            lists = search_candidates(memory.store, memory.embedder, question.question, where, RankingParams())
+            fused = _uncalibrated(lists)
+            out.add(fused, lists, [0.0] * len(fused))
+            out.wanted.append(set())
+            out.evidence.append(0)
+    finally:
+        memory.close()
+    return out
+
+
+def top_scores(s: SetSamples, model: Calibration | None) -> dict[str, float]:
+    """The best candidate's score per question with ``model`` (None: uncalibrated): mean, 90th
+    percentile, and the share of questions whose best scores 0.3 or more."""
+    best = np.array([float(model.probabilities(x).max()) if model is not None else float(u.max())
+                     for x, u in zip(s.features, s.uncalibrated, strict=True) if len(u)])
+    if not len(best):
+        return {}
+    return {"top mean": round(float(best.mean()), 3), "top p90": round(float(np.quantile(best, 0.9)), 3),
+            "top ≥ 0.3 %": round(100 * float((best >= 0.3).mean()), 1)}
+
+
 def _fit(sets: list[SetSamples], method: str, l2: float, set_weights: dict[str, float] | None = None,
          dropped: tuple[str, ...] = ()) -> Calibration:
     """The model fitted on ``sets``, each set weighted equally unless ``set_weights`` names it (within a
     set, each question equally for ``listwise``, each sample for ``pointwise``)."""
     xs, ys, groups, ws, group_weights = [], [], [], [], []
+    unanswerable = sum(1 for s in sets if s.unanswerable)
     for s in sets:
         for x, y in zip(s.features, s.labels, strict=True):
             xs.append(x)
             ys.append(y)
             groups.append(np.full(len(y), len(group_weights), dtype=np.int64))
-            share = (set_weights or {}).get(s.name, 1.0)
+            share = (set_weights or {}).get(s.name, 1.0 / unanswerable if s.unanswerable else 1.0)
             ws.append(np.full(len(y), share / sum(len(v) for v in s.labels)))
             group_weights.append(share / len(s.labels))
     x, y = np.vstack(xs), np.concatenate(ys)
@@ -214,6 +281,8 @@ def ranking_figures(s: SetSamples, model: Calibration | None) -> dict[str, float
     """hit@1 / hit@3 among decisions (ADR sets) or R@5 / R@10 (REALTALK) of the ranking with ``model``
     (None: the uncalibrated ranking)."""
     params = RankingParams() if model is not None else replace(RankingParams(), calibrated=False)
+    if s.unanswerable:
+        return top_scores(s, model)
     if s.prepared:
         rank = functools.partial(rank_candidates, calibration=model) if model is not None else rank_candidates
         score = score_ranking(s.prepared, LAYERS, params, rank=rank)  # type: ignore[arg-type]
@@ -235,6 +304,9 @@ def main() -> None:
     parser.add_argument("--realtalk", type=Path, default=None, help="REALTALK checkout or clone (skipped if absent)")
     parser.add_argument("--dialog-store", type=Path, default=None, help="bench_dialog_recall.py's DATA_ROOT/store")
     parser.add_argument("--dialog-every", type=int, default=1, help="use every N-th REALTALK question")
+    parser.add_argument("--unanswerable-every", type=int, default=12,
+                        help="ask every N-th REALTALK question of each repository, and every ADR question of"
+                             " REALTALK, as questions nothing answers (0: none)")
     parser.add_argument("--l2", type=float, default=1.0)
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the samples in this file and read them from it on later runs (the feature"
@@ -253,6 +325,7 @@ def main() -> None:
     started = time.perf_counter()
     sources = eval_sources(args)
     sets: list[SetSamples] = []
+    adr_questions: list[EvalQuestion] = []
     if args.cache and args.cache.exists():
         sets = pickle.loads(args.cache.read_bytes())
         log(f"samples read from {args.cache}")
@@ -268,11 +341,22 @@ def main() -> None:
                 label, questions = set_questions(args, name, set_name)
                 log(f"{label}: {len(questions)} questions …")
                 sets.append(adr_samples(label, memory, questions))
+                if set_name != "replay":
+                    adr_questions.extend(questions)
+            if args.realtalk and args.unanswerable_every:
+                questions = dialog_questions(args.realtalk, args.unanswerable_every)
+                log(f"unanswerable/{name}: {len(questions)} REALTALK questions …")
+                sets.append(unanswerable_samples(f"unanswerable/{name}", memory, questions))
         finally:
             memory.close()
     if args.realtalk and args.dialog_store and (args.dialog_store / "memory.db").exists() \
             and not any(s.name == "realtalk" for s in sets):
         sets.append(dialog_samples(args.dialog_store, args.realtalk, args.dialog_every))
+        if args.unanswerable_every and adr_questions:
+            log(f"unanswerable/realtalk: {len(adr_questions)} ADR questions …")
+            sets.append(unanswerable_dialog_samples(args.dialog_store, args.realtalk, adr_questions))
+    for loaded in sets:
+        loaded.refresh_features()
     if args.cache and not args.cache.exists():
         args.cache.write_bytes(pickle.dumps(sets))
 
@@ -293,12 +377,24 @@ def main() -> None:
         pooled_before.append(before)
         figures, plain = calibration_figures(p, hy), calibration_figures(before, hy)
         ranked, unranked = ranking_figures(held, model), ranking_figures(held, None)
+        if not held.unanswerable:
+            ranked, unranked = {**ranked, **top_scores(held, model)}, {**unranked, **top_scores(held, None)}
         result["sets"][held.name] = {"calibrated": figures, "uncalibrated": plain, "ranking": ranked,
                                      "ranking_uncalibrated": unranked, "weights": dict(model.weights)}
         print(f"| {held.name} | {figures['samples']} | {figures['positives']} | {figures['log_loss']} | "
               f"{figures['brier']} | {figures['ece']} | {plain['ece']} | "
               f"{', '.join(f'{k} {v}' for k, v in ranked.items())} | "
               f"{', '.join(f'{k} {v}' for k, v in unranked.items())} |")
+    answered = [i for i, s in enumerate(sets) if not s.unanswerable]
+    if len(answered) < len(sets):
+        p_ans, y_ans = np.concatenate([pooled_p[i] for i in answered]), np.concatenate([pooled_y[i] for i in answered])
+        result["answered_out_of_fold"] = {"calibrated": calibration_figures(p_ans, y_ans),
+                                          "reliability": reliability(p_ans, y_ans)}
+        print("\nout-of-fold reliability, the answered sets pooled:")
+        print("| bin | n | mean predicted | observed |")
+        print("|---|---|---|---|")
+        for row in result["answered_out_of_fold"]["reliability"]:
+            print(f"| {row['bin']} | {row['n']} | {row['predicted']} | {row['observed']} |")
     p_all, y_all, b_all = np.concatenate(pooled_p), np.concatenate(pooled_y), np.concatenate(pooled_before)
     result["pooled_out_of_fold"] = {"calibrated": calibration_figures(p_all, y_all),
                                     "uncalibrated": calibration_figures(b_all, y_all),

@@ -37,6 +37,7 @@ from mission_memory.retrieval.ranking import Candidate
 __all__ = [
     "CALIBRATION",
     "FEATURES",
+    "QUERY_FEATURES",
     "Calibration",
     "calibrate",
     "candidate_features",
@@ -50,11 +51,18 @@ FEATURES = (
     "kind_best_cosine",
     "kind_cosine_gap",
     "kind_bm25_share",
+    "query_best_cosine",
 )
-"""The columns of :func:`candidate_features`, in order: one per candidate (``score``) and three that
-describe its kind in this query (see there). Kind offsets of their own were measured and left out
+"""The columns of :func:`candidate_features`, in order: one per candidate (``score``), three that
+describe its kind in this query and one that describes the query (see there). Kind offsets of their own were measured and left out
 (docs/adr/0072): fitted to which kind the evaluation sets' answers happen to be, they moved every
 query's kinds apart the same way and lost targets from the first ten."""
+
+QUERY_FEATURES = ("intercept", "query_best_cosine")
+"""The columns of :data:`FEATURES` that are the same for every candidate of a query: they cannot
+order one query's candidates, only say how likely any of them is to be relevant, so
+:func:`fit_listwise` fits them in its second, pointwise stage, which also sees the questions that
+nothing in the store answers."""
 
 _GAP_SCALE = 0.1
 """A kind's best cosine below the best cosine of all kinds is divided by this and clipped to [0, 1]
@@ -112,8 +120,9 @@ def candidate_features(candidates: Sequence[Candidate], lists: CandidateLists) -
     *kind* in this query, against every kind: how well the kind's best dense hit matched (its
     cosine), how far that lies below the best cosine of all kinds, and the kind's best BM25 score as
     a share of the best of all kinds (BM25 lists are cut per layer: a kind with no hit in a full list
-    counts that list's lowest score, :attr:`CandidateLists.bm25_floor`, which it may reach). Within one kind of one
-    query those are constant, so calibration keeps each kind's order (when
+    counts that list's lowest score, :attr:`CandidateLists.bm25_floor`, which it may reach). One
+    feature describes the query: the best cosine of all kinds (:data:`QUERY_FEATURES`), which says
+    how well anything in the store matched at all. Within one kind of one query those are constant, so calibration keeps each kind's order (when
     :meth:`Calibration.preserves_kind_order`) and only decides how kinds interleave, and how high a
     kind's best stands when nothing of that kind matches well.
 
@@ -136,6 +145,8 @@ def candidate_features(candidates: Sequence[Candidate], lists: CandidateLists) -
     index = {name: i for i, name in enumerate(FEATURES)}
     out = np.zeros((len(candidates), len(FEATURES)), dtype=np.float64)
     out[:, index["intercept"]] = 1.0
+    if best_of_kind:
+        out[:, index["query_best_cosine"]] = max(0.0, best_cosine - _COSINE_FLOOR) / (1.0 - _COSINE_FLOOR)
     kind_rows: dict[RecordKind | None, dict[str, float]] = {}
     for row, cand in enumerate(candidates):
         prior = lists.priors.get(cand.record_id)
@@ -267,14 +278,18 @@ def fit_listwise(
     kind pull every query's kinds apart the same way. Here the first stage learns how candidates of
     one query compare (ListNet's top-one softmax cross-entropy, Cao et al., ICML 2007: for each query
     ``−mean over its relevant candidates of log softmax(X·β)``), so each query counts once; the
-    second stage, Platt scaling (``P = σ(a · X·β + b)``, fitted pointwise), turns that score into a
-    probability without changing any order. The result is one linear model, like
-    :func:`fit_calibration`'s.
+    second stage, Platt scaling extended by the :data:`QUERY_FEATURES` (``P = σ(a · X·β + c · q)``,
+    ``q`` the intercept and the query's best cosine, fitted pointwise over every query's rows, those of
+    queries nothing answers included), turns that score into a probability without changing any
+    order within a query: the first stage cannot see what is constant within a query, and only the
+    second learns how unlikely the best candidate of a poorly matched query is. The result is one
+    linear model, like :func:`fit_calibration`'s.
 
     Args:
         features: shape ``(n, len(FEATURES))``.
         labels: shape ``(n,)``, 1.0 relevant, 0.0 not.
-        groups: shape ``(n,)``, the query each row belongs to (rows of one query need not be adjacent).
+        groups: shape ``(n,)``, the query each row belongs to (rows of one query need not be adjacent;
+            a query with no relevant row counts in the second stage only).
         group_weights: one weight per distinct value of ``groups``, in sorted order of the values
             (default all 1); the Platt stage weighs each row by its query's weight over its row count.
         l2: penalty strength of the first stage (the intercept is not used there: it is constant
@@ -294,8 +309,9 @@ def fit_listwise(
     usable = [(rows, float(weights_of[g])) for g, rows in enumerate(members) if labels[rows].max() > 0.5]
     if not usable:
         raise ValueError("no query has a relevant candidate")
+    per_query = [FEATURES.index(name) for name in QUERY_FEATURES]
     penalty = np.full(d, l2)
-    penalty[FEATURES.index("intercept")] = 1e6  # constant within a query: kept at 0
+    penalty[per_query] = 1e6  # constant within a query: kept at 0 here, fitted by the second stage
 
     def objective(b: npt.NDArray[np.float64]) -> float:
         total = 0.5 * float(np.sum(penalty * b * b))
@@ -319,33 +335,36 @@ def fit_listwise(
         return gradient, hessian
 
     beta = _newton(objective, derivatives, np.zeros(d), iterations)
-    beta[FEATURES.index("intercept")] = 0.0
-    score = features @ beta
+    beta[per_query] = 0.0
     row_weights = np.zeros(n)
     for g, rows in enumerate(members):
         row_weights[rows] = weights_of[g] / len(rows)
     row_weights *= n / row_weights.sum()
-    two = np.zeros((n, len(FEATURES)))
-    two[:, FEATURES.index("intercept")] = 1.0
-    two[:, 1] = score  # any second column will do: the Platt stage is a two-column logistic fit
-    platt = fit_calibration(two, labels, row_weights, l2=0.0, iterations=iterations).vector()
-    a, b = float(platt[1]), float(platt[0])
-    combined = a * beta
-    combined[FEATURES.index("intercept")] += b
+    # Platt stage: σ(a · X·β + the per-query columns' own weights), over every query's rows
+    second = np.zeros((n, d))
+    second[:, per_query] = features[:, per_query]
+    score_column = FEATURES.index("score")  # any column outside QUERY_FEATURES will do
+    second[:, score_column] = features @ beta
+    platt = fit_calibration(second, labels, row_weights, l2=0.0, iterations=iterations).vector()
+    combined = float(platt[score_column]) * beta
+    combined[per_query] += platt[per_query]
     return Calibration({name: round(float(c), 4) for name, c in zip(FEATURES, combined, strict=True)})
 
 
 CALIBRATION = Calibration(
     weights={
-        "intercept": -6.3072,
-        "score": 4.9857,
-        "kind_best_cosine": 0.6973,
-        "kind_cosine_gap": -0.1127,
-        "kind_bm25_share": 1.5881,
+        "intercept": -10.7209,
+        "score": 5.251,
+        "kind_best_cosine": 0.8047,
+        "kind_cosine_gap": -0.0874,
+        "kind_bm25_share": 1.6759,
+        "query_best_cosine": 6.2877,
     },
     source=(
         "benchmarks/fit_calibration.py --method listwise --l2 1.0 on tdr-docs (ADR questions and history "
-        "replay), adr-tools, log4brains, govuk-infrastructure and REALTALK, each set weighted equally"
+        "replay), adr-tools, log4brains, govuk-infrastructure and REALTALK, each set weighted equally, and"
+        " questions nothing answers (REALTALK's asked of each repository, the ADR questions asked of REALTALK),"
+        " together weighted as one set"
     ),
 )
 """The model pull uses (docs/adr/0072): fitted by ``benchmarks/fit_calibration.py``, every set weighted
