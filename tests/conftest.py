@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -10,6 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many pytest-xdist workers ``-n auto`` (the ``addopts`` of pyproject.toml) starts: one per
+    core this process may run on, at most 4 (many tests start processes of their own), or
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS``. ``-n 0`` runs the suite in one process."""
+    configured = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if configured.isdigit():
+        return int(configured)
+    return max(1, min(len(os.sched_getaffinity(0)), 4))
 
 
 @pytest.fixture(scope="session")
@@ -225,9 +237,19 @@ def tdr_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestedCor
     from mission_memory.api import Memory
     from mission_memory.config import load_settings
 
-    root = tmp_path_factory.mktemp("tdr-corpus")
-    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(root / "tdr-docs")], check=True)
+    # Under pytest-xdist every worker has its own session: the first to get here ingests into the
+    # run's shared temp folder, the others wait on the lock and open the same store.
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "tdr-corpus-shared"
+    root.mkdir(exist_ok=True)
+    done = root / "report.json"
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(root / "tdr-docs")], check=True)
+            with Memory.open(load_settings(data_dir=root / "data")) as ingesting:
+                report = ingesting.ingest_repository(root / "tdr-docs", mission="tdr")
+            done.write_text(json.dumps(report.to_json()), encoding="utf-8")
     memory = Memory.open(load_settings(data_dir=root / "data"))
-    report = memory.ingest_repository(root / "tdr-docs", mission="tdr")
-    yield IngestedCorpus(memory, report.to_json(), root / "tdr-docs")
+    yield IngestedCorpus(memory, json.loads(done.read_text(encoding="utf-8")), root / "tdr-docs")
     memory.close()
