@@ -106,15 +106,15 @@ class SetSamples:
         return np.vstack(self.features), np.concatenate(self.labels)
 
     def add(self, kept: list[Candidate], lists: CandidateLists, labels: list[float]) -> None:
-        """One question's fused candidates, their labels and the lists they came from."""
+        """One question's fused candidates, their labels and the lists they came from (the features
+        follow from them: :meth:`refresh_features`)."""
         self.candidates.append(kept)
-        self.features.append(candidate_features(kept, lists))
         self.labels.append(np.array(labels, dtype=np.float64))
         self.uncalibrated.append(np.array([c.score for c in kept]))
         self.lists.append(lists)
 
     def refresh_features(self) -> None:
-        """Recompute the features from the kept candidates (a cache written before a feature was added)."""
+        """Compute the features from the kept candidates (so a cache stays valid when a feature is added)."""
         self.features = [candidate_features(c, lists) for c, lists in zip(self.candidates, self.lists, strict=True)]
 
 

@@ -228,7 +228,8 @@ class IngestedCorpus:
 
 @pytest.fixture(scope="session")
 def tdr_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestedCorpus]:
-    """The shared corpus ingested once per test session as mission ``tdr`` in its own data dir.
+    """The shared corpus ingested once per test run (once for all pytest-xdist workers) as mission
+    ``tdr`` in its own data dir.
 
     Ingesting it is the costliest step of the suite (about two minutes), so the corpus tests and the
     ranking evaluation share one store; tests must only read it (queries log retrieval events, which

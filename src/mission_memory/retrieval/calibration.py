@@ -14,8 +14,9 @@ score as a share of the best of all kinds (:func:`candidate_features`). Those ar
 kind, so each kind keeps its order (the per-kind fusion, its cut-offs and priors are what ADRs
 0031–0068 measured), and calibration decides how kinds interleave. The coefficients
 in :data:`CALIBRATION` were fitted by ``benchmarks/fit_calibration.py`` on the project's evaluation
-sets (four ADR question sets, the shared corpus' history replay and REALTALK's dialog evidence),
-with leave-one-set-out cross-validation for the figures ADR 0072 states.
+sets (four ADR question sets, the shared corpus' history replay and REALTALK's dialog evidence,
+and questions nothing answers, so that a query nothing matched well scores low: docs/adr/0073),
+with leave-one-set-out cross-validation for the figures ADRs 0072 and 0073 state.
 
 Every kind shares the weights: a kind the sets have no labels for (corrections, principles, issues,
 handover notes) is placed by the same evidence as the rest.
@@ -54,8 +55,8 @@ FEATURES = (
     "query_best_cosine",
 )
 """The columns of :func:`candidate_features`, in order: one per candidate (``score``), three that
-describe its kind in this query and one that describes the query (see there). Kind offsets of their own were measured and left out
-(docs/adr/0072): fitted to which kind the evaluation sets' answers happen to be, they moved every
+describe its kind in this query and one that describes the query (see there). Kind offsets of
+their own were measured and left out (docs/adr/0072): fitted to which kind the evaluation sets' answers happen to be, they moved every
 query's kinds apart the same way and lost targets from the first ten."""
 
 QUERY_FEATURES = ("intercept", "query_best_cosine")
@@ -122,7 +123,8 @@ def candidate_features(candidates: Sequence[Candidate], lists: CandidateLists) -
     a share of the best of all kinds (BM25 lists are cut per layer: a kind with no hit in a full list
     counts that list's lowest score, :attr:`CandidateLists.bm25_floor`, which it may reach). One
     feature describes the query: the best cosine of all kinds (:data:`QUERY_FEATURES`), which says
-    how well anything in the store matched at all. Within one kind of one query those are constant, so calibration keeps each kind's order (when
+    how well anything in the store matched at all. Within one kind of one query those are
+    constant, so calibration keeps each kind's order (when
     :meth:`Calibration.preserves_kind_order`) and only decides how kinds interleave, and how high a
     kind's best stands when nothing of that kind matches well.
 
@@ -367,5 +369,5 @@ CALIBRATION = Calibration(
         " together weighted as one set"
     ),
 )
-"""The model pull uses (docs/adr/0072): fitted by ``benchmarks/fit_calibration.py``, every set weighted
-equally; its leave-one-set-out figures are in the ADR."""
+"""The model pull uses (docs/adr/0072, 0073): fitted by ``benchmarks/fit_calibration.py``, every set
+weighted equally; its leave-one-set-out figures are in ADR 0073."""
