@@ -54,6 +54,7 @@ from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.calibration import (
+    CALIBRATION,
     FEATURES,
     Calibration,
     candidate_features,
@@ -297,6 +298,23 @@ def ranking_figures(s: SetSamples, model: Calibration | None) -> dict[str, float
     return {f"R@{k}": round(100 * float(np.mean(v)), 1) for k, v in recalls.items()}
 
 
+def score_shipped(sets: list[SetSamples]) -> None:
+    """Print each set's calibration and ranking figures under the shipped weights (no fit)."""
+    print("shipped weights (CALIBRATION), per set:")
+    print("| set | samples | relevant | log loss | Brier | ECE | ranking / best scores |")
+    print("|---|---|---|---|---|---|---|")
+    for s in sets:
+        x, y = s.stacked()
+        figures = calibration_figures(CALIBRATION.probabilities(x), y)
+        ranked = ranking_figures(s, CALIBRATION)
+        if not s.unanswerable:
+            ranked = {**ranked, **top_scores(s, CALIBRATION)}
+        else:
+            ranked = top_scores(s, CALIBRATION)
+        print(f"| {s.name} | {figures['samples']} | {figures['positives']} | {figures['log_loss']} | "
+              f"{figures['brier']} | {figures['ece']} | {', '.join(f'{k} {v}' for k, v in ranked.items())} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data-root", type=Path, required=True, help="bench_ranking.py's data root")
@@ -316,6 +334,9 @@ def main() -> None:
     parser.add_argument("--drop", default="", help="comma-separated features left out of the model (weight 0)")
     parser.add_argument("--set-weight", action="append", default=[],
                         help="NAME=W: weigh that set W times (default 1 each)")
+    parser.add_argument("--shipped", action="store_true",
+                        help="score the shipped weights (CALIBRATION) on every set instead of fitting: after a"
+                             " change to what is embedded, whether the weights still say the probability")
     args = parser.parse_args()
     set_weights = {k: float(v) for k, _, v in (w.partition("=") for w in args.set_weight)}
     dropped = tuple(name for name in args.drop.split(",") if name)
@@ -360,6 +381,9 @@ def main() -> None:
     if args.cache and not args.cache.exists():
         args.cache.write_bytes(pickle.dumps(sets))
 
+    if args.shipped:
+        score_shipped(sets)
+        return
     result: dict[str, Any] = {"l2": args.l2, "method": args.method, "set_weights": set_weights,
                               "dropped": dropped, "sets": {}}
     pooled_p, pooled_y, pooled_before = [], [], []
