@@ -165,7 +165,8 @@ class Settings(BaseSettings):
             before it (docs/design.md §6, docs/adr/0024).
         correction_relevance_threshold: cosine similarity a record needs with a correction's topic
             to count as relevant to it when the correction names no record (docs/adr/0024, where
-            its precision is measured).
+            its precision is measured; 0.87 since decisions are embedded by three views,
+            docs/adr/0075).
         team_token_file: the team server's token file (TOML of token hashes,
             :mod:`mission_memory.teams.operator_tokens`); default ``<data_dir>/team-tokens.toml``, used by
             ``serve --transport http`` when it exists.
@@ -222,7 +223,7 @@ class Settings(BaseSettings):
     event_retention_kinds: dict[str, float] = Field(default_factory=dict)
     prune_interval_minutes: float = Field(default=60.0, ge=0)
     correction_link_window_minutes: float = Field(default=120.0, gt=0)
-    correction_relevance_threshold: float = Field(default=0.85, ge=-1.0, le=1.0)
+    correction_relevance_threshold: float = Field(default=0.87, ge=-1.0, le=1.0)
     team_token_file: Path | None = None
     team_tokens: str | None = None
     access_paths: dict[str, AccessLevel] = Field(default_factory=dict)

@@ -4,7 +4,8 @@ Every intake that stores records (repository ingest, tracker items, recorded dec
 notes, corrections, refresh artifacts) goes through :func:`store_records`, and every pass that gives
 stored records their vectors (the event vector queue, ``reindex``) through :func:`embed_stored`, so
 what "stored" means — deduplicated by id, embedded once, one transaction per batch, vectors tagged
-with the embedder's model id (docs/adr/0006, 0034) — is written once. :func:`vector_backlog` says
+with the embedder's model id (docs/adr/0006, 0034), a decision's vector summed from its three views
+(:func:`passage_vectors`, docs/adr/0075) — is written once. :func:`vector_backlog` says
 what is still waiting for a vector (``status``, ``escalation status``, the digest footer; issue 21).
 """
 
@@ -34,6 +35,7 @@ __all__ = [
     "VectorBacklog",
     "embed_stored",
     "forget_vector_backlog",
+    "passage_vectors",
     "store_records",
     "vector_backlog",
 ]
@@ -98,6 +100,39 @@ def _embedding_text(record: Record) -> str:
     return record.embedding_text
 
 
+def passage_vectors(
+    embedder: Embedder, records: Sequence[Record], passages: Sequence[str]
+) -> npt.NDArray[np.float32]:
+    """One unit vector per record: of its passage, or, for a record with
+    :attr:`~mission_memory.records.Record.secondary_passages`, the normalised sum of the vectors of
+    its passage and of those (docs/adr/0075). All texts go to the embedder in one call.
+
+    Args:
+        embedder: gives the vectors.
+        records: the records, in order.
+        passages: each record's passage text (``PassageFn`` of the record), in the same order.
+
+    Returns:
+        ``float32`` array of shape ``(len(records), embedder.dim)``.
+    """
+    texts = list(passages)
+    owners: list[int] = []
+    for index, record in enumerate(records):
+        extra = record.secondary_passages
+        texts.extend(extra)
+        owners.extend([index] * len(extra))
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    vectors = embedder.embed_passages(texts)
+    if not owners:
+        return vectors
+    out = np.array(vectors[: len(passages)], dtype=np.float32)
+    np.add.at(out, np.asarray(owners), vectors[len(passages) :])
+    summed = sorted(set(owners))
+    out[summed] /= np.linalg.norm(out[summed], axis=1, keepdims=True)
+    return out
+
+
 def store_records(
     store: RecordWriter,
     embedder: Embedder,
@@ -144,7 +179,7 @@ def store_records(
         vectors = (
             _vectors_reusing(store, embedder, chunk, passages, text_of, result)
             if reuse_vectors
-            else _embedded(embedder, passages, result)
+            else _embedded(embedder, chunk, passages, result)
         )
         outcome = store.upsert(chunk, vectors, embedder.model_id)
         kinds = {r.id: r.kind.value for r in chunk}
@@ -179,7 +214,8 @@ def embed_stored(
     records = store.get(list(record_ids))
     present = [rid for rid in record_ids if rid in records]
     if present:
-        vectors = embedder.embed_passages([text_of(records[rid]) for rid in present])
+        chosen = [records[rid] for rid in present]
+        vectors = passage_vectors(embedder, chosen, [text_of(r) for r in chosen])
         store.put_vectors(present, vectors, embedder.model_id)
     return len(present)
 
@@ -330,9 +366,11 @@ def _clock() -> float:
     return time.perf_counter()
 
 
-def _embedded(embedder: Embedder, passages: Sequence[str], result: StoreResult) -> npt.NDArray[np.float32]:
+def _embedded(
+    embedder: Embedder, chunk: Sequence[Record], passages: Sequence[str], result: StoreResult
+) -> npt.NDArray[np.float32]:
     result.embedded += len(passages)
-    return embedder.embed_passages(list(passages))
+    return passage_vectors(embedder, chunk, passages)
 
 
 def _vectors_reusing(
@@ -347,10 +385,11 @@ def _vectors_reusing(
     reuse: dict[int, npt.NDArray[np.float32]] = {}
     for index, (record, text) in enumerate(zip(chunk, passages, strict=True)):
         old_id = previous_ids.get(record.source_key)
-        if old_id in stored and text_of(previous[old_id]) == text:
+        if (old_id in stored and text_of(previous[old_id]) == text
+                and previous[old_id].secondary_passages == record.secondary_passages):
             reuse[index] = stored[old_id]
     todo = [i for i in range(len(chunk)) if i not in reuse]
-    fresh = embedder.embed_passages([passages[i] for i in todo]) if todo else None
+    fresh = passage_vectors(embedder, [chunk[i] for i in todo], [passages[i] for i in todo]) if todo else None
     result.embedded += len(todo)
     result.vectors_reused += len(reuse)
     out = np.zeros((len(chunk), embedder.dim), dtype=np.float32)
