@@ -138,3 +138,31 @@ def test_equal_age_duplicates_keep_the_more_relevant(tmp_path: Path) -> None:
     b = _candidate("b", 0.5, "2025-01-01", "same")
     kept, dropped = suppress_near_duplicates([a, b], {}, 0.97)
     assert [c.record_id for c in kept] == ["a"] and dropped == 1
+
+
+def _chunk(rid: str, score: float, when: str, text: str) -> Candidate:
+    record = Record.build(
+        kind=RecordKind.DOC_CHUNK, title=rid, text=text,
+        provenance=Provenance(kind=SourceKind.DOC, ref=f"src/{rid}.md#decision", uri=f"file:///src/{rid}.md",
+                              mission="m", time=f"{when}T00:00:00Z"),  # type: ignore[arg-type]
+        attributes={"path": f"src/{rid}.md"},
+    )
+    return Candidate(record_id=rid, score=score, record=record)
+
+
+def test_near_duplicate_suppression_keeps_a_current_decision_over_a_newer_document_that_repeats_it() -> None:
+    # adr-tools' src/init.md (2018) is the template of its ADR 0001 (2016): a copy of the decision
+    # must not take the decision's place in the digest
+    decision = _candidate("0001", 0.5, "2016-02-12", "We will use Architecture Decision Records", status="accepted")
+    template = _chunk("init", 0.6, "2018-06-11", "We will use Architecture Decision Records, as described")
+    vectors = {"0001": np.array([1, 0], np.float32), "init": np.array([0.999, 0.0447], np.float32)}
+    kept, dropped = suppress_near_duplicates([template, decision], vectors, 0.97)
+    assert [c.record_id for c in kept] == ["0001"] and dropped == 1
+    assert kept[0].score == 0.6
+
+
+def test_near_duplicate_suppression_keeps_a_newer_document_over_a_superseded_decision_it_repeats() -> None:
+    decision = _candidate("0001", 0.5, "2016-02-12", "same text", status="superseded", superseded_by=["0002"])
+    document = _chunk("guide", 0.4, "2018-06-11", "same text")
+    kept, dropped = suppress_near_duplicates([decision, document], {}, 0.97)
+    assert [c.record_id for c in kept] == ["guide"] and dropped == 1

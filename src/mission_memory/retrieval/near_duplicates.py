@@ -3,9 +3,9 @@
 Two candidates are near-duplicates when their normalised texts are equal or their unit vectors'
 cosine similarity reaches a threshold (0.97 by default, :attr:`RankingParams.duplicate_cosine`).
 Of such a pair the digest shows one entry, at the better one's place and score, and that entry is
-the *newer* record: a current decision over a superseded one, else the later provenance time, so a
-refresh artifact or a re-written text never hides behind the version it replaced. Only at equal age
-does relevance decide.
+the *newer* record: a current decision over a superseded one or over a copy of it of another kind,
+else the later provenance time, so a refresh artifact or a re-written text never hides behind the
+version it replaced. Only at equal age does relevance decide.
 
 Domain events are near-duplicates also when they are repeats of one event (same source fingerprint,
 or same type, sector and text template: :func:`~mission_memory.operations.event_groups.group_key_of_record`),
@@ -33,7 +33,10 @@ def is_newer(a: Candidate, b: Candidate) -> bool:
     """True when ``a``'s record replaces ``b``'s as the current one of a near-duplicate pair.
 
     Of two domain events the more critical one replaces the other whatever their dates (docs/adr/0057);
-    otherwise a current decision is newer than a superseded one whatever their dates, then the later
+    otherwise a current decision is newer than a superseded one whatever their dates, and than a
+    record of another kind that repeats it (a document or template that copies an ADR's text is not
+    the decision: adr-tools' ``src/init.md``, two years newer than its ADR 0001, took that ADR's
+    place in the digest once decisions were embedded by three views, docs/adr/0075); then the later
     provenance time wins; records without one attached are never newer.
     """
     if a.record is None or b.record is None:
@@ -44,6 +47,9 @@ def is_newer(a: Candidate, b: Candidate) -> bool:
     a_old, b_old = a.superseded or is_superseded(a.record), b.superseded or is_superseded(b.record)
     if a_old != b_old:
         return b_old
+    a_decision, b_decision = a.record.kind is RecordKind.DECISION, b.record.kind is RecordKind.DECISION
+    if a_decision != b_decision and not (a_old or b_old):  # a current decision over its copy
+        return a_decision
     return a.record.provenance.time > b.record.provenance.time
 
 
