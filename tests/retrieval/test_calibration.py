@@ -22,7 +22,8 @@ from mission_memory.retrieval.calibration import (
     fit_listwise,
 )
 from mission_memory.retrieval.candidates import CandidateLists
-from mission_memory.retrieval.ranking import Candidate
+from mission_memory.retrieval.query import fuse_per_kind
+from mission_memory.retrieval.ranking import Candidate, RankingParams
 from mission_memory.stores.base import Hit, RecordPriors
 from tests.conftest import GitRepo
 
@@ -135,6 +136,18 @@ def test_features_describe_each_kind_against_the_best_of_all_kinds() -> None:
     assert column["kind_cosine_gap"][3] == 1.0 and column["kind_best_cosine"][3] == 0.0
     # within one kind only the candidate's own score differs, so calibration keeps the kind's order
     assert list(x[0] - x[1]) == [0.4 if n == "score" else 0.0 for n in FEATURES]
+
+
+def test_when_bm25_found_nothing_at_all_the_best_dense_hit_of_each_kind_scores_one() -> None:
+    lexical = _lists()
+    absent = replace(lexical, bm25={})
+    # with nothing from BM25 anywhere, the dense list alone decides the kind's score (docs/adr/0076) ...
+    params = RankingParams()
+    by_id = {c.record_id: c.score for c in fuse_per_kind(absent, (Layer.WORKFLOW,), params)}
+    assert by_id["d1"] == 1.0 and by_id["c1"] == 1.0
+    # ... and with BM25 matching another kind, a kind it did not match keeps the dense weight's share
+    by_id = {c.record_id: c.score for c in fuse_per_kind(lexical, (Layer.WORKFLOW,), params)}
+    assert by_id["d1"] == pytest.approx(params.dense_weight / (params.dense_weight + params.bm25_weight))
 
 
 def test_calibrated_candidates_are_probabilities_sorted_best_first_in_each_kinds_order() -> None:

@@ -409,7 +409,16 @@ def _bm25_with_priors(
 
 def fuse_per_kind(lists: CandidateLists, layers: Sequence[Layer], params: RankingParams) -> list[Candidate]:
     """Each layer's lists fused per record kind (:func:`~mission_memory.retrieval.ranking.fuse`), kinds
-    concatenated in no particular order; scores are per kind, in [0, 1], before calibration and priors."""
+    concatenated in no particular order; scores are per kind, in [0, 1], before calibration and priors.
+
+    When BM25 found nothing at all (a Ukrainian task over English records shares no word with them),
+    the dense lists are the only evidence, and each kind is normalised by the lists that found
+    something (:attr:`RankingParams.normalize_present`): its best dense hit scores 1.0, as it would
+    with BM25 agreeing, instead of the dense weight's share. The order is the same either way;
+    calibration reads the score (docs/adr/0076).
+    """
+    if not params.normalize_present and not any(hits for by_kind in lists.bm25.values() for hits in by_kind.values()):
+        params = replace(params, normalize_present=True)
     fused: list[Candidate] = []
     for layer in layers:
         dense, bm25, critical = lists.dense.get(layer, {}), lists.bm25.get(layer, {}), lists.critical.get(layer, {})
