@@ -37,7 +37,10 @@ def test_an_event_without_a_vector_that_alone_matches_ranks_first_and_ties_with_
             digest = memory.query(token, scope="domain", filters={"mission": "ops"}, now=T0, client="api")
             first, second = digest.entries[0], digest.entries[1]
             assert first.record.text.startswith(expected), (token, [e.record.text for e in digest.entries[:3]])
-            assert first.score > second.score + 0.1, (token, first.score, second.score)
+            # No tie: a calibrated score is a probability, low for a one-token task that no text
+            # matches densely (0.099 against 0.014 with the weights of docs/adr/0076), so the
+            # margin is a ratio, not a fixed difference.
+            assert first.score > 3 * second.score, (token, first.score, second.score)
 
 
 def test_fusion_scores_a_record_without_a_vector_by_the_lists_that_could_hold_it() -> None:
