@@ -147,6 +147,7 @@ class Memory:
         progress: ProgressFn | None = None,
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
+        replace_repository: bool = False,
     ) -> IngestReport:
         """Ingest a git repository (commits, ADRs, principles, documents) or a folder of documents.
 
@@ -154,7 +155,8 @@ class Memory:
         (:mod:`mission_memory.ingest.access_levels`; default ``internal``).
 
         See :func:`mission_memory.ingest.repository.ingest_repository` (``include``/``exclude``:
-        ``.gitignore``-style globs narrowing the files read).
+        ``.gitignore``-style globs narrowing the files read; ``replace_repository``: ingest into a
+        mission that holds another repository's history, which it otherwise refuses).
         """
         from mission_memory.ingest.access_levels import AccessRules
         from mission_memory.ingest.repository import ingest_repository  # parsers load only to ingest
@@ -163,7 +165,7 @@ class Memory:
             self.store, self.embedder, Path(path), mission=mission, mission_type=mission_type,
             max_file_bytes=self.settings.max_file_bytes, progress=progress, include=include, exclude=exclude,
             access_rules=AccessRules(self.settings.access_paths),
-            max_records_per_file=self.settings.max_records_per_file,
+            max_records_per_file=self.settings.max_records_per_file, replace_repository=replace_repository,
         )
         self.prepare_search(progress)
         return report

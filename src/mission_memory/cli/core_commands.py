@@ -78,9 +78,15 @@ def ingest(
         list[str] | None,
         typer.Option("--exclude", help="Leave out files matching this .gitignore-style glob (repeatable), e.g. 'diary/'."),
     ] = None,
+    replace_repository: Annotated[
+        bool,
+        typer.Option("--replace-repository", help="Ingest into a mission that holds another git repository's"
+                     " history, replacing its files' records (refused otherwise)."),
+    ] = False,
 ) -> None:
     """Ingest commits, ADRs, principles and documents of a repository, or (--tracker) a tracker's tasks
-    and comments. Re-runs add only what changed.
+    and comments. Re-runs add only what changed. A mission holding another repository's history is
+    not overwritten: choose another --mission, or pass --replace-repository.
 
     Progress goes to stderr (also with --json, whose report is on stdout): a bar with the time left on a
     terminal, plain lines with rate and ETA otherwise. The end names the folders that cost the most."""
@@ -93,7 +99,7 @@ def ingest(
     with reported_errors(), _open_memory() as memory, progress_display(True) as progress:
         report = memory.ingest_repository(
             path, mission=mission, mission_type=mission_type, progress=progress,
-            include=include or (), exclude=exclude or (),
+            include=include or (), exclude=exclude or (), replace_repository=replace_repository,
         )
     data = report.to_json()
     if json_output:
@@ -375,8 +381,10 @@ def forget(
 ) -> None:
     """Delete a mission's records, vectors and retrieval events from the memory.
 
-    Only the derived store is touched: the repository, its ADRs and trackers stay as they are, and
-    `mission-memory ingest` builds the mission again.
+    The repository, its ADRs and trackers stay as they are, and `mission-memory ingest` builds what
+    came from them again. What only the memory holds is gone for good: handover notes and briefs,
+    decisions recorded with `decide`, events fed in, corrections and refresh artifacts. Keep them
+    first with `mission-memory export --mission NAME -o FILE` (`import` brings them back).
     """
     from mission_memory.errors import InputError
     from mission_memory.mission_scope import unknown_mission
@@ -388,7 +396,9 @@ def forget(
         if not yes:
             if json_output:
                 raise InputError(f"forget --mission {mission!r} --json deletes only with --yes")
-            if not typer.confirm(f"Delete mission {mission!r} ({stored[mission]} records) from {memory.settings.data_dir}?"):
+            if not typer.confirm(f"Delete mission {mission!r} ({stored[mission]} records) from {memory.settings.data_dir}?"
+                                 " Handover notes, recorded decisions, events and corrections are not rebuilt by"
+                                 " ingest (export them first)"):
                 raise InputError(f"nothing deleted: mission {mission!r} is kept")
         with progress_display(not json_output) as progress:
             deleted = memory.forget_mission(mission, progress=progress)

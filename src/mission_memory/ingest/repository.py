@@ -44,7 +44,7 @@ from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import PathGlobs
 from mission_memory.ingest.file_reading import read_inside
 from mission_memory.ingest.generated_documents import generated_kind, generated_sections
-from mission_memory.ingest.git_history import Commit, History
+from mission_memory.ingest.git_history import Commit, GitRepository, History
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
 from mission_memory.ingest.recorded_decisions import reconcile_recorded, survives_ingest
@@ -345,6 +345,7 @@ def ingest_repository(
     passage_heads: Mapping[RecordKind, int] | None = None,
     access_rules: AccessRules | None = None,
     max_records_per_file: int = MAX_RECORDS_PER_FILE,
+    replace_repository: bool = False,
 ) -> IngestReport:
     """Ingest a repository (or a plain folder of documents) into the store.
 
@@ -371,13 +372,16 @@ def ingest_repository(
         max_records_per_file: the most document records one file may yield; a file that would yield
             more keeps its first ones and is named in the report's ``cut`` and ``warnings`` (ADR 0056:
             a 957 KB file of one-line sections made 88,001 records and an hour of embedding).
+        replace_repository: ingest a git repository into a mission that holds the commits of another
+            one (:func:`check_same_repository`); its files' records replace the stored ones.
 
     Returns:
         What was added, updated, left unchanged, removed and skipped, and what each top-level folder cost.
 
     Raises:
-        InputError: ``path`` does not exist or is not a folder, a file's front matter names an unknown
-            access level, or ``.mission-memory-ignore`` (or, in a
+        InputError: ``path`` does not exist or is not a folder, the mission holds the history of
+            another git repository (unless ``replace_repository``), a file's front matter names an
+            unknown access level, or ``.mission-memory-ignore`` (or, in a
             plain folder, a ``.gitignore``), ``include`` or ``exclude`` holds a line that is not a valid
             pattern; nothing is written.
         BackendUnavailable: git or the store failed.
@@ -394,6 +398,8 @@ def ingest_repository(
     store.ensure_sound()
     source = RepositorySource(path.resolve(), globs)
     mission = check_mission_name(mission if mission is not None else source.root.name)
+    if source.git is not None and not replace_repository:
+        check_same_repository(store, mission, source.git)
     report = IngestReport(mission=mission, path=str(source.root))
     if source.root != path.resolve():
         report.warnings.append(
@@ -507,6 +513,42 @@ def ingest_repository(
         store_tracked_files(store, mission, source.git.tracked_files())
     report.seconds = clock.perf_counter() - started
     return report
+
+
+_IDENTITY_SAMPLE = 200
+"""How many of a repository's latest commits (with its root commits) are looked up in the store to
+tell whether a mission already holds this repository's history."""
+
+
+def check_same_repository(store: MemoryStore, mission: str, git: GitRepository) -> None:
+    """Refuse to ingest a git repository into a mission that holds another repository's history.
+
+    A mission's files are reconciled on every ingest: what the repository no longer holds is
+    removed. Ingesting a different repository that happens to share the folder name (the default
+    mission) therefore removed the first one's ADRs and documents and mixed the two histories (a
+    new user's trial: 39 ADRs and 470 documents gone, without a warning). The mission is taken to
+    hold this repository when it holds no commit at all, or when one of this repository's root
+    commits or its :data:`_IDENTITY_SAMPLE` latest commits is stored in it (a moved or new clone of
+    the same repository, with new commits since, passes).
+
+    Raises:
+        InputError: the mission holds commits and none of these; the message names both ways on
+            (another ``--mission``, or ``--replace-repository``).
+    """
+    if store.count_kind(mission, RecordKind.COMMIT.value) == 0:
+        return
+    shas = (git.git("rev-list", "--max-parents=0", "HEAD", check=False) or "").split()
+    shas += (git.git("rev-list", "-n", str(_IDENTITY_SAMPLE), "HEAD", check=False) or "").split()
+    if not shas:
+        return  # a repository without commits replaces no history
+    keys = [f"{mission}:{RecordKind.COMMIT.value}:{sha}" for sha in dict.fromkeys(shas)]
+    if store.ids_by_source_keys(keys):
+        return
+    raise InputError(
+        f"mission {mission!r} holds the history of another git repository than {git.root}: ingesting it"
+        f" there would remove that repository's ADRs and documents; give --mission NAME to ingest it as"
+        f" its own mission, or --replace-repository to replace the mission's files with this repository's"
+    )
 
 
 def _report_history(report: IngestReport, root: Path, history: History) -> None:
