@@ -75,6 +75,24 @@ def test_the_footer_counts_in_the_singular_and_the_task_line_shows_no_control_ch
     assert task_line.isprintable() and "retry uploads [31m" in task_line
 
 
+@pytest.mark.parametrize(("score", "likely"), [(0.02, "probably none of them is relevant"),
+                                               (0.5, "about {half} of them are relevant")])
+def test_the_footer_counts_omitted_candidates_by_how_likely_their_calibrated_scores_say_they_are_relevant(
+    score: float, likely: str
+) -> None:
+    # A nonsense task got "19 more relevant entries omitted" for candidates scored 0.03 each: every
+    # candidate the cut-offs kept was called relevant. Calibrated scores (kind_score set) are
+    # probabilities, so the footer says how many of the omitted ones they expect to be relevant.
+    tokenizer = TiktokenTokenizer()
+    cands = [replace(c, score=score, kind_score=0.5) for c in _candidates(ENGLISH, 20)]
+    text, entries, _, omitted = pack_digest("q", "all", cands, 600, tokenizer, 450, LAYERS)
+    assert omitted >= 10 and len(entries) + omitted == 20
+    footer = text.splitlines()[-1]
+    assert "relevant entries omitted" not in footer
+    assert f"{omitted} more candidates omitted to stay within the token budget" in footer
+    assert likely.format(half=round(omitted * score)) in footer, footer
+
+
 def test_entries_keep_relevance_order_within_a_section_and_show_provenance() -> None:
     tokenizer = TiktokenTokenizer()
     _, entries, _, _ = pack_digest("q", "all", _candidates(ENGLISH, 6), 8000, tokenizer, 450, LAYERS)

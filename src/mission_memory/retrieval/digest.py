@@ -108,7 +108,8 @@ class Digest:
         query, scope, token_budget: as asked.
         filters: the filters that were set.
         entries: the entries included, in rendered order.
-        omitted: relevant candidates left out because the budget was reached.
+        omitted: candidates (kept by the relevance cut-offs) left out because the budget was reached;
+            the closing line says how many of them their calibrated scores expect to be relevant.
         duplicates_suppressed: candidates dropped as near-duplicates of a better one.
         tokens_used: tokens of :attr:`text` (margin included); never above ``token_budget``.
         text: the Markdown digest.
@@ -337,8 +338,24 @@ def capped_note(critical: int, kinds: int, cap: int) -> str:
             f"{cap}-entry cap, not for relevance: ask with --min-criticality 0.8 or --timeline._")
 
 
-def _footer(omitted: int, included: int, empty_note: str | None = None, cap_left: int = 0, cap: int = 0) -> str:
+def _likely(expected: float) -> str:
+    """How many of some candidates their calibrated scores expect to be relevant (their sum), in words."""
+    if expected < 0.5:
+        return "by their scores, probably none of them is relevant"
+    n = round(expected)
+    return f"by their scores, about {n} of them {'is' if n == 1 else 'are'} relevant"
+
+
+def _footer(omitted: int, included: int, empty_note: str | None = None, cap_left: int = 0, cap: int = 0,
+            expected: float | None = None) -> str:
+    """The closing line. ``expected``: the sum of the omitted candidates' calibrated scores (the
+    number of them expected to be relevant), or None when the scores are not probabilities; with it
+    the omitted are counted as candidates and their likely relevant share is said, not all called
+    relevant (a nonsense task had "19 more relevant entries omitted" at scores of 0.03)."""
     if included == 0:
+        if omitted and expected is not None:
+            what = "1 candidate" if omitted == 1 else f"{omitted} candidates"
+            return f"_{what} omitted: none fits the token budget; {_likely(expected)}._"
         if omitted:
             return f"_{omitted} relevant entries omitted: none fits the token budget._"
         return f"_{empty_note}_" if empty_note else "_No stored record matched this task._"
@@ -349,6 +366,9 @@ def _footer(omitted: int, included: int, empty_note: str | None = None, cap_left
                 "below it were not considered (MISSION_MEMORY_MAX_DIGEST_ENTRIES)._")
     if omitted == 0:
         return f"_{entries}; nothing relevant omitted._"
+    if expected is not None:
+        more = "1 more candidate" if omitted == 1 else f"{omitted} more candidates"
+        return f"_{entries}; {more} omitted to stay within the token budget; {_likely(expected)}._"
     more = "1 more relevant entry" if omitted == 1 else f"{omitted} more relevant entries"
     return f"_{entries}; {more} omitted to stay within the token budget._"
 
@@ -476,7 +496,10 @@ def pack_digest(
     sep = tokenizer.count(_SEPARATOR)
     n = len(shown)
     note = f"\n{footer_note}" if footer_note else ""
-    worst_footer = max(tokenizer.count(_footer(n, n) + note), tokenizer.count(_footer(n, 0, empty_note) + note),
+    calibrated = all(cand.kind_score is not None for cand, _ in shown)
+    worst = float(n) if calibrated else None  # the longest wording either way
+    worst_footer = max(tokenizer.count(_footer(n, n, None, 0, 0, worst) + note),
+                       tokenizer.count(_footer(n, 0, empty_note, 0, 0, worst) + note),
                        tokenizer.count(_footer(0, n, None, cap_left, cap) + note) if cap_left else 0)
     fixed = tokenizer.count(header) + sep + worst_footer
     if fixed > token_budget:
@@ -536,7 +559,9 @@ def pack_digest(
             blocks[at].append(block)
             entries.append(DigestEntry(cand.record, cand.score, cand.superseded, excerpt, block, tokenizer))
         omitted = n - len(chosen)
-        footer = _footer(omitted, len(chosen), empty_note, cap_left, cap) + note
+        taken = {id(cand) for cand, _, _ in chosen}
+        expected = sum(cand.score for cand, _ in shown if id(cand) not in taken) if calibrated else None
+        footer = _footer(omitted, len(chosen), empty_note, cap_left, cap, expected) + note
         text = _render(header, [(s.title, [lead, *b] if lead else b) for s, lead, b in zip(layout, leads, blocks, strict=True)],
                        footer)
         tokens = tokenizer.count(text)
