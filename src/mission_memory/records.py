@@ -166,7 +166,7 @@ class Record(BaseModel):
         three views (:attr:`secondary_passages`, docs/adr/0075).
         """
         text = self.text
-        if self.kind is RecordKind.DECISION and (self.attributes.get("decision") or self.attributes.get("context")):
+        if self._has_decision_sections:
             # Title (twice, to weigh it), what was decided, then why: the head of an ADR is often
             # a long context section that says little about the decision itself.
             parts = [self.title, self.attributes.get("decision") or "", self.attributes.get("context") or ""]
@@ -176,6 +176,11 @@ class Record(BaseModel):
                 line for line in text.splitlines() if not line.startswith(("Files: ", "Diffstat: "))
             ).strip()
         return f"{self.title}\n{text}"
+
+    @property
+    def _has_decision_sections(self) -> bool:
+        """A decision with a decision or a context section (what the curated passage and the three views need)."""
+        return self.kind is RecordKind.DECISION and bool(self.attributes.get("decision") or self.attributes.get("context"))
 
     @property
     def secondary_passages(self) -> tuple[str, ...]:
@@ -191,7 +196,7 @@ class Record(BaseModel):
         Every other kind, and a decision without a decision or context section, has none (an empty
         tuple): its vector is that of :attr:`embedding_text` alone.
         """
-        if self.kind is RecordKind.DECISION and (self.attributes.get("decision") or self.attributes.get("context")):
+        if self._has_decision_sections:
             return (f"{self.title}\n{self.text}", self.text[:DECISION_HEAD_CHARS])
         return ()
 
