@@ -110,7 +110,7 @@ def feed(
         return
     state = report.escalation
     console.print(
-        f"Stored {report.added} new, {report.replaced} updated, {report.unchanged} unchanged events"
+        f"Stored {report.added} new, {report.replaced} updated (each keeps the versions it replaced), {report.unchanged} unchanged events"
         f" in mission {quote_name(report.mission)} · {embedded} records embedded (these and any left waiting for a vector)",
         markup=False,
     )

@@ -34,6 +34,7 @@ from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.utc import as_utc
 
 __all__ = [
+    "EARLIER_VERSIONS_KEPT",
     "MAX_EVENT_BATCH_BYTES",
     "MAX_JSON_DEPTH",
     "AlertmanagerMapping",
@@ -43,11 +44,13 @@ __all__ = [
     "check_event_times",
     "event_from_record",
     "event_record",
+    "event_version",
     "events_from_alertmanager",
     "events_from_objects",
     "load_json",
     "read_events_csv",
     "read_events_jsonl",
+    "version_id",
 ]
 
 MAX_EVENT_BATCH_BYTES = 5_000_000
@@ -116,7 +119,7 @@ class DomainEvent(BaseModel):
 
     Attributes:
         id: stable id from the source (an Alertmanager fingerprint and start, a sensor's message id);
-            the same id later replaces the stored event (a resolved alert replaces its firing one).
+            the same id later replaces the stored version, which its record keeps (docs/adr/0078).
         time: when it happened, timezone-aware (a naive time is read as UTC).
         sector: the sector, area or service it concerns.
         type: what kind of event it is (``shelling``, ``ew_jamming``, ``HighErrorRate``).
@@ -239,12 +242,54 @@ def _stored(info: ValidationInfo) -> bool:
     return isinstance(info.context, dict) and bool(info.context.get("stored"))
 
 
-def event_record(event: DomainEvent, mission: str) -> Record:
-    """The domain-layer record of an event: one slot per event id, so an update replaces it.
+EARLIER_VERSIONS_KEPT = 20
+"""Earlier versions one event record keeps: the first report and the newest 19 before the current one;
+the ones between are counted in ``earlier_versions_omitted`` (a sender re-sending an id with a changing
+value must not grow one record without bound)."""
+
+
+def event_version(event: DomainEvent) -> dict[str, Any]:
+    """What an earlier version of an event said, as kept in its record's ``earlier_versions`` (ADR 0078).
+
+    Returns:
+        ``{"time", "criticality", "state", "type", "sector", "text", "operator"}``; ``time`` in ISO 8601,
+        ``criticality`` the source's (a resolved version keeps what it was sent with).
+    """
+    return {"time": event.time.isoformat(), "criticality": event.criticality, "state": event.state.value,
+            "type": event.type, "sector": event.sector, "text": event.text, "operator": event.operator}
+
+
+def event_record(event: DomainEvent, mission: str, earlier: Sequence[Mapping[str, Any]] = (),
+                 omitted: int = 0) -> Record:
+    """The domain-layer record of an event: one slot per event id, so a later version replaces it.
 
     The record's component is the sector (so ``--component`` filters by sector), its criticality the
     event's, its provenance ``event:<id>`` at the event's time.
+
+    Args:
+        event: the current version.
+        mission: its mission.
+        earlier: the versions it replaces, oldest first (:func:`event_version` of each; ADR 0078):
+            kept in the attribute ``earlier_versions``, with ``version_id``, the id the record would
+            have without them (an identical re-send compares equal to it and changes nothing).
+        omitted: earlier versions left out between the first kept and the rest (attribute
+            ``earlier_versions_omitted``).
     """
+    plain = _event_record(event, mission)
+    if not earlier:
+        return plain
+    history: dict[str, Any] = {"earlier_versions": [dict(v) for v in earlier], "version_id": plain.id}
+    if omitted:
+        history["earlier_versions_omitted"] = omitted
+    return _event_record(event, mission, history)
+
+
+def version_id(record: Record) -> str:
+    """The id of ``record``'s current version alone (its id when it keeps no earlier version)."""
+    return str(record.attributes.get("version_id") or record.id)
+
+
+def _event_record(event: DomainEvent, mission: str, history: Mapping[str, Any] | None = None) -> Record:
     first_line = event.text.splitlines()[0][:120]
     return Record.build(
         kind=RecordKind.DOMAIN_EVENT,
@@ -276,6 +321,7 @@ def event_record(event: DomainEvent, mission: str) -> Record:
             **({"runbook_url": event.runbook_url} if event.runbook_url else {}),
             **({"generator_url": event.generator_url} if event.generator_url else {}),
             **({"ends_at": event.ends_at.isoformat()} if event.ends_at else {}),
+            **(history or {}),
         },
         slot=f"event:{event.id}",
     )

@@ -21,8 +21,16 @@ from typing import Any
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError, MissionMemoryError
 from mission_memory.operations.alert_state import update_open_alerts
-from mission_memory.operations.domain_events import DomainEvent, event_record
+from mission_memory.operations.domain_events import (
+    EARLIER_VERSIONS_KEPT,
+    DomainEvent,
+    event_from_record,
+    event_record,
+    event_version,
+    version_id,
+)
 from mission_memory.operations.escalation import EscalationState
+from mission_memory.records import Record
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import embed_stored, forget_vector_backlog
 
@@ -60,8 +68,11 @@ class IntakeReport:
 def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str) -> IntakeReport:
     """Store ``events`` as domain-layer records of ``mission`` in one transaction, without vectors.
 
-    Events sharing an id in one batch keep the last one (a later notification of the same alert).
-    Alerts (events with a fingerprint) open or close their entry of the mission's open alerts
+    An id names one event: its latest version is the current one (a later notification of the same
+    alert, a resolved alert replacing its firing one), and every version it replaces, stored or
+    earlier in the same batch, is kept in the record's ``earlier_versions`` (docs/adr/0078), so a
+    re-sent id never makes memory forget what was reported under it. An identical re-send changes
+    nothing. Alerts (events with a fingerprint) open or close their entry of the mission's open alerts
     (:mod:`~mission_memory.operations.alert_state`).
 
     Raises:
@@ -70,15 +81,58 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
     """
     if not mission.strip():
         raise InputError("mission is blank: name the mission the events belong to")
-    latest = {event.id: event for event in events}
-    outcome = store.upsert_records([event_record(event, mission) for event in latest.values()])
+    versions: dict[str, list[DomainEvent]] = {}
+    for event in events:
+        chain = versions.setdefault(event.id, [])
+        if not chain or chain[-1] != event:
+            chain.append(event)
+    records = _with_earlier_versions(store, mission, versions)
+    outcome = store.upsert_records(records)
     forget_vector_backlog(store, caught_up=False)  # a footer saying none wait is out of date (ADR 0063)
+    latest = [chain[-1] for chain in versions.values()]
     if not store.read_only:
-        update_open_alerts(store, mission, list(latest.values()))  # firing until resolved (docs/adr/0057)
+        update_open_alerts(store, mission, latest)  # firing until resolved (docs/adr/0057)
     return IntakeReport(
         mission=mission, received=len(latest), added=len(outcome.added),
         replaced=len(outcome.replaced), unchanged=len(outcome.unchanged),
     )
+
+
+def _with_earlier_versions(store: MemoryStore, mission: str, versions: dict[str, list[DomainEvent]]) -> list[Record]:
+    """One record per event id: its last version, carrying the versions it replaces (ADR 0078).
+
+    The stored record of each id is read first; when its current version is the batch's last, it is
+    passed on as it is (unchanged). Otherwise the stored versions (its ``earlier_versions``, then its
+    current one) come first, then the batch's earlier ones, oldest first, bounded by
+    :data:`~mission_memory.operations.domain_events.EARLIER_VERSIONS_KEPT`.
+    """
+    plain = {eid: event_record(chain[-1], mission) for eid, chain in versions.items()}
+    stored_ids = store.ids_by_source_keys([r.source_key for r in plain.values()])
+    stored = store.get(list(stored_ids.values())) if stored_ids else {}
+    records: list[Record] = []
+    for eid, chain in versions.items():
+        current = plain[eid]
+        before = stored.get(stored_ids.get(current.source_key, ""))
+        if before is not None and version_id(before) == current.id:
+            records.append(before)  # the same version again: nothing changes
+            continue
+        earlier: list[dict[str, Any]] = []
+        omitted = 0
+        if before is not None:
+            earlier += [dict(v) for v in before.attributes.get("earlier_versions") or () if isinstance(v, dict)]
+            omitted = int(before.attributes.get("earlier_versions_omitted") or 0)
+            try:
+                earlier.append(event_version(event_from_record(before)))
+            except InputError:  # a stored record an older version wrote oddly: keep its words at least
+                earlier.append({"time": before.provenance.time.isoformat(), "criticality": before.criticality,
+                                "text": before.text})
+        earlier += [event_version(e) for e in chain[:-1]]
+        if len(earlier) > EARLIER_VERSIONS_KEPT:
+            dropped = len(earlier) - EARLIER_VERSIONS_KEPT
+            earlier = [earlier[0], *earlier[1 + dropped:]]
+            omitted += dropped
+        records.append(event_record(chain[-1], mission, earlier, omitted) if earlier else current)
+    return records
 
 
 class EmbeddingQueue:

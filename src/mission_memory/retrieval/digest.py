@@ -14,7 +14,7 @@ the tokenizer with its safety margin (docs/design.md §4).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -242,7 +242,36 @@ def _event_excerpt(record: Record) -> str:
         lines.append(f"Runbook: {a['runbook_url']}")
     if a.get("generator_url"):
         lines.append(f"Source: {a['generator_url']}")
+    lines += _earlier_version_lines(a)
     return "\n".join(lines)
+
+
+EARLIER_VERSIONS_SHOWN = 3
+"""Earlier versions of a re-sent event an excerpt quotes: the first report and the newest before the current."""
+
+
+def _earlier_version_lines(a: Mapping[str, Any]) -> list[str]:
+    """What a re-sent event said before its current version (docs/adr/0078): the first report and the
+    latest ones, the most critical of the rest named, so a downgrade never hides a critical report."""
+    versions = [v for v in a.get("earlier_versions") or () if isinstance(v, dict)]
+    if not versions:
+        return []
+    shown = versions if len(versions) <= EARLIER_VERSIONS_SHOWN else [versions[0], *versions[1 - EARLIER_VERSIONS_SHOWN:]]
+    left = [v for v in versions if v not in shown]
+    hidden = len(left) + int(a.get("earlier_versions_omitted") or 0)
+
+    def line(v: Mapping[str, Any]) -> str:
+        crit = v.get("criticality")
+        level = f"criticality {crit:.2f}" if isinstance(crit, (int, float)) else "criticality unknown"
+        state = f" · {v['state']}" if v.get("state") and v.get("state") != "firing" else ""
+        return f"Earlier version ({v.get('time') or 'time unknown'} · {level}{state}): {_one_line(str(v.get('text') or ''))}"
+
+    lines = [line(v) for v in shown]
+    if hidden:
+        worst = max((v.get("criticality") for v in left if isinstance(v.get("criticality"), (int, float))), default=None)
+        lines.append(f"Earlier versions not shown: {hidden}" + (f" (the most critical of them: {worst:.2f})"
+                                                                 if worst is not None else ""))
+    return lines
 
 
 def format_duration(seconds: float) -> str:

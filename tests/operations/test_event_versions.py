@@ -1,0 +1,52 @@
+"""An event re-sent under a stored id replaces it as the current version and keeps the version it
+replaced (docs/adr/0078): a sender that reuses an id, or downgrades a report, never makes memory
+forget what it said before. Real SQLite files and the real embedder."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from mission_memory.api import Memory
+from mission_memory.records import Record, RecordKind
+from tests.operations.event_factory import T0, event
+
+STALLED = "Pump P-3 stalled: pressure lost on the northern water main"
+FINE = "Pump P-3 all fine, pressure nominal"
+
+
+def _events(memory: Memory) -> list[Record]:
+    return memory.store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission="ops", limit=100)
+
+
+def test_a_resent_id_keeps_the_critical_version_it_replaced_and_the_digest_shows_it() -> None:
+    with Memory.open(event_mission="ops") as memory:
+        memory.record_events([event(1, T0, text=STALLED, criticality=0.9, sector="north")], now=T0, embed=False)
+        later = T0 + timedelta(minutes=3)
+        again = memory.record_events([event(1, later, text=FINE, criticality=0.1, sector="north")], now=later)
+        assert (again.added, again.replaced) == (0, 1)
+        (current,) = _events(memory)
+        assert current.text == FINE and current.criticality == 0.1
+        (earlier,) = current.attributes["earlier_versions"]
+        assert earlier["text"] == STALLED and earlier["criticality"] == 0.9 and earlier["state"] == "firing"
+        assert earlier["time"] == T0.isoformat()
+        memory.embed_pending()
+        digest = memory.query("What is the state of pump P-3 on the northern water main?", token_budget=1500, now=later)
+        assert FINE in digest.text and STALLED in digest.text, digest.text
+        assert "Earlier version" in digest.text
+
+
+def test_two_versions_of_one_id_in_one_batch_keep_both_and_an_identical_resend_adds_nothing() -> None:
+    with Memory.open(event_mission="ops") as memory:
+        first = memory.record_events(
+            [event(1, T0, text=STALLED, criticality=0.9), event(1, T0, text=FINE, criticality=0.1)], now=T0, embed=False)
+        assert (first.received, first.added) == (1, 1)
+        (current,) = _events(memory)
+        assert [v["text"] for v in current.attributes["earlier_versions"]] == [STALLED]
+        same = memory.record_events([event(1, T0, text=FINE, criticality=0.1)], now=T0, embed=False)
+        assert (same.added, same.replaced, same.unchanged) == (0, 0, 1)
+        (kept,) = _events(memory)
+        assert kept.id == current.id
+        resolved = memory.record_events([event(1, T0, text="Pump P-3 restarted", state="resolved")], now=T0, embed=False)
+        assert resolved.replaced == 1
+        (last,) = _events(memory)
+        assert [v["text"] for v in last.attributes["earlier_versions"]] == [STALLED, FINE]
