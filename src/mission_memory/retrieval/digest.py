@@ -268,7 +268,7 @@ def _earlier_version_lines(a: Mapping[str, Any]) -> list[str]:
 
     lines = [line(v) for v in shown]
     if hidden:
-        worst = max((v.get("criticality") for v in left if isinstance(v.get("criticality"), (int, float))), default=None)
+        worst = max((float(v["criticality"]) for v in left if isinstance(v.get("criticality"), (int, float))), default=None)
         lines.append(f"Earlier versions not shown: {hidden}" + (f" (the most critical of them: {worst:.2f})"
                                                                  if worst is not None else ""))
     return lines
