@@ -50,3 +50,17 @@ def test_two_versions_of_one_id_in_one_batch_keep_both_and_an_identical_resend_a
         assert resolved.replaced == 1
         (last,) = _events(memory)
         assert [v["text"] for v in last.attributes["earlier_versions"]] == [STALLED, FINE]
+
+
+def test_a_long_run_of_resends_keeps_the_first_report_and_the_newest_and_counts_the_rest() -> None:
+    with Memory.open(event_mission="ops") as memory:
+        memory.record_events([event(1, T0, text=STALLED, criticality=0.95)], now=T0, embed=False)
+        for i in range(1, 25):
+            memory.record_events([event(1, T0, text=f"Pump P-3 pressure reading {i}", criticality=0.3)], now=T0, embed=False)
+        (current,) = _events(memory)
+        kept = current.attributes["earlier_versions"]
+        assert len(kept) == 20 and kept[0]["text"] == STALLED
+        assert kept[-1]["text"] == "Pump P-3 pressure reading 23"
+        assert current.attributes["earlier_versions_omitted"] == 4
+        digest = memory.query("pump P-3 pressure reading", token_budget=1500, now=T0)
+        assert STALLED in digest.text and "Earlier versions not shown: 21" in digest.text, digest.text
