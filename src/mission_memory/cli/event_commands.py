@@ -72,6 +72,14 @@ def _read_input(source: str) -> tuple[bytes, str]:
 
 
 def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
+    """The format ``--format auto`` reads: by the file's suffix, else by its content (``{`` or ``[``
+    first: JSON; a first line of comma-separated names including ``id``: CSV).
+
+    Raises:
+        InputError: nothing to read, or content that is neither (named, with ``--format``).
+    """
+    if not data.strip():
+        raise InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
     if chosen is not EventFormat.auto:
         return chosen
     suffix = Path(name).suffix.lower()
@@ -79,7 +87,48 @@ def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
         return EventFormat.csv
     if suffix in (".jsonl", ".ndjson", ".json"):
         return EventFormat.jsonl
-    return EventFormat.jsonl if data.lstrip()[:1] == b"{" else EventFormat.csv
+    if data.lstrip()[:1] in (b"{", b"["):
+        return EventFormat.jsonl
+    header = data.lstrip().split(b"\n", 1)[0].decode("utf-8", "replace")
+    if "," in header and "id" in {column.strip().strip('"').lower() for column in header.split(",")}:
+        return EventFormat.csv
+    raise InputError(
+        f"{name} is neither JSON Lines nor CSV: its first line is not a JSON object and not a CSV header "
+        "naming id, time, sector, type, criticality and text (name the format with --format jsonl|csv)"
+    )
+
+
+def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tuple[str, bool]:
+    """The mission ``feed`` writes to, and whether it starts with this feed.
+
+    A mission that is not stored is started only when it was named (``--mission`` or
+    ``MISSION_MEMORY_EVENT_MISSION``) and is not one typo from a stored name (difflib's ratio ≥ 0.75,
+    or equal but for case), or when ``--new-mission`` says so: a defaulted folder name or a typo
+    would otherwise scatter a shift's events over missions nobody reads.
+
+    Raises:
+        InputError: naming the mission, the stored ones and ``--new-mission``.
+    """
+    import difflib
+
+    from mission_memory.mission_scope import known_missions
+
+    named = asked or memory.settings.event_mission
+    name = named or Path.cwd().name
+    stored = memory.store.missions()
+    if name in stored:
+        return name, False
+    if new_mission:
+        return name, True
+    how = "" if named else " (the current folder's name: no --mission and no MISSION_MEMORY_EVENT_MISSION)"
+    close = difflib.get_close_matches(name, list(stored), n=1, cutoff=0.75) or [
+        m for m in stored if m.casefold() == name.casefold()]
+    if not named or close:
+        raise InputError(
+            f"no mission named {quote_name(name)} is stored{how} ({known_missions(name, stored, none='none yet')});"
+            " name the mission with --mission, or pass --new-mission to start it"
+        )
+    return name, True
 
 
 def feed(
@@ -88,27 +137,40 @@ def feed(
     mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
     now: Annotated[str | None, typer.Option(help="Escalation clock (ISO 8601; default now), for replays.")] = None,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store only; leave vectors to a later catch-up.")] = False,
+    new_mission: Annotated[bool, typer.Option("--new-mission", help="Start the mission if it is not stored "
+                                              "(needed when its name is defaulted or one typo from a stored one).")] = False,
+    operator: Annotated[str | None, typer.Option(help="Who records these events: stamped on the events "
+                                                 "that name no operator.")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Store domain events (JSON Lines or CSV) in the domain layer and assess the escalation.
+    """Store domain events (JSON Lines, a JSON array or CSV) in the domain layer and assess the escalation.
 
     Every event is checked first; one bad event (its line and field named) stores nothing.
     """
+    from mission_memory.fence import check_name
     from mission_memory.operations.domain_events import read_events_csv, read_events_jsonl
 
     with reported_errors():
         data, name = _read_input(source)
         kind = _detect(data, name, fmt)
         events = read_events_csv(data, name) if kind is EventFormat.csv else read_events_jsonl(data, name)
+        if not events:
+            raise InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
+        if operator is not None:
+            check_name(operator, "--operator")
+            events = [e if e.operator else e.model_copy(update={"operator": operator}) for e in events]
         clock = _parse_now(now)
         with _open_memory() as memory:
-            report = memory.record_events(events, mission, now=clock, embed=False)
+            target, started = _check_new_mission(memory, mission, new_mission)
+            report = memory.record_events(events, target, now=clock, embed=False)
             embedded = 0 if no_embed else memory.embed_pending()
-    payload = {**report.to_json(), "embedded": embedded}
+    payload = {**report.to_json(), "embedded": embedded, "new_mission": started}
     if json_output:
         print_json(payload)
         return
     state = report.escalation
+    if started:
+        console.print(f"Started new mission {quote_name(report.mission)}.", markup=False)
     console.print(
         f"Stored {report.added} new, {report.replaced} updated (each keeps the versions it replaced), {report.unchanged} unchanged events"
         f" in mission {quote_name(report.mission)} · {embedded} records embedded (these and any left waiting for a vector)",

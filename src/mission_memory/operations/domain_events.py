@@ -422,7 +422,8 @@ def _check_size(data: str | bytes, source: str) -> str:
 
 
 def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[DomainEvent]:
-    """Events from JSON Lines: one JSON object per line; blank lines are skipped.
+    """Events from JSON Lines (one JSON object per line; blank lines are skipped), or from one JSON
+    array of event objects when the content starts with ``[``.
 
     Args:
         data: the file's content.
@@ -431,9 +432,11 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
     Raises:
         InputError: too large, not UTF-8, a line that is not a JSON object (or nests deeper than
             :data:`MAX_JSON_DEPTH`), or an invalid event; the message names the source, the line
-            and every bad field.
+            (the item of an array) and every bad field.
     """
     text = _check_size(data, source)
+    if text.lstrip().startswith("["):
+        return _events_of_array(load_json(text, source), source)
     events = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -452,6 +455,20 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
             events.append(DomainEvent.model_validate(raw))
         except ValidationError as exc:
             raise InputError(f"{source} line {number}: {_problems(exc)}") from None
+    return events
+
+
+def _events_of_array(raw: Any, source: str) -> list[DomainEvent]:
+    if not isinstance(raw, list):
+        raise InputError(f"{source}: expected a JSON array of event objects, got {type(raw).__name__}")
+    events = []
+    for number, item in enumerate(raw, start=1):
+        if not isinstance(item, dict):
+            raise InputError(f"{source} item {number}: expected a JSON object, got {type(item).__name__}")
+        try:
+            events.append(DomainEvent.model_validate(item))
+        except ValidationError as exc:
+            raise InputError(f"{source} item {number}: {_problems(exc)}") from None
     return events
 
 
