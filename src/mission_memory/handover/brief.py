@@ -80,6 +80,7 @@ class BriefSection(StrEnum):
     CRISIS = "Incident handover: an escalation is in progress"  # only while degraded (ADR 0040, 0061)
     STATUS = "Status"
     DO_FIRST = "What to do first"
+    EVENTS = "Events recorded in the window"
     DECISIONS = "Decisions taken in the window"
     PROFILE = "The predecessor's profile"
     OPEN_QUESTIONS = "Open questions"
@@ -231,6 +232,42 @@ def _task_items(tasks: Sequence[Record]) -> list[BriefItem]:
                                f"{a.get('key') or ''} {r.title}".strip() + f"\n{' · '.join(facts)}\n{body}\n"
                                + _source_line(r), (str(a.get("key") or r.provenance.ref),), (r.id,), 160))
     return items
+
+
+RECORDED_EVENTS_SHOWN = 12
+"""Events operators recorded in the window that the brief lists, most critical first."""
+
+
+def _recorded_event_items(store: MemoryStore, window: ShiftWindow, skip: set[str]) -> list[BriefItem]:
+    """The events an operator recorded in the window (the status line counts them as work), most
+    critical then newest first: each with its criticality, type, sector, who and when, and its
+    provenance. Machine alerts (no operator) stay out: triage and the incident block show those."""
+    recorded = [r for r in store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=window.mission,
+                                                 since=window.since, until=window.until, limit=_SCAN_LIMIT)
+                if r.operator and r.id not in skip]
+    if not recorded:
+        return []
+    recorded.sort(key=lambda r: (-_source_criticality(r), -r.provenance.time.timestamp()))
+    lines = []
+    for r in recorded[:RECORDED_EVENTS_SHOWN]:
+        a = r.attributes
+        state = " · resolved" if a.get("state") == "resolved" else ""
+        earlier = len(a.get("earlier_versions") or ())
+        again = f" · replaces {earlier} earlier {'version' if earlier == 1 else 'versions'}" if earlier else ""
+        lines.append(f"- [criticality {_source_criticality(r):.2f}{state} · {_one_line(str(a.get('event_type') or 'event'), 60)}"
+                     f" · {_one_line(r.component or 'no sector', 60)}] {_one_line(r.text, 300)}\n"
+                     f"  by {r.operator}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC{again}"
+                     f" · source: event `{_one_line(r.provenance.ref, 80)}`")
+    if len(recorded) > RECORDED_EVENTS_SHOWN:
+        lines.append(f"… and {len(recorded) - RECORDED_EVENTS_SHOWN} more recorded in the window")
+    return [BriefItem(BriefSection.EVENTS, f"events operators recorded ({len(recorded)})", "\n".join(lines),
+                      tuple(r.provenance.ref for r in recorded[:RECORDED_EVENTS_SHOWN]),
+                      tuple(r.id for r in recorded[:RECORDED_EVENTS_SHOWN]), 500)]
+
+
+def _source_criticality(r: Record) -> float:
+    value = r.attributes.get("source_criticality")
+    return float(value) if isinstance(value, (int, float)) else r.criticality
 
 
 def _decision_text(r: Record) -> str:
@@ -512,6 +549,7 @@ def collect_brief_items(
     if incident is not None:
         items.append(BriefItem(BriefSection.CRISIS, "incident: severity, still firing, decisions, next steps",
                                incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short))
+    items += _recorded_event_items(store, window, set(incident.record_ids) if incident is not None else set())
     items += [BriefItem(BriefSection.DECISIONS, "decision", _decision_text(r), (r.provenance.ref,), (r.id,), 200)
               for r in taken]
     zoned = {z.component for z in profile.zones}
@@ -563,6 +601,8 @@ def _last_handover(store: MemoryStore, window: ShiftWindow) -> str:
     """Whether the previous handover on the mission was acknowledged, with its read-back (ADR 0060)."""
     from mission_memory.handover.acknowledgement import acknowledgement_of
 
+    siblings: list[str] = []
+    last = "last handover: none archived on this mission\n"
     for r in store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=window.mission, until=window.until,
                                    limit=20):
         a = r.attributes
@@ -571,10 +611,19 @@ def _last_handover(store: MemoryStore, window: ShiftWindow) -> str:
         ack = acknowledgement_of(store, window.mission, str(a.get("shift_key")))
         shift = f"{a.get('from_operator') or 'unknown'} → {a.get('to_operator') or 'unknown'} ({r.provenance.time.date().isoformat()})"
         if ack is None:
-            return f"last handover: {shift}, not acknowledged\n"
-        back = f"; read-back: {_one_line(ack['read_back'], 300)}" if ack.get("read_back") else "; no read-back"
-        return f"last handover: {shift}, acknowledged by {ack.get('operator') or 'unknown'} at {ack.get('time')}{back}\n"
-    return "last handover: none archived on this mission\n"
+            read = f"{shift}, not acknowledged"
+        else:
+            back = f"; read-back: {_one_line(ack['read_back'], 300)}" if ack.get("read_back") else "; no read-back"
+            read = f"{shift}, acknowledged by {ack.get('operator') or 'unknown'} at {ack.get('time')}{back}"
+        if a.get("from_operator") == window.from_operator and r.provenance.time >= window.since:
+            # a brief of this same outgoing shift built for someone else (a supervisor, a third reader):
+            # not a link of the handover chain, so named apart
+            if len(siblings) < 3:
+                siblings.append(read)
+            continue
+        last = f"last handover: {read}\n"
+        break
+    return last + "".join(f"also briefed: {read}\n" for read in siblings)
 
 
 # -- packing -----------------------------------------------------------------------------------
