@@ -124,8 +124,8 @@ def test_ctrl_c_during_an_ingest_says_how_to_continue_and_a_rerun_finishes(tmp_p
 
     folder = tmp_path / "notes"
     folder.mkdir()
-    for i in range(120):
-        body = " ".join(f"Shift note {i} line {j}: the relay in sector {j % 7} was checked." for j in range(40))
+    for i in range(48):  # about a hundred chunks: several seconds of embedding after the first progress line
+        body = " ".join(f"Shift note {i} line {j}: the relay in sector {j % 7} was checked." for j in range(24))
         (folder / f"note-{i:03}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
     env = {**os.environ, "MISSION_MEMORY_DATA_DIR": str(tmp_path / "data")}
     command = [sys.executable, "-m", "mission_memory", "ingest", str(folder)]

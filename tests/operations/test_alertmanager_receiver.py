@@ -169,9 +169,9 @@ def test_events_posted_while_an_ingest_and_queries_run_are_all_stored(
 
 
 def test_posted_alerts_switch_degraded_mode_on_and_a_quiet_period_off_with_hysteresis(data_dir: Path) -> None:
-    """A 30 s window (the server assesses at its real clock): 11 alerts flood it, 7 keep the flood going
+    """An 18 s window (the server assesses at its real clock): 11 alerts flood it, 7 keep the flood going
     only because one was under way (7 alone are normal), 2 end it."""
-    window = 30.0
+    window = 18.0
     started = time.monotonic()
 
     def alerts(tag: str, count: int, age_s: float) -> dict[str, Any]:
@@ -184,17 +184,17 @@ def test_posted_alerts_switch_degraded_mode_on_and_a_quiet_period_off_with_hyste
     with http_mcp_server(data_dir, MISSION_MEMORY_ESCALATION_WINDOW_MINUTES=str(window / 60)) as url, \
             httpx.Client(base_url=_base(url), timeout=60) as http:
         started = time.monotonic()
-        flood = http.post("/alerts/alertmanager?mission=shop", json=alerts("a", 11, age_s=window - 5)).json()["escalation"]
+        flood = http.post("/alerts/alertmanager?mission=shop", json=alerts("a", 11, age_s=window - 3)).json()["escalation"]
         assert (flood["mode"], flood["rate"]) == ("degraded", 11)
         assert flood["alpha"] == pytest.approx(1 - 10 / 11, abs=1e-3)
         more = http.post("/alerts/alertmanager?mission=shop", json=alerts("b", 6, age_s=10)).json()["escalation"]
         assert (more["mode"], more["rate"]) == ("degraded", 17)
-        wait_until(7)  # the first 11 have left the window
+        wait_until(4)  # the first 11 have left the window
         held = http.post("/alerts/alertmanager?mission=shop", json=alerts("c", 1, age_s=0)).json()["escalation"]
         assert (held["mode"], held["rate"], held["alpha"]) == ("degraded", 7, 0.0)
         calm = http.post("/alerts/alertmanager?mission=calm", json=alerts("d", 7, age_s=0)).json()["escalation"]
         assert (calm["mode"], calm["rate"]) == ("normal", 7)  # the same rate without a flood under way
-        wait_until(22)  # the 6 have left too
+        wait_until(13)  # the 6 have left too
         quiet = http.post("/alerts/alertmanager?mission=shop", json=alerts("e", 1, age_s=0)).json()["escalation"]
         assert (quiet["mode"], quiet["rate"]) == ("normal", 2)
         assert datetime.fromisoformat(quiet["since"]) > datetime.fromisoformat(flood["since"])
