@@ -182,32 +182,81 @@ def render_excerpt(record: Record, section: str = "") -> str:
     """The text shown for a record: structured fields first for decisions and commits, then its text.
 
     ``section`` (a decision's best-matching ADR section, ``heading: text``, docs/adr/0066) follows
-    the decision itself, before the rejected options and the context, so the part of a long ADR
-    that matched the task survives the entry's token cap.
+    the decision itself, before the rationale, the rejected options, the consequences and the
+    context, so the part of a long ADR that matched the task survives the entry's token cap.
     """
+    return "\n".join(line for _, line in excerpt_parts(record, section))
+
+
+def excerpt_parts(record: Record, section: str = "") -> list[tuple[str, str]]:
+    """:func:`render_excerpt` as ``(part name, line)`` pairs, most important first, so a cut can say
+    which parts it left out (:func:`fit_excerpt`)."""
     a = record.attributes
     if record.kind is RecordKind.DECISION:
         d = DecisionAttributes.read(a)
-        lines = []
-        lines.append(f"Status: {d.status or 'not stated'}" + (f" (decided {d.decided_at})" if d.decided_at else ""))
+        parts = [("Status", f"Status: {d.status or 'not stated'}" + (f" (decided {d.decided_at})" if d.decided_at else ""))]
         if d.superseded_by:
-            lines.append("Superseded by: " + ", ".join(d.superseded_by))
+            parts.append(("Superseded by", "Superseded by: " + ", ".join(d.superseded_by)))
         if d.supersedes:
-            lines.append("Supersedes: " + ", ".join(d.supersedes))
+            parts.append(("Supersedes", "Supersedes: " + ", ".join(d.supersedes)))
         if d.decision:
-            lines.append("Decision: " + d.decision)
+            parts.append(("Decision", "Decision: " + d.decision))
         if section:
-            lines.append("Best-matching section, " + section)
+            parts.append(("the best-matching section", "Best-matching section, " + section))
+        if d.rationale:
+            parts.append(("Rationale", "Rationale: " + d.rationale))
         if d.rejected_alternatives:
             rejected = "; ".join(alt.option + (f" ({alt.reason})" if alt.reason else "") for alt in d.rejected_alternatives)
-            lines.append("Rejected: " + rejected)
+            parts.append(("Rejected", "Rejected: " + rejected))
+        if d.consequences:
+            parts.append(("Consequences", "Consequences: " + d.consequences))
         if d.principle_ids:
-            lines.append("Principles: " + ", ".join(d.principle_ids))
+            parts.append(("Principles", "Principles: " + ", ".join(d.principle_ids)))
         if d.context:
-            lines.append("Context: " + d.context)
-        if len(lines) <= 1:
-            lines.append(record.text)
-        return "\n".join(lines)
+            parts.append(("Context", "Context: " + d.context))
+        if len(parts) <= 1:
+            parts.append(("text", record.text))
+        return parts
+    return [("text", render_other(record))]
+
+
+def fit_excerpt(record: Record, section: str, max_tokens: int, tokenizer: Tokenizer) -> str:
+    """The excerpt of ``record`` cut to ``max_tokens`` (margin-inflated), saying what the cut left out.
+
+    A decision keeps its parts whole in :func:`excerpt_parts` order while they fit; the first that
+    does not is cut at a token boundary (ending in ``…``) when at least a few tokens of it fit, and a
+    last line names the parts not shown (``Not shown: Consequences, Context``), so a reader knows the
+    ADR says more. Other records are cut as :meth:`~mission_memory.tokens.Tokenizer.truncate` cuts.
+    """
+    whole = render_excerpt(record, section)
+    if tokenizer.count(whole) <= max_tokens or record.kind is not RecordKind.DECISION:
+        return tokenizer.truncate(whole, max_tokens)
+    parts = excerpt_parts(record, section)
+    lines: list[str] = []
+    for i, (name, line) in enumerate(parts):
+        rest = [n for n, _ in parts[i + 1:]]
+        if tokenizer.count("\n".join([*lines, line, *(["Not shown: " + ", ".join(rest) + "."] if rest else [])])) <= max_tokens:
+            lines.append(line)
+            continue
+        if not lines:
+            break  # not even the status line fits beside a note: a plain cut
+        note = "Not shown: " + ", ".join(rest) + "." if rest else ""
+        room = max_tokens - tokenizer.count("\n".join([*lines, *([note] if note else [])])) - 2
+        cut = tokenizer.truncate(line, room) if room >= _MIN_EXCERPT_TOKENS // 2 else ""
+        if cut:
+            text = "\n".join([*lines, cut, *([note] if note else [])])
+            if tokenizer.count(text) <= max_tokens:
+                return text
+        text = "\n".join([*lines, "Not shown: " + ", ".join([name, *rest]) + "."])
+        if tokenizer.count(text) <= max_tokens:
+            return text
+        break
+    return tokenizer.truncate(whole, max_tokens)
+
+
+def render_other(record: Record) -> str:
+    """The excerpt of a record that is not a decision."""
+    a = record.attributes
     if record.kind is RecordKind.COMMIT:
         head = record.text
         extra = []
@@ -562,14 +611,14 @@ def pack_digest(
         frame = tokenizer.count(_entry_block(widest, cand, "", now, nonce)) + sep
         if used + extra + frame - 2 > token_budget:
             continue
-        excerpt = tokenizer.truncate(render_excerpt(cand.record, cand.section_excerpt), max_entry_tokens)
+        excerpt = fit_excerpt(cand.record, cand.section_excerpt, max_entry_tokens, tokenizer)
         cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
         if used + cost + extra > token_budget:
             # Shorten rather than drop: a relevant entry cut to what fits beats a weaker one whole.
             room = token_budget - used - extra - frame - 2
             if room < _MIN_EXCERPT_TOKENS:
                 continue
-            excerpt = tokenizer.truncate(excerpt, room)
+            excerpt = fit_excerpt(cand.record, cand.section_excerpt, min(room, max_entry_tokens), tokenizer)
             cost = tokenizer.count(_entry_block(widest, cand, excerpt, now, nonce)) + sep
             if used + cost + extra > token_budget:
                 continue
