@@ -251,3 +251,15 @@ def test_a_budget_that_is_not_a_number_is_refused_naming_the_flag(command: list[
     result = runner.invoke(app, [*command, "--budget", "abc"])
     assert result.exit_code == 2, result.output
     assert "Invalid value for '--budget'" in result.output
+
+
+def test_help_text_flows_as_paragraphs_not_the_docstrings_line_breaks() -> None:
+    """A command's help is wrapped by the terminal's width, not broken where its docstring's source lines end."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "mission_memory", "demo", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "200"}, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert any("so it never mixes with your missions" in line for line in done.stdout.splitlines()), done.stdout

@@ -18,10 +18,11 @@ from mission_memory.fence import quote_name
 __all__ = ["brief_app", "handover_app"]
 
 brief_app = typer.Typer(
+    rich_markup_mode="markdown",
     help="The rotation brief: what the incoming operator needs from the outgoing one's shift.",
     invoke_without_command=True, no_args_is_help=False,
 )
-handover_app = typer.Typer(help="Handover notes the outgoing operator leaves for the next shift.", no_args_is_help=True)
+handover_app = typer.Typer(help="Handover notes the outgoing operator leaves for the next shift.", no_args_is_help=True, rich_markup_mode="markdown")
 
 
 _SHOWN_NOTE_ID = 12

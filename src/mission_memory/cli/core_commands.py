@@ -246,7 +246,7 @@ def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the 
         )
 
 
-events_app = typer.Typer(no_args_is_help=False, help="Retrieval events (every pull is logged); `events firing`: open alerts.")
+events_app = typer.Typer(no_args_is_help=False, help="Retrieval events (every pull is logged); `events firing`: open alerts.", rich_markup_mode="markdown")
 
 
 @events_app.callback(invoke_without_command=True)

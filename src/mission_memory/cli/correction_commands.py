@@ -21,6 +21,7 @@ from mission_memory.fence import quote_name
 __all__ = ["app", "register"]
 
 app = typer.Typer(
+    rich_markup_mode="markdown",
     help="Operator corrections: import them from prompts and transcripts, label, rate, export pairs.",
     no_args_is_help=True,
 )

@@ -26,6 +26,7 @@ from mission_memory.fence import quote_name
 __all__ = ["escalation_app", "feed", "register"]
 
 escalation_app = typer.Typer(
+    rich_markup_mode="markdown",
     help="The escalation state: event rate vs capacity, degraded mode and the triage weight α.",
     no_args_is_help=True,
 )

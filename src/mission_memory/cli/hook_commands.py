@@ -22,6 +22,7 @@ from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
 __all__ = ["app"]
 
 app = typer.Typer(
+    rich_markup_mode="markdown",
     help="Install the Claude Code hooks: prompt capture (UserPromptSubmit) and the SessionStart digest.",
     no_args_is_help=True,
 )

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from mission_memory.metrics.transcript_sessions import ReadReport
 
 app = typer.Typer(
+    rich_markup_mode="markdown",
     help="Measure the problem: session-start cost (T, K, W), instructions-file growth, corrections.",
     no_args_is_help=True,
 )

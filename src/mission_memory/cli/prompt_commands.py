@@ -28,6 +28,7 @@ from mission_memory.utc import as_utc
 __all__ = ["app"]
 
 app = typer.Typer(
+    rich_markup_mode="markdown",
     help="The prompt corpus captured by the hook: list, export, intents, topics, switching, forget.",
     no_args_is_help=True,
 )

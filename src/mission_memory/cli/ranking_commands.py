@@ -15,7 +15,7 @@ from mission_memory.cli.output import console, print_json, reported_errors
 
 __all__ = ["app"]
 
-app = typer.Typer(help="Pull ranking: fit the fusion weights on retrieval corrections.", no_args_is_help=True)
+app = typer.Typer(help="Pull ranking: fit the fusion weights on retrieval corrections.", no_args_is_help=True, rich_markup_mode="markdown")
 
 
 @app.command("tune")

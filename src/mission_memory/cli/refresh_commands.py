@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["app"]
 
 app = typer.Typer(
+    rich_markup_mode="markdown",
     help="Push mode: keep idle LONG-TERM tasks fresh (summary, tool-lineage delta, open questions).",
     no_args_is_help=True,
 )

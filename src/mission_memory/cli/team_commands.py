@@ -19,8 +19,8 @@ from mission_memory.errors import InputError
 
 __all__ = ["app"]
 
-app = typer.Typer(help="A shared team server: operator tokens with clearances and roles.", no_args_is_help=True)
-token_app = typer.Typer(help="Issue, list and revoke operator tokens (stored hashed).", no_args_is_help=True)
+app = typer.Typer(help="A shared team server: operator tokens with clearances and roles.", no_args_is_help=True, rich_markup_mode="markdown")
+token_app = typer.Typer(help="Issue, list and revoke operator tokens (stored hashed).", no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(token_app, name="token")
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
