@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 from collections.abc import Sequence
@@ -392,8 +393,11 @@ class Memory:
         from mission_memory.handover.rotation import build_rotation_brief
         from mission_memory.utc import as_utc
 
+        from mission_memory.errors import MissionMemoryError
+        from mission_memory.stores.write_path import embed_stored
+
         moment = as_utc(now) if now is not None else datetime.now(UTC)
-        return build_rotation_brief(
+        brief = build_rotation_brief(
             self.store, self.tokenizer, self._brief_mission(mission),
             from_operator=from_operator, for_operator=for_operator, since=_parse_since(since, moment),
             token_budget=4000 if token_budget is None else token_budget,
@@ -401,6 +405,12 @@ class Memory:
             repository=Path(repository) if repository is not None else None, archive=archive,
             client=client, session_id=session_id, access=access,
         )
+        if brief.archived_id:
+            # the archived brief is found by meaning at once (one short summary: tens of milliseconds);
+            # if the embedder or the store fails now, the embedding queue's next catch-up embeds it
+            with contextlib.suppress(MissionMemoryError):
+                embed_stored(self.store, self.embedder, [brief.archived_id])
+        return brief
 
     def handover_note(
         self,

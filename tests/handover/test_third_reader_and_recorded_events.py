@@ -42,3 +42,10 @@ def test_a_third_readers_brief_is_not_the_last_handover_of_the_next_one(shift: t
     status = bob.entries[0][1]
     assert "last handover: alice → carol" not in status, status
     assert "also briefed: alice → carol" in status and "not acknowledged" in status, status
+
+
+def test_the_archived_brief_has_its_vector_at_once(shift: tuple[Memory, GitRepo]) -> None:
+    memory, _ = shift
+    brief = memory.rotation_brief(for_operator="bob", now=NOW)
+    assert brief.archived_id
+    assert memory.store.vectors_for([brief.archived_id], memory.embedder.model_id)
