@@ -390,11 +390,10 @@ class Memory:
                 for another operator asked by a non-lead.
             BudgetError: the budget cannot hold the brief's header.
         """
-        from mission_memory.handover.rotation import build_rotation_brief
-        from mission_memory.utc import as_utc
-
         from mission_memory.errors import MissionMemoryError
+        from mission_memory.handover.rotation import build_rotation_brief
         from mission_memory.stores.write_path import embed_stored
+        from mission_memory.utc import as_utc
 
         moment = as_utc(now) if now is not None else datetime.now(UTC)
         brief = build_rotation_brief(

@@ -49,3 +49,20 @@ def test_the_archived_brief_has_its_vector_at_once(shift: tuple[Memory, GitRepo]
     brief = memory.rotation_brief(for_operator="bob", now=NOW)
     assert brief.archived_id
     assert memory.store.vectors_for([brief.archived_id], memory.embedder.model_id)
+
+
+def test_many_recorded_events_are_one_entry_each_and_the_footer_counts_those_left_out(
+        shift: tuple[Memory, GitRepo]) -> None:
+    memory, _ = shift
+    memory.record_events([{
+        "id": f"obs-{i}", "time": (NOW - timedelta(hours=3, minutes=i)).isoformat(), "sector": "uploads",
+        "type": "observation", "criticality": round(0.3 + i / 40, 2), "source": "operator", "operator": "alice",
+        "text": f"Observation {i}: the upload queue at field office {i} held {100 + i} files for over an hour",
+    } for i in range(15)], MISSION, now=NOW, embed=False)
+    small = memory.rotation_brief(for_operator="bob", now=NOW, archive=False, token_budget=2000)
+    shown = [text for item, text in small.entries if item.section.value == "Events recorded in the window"]
+    assert shown and all(text.count("Observation ") == 1 for text in shown)  # one event per entry, whole
+    assert "Observation 14:" in shown[0]  # the most critical first
+    assert small.omitted >= 15 - len(shown) > 0
+    roomy = memory.rotation_brief(for_operator="bob", now=NOW, archive=False, token_budget=12000)
+    assert sum(item.section.value == "Events recorded in the window" for item, _ in roomy.entries) == 15

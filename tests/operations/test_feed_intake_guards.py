@@ -95,3 +95,14 @@ def test_operator_is_stamped_on_events_that_name_nobody(tmp_path: Path) -> None:
     with Memory.open() as memory:
         stored = memory.store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission="ops", limit=10)
     assert sorted(r.operator or "" for r in stored) == ["alice", "dana"]
+
+
+def test_the_operator_defaults_to_mission_memory_operator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(_jsonl(event(1, T0)), encoding="utf-8")
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "alice")
+    result = runner.invoke(app, ["feed", str(path), "--mission", "ops", "--no-embed"])
+    assert result.exit_code == 0, result.output
+    with Memory.open() as memory:
+        (stored,) = memory.store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission="ops", limit=10)
+    assert stored.operator == "alice"

@@ -10,6 +10,7 @@ still waiting for a vector before exiting (the embedding queue's catch-up, docs/
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
 from enum import StrEnum
@@ -22,6 +23,7 @@ from rich.table import Table
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
 from mission_memory.fence import quote_name
+from mission_memory.retrieval_events import OPERATOR_ENV
 
 __all__ = ["escalation_app", "feed", "register"]
 
@@ -127,7 +129,8 @@ def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tup
     if not named or close:
         raise InputError(
             f"no mission named {quote_name(name)} is stored{how} ({known_missions(name, stored, none='none yet')});"
-            " name the mission with --mission, or pass --new-mission to start it"
+            + (" check the name, or pass --new-mission to start it" if named
+               else " name the mission with --mission, or pass --new-mission to start it")
         )
     return name, True
 
@@ -141,7 +144,8 @@ def feed(
     new_mission: Annotated[bool, typer.Option("--new-mission", help="Start the mission if it is not stored "
                                               "(needed when its name is defaulted or one typo from a stored one).")] = False,
     operator: Annotated[str | None, typer.Option(help="Who records these events: stamped on the events "
-                                                 "that name no operator.")] = None,
+                                                 "that name no operator (default: MISSION_MEMORY_OPERATOR, "
+                                                 "when set; machine feeds leave it unset).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
     """Store domain events (JSON Lines, a JSON array or CSV) in the domain layer and assess the escalation.
@@ -157,6 +161,8 @@ def feed(
         events = read_events_csv(data, name) if kind is EventFormat.csv else read_events_jsonl(data, name)
         if not events:
             raise InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
+        if operator is None:
+            operator = os.environ.get(OPERATOR_ENV, "").strip() or None  # not git's e-mail: a cron feed is nobody's
         if operator is not None:
             check_name(operator, "--operator")
             events = [e if e.operator else e.model_copy(update={"operator": operator}) for e in events]

@@ -234,35 +234,39 @@ def _task_items(tasks: Sequence[Record]) -> list[BriefItem]:
     return items
 
 
-RECORDED_EVENTS_SHOWN = 12
-"""Events operators recorded in the window that the brief lists, most critical first."""
+RECORDED_EVENTS_SHOWN = 20
+"""Events operators recorded in the window that the brief can show, one entry each, most critical first;
+the rest are counted in one more entry."""
 
 
 def _recorded_event_items(store: MemoryStore, window: ShiftWindow, skip: set[str]) -> list[BriefItem]:
     """The events an operator recorded in the window (the status line counts them as work), most
-    critical then newest first: each with its criticality, type, sector, who and when, and its
+    critical then newest first, one entry each (so the budget, not a cut inside one entry, decides how
+    many show, and the footer counts those left out): criticality, type, sector, who and when, and the
     provenance. Machine alerts (no operator) stay out: triage and the incident block show those."""
     recorded = [r for r in store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=window.mission,
                                                  since=window.since, until=window.until, limit=_SCAN_LIMIT)
                 if r.operator and r.id not in skip]
-    if not recorded:
-        return []
     recorded.sort(key=lambda r: (-_source_criticality(r), -r.provenance.time.timestamp()))
-    lines = []
+    items = []
     for r in recorded[:RECORDED_EVENTS_SHOWN]:
         a = r.attributes
         state = " · resolved" if a.get("state") == "resolved" else ""
         earlier = len(a.get("earlier_versions") or ())
         again = f" · replaces {earlier} earlier {'version' if earlier == 1 else 'versions'}" if earlier else ""
-        lines.append(f"- [criticality {_source_criticality(r):.2f}{state} · {_one_line(str(a.get('event_type') or 'event'), 60)}"
-                     f" · {_one_line(r.component or 'no sector', 60)}] {_one_line(r.text, 300)}\n"
-                     f"  by {r.operator}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC{again}"
-                     f" · source: event `{_one_line(r.provenance.ref, 80)}`")
+        text = (f"[criticality {_source_criticality(r):.2f}{state} · {_one_line(str(a.get('event_type') or 'event'), 60)}"
+                f" · {_one_line(r.component or 'no sector', 60)}] {_one_line(r.text, 300)}\n"
+                f"by {r.operator}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC{again}"
+                f" · source: event `{_one_line(r.provenance.ref, 80)}`")
+        items.append(BriefItem(BriefSection.EVENTS, f"event recorded ({_source_criticality(r):.2f})", text,
+                               (r.provenance.ref,), (r.id,), 220))
     if len(recorded) > RECORDED_EVENTS_SHOWN:
-        lines.append(f"… and {len(recorded) - RECORDED_EVENTS_SHOWN} more recorded in the window")
-    return [BriefItem(BriefSection.EVENTS, f"events operators recorded ({len(recorded)})", "\n".join(lines),
-                      tuple(r.provenance.ref for r in recorded[:RECORDED_EVENTS_SHOWN]),
-                      tuple(r.id for r in recorded[:RECORDED_EVENTS_SHOWN]), 500)]
+        rest = len(recorded) - RECORDED_EVENTS_SHOWN
+        items.append(BriefItem(BriefSection.EVENTS, "more events recorded",
+                               f"{rest} more events recorded in the window, less critical than those above "
+                               f"(`mission-memory query` with --since {window.since.date().isoformat()} lists them)",
+                               (), (), 80))
+    return items
 
 
 def _source_criticality(r: Record) -> float:
