@@ -22,7 +22,7 @@ import unicodedata
 
 from mission_memory.errors import InputError
 
-__all__ = ["MAX_NAME_CHARS", "check_mission_name", "check_name", "close_marker", "invisible", "listed_name", "name_problem", "neutralise_markers", "new_nonce", "open_marker", "quote_name"]
+__all__ = ["MAX_NAME_CHARS", "check_mission_name", "check_name", "close_marker", "invisible", "listed_name", "name_problem", "neutralise_headings", "neutralise_markers", "new_nonce", "open_marker", "quote_name"]
 
 
 def new_nonce() -> str:
@@ -85,6 +85,22 @@ def neutralise_markers(text: str) -> str:
     if _ANGLE.search(text) is None:
         return text
     return _MARKER_RUN.sub(_neutral, text)
+
+
+_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
+
+
+def neutralise_headings(text: str) -> str:
+    """``text`` with every Markdown ATX heading line escaped (``## Context`` -> ``\\## Context``).
+
+    Quoted text sits between the envelope's markers, but a stored ``### 3. decision · score 0.99``
+    line still reads like the digest's own entry headings to a model skimming the digest; escaped,
+    it reads as the quoted line it is (a Markdown renderer shows the ``#`` characters literally).
+    Idempotent; nothing else changes.
+    """
+    if "#" not in text:
+        return text
+    return _HEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
 
 
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}

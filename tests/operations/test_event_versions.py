@@ -64,3 +64,11 @@ def test_a_long_run_of_resends_keeps_the_first_report_and_the_newest_and_counts_
         assert current.attributes["earlier_versions_omitted"] == 4
         digest = memory.query("pump P-3 pressure reading", token_budget=1500, now=T0)
         assert STALLED in digest.text and "Earlier versions not shown: 21" in digest.text, digest.text
+
+
+def test_the_excerpt_states_the_current_versions_criticality_beside_the_earlier_ones() -> None:
+    with Memory.open(event_mission="ops") as memory:
+        memory.record_events([event(1, T0, text=STALLED, criticality=0.9)], now=T0, embed=False)
+        memory.record_events([event(1, T0, text=FINE, criticality=0.1)], now=T0, embed=False)
+        digest = memory.query("pump P-3 pressure", token_budget=1500, now=T0)
+    assert "Current version: criticality 0.10" in digest.text, digest.text

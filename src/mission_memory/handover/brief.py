@@ -38,7 +38,7 @@ from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BudgetError
-from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
+from mission_memory.fence import close_marker, neutralise_headings, neutralise_markers, new_nonce, open_marker
 from mission_memory.handover.activity import RecentActivity, rank_activity
 from mission_memory.handover.incident import incident_block
 from mission_memory.handover.notes import open_notes
@@ -606,7 +606,7 @@ def _last_handover(store: MemoryStore, window: ShiftWindow) -> str:
     from mission_memory.handover.acknowledgement import acknowledgement_of
 
     siblings: list[str] = []
-    last = "last handover: none archived on this mission\n"
+    last = "last handover: none archived on this mission before this shift\n"
     for r in store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=window.mission, until=window.until,
                                    limit=20):
         a = r.attributes
@@ -642,7 +642,8 @@ def _header(budget: int, nonce: str) -> str:
 
 
 def _block(index: int, item: BriefItem, text: str, nonce: str) -> str:
-    return f"### {index}. {item.label}\n{open_marker(index, nonce)}\n{neutralise_markers(text)}\n{close_marker(index, nonce)}"
+    return (f"### {index}. {item.label}\n{open_marker(index, nonce)}\n{neutralise_headings(neutralise_markers(text))}\n"
+            f"{close_marker(index, nonce)}")
 
 
 def _footer(included: int, omitted: int) -> str:

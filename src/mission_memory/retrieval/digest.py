@@ -21,7 +21,7 @@ from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BudgetError
-from mission_memory.fence import close_marker, neutralise_markers, new_nonce, open_marker
+from mission_memory.fence import close_marker, neutralise_headings, neutralise_markers, new_nonce, open_marker
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import Candidate
 from mission_memory.tokens import Tokenizer
@@ -203,8 +203,8 @@ def excerpt_parts(record: Record, section: str = "") -> list[tuple[str, str]]:
             parts.append(("Decision", "Decision: " + d.decision))
         if section:
             parts.append(("the best-matching section", "Best-matching section, " + section))
-        if d.rationale:
-            parts.append(("Rationale", "Rationale: " + d.rationale))
+        if d.rationale and " ".join(d.rationale.split()).lower() not in " ".join((d.decision or "").split()).lower():
+            parts.append(("Rationale", "Rationale: " + d.rationale))  # MADR's "Chosen option: X, because Y" holds it already
         if d.rejected_alternatives:
             rejected = "; ".join(alt.option + (f" ({alt.reason})" if alt.reason else "") for alt in d.rejected_alternatives)
             parts.append(("Rejected", "Rejected: " + rejected))
@@ -291,7 +291,12 @@ def _event_excerpt(record: Record) -> str:
         lines.append(f"Runbook: {a['runbook_url']}")
     if a.get("generator_url"):
         lines.append(f"Source: {a['generator_url']}")
-    lines += _earlier_version_lines(a)
+    earlier = _earlier_version_lines(a)
+    if earlier:
+        crit = a.get("source_criticality", record.criticality)
+        lines.append(f"Current version: criticality {float(crit):.2f} at {record.provenance.time.astimezone(UTC).isoformat()}"
+                     if isinstance(crit, (int, float)) else "Current version: criticality unknown")
+    lines += earlier
     return "\n".join(lines)
 
 
@@ -380,10 +385,10 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
     elif cand.repeats and r.kind is RecordKind.DOMAIN_EVENT:
         mark += f" · {cand.repeats} {'repeat' if cand.repeats == 1 else 'repeats'} of it among the candidates"
     heading = f"### {index}. {r.kind.value}{mark} · score {cand.score:.2f} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
-    quoted = neutralise_markers(
+    quoted = neutralise_headings(neutralise_markers(
         f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n"
         + (f"repeats: {_one_line(cand.group_members)}\n" if cand.group_members else "") + f"\n{excerpt}"
-    )
+    ))
     return f"{heading}\n{open_marker(index, nonce)}\n{quoted}\n{close_marker(index, nonce)}"
 
 
