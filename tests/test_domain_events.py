@@ -82,7 +82,9 @@ def test_a_bad_event_is_refused_naming_the_line_and_the_field(change: dict[str, 
 def test_broken_json_a_non_object_and_an_oversized_batch_are_refused_clearly() -> None:
     with pytest.raises(InputError, match=r"line 2: not valid JSON \(Expecting"):
         read_events_jsonl(lines(SHELLING) + '{"id": "x", \n')
-    with pytest.raises(InputError, match="line 1: expected a JSON object, got list"):
+    with pytest.raises(InputError, match="line 2: expected a JSON object, got list"):
+        read_events_jsonl(lines(SHELLING) + "[1, 2]\n")
+    with pytest.raises(InputError, match="item 1: expected a JSON object, got int"):  # a JSON array of events
         read_events_jsonl("[1, 2]\n")
     with pytest.raises(InputError, match="larger than the 5,000,000 bytes"):
         read_events_jsonl(lines(SHELLING) * 40_000)
