@@ -229,14 +229,23 @@ def fit_excerpt(record: Record, section: str, max_tokens: int, tokenizer: Tokeni
     ADR says more. Other records are cut as :meth:`~mission_memory.tokens.Tokenizer.truncate` cuts.
     """
     whole = render_excerpt(record, section)
-    if tokenizer.count(whole) <= max_tokens or record.kind is not RecordKind.DECISION:
-        return tokenizer.truncate(whole, max_tokens)
+    if record.kind is not RecordKind.DECISION:
+        return tokenizer.truncate(whole, max_tokens)  # one encoding: the count and the cut
+    if tokenizer.count(whole) <= max_tokens:
+        return whole
     parts = excerpt_parts(record, section)
+    # Each line is counted once and a prefix is estimated as the sum of its lines' counts plus one per
+    # line break (each count rounds its margin up, so the sum errs high); every text returned is
+    # counted exactly first.
+    costs = [tokenizer.count(line) + 1 for _, line in parts]
+    note_costs = [tokenizer.count("Not shown: " + ", ".join(n for n, _ in parts[i:]) + ".") + 1 for i in range(len(parts))]
     lines: list[str] = []
+    used = 0
     for i, (name, line) in enumerate(parts):
         rest = [n for n, _ in parts[i + 1:]]
-        if tokenizer.count("\n".join([*lines, line, *(["Not shown: " + ", ".join(rest) + "."] if rest else [])])) <= max_tokens:
+        if used + costs[i] + (note_costs[i + 1] if rest else 0) <= max_tokens:
             lines.append(line)
+            used += costs[i]
             continue
         if not lines:
             break  # not even the status line fits beside a note: a plain cut
