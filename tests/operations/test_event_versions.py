@@ -5,6 +5,7 @@ forget what it said before. Real SQLite files and the real embedder."""
 from __future__ import annotations
 
 from datetime import timedelta
+from pathlib import Path
 
 from mission_memory.api import Memory
 from mission_memory.records import Record, RecordKind
@@ -72,3 +73,14 @@ def test_the_excerpt_states_the_current_versions_criticality_beside_the_earlier_
         memory.record_events([event(1, T0, text=FINE, criticality=0.1)], now=T0, embed=False)
         digest = memory.query("pump P-3 pressure", token_budget=1500, now=T0)
     assert "Current version: criticality 0.10" in digest.text, digest.text
+
+
+def test_a_secret_in_a_replaced_version_never_reaches_disk(data_dir: Path) -> None:
+    secret = "ghp_" + "a1b2c3d4e5f6g7h8i9j0" * 2
+    with Memory.open(event_mission="ops") as memory:
+        memory.record_events([event(1, T0, text=f"Deploy token {secret} pasted into the channel", criticality=0.9)],
+                             now=T0, embed=False)
+        memory.record_events([event(1, T0, text="Token rotated", criticality=0.1)], now=T0, embed=False)
+        (current,) = _events(memory)
+        assert "[REDACTED" in current.attributes["earlier_versions"][0]["text"]
+    assert not any(secret.encode() in f.read_bytes() for f in data_dir.rglob("*") if f.is_file())
