@@ -84,3 +84,43 @@ def test_a_secret_in_a_replaced_version_never_reaches_disk(data_dir: Path) -> No
         (current,) = _events(memory)
         assert "[REDACTED" in current.attributes["earlier_versions"][0]["text"]
     assert not any(secret.encode() in f.read_bytes() for f in data_dir.rglob("*") if f.is_file())
+
+
+_WRITER = """
+import sys, time
+from datetime import datetime, timezone
+from mission_memory.api import Memory
+writer, start = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start - time.time()))
+with Memory.open(event_mission="ops") as memory:
+    for n in range(5):
+        memory.record_events([{"id": "ev-1", "time": "2026-03-01T12:00:00+00:00", "sector": "north",
+                               "type": "telemetry", "criticality": 0.5, "source": "test-post",
+                               "text": f"Pump P-3 reading from writer {writer}, report {n}"}],
+                             now=datetime(2026, 3, 1, 12, 5, tzinfo=timezone.utc), embed=False)
+        print(f"acknowledged {writer}-{n}", flush=True)
+"""
+
+
+def test_versions_sent_by_four_processes_at_once_are_all_kept(data_dir: Path) -> None:
+    """Four real processes re-send one id five times each, at the same moment: every acknowledged
+    version is the current one or among the earlier versions (the store folds the stored version in
+    inside its own write transaction)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    start = time.time() + 3.0
+    env = {**os.environ, "MISSION_MEMORY_DATA_DIR": str(data_dir)}
+    writers = [subprocess.Popen([sys.executable, "-c", _WRITER, str(w), str(start)], env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE) for w in range(4)]
+    outputs = [w.communicate(timeout=300) for w in writers]
+    for w, (_, err) in zip(writers, outputs, strict=True):
+        assert w.returncode == 0, err
+    acknowledged = {line.split()[1] for out, _ in outputs for line in out.splitlines() if line.startswith("acknowledged")}
+    assert len(acknowledged) == 20
+    with Memory.open(event_mission="ops") as memory:
+        (current,) = _events(memory)
+    said = {current.text, *(v["text"] for v in current.attributes["earlier_versions"])}
+    assert said == {f"Pump P-3 reading from writer {w}, report {n}" for w in range(4) for n in range(5)}

@@ -12,6 +12,7 @@ criticality. docs/adr/0036 records the choice.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -86,8 +87,9 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
         chain = versions.setdefault(event.id, [])
         if not chain or chain[-1] != event:
             chain.append(event)
-    records = _with_earlier_versions(store, mission, versions)
-    outcome = store.upsert_records(records)
+    records = [_with_earlier_versions(mission, [], 0, chain[-1], chain[:-1]) for chain in versions.values()]
+    # the stored version is read and folded in inside the store's write (no other writer between)
+    outcome = store.upsert_records(records, merge=functools.partial(_merged_with_stored, mission))
     forget_vector_backlog(store, caught_up=False)  # a footer saying none wait is out of date (ADR 0063)
     latest = [chain[-1] for chain in versions.values()]
     if not store.read_only:
@@ -98,41 +100,35 @@ def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str
     )
 
 
-def _with_earlier_versions(store: MemoryStore, mission: str, versions: dict[str, list[DomainEvent]]) -> list[Record]:
-    """One record per event id: its last version, carrying the versions it replaces (ADR 0078).
+def _with_earlier_versions(mission: str, earlier: list[dict[str, Any]], omitted: int, current: DomainEvent,
+                           batch_earlier: Sequence[DomainEvent]) -> Record:
+    """The record of ``current`` carrying ``earlier`` (stored), then ``batch_earlier``, bounded by
+    :data:`~mission_memory.operations.domain_events.EARLIER_VERSIONS_KEPT` (ADR 0078)."""
+    history = [*earlier, *(event_version(e) for e in batch_earlier)]
+    if len(history) > EARLIER_VERSIONS_KEPT:
+        dropped = len(history) - EARLIER_VERSIONS_KEPT
+        history = [history[0], *history[1 + dropped:]]
+        omitted += dropped
+    return event_record(current, mission, history, omitted)
 
-    The stored record of each id is read first; when its current version is the batch's last, it is
-    passed on as it is (unchanged). Otherwise the stored versions (its ``earlier_versions``, then its
-    current one) come first, then the batch's earlier ones, oldest first, bounded by
-    :data:`~mission_memory.operations.domain_events.EARLIER_VERSIONS_KEPT`.
-    """
-    plain = {eid: event_record(chain[-1], mission) for eid, chain in versions.items()}
-    stored_ids = store.ids_by_source_keys([r.source_key for r in plain.values()])
-    stored = store.get(list(stored_ids.values())) if stored_ids else {}
-    records: list[Record] = []
-    for eid, chain in versions.items():
-        current = plain[eid]
-        before = stored.get(stored_ids.get(current.source_key, ""))
-        if before is not None and version_id(before) == current.id:
-            records.append(before)  # the same version again: nothing changes
-            continue
-        earlier: list[dict[str, Any]] = []
-        omitted = 0
-        if before is not None:
-            earlier += [dict(v) for v in before.attributes.get("earlier_versions") or () if isinstance(v, dict)]
-            omitted = int(before.attributes.get("earlier_versions_omitted") or 0)
-            try:
-                earlier.append(event_version(event_from_record(before)))
-            except InputError:  # a stored record an older version wrote oddly: keep its words at least
-                earlier.append({"time": before.provenance.time.isoformat(), "criticality": before.criticality,
-                                "text": before.text})
-        earlier += [event_version(e) for e in chain[:-1]]
-        if len(earlier) > EARLIER_VERSIONS_KEPT:
-            dropped = len(earlier) - EARLIER_VERSIONS_KEPT
-            earlier = [earlier[0], *earlier[1 + dropped:]]
-            omitted += dropped
-        records.append(event_record(chain[-1], mission, earlier, omitted) if earlier else current)
-    return records
+
+def _merged_with_stored(mission: str, stored: Record, new: Record) -> Record:
+    """The record replacing ``stored`` in its slot: ``new``'s current version, carrying the versions
+    ``stored`` kept, then ``stored``'s own, then ``new``'s batch-earlier ones; ``stored`` itself when
+    ``new``'s current version is the stored one (an identical re-send). Called by the store inside
+    its write (:class:`~mission_memory.stores.base.RecordStore`)."""
+    if version_id(stored) == version_id(new):
+        return stored
+    earlier = [dict(v) for v in stored.attributes.get("earlier_versions") or () if isinstance(v, dict)]
+    omitted = int(stored.attributes.get("earlier_versions_omitted") or 0)
+    try:
+        earlier.append(event_version(event_from_record(stored)))
+    except InputError:  # a stored record an older version wrote oddly: keep its words at least
+        earlier.append({"time": stored.provenance.time.isoformat(), "criticality": stored.criticality,
+                        "text": stored.text})
+    earlier += [dict(v) for v in new.attributes.get("earlier_versions") or () if isinstance(v, dict)]
+    omitted += int(new.attributes.get("earlier_versions_omitted") or 0)
+    return _with_earlier_versions(mission, earlier, omitted, event_from_record(new), ())
 
 
 class EmbeddingQueue:

@@ -38,6 +38,7 @@ __all__ = [
     "LexicalIndex",
     "MemoryStore",
     "MissionNames",
+    "RecordMerge",
     "RecordPriors",
     "RecordStore",
     "RetrievalEventLog",
@@ -112,14 +113,22 @@ class UpsertOutcome:
     unchanged: list[str] = field(default_factory=list)
 
 
+RecordMerge = Callable[[Record, Record], Record]
+"""``merge(stored, new) -> record to store`` for :meth:`RecordStore.upsert_records` (docs/adr/0078)."""
+
+
 class RecordStore(Protocol):
     """Records keyed by record id, unique by source key (docs/adr/0006)."""
 
-    def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
+    def upsert_records(self, records: Sequence[Record], *, merge: RecordMerge | None = None) -> UpsertOutcome:
         """Store ``records`` in one transaction.
 
         A record whose id is stored is unchanged; one whose source key holds another id replaces
-        that record (and its vectors); otherwise it is added.
+        that record (and its vectors); otherwise it is added. With ``merge``, the record replacing
+        another is ``merge(stored, new)`` instead, read and written in the same transaction (SQLite)
+        or under the store's lock (Qdrant), so a concurrent writer's version is never lost between
+        the read and the write; a merge returning the stored record leaves it unchanged
+        (docs/adr/0078).
         """
         ...
 

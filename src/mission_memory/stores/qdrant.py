@@ -61,7 +61,14 @@ from qdrant_client.http.exceptions import ApiException, ResponseHandlingExceptio
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-from mission_memory.stores.base import EventRetentionRow, Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.base import (
+    EventRetentionRow,
+    Hit,
+    MemoryStore,
+    RecordMerge,
+    RecordPriors,
+    UpsertOutcome,
+)
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.qdrant_filters import PAYLOAD_INDEXES, equals, search_filter
 from mission_memory.stores.qdrant_terms import (
@@ -406,9 +413,21 @@ class QdrantStore:
         return {str(p.payload["record_id"]) for p in self._retrieve(self._records, list(record_ids), ["record_id"])
                 if p.payload}
 
-    def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
-        """Store ``records`` (see :meth:`upsert`)."""
-        return self.upsert(records, None, "")
+    def upsert_records(self, records: Sequence[Record], *, merge: RecordMerge | None = None) -> UpsertOutcome:
+        """Store ``records`` (see :meth:`upsert`).
+
+        With ``merge``, a record whose source key holds another is replaced by ``merge(stored, new)``,
+        read and written under this store's lock (one process's threads; Qdrant has no transaction
+        for several processes sharing a server, docs/adr/0078).
+        """
+        if merge is None:
+            return self.upsert(records, None, "")
+        with self._lock:
+            records = [record.redacted() for record in records]
+            held = self._held_by_keys([r.source_key for r in records])
+            stored = self.get([rid for r in records if (rid := held.get(r.source_key)) and rid != r.id])
+            merged = [merge(stored[held[r.source_key]], r) if held.get(r.source_key) in stored else r for r in records]
+            return self.upsert(merged, None, "")
 
     def upsert(
         self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str

@@ -53,7 +53,14 @@ import numpy.typing as npt
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-from mission_memory.stores.base import EventRetentionRow, Hit, MemoryStore, RecordPriors, UpsertOutcome
+from mission_memory.stores.base import (
+    EventRetentionRow,
+    Hit,
+    MemoryStore,
+    RecordMerge,
+    RecordPriors,
+    UpsertOutcome,
+)
 from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.filters import SearchFilter, matches
 from mission_memory.stores.snapshot_integrity import (
@@ -385,12 +392,13 @@ class SqliteStore:
             found.update(row[0] for row in conn.execute(f"SELECT id FROM records WHERE id IN ({marks})", chunk))
         return found
 
-    def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
+    def upsert_records(self, records: Sequence[Record], *, merge: RecordMerge | None = None) -> UpsertOutcome:
         """Store ``records`` in one transaction (see :meth:`upsert`)."""
-        return self.upsert(records, None, "")
+        return self.upsert(records, None, "", merge=merge)
 
     def upsert(
-        self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str
+        self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str,
+        *, merge: RecordMerge | None = None,
     ) -> UpsertOutcome:
         """Store ``records`` with their row-aligned ``vectors`` in one transaction.
 
@@ -403,6 +411,8 @@ class SqliteStore:
             records: the records.
             vectors: shape ``(len(records), dim)`` float32 unit vectors, or None to store none.
             model_id: id of the model that made ``vectors``.
+            merge: ``merge(stored, new)``: the record to store in place of a stored one of the same
+                source key, read inside this transaction (:class:`~mission_memory.stores.base.RecordStore`).
         """
         if vectors is not None:
             _check_rows(len(records), vectors)
@@ -415,6 +425,13 @@ class SqliteStore:
                     outcome.unchanged.append(record.id)
                     continue
                 old = tx.execute("SELECT rowid FROM records WHERE source_key = ?", (record.source_key,)).fetchone()
+                if old and merge is not None:
+                    row = tx.execute(f"SELECT {_RECORD_COLUMNS} FROM records WHERE rowid = ?", (old[0],)).fetchone()
+                    stored = _row_to_record(row)
+                    record = merge(stored, record).redacted()
+                    if record.id == stored.id or tx.execute("SELECT 1 FROM records WHERE id = ?", (record.id,)).fetchone():
+                        outcome.unchanged.append(record.id)
+                        continue
                 if old:
                     tx.execute("DELETE FROM records WHERE rowid = ?", (old[0],))
                     outcome.replaced.append(record.id)

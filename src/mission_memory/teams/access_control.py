@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
-    from mission_memory.stores.base import EventRetentionRow, Hit, MemoryStore, RecordPriors, UpsertOutcome
+    from mission_memory.stores.base import (
+        EventRetentionRow,
+        Hit,
+        MemoryStore,
+        RecordMerge,
+        RecordPriors,
+        UpsertOutcome,
+    )
 
 __all__ = ["AccessContext", "AccessScopedStore", "Role", "lower_access", "most_restricted"]
 
@@ -268,9 +275,9 @@ class AccessScopedStore:
         """As the wrapped store (import writes events as they were)."""
         return self._store.put_retrieval_events(events)
 
-    def upsert_records(self, records: Sequence[Record]) -> UpsertOutcome:
+    def upsert_records(self, records: Sequence[Record], *, merge: RecordMerge | None = None) -> UpsertOutcome:
         """As the wrapped store."""
-        return self._store.upsert_records(records)
+        return self._store.upsert_records(records, merge=merge)
 
     def upsert(
         self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str

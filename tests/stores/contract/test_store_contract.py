@@ -57,6 +57,26 @@ def test_a_changed_source_replaces_the_record_holding_its_source_key(store: Memo
     assert store.ids_by_source_keys([new.source_key, "m:doc_chunk:nowhere"]) == {new.source_key: new.id}
 
 
+def test_a_merge_decides_what_replaces_the_stored_record_and_may_keep_it(store: MemoryStore) -> None:
+    old = _record("a.md", "the old wording")
+    store.upsert_records([old])
+    seen: list[tuple[str, str]] = []
+
+    def both(stored: Record, new: Record) -> Record:
+        seen.append((stored.text, new.text))
+        return _record("a.md", stored.text + " | " + new.text)
+
+    outcome = store.upsert_records([_record("a.md", "the new wording")], merge=both)
+    assert seen == [("the old wording", "the new wording")]
+    (kept,) = store.get(outcome.replaced).values()
+    assert kept.text == "the old wording | the new wording"
+    again = store.upsert_records([_record("a.md", "a third wording")], merge=lambda stored, new: stored)
+    assert again.unchanged == [kept.id] and not again.replaced
+    assert store.ids_by_source_keys([kept.source_key]) == {kept.source_key: kept.id}
+    fresh = store.upsert_records([_record("b.md", "nothing stored here")], merge=both)
+    assert len(fresh.added) == 1 and len(seen) == 1  # a merge is asked only when a record is stored
+
+
 def test_delete_removes_records_their_vectors_and_their_index_entries(store: MemoryStore) -> None:
     keep, gone = _record("keep.md", "alpha bravo"), _record("gone.md", "alpha charlie")
     store.upsert([keep, gone], _unit(2), "model-a")
