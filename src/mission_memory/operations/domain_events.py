@@ -449,27 +449,24 @@ def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[Domain
             raw = load_json(line, f"{source} line {number}")  # raises the clear error
         if _deeper_than(raw, MAX_JSON_DEPTH):
             raise InputError(f"{source} line {number} nests JSON deeper than {MAX_JSON_DEPTH} levels")
-        if not isinstance(raw, dict):
-            raise InputError(f"{source} line {number}: expected a JSON object, got {type(raw).__name__}")
-        try:
-            events.append(DomainEvent.model_validate(raw))
-        except ValidationError as exc:
-            raise InputError(f"{source} line {number}: {_problems(exc)}") from None
+        events.append(_event_of(raw, f"{source} line {number}"))
     return events
 
 
 def _events_of_array(raw: Any, source: str) -> list[DomainEvent]:
     if not isinstance(raw, list):
         raise InputError(f"{source}: expected a JSON array of event objects, got {type(raw).__name__}")
-    events = []
-    for number, item in enumerate(raw, start=1):
-        if not isinstance(item, dict):
-            raise InputError(f"{source} item {number}: expected a JSON object, got {type(item).__name__}")
-        try:
-            events.append(DomainEvent.model_validate(item))
-        except ValidationError as exc:
-            raise InputError(f"{source} item {number}: {_problems(exc)}") from None
-    return events
+    return [_event_of(item, f"{source} item {number}") for number, item in enumerate(raw, start=1)]
+
+
+def _event_of(item: Any, where: str, expected: str = "a JSON object") -> DomainEvent:
+    """One decoded object validated as an event, or an error naming ``where`` and every bad field."""
+    if not isinstance(item, Mapping):
+        raise InputError(f"{where}: expected {expected}, got {type(item).__name__}")
+    try:
+        return DomainEvent.model_validate(dict(item))
+    except ValidationError as exc:
+        raise InputError(f"{where}: {_problems(exc)}") from None
 
 
 def check_event_times(events: Sequence[DomainEvent], clock: datetime, max_future_skew: timedelta,
@@ -502,18 +499,8 @@ def events_from_objects(items: Sequence[Any], source: str = "events") -> list[Do
         InputError: an item that is not an object or not a valid event; the message names the
             item's index and every bad field.
     """
-    events = []
-    for index, item in enumerate(items):
-        if isinstance(item, DomainEvent):
-            events.append(item)
-            continue
-        if not isinstance(item, Mapping):
-            raise InputError(f"{source}[{index}]: expected an object, got {type(item).__name__}")
-        try:
-            events.append(DomainEvent.model_validate(dict(item)))
-        except ValidationError as exc:
-            raise InputError(f"{source}[{index}]: {_problems(exc)}") from None
-    return events
+    return [item if isinstance(item, DomainEvent) else _event_of(item, f"{source}[{index}]", "an object")
+            for index, item in enumerate(items)]
 
 
 def read_events_csv(data: str | bytes, source: str = "<stdin>") -> list[DomainEvent]:
