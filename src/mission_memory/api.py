@@ -360,6 +360,7 @@ class Memory:
         client: Client | str = Client.API,
         session_id: str | None = None,
         access: AccessContext | None = None,
+        embed_archived: bool = True,
     ) -> RotationBrief:
         """The rotation brief handing the mission from the outgoing to the incoming operator (docs/design.md §6).
 
@@ -379,6 +380,9 @@ class Memory:
             repository: the mission's checkout, to warn when memory is behind it (default: none).
             archive: store the brief as a ``handover_brief`` record and log the retrieval event.
             client, session_id: logged with the retrieval event, as for :meth:`query`.
+            embed_archived: embed the archived brief now (about half a second in a fresh process, most
+                of it loading the embedder); False leaves it to the embedding queue's next catch-up
+                (the SessionStart hook, which otherwise never needs the embedder for a brief).
             access: who asks on a team server: the brief is built for them (``for_operator`` must be
                 them unless they lead) and holds no record they may not see; the outgoing operator's
                 practitioner records are the one exception, as the brief hands them over (ADR 0045).
@@ -404,7 +408,7 @@ class Memory:
             repository=Path(repository) if repository is not None else None, archive=archive,
             client=client, session_id=session_id, access=access,
         )
-        if brief.archived_id:
+        if brief.archived_id and embed_archived:
             # the archived brief is found by meaning at once (one short summary: tens of milliseconds);
             # if the embedder or the store fails now, the embedding queue's next catch-up embeds it
             with contextlib.suppress(MissionMemoryError):

@@ -157,7 +157,14 @@ def test_an_operator_change_injects_the_rotation_brief(data_dir, make_git_repo, 
     assert_stored_text_is_fenced(text.split("\n\n", 2)[2])
     with Memory.open() as memory:
         event = memory.retrieval_events(1)[0]
-    assert (event.scope, event.operator, event.client) == ("handover", "bob", "hook")
+        assert (event.scope, event.operator, event.client) == ("handover", "bob", "hook")
+        # the hook leaves the archived brief's vector to the queue (it never loads the embedder for a
+        # brief); the next catch-up embeds it
+        (archived,) = memory.store.records_of_kind(["handover_brief"], mission="uploader")
+        model = memory.embedder.model_id
+        assert not memory.store.vectors_for([archived.id], model)
+        memory.embed_pending()
+        assert memory.store.vectors_for([archived.id], model)
 
 
 def test_the_same_operator_gets_a_task_focused_digest_not_the_brief(data_dir, make_git_repo, monkeypatch):

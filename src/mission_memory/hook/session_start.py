@@ -150,7 +150,8 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
         operator = resolve_operator(Path(repository))
         if is_rotation(memory, mission, operator, session_id):
             brief = memory.rotation_brief(mission=mission, for_operator=operator, token_budget=token_budget,
-                                          repository=repository, client="hook", session_id=session_id)
+                                          repository=repository, client="hook", session_id=session_id,
+                                          embed_archived=False)  # the queue's next catch-up embeds it
             lead = ("Session start after an operator change: the rotation brief of this mission "
                     "(run `mission-memory brief ack` once you have read it).")
             return truncate(f"# mission-memory: pull digest for {mission}\n\n{lead}\n\n{brief.text.strip()}\n")
