@@ -82,7 +82,7 @@ def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
         InputError: nothing to read, or content that is neither (named, with ``--format``).
     """
     if not data.strip():
-        raise InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
+        raise _no_events(name)
     if chosen is not EventFormat.auto:
         return chosen
     suffix = Path(name).suffix.lower()
@@ -99,6 +99,10 @@ def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
         f"{name} is neither JSON Lines nor CSV: its first line is not a JSON object and not a CSV header "
         "naming id, time, sector, type, criticality and text (name the format with --format jsonl|csv)"
     )
+
+
+def _no_events(name: str) -> InputError:
+    return InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
 
 
 def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tuple[str, bool]:
@@ -160,7 +164,7 @@ def feed(
         kind = _detect(data, name, fmt)
         events = read_events_csv(data, name) if kind is EventFormat.csv else read_events_jsonl(data, name)
         if not events:
-            raise InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
+            raise _no_events(name)
         if operator is None:
             operator = os.environ.get(OPERATOR_ENV, "").strip() or None  # not git's e-mail: a cron feed is nobody's
         if operator is not None:
