@@ -69,7 +69,25 @@ class NotFound(MissionMemoryError):
 
 
 class BudgetError(MissionMemoryError):
-    """A token budget is too small to hold even the digest's header."""
+    """A token budget is too small to hold even the digest's (or brief's) fixed part.
+
+    Args:
+        budget: the budget given, in tokens.
+        needed: what the fixed part takes, in tokens.
+        fixed_part: what that part is, e.g. ``"the digest header"``.
+        parameter: how the caller named the budget (``token_budget``, the core's and the MCP tool's
+            parameter; the CLI re-words it as ``--budget`` with :meth:`for_parameter`).
+
+    The message reads ``token_budget 10 is too small for the digest header (115 tokens)``.
+    """
+
+    def __init__(self, budget: int, needed: int, fixed_part: str, parameter: str = "token_budget") -> None:
+        self.budget, self.needed, self.fixed_part, self.parameter = budget, needed, fixed_part, parameter
+        super().__init__(f"{parameter} {budget} is too small for {fixed_part} ({needed} tokens)")
+
+    def for_parameter(self, parameter: str) -> BudgetError:
+        """The same error naming the budget as ``parameter`` (``--budget`` on the command line)."""
+        return BudgetError(self.budget, self.needed, self.fixed_part, parameter)
 
 
 _PYDANTIC_HELP = re.compile(r"\n?[ \t]*For further information visit https?://errors\.pydantic\.dev/\S*")

@@ -92,6 +92,16 @@ def test_bad_input_gives_a_clear_error_and_exit_code_one(tmp_path: Path) -> None
     assert result.exit_code == 1 and "too small" in result.stderr
 
 
+def test_a_budget_too_small_for_the_header_names_the_flag_the_user_typed(mission_repo: GitRepo) -> None:
+    runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
+    result = runner.invoke(app, ["query", "first question", "--budget", "10"])
+    assert result.exit_code == 1
+    assert "--budget 10 is too small for the digest header" in result.stderr
+    assert "token_budget" not in result.stderr
+    failed = json.loads(runner.invoke(app, ["query", "first question", "--budget", "10", "--json"]).stderr)
+    assert failed["error"].startswith("--budget 10 is too small") and failed["kind"] == "BudgetError"
+
+
 def test_every_query_is_logged_as_a_retrieval_event(mission_repo: GitRepo) -> None:
     runner.invoke(app, ["ingest", str(mission_repo.root), "--json"])
     runner.invoke(app, ["query", "first question"])

@@ -118,7 +118,7 @@ def test_the_brief_never_exceeds_its_token_budget(shift: Shift, budget: int) -> 
 
 def test_a_budget_too_small_for_the_header_is_refused_with_the_number(shift: Shift) -> None:
     memory, _ = shift
-    with pytest.raises(BudgetError, match="token_budget 20 is too small: the brief's header and status line"):
+    with pytest.raises(BudgetError, match="token_budget 20 is too small for the brief's header and status line"):
         memory.rotation_brief(for_operator="bob", now=NOW, token_budget=20)
     with pytest.raises(InputError, match="token_budget 0 is outside"):
         memory.rotation_brief(for_operator="bob", now=NOW, token_budget=0)

@@ -15,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from mission_memory.errors import InputError, MissionMemoryError, user_message
+from mission_memory.errors import BudgetError, InputError, MissionMemoryError, user_message
 
 __all__ = ["check_budget_flag", "clip_argument", "console", "err_console", "print_json", "reported_errors"]
 
@@ -72,8 +72,10 @@ def reported_errors() -> Iterator[None]:
     try:
         yield
     except MissionMemoryError as exc:
-        message = user_message(exc)
         ctx = _current_context()
+        if isinstance(exc, BudgetError) and ctx is not None and _budget_flag(ctx):
+            exc = exc.for_parameter(_budget_flag(ctx))  # the flag the user typed, not the core's parameter
+        message = user_message(exc)
         if ctx is not None and _json_requested(ctx):
             payload = {
                 "error": message,
@@ -100,6 +102,14 @@ def _current_context() -> Any:
     except ImportError:  # an older typer runs on the click package
         from click import get_current_context  # type: ignore[no-redef]
     return get_current_context(silent=True)
+
+
+def _budget_flag(ctx: Any) -> str:
+    """How the running command spells its token-budget option (``--budget``), or "" when it has none."""
+    for p in ctx.command.params:
+        if p.name == "budget":
+            return next((o for o in getattr(p, "opts", ()) if o.startswith("--")), "")
+    return ""
 
 
 def _json_params(ctx: Any) -> set[str]:

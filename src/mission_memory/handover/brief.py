@@ -759,8 +759,9 @@ def pack_brief(
     fixed += statement_room if spine else 0
     if fixed > token_budget:
         raise BudgetError(
-            f"token_budget {token_budget} is too small: the brief's header and status line alone take {fixed} tokens"
-            + (" (with the line saying how the open handover notes are shown)" if spine else "")
+            token_budget, fixed,
+            "the brief's header and status line"
+            + (" and the line saying how the open handover notes are shown" if spine else ""),
         )
 
     def spine_cost(item: BriefItem, text: str) -> int:

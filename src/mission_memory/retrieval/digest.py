@@ -595,9 +595,7 @@ def pack_digest(
                        tokenizer.count(_footer(0, n, None, cap_left, cap) + note) if cap_left else 0)
     fixed = tokenizer.count(header) + sep + worst_footer
     if fixed > token_budget:
-        raise BudgetError(
-            f"token_budget {token_budget} is too small: the digest header alone takes {fixed} tokens"
-        )
+        raise BudgetError(token_budget, fixed, "the digest header")
     chosen: list[tuple[Candidate, int, str]] = []
     used = fixed
     section_cost = [tokenizer.count(f"## {section.title}") + sep for section in layout]
