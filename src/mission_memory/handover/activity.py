@@ -34,7 +34,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from mission_memory.records import Record
+from mission_memory.records import AccessLevel, Record
+from mission_memory.teams.access_control import most_restricted
 
 __all__ = [
     "BULK_FILES",
@@ -91,6 +92,8 @@ class FileActivity:
         commits: how many horizon commits touched it.
         by_outgoing, by_incoming: how many of those the outgoing / incoming operator authored.
         last_sha, last_time: the newest commit touching it (provenance).
+        access_level: the most restricted access level of the commits counted (what naming the
+            file, its counts and its latest commit reveal).
     """
 
     path: str
@@ -101,6 +104,7 @@ class FileActivity:
     by_incoming: int
     last_sha: str
     last_time: datetime
+    access_level: AccessLevel = AccessLevel.PUBLIC
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,8 @@ class ComponentActivity:
     last_time: datetime
     recent: tuple[tuple[str, str, str, datetime], ...] = field(default=())
     """Its latest commits, newest first: ``(sha, subject, author, time)``."""
+    access_level: AccessLevel = AccessLevel.PUBLIC
+    """The most restricted access level of the commits counted (what its line in a brief reveals)."""
 
 
 @dataclass(frozen=True)
@@ -219,6 +225,7 @@ def rank_activity(
     out_touches: dict[str, int] = {}
     in_touches: dict[str, int] = {}
     last: dict[str, Record] = {}
+    levels: dict[str, set[AccessLevel]] = {}
     horizon_files: list[tuple[Record, list[str]]] = []
     for rank, commit in horizon:
         files = sorted(set(_files(commit)))
@@ -236,6 +243,7 @@ def rank_activity(
             out_touches[path] = out_touches.get(path, 0) + (1 if outgoing and author == outgoing else 0)
             in_touches[path] = in_touches.get(path, 0) + (1 if incoming and author == incoming else 0)
             last.setdefault(path, commit)
+            levels.setdefault(path, set()).add(commit.access_level)
         horizon_files.append((commit, files))
 
     def sha(commit: Record) -> str:
@@ -258,7 +266,8 @@ def rank_activity(
             comp_commits.setdefault(comp, []).append(commit)
     files_ranked = sorted(
         (FileActivity(p, comp_of(p), score[p], touches[p], out_touches[p], in_touches[p],
-                      sha(last[p]), last[p].provenance.time) for p in score),
+                      sha(last[p]), last[p].provenance.time, most_restricted(levels[p], AccessLevel.PUBLIC))
+         for p in score),
         key=lambda f: (-f.score, -f.last_time.timestamp(), f.path),
     )
     comp_score: dict[str, float] = {}
@@ -270,7 +279,8 @@ def rank_activity(
         (ComponentActivity(comp, comp_score[comp], len(cs), comp_files[comp],
                            sum(1 for c in cs if outgoing and _author(c) == outgoing),
                            sha(cs[0]), cs[0].title, cs[0].provenance.time,
-                           tuple((sha(c), c.title, _author(c), c.provenance.time) for c in _latest_commits(cs)))
+                           tuple((sha(c), c.title, _author(c), c.provenance.time) for c in _latest_commits(cs)),
+                           most_restricted((c.access_level for c in cs), AccessLevel.PUBLIC))
          for comp, cs in comp_commits.items()),
         key=lambda c: (-c.score, -c.last_time.timestamp(), c.component),
     )
@@ -278,6 +288,7 @@ def rank_activity(
     recent_since = horizon[min(RECENT_COMMITS, len(horizon)) - 1][1].provenance.time if horizon else None
     older_touches: dict[str, int] = {}
     older_last: dict[str, Record] = {}
+    older_levels: dict[str, set[AccessLevel]] = {}
     for commit in with_files:  # newest first
         if commit.id in chosen:
             continue
@@ -286,7 +297,8 @@ def rank_activity(
                 continue
             older_touches[path] = older_touches.get(path, 0) + 1
             older_last.setdefault(path, commit)
+            older_levels.setdefault(path, set()).add(commit.access_level)
     older = tuple(FileActivity(p, comp_of(p), 0.0, older_touches[p], 0, 0, sha(older_last[p]),
-                               older_last[p].provenance.time)
+                               older_last[p].provenance.time, most_restricted(older_levels[p], AccessLevel.PUBLIC))
                   for p in sorted(older_last, key=lambda p: (-older_last[p].provenance.time.timestamp(), p)))
     return RecentActivity(tuple(files_ranked), tuple(components), len(horizon), oldest, recent_since, older)

@@ -45,8 +45,9 @@ from mission_memory.handover.notes import open_notes
 from mission_memory.handover.profile import PredecessorProfile, build_profile
 from mission_memory.handover.shift_window import ShiftWindow, work_by_operator
 from mission_memory.ingest.tracked_tree import tracked_files
-from mission_memory.records import Record, RecordKind
+from mission_memory.records import AccessLevel, Record, RecordKind
 from mission_memory.stores.base import MemoryStore
+from mission_memory.teams.access_control import most_restricted
 from mission_memory.tokens import Tokenizer
 
 __all__ = [
@@ -104,6 +105,10 @@ class BriefItem:
         spine: kept before anything else but the status line (open handover notes, the incident
             block; ADR 0060): shown whole, else as ``short``, else listed as not shown.
         short: the condensed text a spine item falls back to when the budget cannot hold it whole.
+        access_level: the most restricted access level of what it reveals beyond ``record_ids``
+            (file paths, commit subjects and counts taken from commits, corrections it summarises):
+            the archived brief is stamped with the most restricted level of both (issue: a brief
+            archived ``internal`` named restricted files and commits).
     """
 
     section: BriefSection
@@ -115,6 +120,7 @@ class BriefItem:
     fill: bool = False
     spine: bool = False
     short: str = ""
+    access_level: AccessLevel = AccessLevel.PUBLIC
 
     def to_json(self, shown: str) -> dict[str, Any]:
         """The entry as ``mission-memory brief --json`` prints it (``shown``: the text after cutting)."""
@@ -303,7 +309,9 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
                          f" · sources: {', '.join(p.refs[:3])}")
             lines.extend(f"  latest: \"{_one_line(summary, 160)}\"" for summary in p.summaries[:1])
         items.append(BriefItem(BriefSection.PROFILE, f"typical corrections ({profile.corrections} in the window)",
-                               "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 420))
+                               "\n".join(lines), tuple(r for p in profile.patterns for r in p.refs), (), 420,
+                               access_level=most_restricted((p.access_level for p in profile.patterns[:8]),
+                                                            AccessLevel.PUBLIC)))
     for zone in profile.zones:
         name = zone.component if zone.component == "(root)" else f"{zone.component}/"
         mine = f" ({zone.by_outgoing} by {profile.operator})" if profile.operator and zone.by_outgoing else ""
@@ -312,7 +320,7 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
             lines.append("Files: " + ", ".join(zone.files))
         lines.extend(f"commit {sha[:12]} {_one_line(subject, 140)}" for sha, subject in zone.latest_commits)
         items.append(BriefItem(BriefSection.PROFILE, "attention zone", "\n".join(lines),
-                               tuple(sha for sha, _ in zone.latest_commits), (), 200))
+                               tuple(sha for sha, _ in zone.latest_commits), (), 200, access_level=zone.access_level))
     return items
 
 
@@ -329,7 +337,8 @@ def _other_components_item(activity: RecentActivity, shown: set[str]) -> list[Br
         else:
             lines.append(f"{head}, latest {c.last_time.date().isoformat()} `{c.last_sha[:12]}`")
     return [BriefItem(BriefSection.PROFILE, "other active components, by recent activity", "\n".join(lines),
-                      tuple(c.last_sha for c in rest), (), 400)]
+                      tuple(c.last_sha for c in rest), (), 400,
+                      access_level=most_restricted((c.access_level for c in rest), AccessLevel.PUBLIC))]
 
 
 def _recent_files_item(activity: RecentActivity, outgoing: str | None, incoming: str | None) -> list[BriefItem]:
@@ -355,7 +364,9 @@ def _recent_files_item(activity: RecentActivity, outgoing: str | None, incoming:
     since = activity.oldest.date().isoformat() if activity.oldest else "?"
     return [BriefItem(BriefSection.RECENT_FILES,
                       f"files by recent activity ({activity.horizon} commits since {since}; ranked by ADR 0038)",
-                      "\n".join(lines), tuple(f.last_sha for f in activity.files), (), 0, fill=True)]
+                      "\n".join(lines), tuple(f.last_sha for f in activity.files), (), 0, fill=True,
+                      access_level=most_restricted((f.access_level for f in (*activity.files, *activity.older)),
+                                                   AccessLevel.PUBLIC))]
 
 
 def _recently_touched(when: datetime, window: ShiftWindow, activity: RecentActivity) -> bool:

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mission_memory.handover.activity import RecentActivity, component_of_path
-from mission_memory.records import Record
+from mission_memory.records import AccessLevel, Record
+from mission_memory.teams.access_control import most_restricted
 
 __all__ = ["AttentionZone", "CorrectionPattern", "PredecessorProfile", "build_profile", "component_of_path"]
 
@@ -42,6 +43,8 @@ class CorrectionPattern:
     refs: tuple[str, ...]
     summaries: tuple[str, ...] = ()
     """The summary sentences of its newest corrections (a correction record's title is its summary)."""
+    access_level: AccessLevel = AccessLevel.PUBLIC
+    """The most restricted access level of its corrections (what quoting them reveals)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class AttentionZone:
         latest_commits: ``(sha, "date author: subject")`` of its latest commits, newest first.
         by_outgoing: how many of ``commits`` the outgoing operator authored.
         score: its recent-activity score (ADR 0038; 0 when only corrections name it).
+        access_level: the most restricted access level of the commits, files and corrections it
+            names (what its lines in a brief reveal).
     """
 
     component: str
@@ -65,6 +70,7 @@ class AttentionZone:
     latest_commits: tuple[tuple[str, str], ...]
     by_outgoing: int = 0
     score: float = 0.0
+    access_level: AccessLevel = AccessLevel.PUBLIC
 
 
 @dataclass(frozen=True)
@@ -119,6 +125,7 @@ def build_profile(
             klass, category, len(items), dict(outcomes),
             tuple(c for c, _ in comps.most_common()), tuple(r.provenance.ref for r in newest),
             tuple(dict.fromkeys(" ".join(r.title.split()) for r in newest if r.title.strip()))[:3],
+            most_restricted((r.access_level for r in items), AccessLevel.PUBLIC),
         ))
     patterns.sort(key=lambda p: (-p.count, p.correction_class, p.category))
 
@@ -127,11 +134,14 @@ def build_profile(
     zones = []
     for comp in set(corrected) | set(active):
         a = active.get(comp)
-        files = tuple(f.path for f in activity.files if f.component == comp)[:files_per_zone]
+        named = [f for f in activity.files if f.component == comp][:files_per_zone]
+        files = tuple(f.path for f in named)
+        level = most_restricted([*(f.access_level for f in named), *([a.access_level] if a else []),
+                                 *(r.access_level for r in corrections if r.component == comp)], AccessLevel.PUBLIC)
         recent = tuple((sha, f"{when.date().isoformat()} {author or 'unknown'}: {subject}")
                        for sha, subject, author, when in a.recent) if a and a.recent else (
             ((a.last_sha, a.last_subject),) if a else ())
         zones.append(AttentionZone(comp, corrected[comp], a.commits if a else 0, files, recent,
-                                   a.by_outgoing if a else 0, a.score if a else 0.0))
+                                   a.by_outgoing if a else 0, a.score if a else 0.0, level))
     zones.sort(key=lambda z: (-z.corrections, -z.score, z.component))
     return PredecessorProfile(operator, len(corrections), tuple(patterns), tuple(zones[:max_zones]))

@@ -95,7 +95,10 @@ def build_rotation_brief(
     quoted_ids = tuple(dict.fromkeys(r for item, _ in entries for r in item.record_ids))
     quoted = store.get(list(quoted_ids))
     record = brief_record(brief)
-    record = record.model_copy(update={"access_level": most_restricted(q.access_level for q in quoted.values())})
+    # Stamped with the most restricted level of what the packed entries quote (records) and reveal
+    # (file paths, commit subjects, counts): a reader below it must not be served the brief.
+    level = most_restricted([*(q.access_level for q in quoted.values()), *(item.access_level for item, _ in entries)])
+    record = record.model_copy(update={"access_level": level})
     store.upsert_records([record])
     event = store.log_retrieval_event(NewRetrievalEvent(
         query=f"handover brief for {incoming or 'unknown'} from {window.from_operator or 'unknown'}",
