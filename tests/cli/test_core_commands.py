@@ -273,3 +273,29 @@ def test_help_text_flows_as_paragraphs_not_the_docstrings_line_breaks() -> None:
                           env={**os.environ, "COLUMNS": "200"}, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert any("so it never mixes with your missions" in line for line in done.stdout.splitlines()), done.stdout
+
+
+def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], Any]]:
+    """Every command of the CLI with its path of names (groups included)."""
+    out = [(path, command)]
+    for name, sub in sorted(getattr(command, "commands", {}).items()):
+        out += _commands(sub, (*path, name))
+    return out
+
+
+def test_placeholders_in_option_help_are_shown_not_swallowed_as_markup() -> None:
+    """Help is rendered as markdown, where ``<slug>`` is an HTML tag: ``NNNN-<slug>.md`` printed as
+    ``NNNN-.md`` and ``<data dir>/prompts.git`` as ``/prompts.git``. Every ``<…>`` of an option's
+    help must reach the screen."""
+    import re
+
+    from typer.main import get_command
+
+    missing = []
+    for path, command in _commands(get_command(app)):
+        placeholders = {(p.name, m) for p in command.params for m in re.findall(r"<[^<>\s][^<>]*>", p.help or "")}
+        if not placeholders:
+            continue
+        shown = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"}).stdout
+        missing += [(" ".join(path), name, m) for name, m in placeholders if m not in shown]
+    assert not missing, missing

@@ -84,7 +84,7 @@ def correct(
 @app.command("import")
 def import_command(
     prompts: Annotated[
-        Path | None, typer.Option("--prompts", help="Prompt repository (default: <data dir>/prompts.git).")
+        Path | None, typer.Option("--prompts", help="Prompt repository (default: `<data dir>/prompts.git`).")
     ] = None,
     transcripts: Annotated[
         list[Path] | None,

@@ -43,7 +43,7 @@ def decide(
     component: Annotated[str | None, typer.Option("--component", help="The component it concerns.")] = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="A tracker key it belongs to (repeatable).")] = None,
     supersedes: Annotated[
-        str | None, typer.Option("--supersedes", help="The decision it replaces: ADR number, path or decision/<slug>.")
+        str | None, typer.Option("--supersedes", help="The decision it replaces: ADR number, path or `decision/<slug>`.")
     ] = None,
     status: Annotated[StatusOption, typer.Option("--status", help="accepted or proposed.")] = StatusOption.accepted,
     mission: Annotated[
@@ -55,7 +55,7 @@ def decide(
     session: Annotated[str | None, typer.Option("--session", help="The session the decision was taken in.")] = None,
     by: Annotated[DecidedBy, typer.Option("--by", help="Who decided: the operator or the agent.")] = DecidedBy.operator,
     write_adr: Annotated[
-        Path | None, typer.Option("--write-adr", help="Also write it as a MADR file NNNN-<slug>.md into this folder.")
+        Path | None, typer.Option("--write-adr", help="Also write it as a MADR file `NNNN-<slug>.md` into this folder.")
     ] = None,
     access_level: Annotated[
         str | None,

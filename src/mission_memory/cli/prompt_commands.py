@@ -34,7 +34,7 @@ app = typer.Typer(
 )
 
 RepoOpt = Annotated[
-    Path | None, typer.Option("--repo", help="Prompt repository (default: <data dir>/prompts.git).")
+    Path | None, typer.Option("--repo", help="Prompt repository (default: `<data dir>/prompts.git`).")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 SessionOpt = Annotated[str | None, typer.Option("--session", help="Only this session id.")]

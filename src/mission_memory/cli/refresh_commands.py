@@ -46,7 +46,7 @@ class TrackerKind(StrEnum):
 
 TrackerOption = Annotated[TrackerKind, typer.Option("--tracker", help="Where the tasks live.")]
 TasksDirOption = Annotated[
-    Path | None, typer.Option("--tasks-dir", help="Local tracker: folder of <KEY>.md task files.")
+    Path | None, typer.Option("--tasks-dir", help="Local tracker: folder of `<KEY>.md` task files.")
 ]
 PlaneUrlOption = Annotated[
     str | None, typer.Option("--plane-url", help="Plane: base URL (key from MISSION_MEMORY_PLANE_API_KEY).")
