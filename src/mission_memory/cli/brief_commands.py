@@ -58,19 +58,13 @@ def brief(
     with reported_errors(), _open_memory() as memory:
         check_budget_flag(budget, memory.settings.max_token_budget)
 
-        def build(archive: bool) -> Any:
-            return memory.rotation_brief(
-                mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
-                token_budget=budget, repository=Path.cwd(), client="cli", archive=archive,
-            )
-
-        # A --from that memory has never seen (a typo) gets the brief printed but not archived, so
-        # `brief ack` cannot acknowledge a handover from nobody.
-        result = build(archive=from_operator is None)
-        unknown = from_operator is not None and not _operator_is_known(memory, from_operator, result.window.mission)
-        if from_operator is not None and not unknown:
-            result = build(archive=True)
-    if unknown:
+        # A --from that memory has never seen (a typo) gets the brief printed but not archived (the
+        # core's rule, shared with the MCP tool), so `brief ack` cannot acknowledge a handover from nobody.
+        result = memory.rotation_brief(
+            mission=mission, from_operator=from_operator, for_operator=for_operator, since=since,
+            token_budget=budget, repository=Path.cwd(), client="cli",
+        )
+    if not result.from_operator_known:
         err_console.print(
             f"Warning: memory holds nothing from operator {from_operator!r} on mission {result.window.mission!r}"
             " (no queries, corrections, decisions or notes), so the brief has no profile of them and is not"
@@ -81,16 +75,6 @@ def brief(
         print_json(result.to_json())
     else:
         typer.echo(result.text)
-
-
-def _operator_is_known(memory: Any, operator: str, mission: str) -> bool:
-    """Whether ``operator`` left anything on ``mission``: a retrieval event or a record they own."""
-    from mission_memory.records import RecordKind
-
-    if memory.store.retrieval_events_matching(operator=operator, mission=mission, limit=1):
-        return True
-    kinds = [kind.value for kind in RecordKind]
-    return bool(memory.store.records_of_kind(kinds, mission=mission, operator=operator, limit=1))
 
 
 @brief_app.command("ack")

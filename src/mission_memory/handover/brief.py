@@ -144,6 +144,9 @@ class RotationBrief:
         archived_id: id of the ``handover_brief`` record archiving it ("" when not archived).
         retrieval_event_id: id of the retrieval event logging it ("" when not logged).
         acknowledged: ``{"operator", "time"}`` when the incoming operator acknowledged it.
+        from_operator_known: False when the outgoing operator was named by the caller and memory
+            holds nothing of theirs on the mission (a typo, most likely): such a brief is not archived,
+            and its status line says so.
     """
 
     window: ShiftWindow
@@ -158,6 +161,7 @@ class RotationBrief:
     retrieval_event_id: str = ""
     acknowledged: dict[str, str] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    from_operator_known: bool = True
 
     def to_json(self) -> dict[str, Any]:
         """The brief as ``mission-memory brief --json`` prints it."""
@@ -175,6 +179,7 @@ class RotationBrief:
             "archived_id": self.archived_id,
             "retrieval_event_id": self.retrieval_event_id,
             "acknowledged": self.acknowledged,
+            "from_operator_known": self.from_operator_known,
             "entries": [item.to_json(shown) for item, shown in self.entries],
             "brief": self.text,
         }
@@ -514,6 +519,7 @@ def collect_brief_items(
     *,
     extra_watch: Sequence[BriefItem] = (),
     tokenizer: Tokenizer | None = None,
+    from_operator_known: bool = True,
 ) -> tuple[list[BriefItem], dict[str, int], PredecessorProfile]:
     """Read the brief's entries for ``window`` from ``store`` (docs/design.md §6, ADR 0026).
 
@@ -522,6 +528,8 @@ def collect_brief_items(
         window: the shift (mission, from → to, since/until).
         extra_watch: watch items the caller found outside the store (e.g. memory behind the repository).
         tokenizer: condenses the incident block while the mission is degraded (None: no incident block).
+        from_operator_known: False when memory holds nothing of the named outgoing operator on the
+            mission: the status line says so (and that the brief is not archived).
 
     Returns:
         ``(items, counts, profile)``: items in section order, best first within a section; counts
@@ -554,7 +562,11 @@ def collect_brief_items(
         f" · {_n(counts['corrections'], 'correction')} · {_n(counts['open_questions'], 'open question')}"
         f" · {_n(counts['tasks_in_progress'], 'task')} in progress · {_n(len(commits), 'commit')}"
         f" · {_n(len(notes), 'open note')}",
-        f"mission: {m}\nfrom: {window.from_operator or 'unknown (no earlier operator in memory)'}\n"
+        f"mission: {m}\nfrom: {window.from_operator or 'unknown (no earlier operator in memory)'}"
+        + ("" if from_operator_known else
+           " (memory holds nothing from this operator on the mission: no queries, corrections, decisions"
+           " or notes; check the name. This brief is not archived.)")
+        + "\n"
         f"to: {window.to_operator or 'unknown'}\nwindow: {since.isoformat()} → {until.isoformat()}\n"
         + _who_did_what(store, window) + _last_handover(store, window),
         max_tokens=260,

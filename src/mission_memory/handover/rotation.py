@@ -27,6 +27,15 @@ from mission_memory.tokens import Tokenizer
 __all__ = ["build_rotation_brief"]
 
 
+def operator_is_known(store: MemoryStore, operator: str, mission: str) -> bool:
+    """Whether ``operator`` left anything on ``mission``: a retrieval event, or a record of any kind they own."""
+    from mission_memory.records import RecordKind
+
+    if store.retrieval_events_matching(operator=operator, mission=mission, limit=1):
+        return True
+    return bool(store.records_of_kind([kind.value for kind in RecordKind], mission=mission, operator=operator, limit=1))
+
+
 def build_rotation_brief(
     store: MemoryStore,
     tokenizer: Tokenizer,
@@ -87,10 +96,15 @@ def build_rotation_brief(
         AccessScopedStore(store, access.for_handover_from(window.from_operator)) if access is not None else store
     )
     watch = repository_watch_items(seen, mission, repository) if repository is not None else []
-    items, counts, profile = collect_brief_items(seen, window, extra_watch=watch, tokenizer=tokenizer)
+    # A named outgoing operator memory has never seen (a typo) gets the brief, saying so, but it is not
+    # archived: the next brief would call it the last handover, and `brief ack` could acknowledge it.
+    known = from_operator is None or operator_is_known(seen, from_operator, mission)
+    items, counts, profile = collect_brief_items(seen, window, extra_watch=watch, tokenizer=tokenizer,
+                                                 from_operator_known=known)
     text, entries, tokens, omitted = pack_brief(items, token_budget, tokenizer)
-    brief = RotationBrief(window, counts, token_budget, tokens, text, tuple(entries), omitted, profile)
-    if not archive or store.read_only:
+    brief = RotationBrief(window, counts, token_budget, tokens, text, tuple(entries), omitted, profile,
+                          from_operator_known=known)
+    if not archive or store.read_only or not known:
         return brief
     quoted_ids = tuple(dict.fromkeys(r for item, _ in entries for r in item.record_ids))
     quoted = store.get(list(quoted_ids))
