@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from mission_memory.capture import dropped_prompts
 from mission_memory.cli.output import console, print_json, reported_errors
@@ -129,6 +130,7 @@ def status(
         log = effective / "logs" / "prompt-hook.log"
         problems = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.is_file() else []
         dropped = dropped_prompts.read_record(str(effective))
+        unwritable = _unwritable(effective, repo)
     report = {
         "scopes": scopes,
         "data_dir": str(effective),
@@ -138,6 +140,7 @@ def status(
         "logged_problems": len(problems),
         "last_problem": problems[-1] if problems else None,
         "dropped_prompts": _dropped_dict(dropped, effective),
+        "unwritable": unwritable,
     }
     if json_output:
         print_json(report)
@@ -153,6 +156,48 @@ def status(
         f"Hook log {log}: {len(problems)} problems" + (f"; last: {problems[-1]}" if problems else "")
     )
     console.print(_dropped_line(report["dropped_prompts"]))
+    for item in unwritable:
+        console.print(
+            f"[red]The hook cannot store prompts: {escape(item['path'])} is not writable ({item['reason']}).[/] "
+            "Prompts sent now are lost, and not even counted: the dropped-prompt record is in that data dir."
+        )
+
+
+def _unwritable(data_dir: Path, repo: Path) -> list[dict[str, str]]:
+    """The places the prompt hook must write and cannot, each ``{"path", "reason"}`` (errno name).
+
+    A data dir (or its prompt repository, or its dropped-prompt record) that cannot be written
+    loses every prompt, and the record that would count the loss cannot be written either: only
+    this check can tell (issue: a read-only data dir lost prompts while ``hook status`` said
+    ``Dropped prompts: 0``). Folders are probed by creating and removing a temporary file, the
+    record by opening it for writing (nothing is written). A data dir that does not exist yet is
+    not a problem: the hook creates it.
+    """
+    import errno
+    import os
+    import tempfile
+
+    def reason(exc: OSError) -> str:
+        return errno.errorcode.get(exc.errno or 0, type(exc).__name__)
+
+    out: list[dict[str, str]] = []
+    for folder in (data_dir, repo / "objects", data_dir / "logs"):
+        if not folder.is_dir():
+            continue
+        try:
+            handle, probe = tempfile.mkstemp(prefix=".write-probe-", dir=folder)
+        except OSError as exc:
+            out.append({"path": str(folder), "reason": reason(exc)})
+            continue
+        os.close(handle)
+        os.unlink(probe)
+    record = data_dir / dropped_prompts.RECORD_NAME
+    if record.is_file():
+        try:
+            os.close(os.open(record, os.O_WRONLY))
+        except OSError as exc:
+            out.append({"path": str(record), "reason": reason(exc)})
+    return out
 
 
 def _stamp(ns: int) -> str | None:
