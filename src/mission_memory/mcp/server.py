@@ -256,7 +256,8 @@ def build_server(
         ] = "all",
         token_budget: Annotated[
             int,
-            Field(description="Upper bound on the digest's size, in tokens.", ge=1, le=MAX_TOKEN_BUDGET),
+            # strict: JSON `true` is not the budget 1, nor "8000" a number (a model's slip, named back to it)
+            Field(description="Upper bound on the digest's size, in tokens.", ge=1, le=MAX_TOKEN_BUDGET, strict=True),
         ] = 8000,
         filters: FiltersArg = None,
         timeline: Annotated[
@@ -265,7 +266,7 @@ def build_server(
                 "Start the digest with the crisis timeline: what is escalating (rate per sector and trend),"
                 " what cascades, the links between events, decisions since the escalation began and by whom,"
                 " open questions. Always there while the mission is in degraded mode."
-            )),
+            ), strict=True),
         ] = False,
         now: Annotated[
             str | None,
