@@ -76,3 +76,15 @@ def test_switching_of_an_empty_or_single_prompt_stream():
 
     one = switching_stats([(datetime(2025, 1, 1, tzinfo=UTC), "/r")])
     assert (one.switches, one.switch_rate, one.dwell[0].visits) == (0, 0.0, 1)
+
+
+def test_redaction_markers_are_not_topics(capture, corpus):
+    """The hook stores ``[REDACTED:token]`` for a secret; ``prompts topics`` listed "redacted" and "token"
+    as a week's top topics."""
+    capture("2025-03-03T09:00:00+00:00", "Deploy with the key ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8")
+    capture("2025-03-04T09:00:00+00:00", "Rotate the deploy password=hunter2-Secret-99")
+    prompts = [(p.timestamp, p.prompt) for p in corpus.prompts()]
+    assert any("[REDACTED:" in text for _, text in prompts)  # stored redacted by the hook
+    dist = topic_distribution(prompts, top=10)
+    assert "deploy" in dist.topics
+    assert not {"redacted", "assignment", "token", "github"} & set(dist.topics), dist.topics  # the markers' words

@@ -105,10 +105,16 @@ def _stem(word: str) -> str:
     return word
 
 
+_REDACTION_MARKER = re.compile(r"\[REDACTED:[^\]]*\]")
+"""What the capture hook writes in place of a secret (:mod:`mission_memory.capture.redaction`): its words
+("redacted", "token", "password") are not the prompt's topic."""
+
+
 def prompt_terms(text: str) -> dict[str, str]:
-    """Content terms of one prompt: stem -> the first surface form seen (lower-cased)."""
+    """Content terms of one prompt: stem -> the first surface form seen (lower-cased); redaction
+    markers (``[REDACTED:token]``) are not terms."""
     terms: dict[str, str] = {}
-    for match in _WORD.finditer(text.lower().replace("’", "'")):
+    for match in _WORD.finditer(_REDACTION_MARKER.sub(" ", text).lower().replace("’", "'")):
         word = match.group()
         if word in STOP_WORDS:
             continue
