@@ -89,6 +89,25 @@ def test_a_missing_path_is_reported_as_an_error_naming_it(tmp_path: Path) -> Non
     assert "no-such-folder" in result.stderr
 
 
+def test_a_file_that_is_not_a_transcript_is_not_a_session(scenario_2x: Scenario, tmp_path: Path) -> None:
+    """A binary file given by mistake was counted as one session with K = 0 ("100 % of sessions with
+    no read during initialization"), exit 0."""
+    import os
+
+    blob = tmp_path / "blob.bin"
+    blob.write_bytes(os.urandom(20_000))
+    alone = run("sessions", str(blob))
+    assert alone.exit_code == 1
+    assert "no Claude Code transcript" in alone.stderr and "blob.bin" in alone.stderr
+    mixed = run("sessions", str(scenario_2x.root), str(blob), "--json")
+    assert mixed.exit_code == 0, mixed.output
+    payload = json.loads(mixed.stdout)
+    assert payload["summary"]["N"] == 1
+    assert payload["summary"]["read"]["not_transcripts"] == [str(blob.resolve())]
+    table = run("sessions", str(scenario_2x.root), str(blob))
+    assert "1 files that are not transcripts" in " ".join(table.stdout.split())
+
+
 def test_an_unknown_initialization_boundary_is_refused(scenario_2x: Scenario) -> None:
     result = run("sessions", str(scenario_2x.root), "--init-boundary", "whenever")
     assert result.exit_code == 1

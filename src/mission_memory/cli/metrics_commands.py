@@ -412,6 +412,8 @@ def _print_sessions(metrics: list[SessionMetrics], summary: SessionsSummary, rep
     skipped = []
     if report.non_json_lines:
         skipped.append(f"{report.non_json_lines} non-JSON lines")
+    if report.not_transcripts:
+        skipped.append(f"{len(report.not_transcripts)} files that are not transcripts (no JSON line)")
     if report.truncated_last_lines:
         skipped.append(f"{report.truncated_last_lines} truncated last lines")
     if report.unknown_types:

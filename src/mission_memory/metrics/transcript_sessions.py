@@ -90,6 +90,8 @@ class ReadReport:
         non_json_lines: sum over files.
         truncated_last_lines: files whose last line was cut off.
         unknown_types: record type -> count, summed over files.
+        not_transcripts: files left out because none of their lines is a JSON object (a binary
+            file, a text file): such a file is not a session.
     """
 
     files: int
@@ -98,6 +100,7 @@ class ReadReport:
     non_json_lines: int
     truncated_last_lines: int
     unknown_types: Mapping[str, int]
+    not_transcripts: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -108,6 +111,7 @@ class ReadReport:
             "non_json_lines": self.non_json_lines,
             "truncated_last_lines": self.truncated_last_lines,
             "unknown_types": dict(sorted(self.unknown_types.items())),
+            "not_transcripts": list(self.not_transcripts),
         }
 
 
@@ -150,10 +154,19 @@ def read_sessions(paths: Iterable[Path]) -> tuple[list[SessionTranscript], ReadR
     Returns:
         Sessions ordered by start time (sessions without timestamps last, by path), and a report.
 
+    A file none of whose lines is a JSON object is not a transcript: it forms no session and is
+    named in the report (a binary file given by mistake counted as one session "with no read during
+    initialization").
+
     Raises:
-        InputError: a path does not exist.
+        InputError: a path does not exist, or every file read is not a transcript.
     """
-    files = [read_transcript_file(p) for p in find_transcript_files(paths)]
+    read = [read_transcript_file(p) for p in find_transcript_files(paths)]
+    rejected = tuple(str(f.path) for f in read if f.lines and not f.records)
+    files = [f for f in read if not (f.lines and not f.records)]
+    if rejected and not files:
+        shown = ", ".join(rejected[:5]) + (f" and {len(rejected) - 5} more" if len(rejected) > 5 else "")
+        raise InputError(f"no Claude Code transcript: none of the lines of {shown} is a JSON object")
     mains = [f for f in files if not f.subagent_file]
     by_key: dict[str, TranscriptFile] = {}
     for main in mains:
@@ -184,6 +197,7 @@ def read_sessions(paths: Iterable[Path]) -> tuple[list[SessionTranscript], ReadR
         non_json_lines=sum(f.non_json_lines for f in files),
         truncated_last_lines=sum(f.truncated_last_line for f in files),
         unknown_types=dict(unknown),
+        not_transcripts=rejected,
     )
     return sessions, report
 
