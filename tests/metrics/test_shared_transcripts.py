@@ -32,6 +32,7 @@ def test_real_transcripts_give_t_from_the_first_call_of_each_session() -> None:
         "non_json_lines": 0,
         "truncated_last_lines": 0,
         "unknown_types": {},
+        "not_transcripts": [],
     }
 
 
