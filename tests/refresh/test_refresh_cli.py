@@ -102,6 +102,17 @@ def test_refresh_once_prints_a_readable_report_without_json(mission: PushMission
     assert "refreshed OPS-9" in result.stdout
 
 
+@pytest.mark.parametrize("command", [["once"], ["run", "--schedule", "* * * * *", "--max-passes", "1"]])
+def test_a_repo_that_is_not_a_folder_is_named_as_the_repo_flag(
+    mission: PushMission, tmp_path: Path, command: list[str]
+) -> None:
+    """``--repo /nope`` said "ingest path /nope does not exist", naming no flag."""
+    result = runner.invoke(app, ["refresh", *command, "--tasks-dir", str(mission.tasks_dir),
+                                 "--repo", str(tmp_path / "nope")])
+    assert result.exit_code == 1
+    assert f"--repo {tmp_path / 'nope'}: no such folder" in " ".join(result.stderr.split())
+
+
 def test_refresh_status_shows_the_queue_recent_refreshes_and_llm_spend(mission: PushMission) -> None:
     _once(mission, FIRST_PASS)
     result = runner.invoke(app, ["refresh", "status", "--now", "2025-01-05T13:00:00+00:00", "--json"])

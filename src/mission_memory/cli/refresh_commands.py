@@ -57,6 +57,12 @@ GithubRepoOption = Annotated[
     str | None, typer.Option("--github-repo", help="GitHub: owner/name (token from MISSION_MEMORY_GITHUB_TOKEN).")
 ]
 RepoOption = Annotated[Path | None, typer.Option("--repo", help="The mission's git repository.")]
+
+
+def _check_repo_flag(repo: Path | None) -> None:
+    """Refuse a ``--repo`` that is not a folder, naming the flag (the core names its own ``ingest path``)."""
+    if repo is not None and not repo.is_dir():
+        raise InputError(f"--repo {repo}: {'not a folder' if repo.exists() else 'no such folder'}")
 LabelOption = Annotated[str | None, typer.Option("--label", help="Refresh label (default LONG-TERM).")]
 
 
@@ -150,6 +156,7 @@ def once(
     with reported_errors():
         moment = _parse_now(now) or datetime.now(UTC)
         settings = _load_settings()
+        _check_repo_flag(repo)
         source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         with _open_memory(settings) as memory:
             report = memory.refresh_once(source, repo, moment, label=label)
@@ -199,6 +206,7 @@ def run(
 
     with reported_errors():
         settings = _load_settings()
+        _check_repo_flag(repo)
         source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
