@@ -55,7 +55,7 @@ def test_the_default_server_still_exposes_only_the_query_tool() -> None:
 def test_with_write_tools_a_correction_is_recorded_and_linked_to_the_query_before_it(ingested: GitRepo) -> None:
     tools, queried, recorded = _session(
         ("workflow_memory_query", {"task_description": "How is the ledger file backed up?", "scope": "domain"}),
-        ("record_correction", ARGUMENTS),
+        ("record_correction", {k: v for k, v in ARGUMENTS.items() if k != "session_id"}),
     )
     assert [t.name for t in tools.tools] == ["workflow_memory_query", "record_correction", "record_decision"]
     assert set(tools.tools[1].input_schema["required"]) == {"correction_class", "category", "outcome", "summary"}
@@ -64,11 +64,12 @@ def test_with_write_tools_a_correction_is_recorded_and_linked_to_the_query_befor
     with Memory.open() as memory:
         [correction] = memory.corrections()
         [event] = memory.retrieval_events()
-    # no query of session mcp-session-1: linked to the same operator's query on the mission just before
+    # no session_id given: the connection's session, whose query it follows (ADR 0082)
+    assert correction.session_id == event.session_id and correction.session_id is not None
     assert correction.label.retrieval_event_id == event.id
     [adr2] = correction.label.missed_record_ids
     assert text == f"Recorded correction {correction.correction_id}; retrieval_caused: true; missed records: {adr2}"
-    assert correction.session_id == "mcp-session-1" and correction.component == "docs"
+    assert correction.component == "docs"
     assert correction.source.value == "explicit"
 
 
@@ -101,3 +102,14 @@ def test_serve_with_write_tools_over_stdio_exposes_the_write_tool(data_dir: Path
             return await client.list_tools()
 
     assert [t.name for t in anyio.run(go).tools] == ["workflow_memory_query", "record_correction", "record_decision"]
+
+
+def test_a_session_id_that_asked_nothing_links_to_no_other_sessions_query(ingested: GitRepo) -> None:
+    _, _, recorded = _session(
+        ("workflow_memory_query", {"task_description": "How is the ledger file backed up?", "scope": "domain"}),
+        ("record_correction", ARGUMENTS),
+    )
+    assert recorded.content[0].text.endswith("retrieval_caused: unknown"), recorded.content[0].text
+    with Memory.open() as memory:
+        [correction] = memory.corrections()
+    assert correction.session_id == "mcp-session-1" and correction.label.retrieval_event_id is None

@@ -47,6 +47,7 @@ __all__ = [
     "component_of",
     "detect_prompt_corrections",
     "detect_transcript_corrections",
+    "named_references",
     "prompt_fingerprint",
 ]
 
@@ -68,6 +69,7 @@ CATEGORIES: tuple[tuple[str, str], ...] = (
 
 _COMPILED = tuple((name, re.compile(pattern, re.IGNORECASE | re.UNICODE)) for name, pattern in CATEGORIES)
 _PATH_TOKEN = re.compile(r"(?<![\w/.-])([A-Za-z0-9_][\w.-]*)/[\w./-]*\w")
+_ADR_TOKEN = re.compile(r"\bADR[\s\-_#]*0*(\d{1,5})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -187,6 +189,22 @@ def component_of(path: str, root: str | None, known: Callable[[str], bool]) -> s
     if known(top) or (root is not None and Path(root, top).is_dir()):
         return top
     return None
+
+
+def named_references(text: str) -> tuple[str, ...]:
+    """The record references an operator's words name, as candidates for a correction's ``expected``.
+
+    ``ADR 9``, ``ADR-0009``, ``adr #9`` give ``ADR-0009``; a path with a folder
+    (``docs/adr/0009-x.md``) is given as written. Read in memory only: the caller keeps the
+    references that name a stored record and drops the rest, so no other text reaches a
+    correction (docs/adr/0025, ADR 0082).
+
+    Returns:
+        The references, in the order first named, without repeats.
+    """
+    adrs = (f"ADR-{int(m.group(1)):04d}" for m in _ADR_TOKEN.finditer(text))
+    paths = (m.group(0) for m in _PATH_TOKEN.finditer(text))
+    return tuple(dict.fromkeys([*adrs, *paths]))
 
 
 def _components(paths: Iterable[str | None], root: str | None, known: Callable[[str], bool]) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 The flow behind ``Memory.import_corrections`` and ``mission-memory corrections import``
 (docs/design.md §6): each source goes through :mod:`mission_memory.corrections.pipeline`; a prompt the
 hook captured and a transcript shows is one correction (the hook's copy is kept, it names the
-operator); every correction is labelled and stored through
+operator); the records a prompt names (ADR 0009, its file) that the store holds become what the correction
+expects (ADR 0082); every correction is labelled and stored through
 :func:`~mission_memory.corrections.recording.store_corrections`. Ids are stable, so a re-run adds nothing.
 """
 
@@ -22,6 +23,7 @@ from mission_memory.corrections.recording import (
     store_corrections,
     stored_corrections,
 )
+from mission_memory.corrections.signal import resolve_reference
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.metrics.transcript_sessions import read_sessions
@@ -73,7 +75,8 @@ def import_corrections(
                                          max_access=settings.llm_max_access,
                                          access_rules=AccessRules(settings.access_paths))
         derived["prompt"] = prompt_corrections(
-            captured, known_component=store.has_component, mission=mission, operator=operator, llm=llm
+            captured, known_component=store.has_component, mission=mission, operator=operator, llm=llm,
+            known_reference=lambda where, ref: bool(resolve_reference(store, where, ref)),
         )
     if transcripts:
         sessions, _ = read_sessions(list(transcripts))

@@ -20,6 +20,7 @@ from mission_memory.corrections.detector import (
     Detection,
     detect_prompt_corrections,
     detect_transcript_corrections,
+    named_references,
 )
 from mission_memory.corrections.llm_summary import LlmCorrectionSummaries
 from mission_memory.corrections.practitioner_records import (
@@ -104,8 +105,12 @@ class DerivedCorrections:
         self.corrections: list[Correction] = []
         self.skipped: dict[str, int] = {}
 
-    def add(self, detection: Detection, mission: str, operator: str | None, summary: str | None = None) -> None:
-        """Turn one detection into a correction (its summary ``summary``, else built from its fields)."""
+    def add(
+        self, detection: Detection, mission: str, operator: str | None, summary: str | None = None,
+        expected: Sequence[str] = (),
+    ) -> None:
+        """Turn one detection into a correction (its summary ``summary``, else built from its fields;
+        ``expected``: the stored records its words name)."""
         if detection.time is None:
             self.skipped["no-time"] = self.skipped.get("no-time", 0) + 1
             return
@@ -128,6 +133,7 @@ class DerivedCorrections:
                 operator=operator,
                 session_id=detection.session_id,
                 time=detection.time,
+                expected=tuple(expected),
             )
         )
 
@@ -154,6 +160,7 @@ def prompt_corrections(
     mission: str | None = None,
     operator: str | None = None,
     llm: LlmCorrectionSummaries | None = None,
+    known_reference: Callable[[str, str], bool] | None = None,
 ) -> DerivedCorrections:
     """Corrections among captured prompts (those the intent labeller marks ``correction``).
 
@@ -164,6 +171,9 @@ def prompt_corrections(
         operator: the operator when a prompt carries none.
         llm: when an LLM is configured, it writes each summary from the prompt (checked not to copy
             it, :mod:`.llm_summary`); else, or when it cannot, the summary is built from the fields.
+        known_reference: ``(mission, reference)`` → whether the reference names a record stored in
+            that mission; the references a prompt names (:func:`~.detector.named_references`) that
+            pass it become the correction's ``expected`` (ADR 0082). None: no ``expected``.
     """
     derived = DerivedCorrections()
     by_id = {p.prompt_id: p for p in prompts}
@@ -172,7 +182,10 @@ def prompt_corrections(
         component = detection.components[0] if detection.components else None
         sentence = llm.summary(prompt.prompt, detection.correction_class, detection.category, component,
                                detection.outcome) if llm is not None else None
-        derived.add(detection, _mission_of(mission, prompt.repository), prompt.operator or operator, sentence)
+        where = _mission_of(mission, prompt.repository)
+        expected = [r for r in named_references(prompt.prompt) if known_reference is not None
+                    and known_reference(where, r)]
+        derived.add(detection, where, prompt.operator or operator, sentence, expected)
     return derived
 
 

@@ -71,7 +71,9 @@ class CorrectionLabel(BaseModel):
     Attributes:
         retrieval_caused: ``true``: memory held a relevant record at the event's time that the digest
             left out or served only stale; ``false``: memory held nothing relevant, or served it;
-            ``unknown``: no retrieval event precedes the correction.
+            ``unknown``: no retrieval event precedes the correction, or the explicit correction
+            follows its session's latest event without being about its task and names no record
+            (ADR 0082; the event is then kept).
         retrieval_event_id: the retrieval event the correction follows, or None.
         retrieval_event_time: that event's time (UTC), or None.
         missed_record_ids: relevant records memory held but did not serve, or served only stale.
@@ -105,7 +107,8 @@ class Correction(BaseModel):
         operator: the operator corrected/correcting, or None when unknown.
         session_id: the agent session, or None.
         time: when the correction happened (UTC).
-        expected: record references the correction names (``--expected``): ids, paths, shas, ``ADR-N``.
+        expected: record references the correction names (``--expected``): ids, paths, shas, ``ADR-N``;
+            for a captured prompt, the ADRs and paths its words name that memory holds (ADR 0082).
         label: the retrieval-correction label.
     """
 

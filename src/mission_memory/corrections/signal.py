@@ -1,10 +1,12 @@
 """The retrieval-correction signal: link a correction to the retrieval event it follows, and label it.
 
-docs/design.md §6 and docs/adr/0024. A correction follows the latest retrieval event of its session
-before it; without one, the latest event of the same operator and mission within the link window
-(setting ``correction_link_window_minutes``). The label:
+docs/design.md §6 and docs/adr/0024, 0062, 0082. A correction follows a retrieval event within the
+link window before it (setting ``correction_link_window_minutes``): one of its session when it has a
+session (an explicit one: only of its session), else of the same operator and mission; an explicit
+correction prefers the event whose task it is about (:func:`preceding_event`). The label:
 
-* ``unknown`` — no event precedes the correction;
+* ``unknown`` — no event precedes the correction, or an explicit correction follows its session's
+  latest event without being about its task and names no record;
 * ``true`` — at the event's time memory held a record relevant to the correction that the digest
   left out, or the digest served only stale (superseded) relevant records;
 * ``false`` — memory held nothing relevant then, or the digest served it.
@@ -42,7 +44,14 @@ from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import QueryFilters, SearchFilter
 
-__all__ = ["RELEVANT_LAYERS", "label_correction", "preceding_event", "relevant_records", "resolve_references"]
+__all__ = [
+    "RELEVANT_LAYERS",
+    "label_correction",
+    "preceding_event",
+    "relevant_records",
+    "resolve_reference",
+    "resolve_references",
+]
 
 RELEVANT_LAYERS = (Layer.DOMAIN, Layer.WORKFLOW)
 """Layers a correction's relevant record may live in (a practitioner record is never the missed context)."""
@@ -56,40 +65,47 @@ _LINK_CANDIDATES = 20
 
 
 def preceding_event(store: MemoryStore, correction: Correction, window: timedelta) -> RetrievalEvent | None:
-    """The retrieval event ``correction`` follows, or None (ADR 0024, amended by ADR 0062).
+    """The retrieval event ``correction`` follows, or None (ADR 0024, amended by ADR 0062 and ADR 0082).
 
-    Candidates are the events within ``window`` before the correction: its session's first (newest
-    first), then the same operator's on the same mission. A derived correction (prompt, transcript)
-    follows the newest candidate of its session. An explicit correction follows the newest candidate
-    whose task it is about (:func:`~mission_memory.corrections.topic_link.topic_related`: its
-    component named in the query, or a content word shared with its summary); none such: None, and
-    the label is ``unknown``. Handover briefs (scope ``handover``) are not tasks a correction corrects.
+    Candidates are the events within ``window`` before the correction, newest first; handover briefs
+    (scope ``handover``) are not tasks a correction corrects.
+
+    * An explicit correction with a session follows an event of that session only, never another
+      session's: the newest it is about
+      (:func:`~mission_memory.corrections.topic_link.topic_related`: its component named in the
+      query, or a content word shared with its summary), else the session's newest (ADR 0082; its
+      label then rests on the records it names, :func:`label_correction`). The session has no
+      event in the window: None.
+    * An explicit correction without a session follows the newest event of the same operator on the
+      same mission that it is about; none such: None (ADR 0062).
+    * A derived correction (prompt, transcript) follows the newest event of its session, else of
+      the same operator on the same mission.
     """
     since = correction.time - window
-    candidates: list[RetrievalEvent] = []
-    if correction.session_id:
-        candidates += store.retrieval_events_matching(
-            session_id=correction.session_id, since=since, until=correction.time, limit=_LINK_CANDIDATES
-        )
-    if correction.operator is not None:
-        candidates += store.retrieval_events_matching(
-            operator=correction.operator, mission=correction.mission, since=since, until=correction.time,
-            limit=_LINK_CANDIDATES,
-        )
-    seen: set[str] = set()
-    ordered = []
-    for event in candidates:
-        if event.id not in seen and event.scope != "handover":
-            seen.add(event.id)
-            ordered.append(event)
-    if correction.source is not CorrectionSource.EXPLICIT:
-        in_session = [e for e in ordered if correction.session_id and e.session_id == correction.session_id]
-        pool = in_session or ordered
-        return pool[0] if pool else None
-    for event in ordered:
-        if topic_related(correction.summary, correction.component, event.query):
-            return event
-    return None
+    in_session = _candidates(store.retrieval_events_matching(
+        session_id=correction.session_id, since=since, until=correction.time, limit=_LINK_CANDIDATES
+    )) if correction.session_id else []
+    explicit = correction.source is CorrectionSource.EXPLICIT
+    if explicit and correction.session_id:
+        about = next((e for e in in_session if _about(correction, e)), None)
+        return about or (in_session[0] if in_session else None)
+    if in_session and not explicit:
+        return in_session[0]
+    by_operator = _candidates(store.retrieval_events_matching(
+        operator=correction.operator, mission=correction.mission, since=since, until=correction.time,
+        limit=_LINK_CANDIDATES,
+    )) if correction.operator is not None else []
+    if not explicit:
+        return by_operator[0] if by_operator else None
+    return next((e for e in by_operator if _about(correction, e)), None)
+
+
+def _candidates(events: Sequence[RetrievalEvent]) -> list[RetrievalEvent]:
+    return [e for e in events if e.scope != "handover"]
+
+
+def _about(correction: Correction, event: RetrievalEvent) -> bool:
+    return topic_related(correction.summary, correction.component, event.query)
 
 
 def resolve_references(store: MemoryStore, mission: str, refs: Sequence[str]) -> dict[str, list[str]]:
@@ -103,7 +119,7 @@ def resolve_references(store: MemoryStore, mission: str, refs: Sequence[str]) ->
     """
     resolved: dict[str, list[str]] = {}
     for ref in refs:
-        ids = _resolve(store, mission, ref)
+        ids = resolve_reference(store, mission, ref)
         if not ids:
             raise InputError(
                 f"expected {ref!r} names no record stored in mission {mission!r}: give a record id, a path as"
@@ -113,7 +129,9 @@ def resolve_references(store: MemoryStore, mission: str, refs: Sequence[str]) ->
     return resolved
 
 
-def _resolve(store: MemoryStore, mission: str, ref: str) -> list[str]:
+def resolve_reference(store: MemoryStore, mission: str, ref: str) -> list[str]:
+    """The ids of the records ``ref`` names in ``mission`` (forms as for :func:`resolve_references`);
+    empty when it names none (nothing is raised)."""
     if store.get([ref]):
         return [ref]
     keys = [f"{mission}:{kind.value}:{ref}" for kind in RecordKind if kind is not RecordKind.CORRECTION_PATTERN]
@@ -149,12 +167,13 @@ def relevant_records(
             correction names no record), in [-1, 1].
 
     Returns:
-        The named records (``expected``) dated no later than the event; else the records of the
-        correction's component and mission dated no later than the event whose similarity with
-        the topic reaches ``threshold``, most similar first.
+        The named records (``expected``; a reference that names no stored record any more is passed
+        over) dated no later than the event; else the records of the correction's component and
+        mission dated no later than the event whose similarity with the topic reaches
+        ``threshold``, most similar first.
     """
     if correction.expected:
-        ids = [rid for found in resolve_references(store, correction.mission, correction.expected).values() for rid in found]
+        ids = [rid for ref in correction.expected for rid in resolve_reference(store, correction.mission, ref)]
         records = store.get(list(dict.fromkeys(ids)))
         return [records[r] for r in dict.fromkeys(ids) if r in records and records[r].provenance.time <= event.time]
     topic = correction.summary if correction.source is CorrectionSource.EXPLICIT else event.query
@@ -179,6 +198,11 @@ def label_correction(
 ) -> CorrectionLabel:
     """Link ``correction`` to the retrieval event it follows and label it (see the module docstring).
 
+    An explicit correction that follows its session's latest event without being about its task
+    (:func:`preceding_event`) is labelled by the records it names; naming none, it is ``unknown``
+    with the event kept: the similarity rule would measure it against records that query never
+    asked for (ADR 0062, ADR 0082).
+
     Returns:
         The label, the event, the records the digest served, and the relevant records it missed
         (left out, or served only stale).
@@ -187,6 +211,9 @@ def label_correction(
     if event is None:
         return CorrectionLabel(retrieval_caused=RetrievalCaused.UNKNOWN)
     served = tuple(event.record_ids)
+    if correction.source is CorrectionSource.EXPLICIT and not correction.expected and not _about(correction, event):
+        return CorrectionLabel(retrieval_caused=RetrievalCaused.UNKNOWN, retrieval_event_id=event.id,
+                               retrieval_event_time=event.time, served_record_ids=served)
     relevant = relevant_records(store, embedder, correction, event, threshold)
     current = [r.id for r in relevant if not is_superseded(r)]
     missed = [rid for rid in current if rid not in served]

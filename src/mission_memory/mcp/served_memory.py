@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.mcpserver import Context
@@ -22,10 +23,13 @@ class ServedMemory:
     Attributes:
         memory: the open memory; ``None`` when opening or checking it failed.
         problem: the error to answer every tool call with, in that case.
+        session_id: 32 hex digits made when the server starts: the session of a connection that
+            names none (stdio, an in-process client: the lifespan runs once per such connection).
     """
 
     memory: Memory | None
     problem: MissionMemoryError | None = None
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     def usable(self) -> Memory:
         """The memory.
@@ -54,8 +58,17 @@ def open_served(factory: Callable[[], Memory]) -> ServedMemory:
 
 
 def mcp_session_id(ctx: Context[Any, Any]) -> str | None:
-    """The streamable-HTTP session id of the calling connection (``Mcp-Session-Id``); None on stdio."""
+    """The session of the calling connection, logged with its queries and given to its corrections.
+
+    Over streamable HTTP its ``Mcp-Session-Id`` (None on a stateless server, which has no sessions);
+    over stdio or an in-process client, where a server run serves one connection, that run's
+    :attr:`ServedMemory.session_id`, so a correction recorded on a connection links to the queries
+    of that connection (ADR 0082).
+    """
     request = getattr(ctx.request_context, "request", None)
+    if request is None:
+        served = ctx.request_context.lifespan_context
+        return served.session_id if isinstance(served, ServedMemory) else None
     headers = getattr(request, "headers", None)
     value = headers.get("mcp-session-id") if headers is not None else None
     return str(value) if value else None
