@@ -33,8 +33,8 @@ from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval.pull import pull
 from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
-from mission_memory.stores.base import MemoryStore, stored_mission_names
-from mission_memory.stores.registry import open_store
+from mission_memory.stores.base import DescribedStore, MemoryStore, stored_mission_names
+from mission_memory.stores.registry import OtherStore, open_store, other_backend_store, scheme_of
 from mission_memory.stores.write_path import (
     embed_stored,
     forget_vector_backlog,
@@ -95,6 +95,7 @@ class Memory:
     ) -> None:
         self.settings = settings
         self.store: MemoryStore = store if store is not None else open_store(settings.store, settings.data_dir, settings)
+        self._opened_store = store is None  # the store the settings name, so the data dir's other backend matters
         self._embedder = embedder
         self._owns_embedder = embedder is None
         self._tokenizer = tokenizer
@@ -269,6 +270,7 @@ class Memory:
                 task_description, scope if isinstance(scope, Scope) else parse_scope(scope), token_budget, checked,
                 client=client, session_id=session_id, default_mission=default_mission,
                 operator=access.operator if access is not None else resolve_operator(), timeline=timeline, now=clock,
+                empty_store_note=self._empty_store_note if access is None else None,
             )
 
     def forget_mission(self, mission: str, progress: ProgressFn | None = None) -> dict[str, int]:
@@ -1080,15 +1082,35 @@ class Memory:
     # -- maintenance ----------------------------------------------------------------------------
 
     def status(self) -> dict[str, Any]:
-        """Data dir, counts per layer and kind, missions, vectors per model, schema version, and
-        ``read_only`` (true when the data dir is not writable: queries answer but are not logged)."""
+        """Data dir, the store that is open, counts per layer and kind, missions, vectors per model,
+        schema version, and ``read_only`` (true when the data dir is not writable: queries answer but
+        are not logged).
+
+        ``store`` names it (``sqlite``, ``qdrant (local mode, /dir)``, ``qdrant (URL)``), ``backend``
+        is its scheme and ``database`` the file, folder or URL open. ``other_store`` is None, or, when
+        this store is empty and the data dir holds the other backend's store with records,
+        ``{"store", "path", "records", "advice"}``: the setting that opens it, its path, its record
+        count, and how to use or move it (:class:`~mission_memory.stores.registry.OtherStore`).
+        """
         counts = self.store.counts()
+        records = sum(sum(kinds.values()) for kinds in counts.values())
+        if isinstance(self.store, DescribedStore):
+            backend, described, database = self.store.backend, self.store.description, self.store.location
+        else:
+            backend, described, database = scheme_of(self.settings.store), self.settings.store, ""
+        other = self._other_store() if records == 0 else None
         return {
             "data_dir": str(self.settings.data_dir),
-            "database": str(self.settings.database_path),
+            "store": described,
+            "backend": backend,
+            "database": database,
+            "other_store": None if other is None else {
+                "store": other.store, "path": str(other.path), "records": other.records,
+                "advice": other.advice(self.settings.store),
+            },
             "schema_version": self.store.schema_version,
             "embedding_model": configured_model_id(self.settings),
-            "records": sum(sum(kinds.values()) for kinds in counts.values()),
+            "records": records,
             "layers": counts,
             "missions": self.store.missions(),
             "components": self.store.components(),
@@ -1097,6 +1119,22 @@ class Memory:
             "read_only": self.store.read_only,
             "without_vectors": self.vectors_missing(),
         }
+
+    def _other_store(self) -> OtherStore | None:
+        """The other backend's non-empty store in the data dir, when this memory opened the store its
+        settings name (one passed in may live anywhere); callers ask only when this store is empty."""
+        if not self._opened_store:
+            return None
+        return other_backend_store(self.settings.store, self.settings.data_dir, self.settings)
+
+    def _empty_store_note(self) -> str | None:
+        """The empty digest's closing line when the data dir holds the other backend's store (the
+        backend was switched): what it holds and how to use or move it; None otherwise."""
+        other = self._other_store()
+        if other is None:
+            return None
+        described = self.store.description if isinstance(self.store, DescribedStore) else self.settings.store
+        return f"Nothing is ingested in this store ({described}) yet: {other.advice(self.settings.store)}."
 
     def vectors_missing(self, *, now: datetime | None = None) -> dict[str, Any]:
         """Records stored without a vector of the configured model, and what to do about it (issue 21).

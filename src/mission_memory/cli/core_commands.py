@@ -194,16 +194,22 @@ def query(
 
 
 def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
-    """Show the data dir, record counts per layer and kind, the embedding model and schema version."""
+    """Show the data dir, the store that is open (backend and path or URL), record counts per layer and
+    kind, the embedding model and schema version. An empty store says when the data dir holds the other
+    backend's store, and how to move it."""
     with reported_errors(), _open_memory() as memory:
         data = memory.status()
     if json_output:
         print_json(data)
         return
-    console.print(f"Data dir:        {data['data_dir']}")
+    console.print(f"Data dir:        {data['data_dir']}", markup=False)
+    store = data["store"] if data["backend"] != "sqlite" or not data["database"] else f"sqlite · {data['database']}"
+    console.print(f"Store:           {store}", markup=False)
     console.print(f"Schema version:  {data['schema_version']}")
     console.print(f"Embedding model: {data['embedding_model']}")
     console.print(f"Records:         {data['records']} · retrieval events: {data['retrieval_events']}")
+    if data["other_store"] is not None:
+        console.print(f"Note: {data['other_store']['advice']}.", markup=False)
     table = Table("layer", "kind", "records")
     for layer, kinds in data["layers"].items():
         if not kinds:

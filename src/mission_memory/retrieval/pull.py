@@ -8,6 +8,7 @@ refused with the known ones, and the digest of an empty store saying what to do 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 
@@ -45,6 +46,7 @@ def pull(
     operator: str | None,
     timeline: bool,
     now: datetime | None = None,
+    empty_store_note: Callable[[], str | None] | None = None,
 ) -> Digest:
     """One pull query for a caller; see ``Memory.query`` for the arguments' meaning.
 
@@ -59,6 +61,8 @@ def pull(
         timeline: put the crisis timeline first even in normal mode.
         now: the clock the digest is answered at (UTC; None: now): escalation, triage, the timeline
             and ages are evaluated at it (a replayed history can be asked about).
+        empty_store_note: asked only when the store is empty: a closing line to give instead of
+            "Nothing is ingested yet" (the data dir holds another backend's store), or None.
 
     Raises:
         InputError: an unknown client, a budget above ``settings.max_token_budget``, a mission or
@@ -105,7 +109,9 @@ def pull(
     )
     digest = replace(digest, mission_scope=missions.to_json())
     if not digest.entries and not digest.omitted and not stored:
-        note = "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
+        note = (empty_store_note() if empty_store_note is not None else None) or (
+            "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
+        )
         digest = explain_empty(digest, note, tokenizer)
     return digest
 

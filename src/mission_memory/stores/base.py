@@ -33,6 +33,7 @@ from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.filters import SearchFilter
 
 __all__ = [
+    "DescribedStore",
     "EventRetentionRow",
     "Hit",
     "LexicalIndex",
@@ -396,6 +397,31 @@ def stored_mission_names(store: MemoryStore) -> frozenset[str]:
     if isinstance(store, MissionNames):
         return store.mission_names()
     return frozenset(store.missions())
+
+
+@runtime_checkable
+class DescribedStore(Protocol):
+    """An optional capability: what a store is and where it lives, for ``status`` and messages, so
+    that a store of another backend than the user expects never looks like an empty memory.
+
+    Attributes:
+        backend: the backend's scheme (``sqlite``, ``qdrant``), as ``MISSION_MEMORY_STORE`` names it.
+        description: the store in a few words: ``sqlite``, ``qdrant (local mode, /data/qdrant)``,
+            ``qdrant (https://host:6333)``; never a credential.
+        location: the path of the file or folder that is open, or the server's URL.
+    """
+
+    backend: str
+
+    @property
+    def description(self) -> str:
+        """The store in a few words (see the class docstring)."""
+        ...
+
+    @property
+    def location(self) -> str:
+        """The path or URL of what is open."""
+        ...
 
 
 @runtime_checkable

@@ -157,17 +157,21 @@ class QdrantStore:
             serialised, as local mode is not thread-safe).
         replication_factor: copies of each shard the cluster keeps of every collection this store
             creates (None: the server's default, 1); a cluster of three with 2 survives losing a node.
+        location: the folder (local mode), ``:memory:`` or the server's URL, as ``status`` shows it
+            (never a key); default: ``where``.
 
     Raises:
         BackendUnavailable: Qdrant cannot be reached, or its collections cannot be created.
     """
 
     read_only = False
+    backend = "qdrant"
 
     def __init__(
         self, client: QdrantClient, where: str, prefix: str = "mm_", local: bool = False,
-        replication_factor: int | None = None,
+        replication_factor: int | None = None, location: str | None = None,
     ) -> None:
+        self._location = location if location is not None else where
         self._client = client
         self._replication_factor = replication_factor
         self._where = where
@@ -352,6 +356,19 @@ class QdrantStore:
         self._models[model_id] = name
         self._dims[model_id] = dim
         return name
+
+    @property
+    def description(self) -> str:
+        """``qdrant (local mode, /dir)``, ``qdrant (local mode, in memory)`` or ``qdrant (URL)``
+        (:class:`~mission_memory.stores.base.DescribedStore`)."""
+        if not self._local:
+            return f"qdrant ({self._location})"
+        return f"qdrant (local mode, {'in memory' if self._location == ':memory:' else self._location})"
+
+    @property
+    def location(self) -> str:
+        """The local-mode folder, ``:memory:`` or the server's URL."""
+        return self._location
 
     @property
     def schema_version(self) -> int:

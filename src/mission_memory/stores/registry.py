@@ -6,7 +6,8 @@ default, ``<data dir>/memory.db``), or a URL-style value whose scheme names the 
 * ``qdrant+http://host:6333`` / ``qdrant+https://host:6333`` — a Qdrant server or cluster, with
   ``MISSION_MEMORY_QDRANT_API_KEY`` (a secret: sent as the ``api-key`` header, never logged);
 * ``qdrant+path:///abs/dir`` or ``qdrant`` (``<data dir>/qdrant``) — the client's local mode on
-  disk (one process at a time);
+  disk (one process at a time; a new folder is 0700, as the SQLite data dir, since the client writes
+  its files 0644);
 * ``qdrant+memory:`` — local mode in memory (tests).
 
 Each backend is a factory function ``(spec, data_dir, settings) -> MemoryStore``, imported lazily,
@@ -17,10 +18,13 @@ so that choosing SQLite never imports a server client. The contract suite in ``t
 from __future__ import annotations
 
 import importlib
+import shlex
+import sqlite3
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from mission_memory.errors import ConfigError
 from mission_memory.stores.base import MemoryStore
@@ -28,10 +32,21 @@ from mission_memory.stores.base import MemoryStore
 if TYPE_CHECKING:
     from mission_memory.config import Settings
 
-__all__ = ["BACKENDS", "DEFAULT_STORE", "open_qdrant_store", "open_sqlite_store", "open_store", "scheme_of"]
+__all__ = [
+    "BACKENDS",
+    "DEFAULT_STORE",
+    "OtherStore",
+    "open_qdrant_store",
+    "open_sqlite_store",
+    "open_store",
+    "other_backend_store",
+    "scheme_of",
+]
 
 DEFAULT_STORE = "sqlite"
 DATABASE_NAME = "memory.db"
+QDRANT_FOLDER = "qdrant"
+"""The local-mode folder inside the data dir that ``MISSION_MEMORY_STORE=qdrant`` opens."""
 
 BACKENDS: dict[str, str] = {
     "sqlite": "mission_memory.stores.registry:open_sqlite_store",
@@ -96,6 +111,7 @@ def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = Non
 
     from mission_memory.config import Settings
     from mission_memory.stores.qdrant import QdrantStore
+    from mission_memory.stores.snapshot_integrity import make_data_folder, read_access_problem
 
     settings = settings if settings is not None else Settings()
     head, _, rest = spec.strip().partition("+")
@@ -118,29 +134,117 @@ def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = Non
         # No version check: it runs in a thread of its own, outside the deadline and the error boundary.
         client = QdrantClient(url=url, api_key=key, timeout=timeout, prefer_grpc=False, check_compatibility=False)
         where = f"{parts.scheme}://{parts.hostname}:{parts.port or 6333}{parts.path}"
-        return QdrantStore(client, where, prefix=prefix, replication_factor=settings.qdrant_replication_factor)
+        return QdrantStore(client, where, prefix=prefix, replication_factor=settings.qdrant_replication_factor,
+                           location=where)
     if kind == "memory":
-        return QdrantStore(QdrantClient(location=":memory:"), "memory (local mode)", prefix=prefix, local=True)
+        return QdrantStore(QdrantClient(location=":memory:"), "memory (local mode)", prefix=prefix, local=True,
+                           location=":memory:")
     if kind == "path":
         folder = location[2:] if location.startswith("//") else location
-        path = Path(folder).expanduser() if folder else data_dir / "qdrant"
+        path = Path(folder).expanduser() if folder else data_dir / QDRANT_FOLDER
         if not path.is_absolute():  # relative to each folder the CLI or a stdio server starts in
             raise ConfigError(
                 f"MISSION_MEMORY_STORE={spec!r}: the local-mode folder must be an absolute path"
                 f" (qdrant+path:///abs/dir or qdrant+path://~/dir), not {folder!r}"
             )
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"MISSION_MEMORY_STORE={spec!r}: cannot create {path}: {exc}") from exc
         from mission_memory.errors import BackendUnavailable
 
+        unreadable = read_access_problem(path, "Qdrant local store")
+        if unreadable is not None:
+            raise BackendUnavailable(unreadable)
+        try:  # private as the SQLite store's folder: the client's own files are 0644 under umask 022
+            if not folder:
+                make_data_folder(data_dir)
+            make_data_folder(path)
+        except OSError as exc:
+            raise ConfigError(f"MISSION_MEMORY_STORE={spec!r}: cannot create {path}: {exc}") from exc
         try:
             client = QdrantClient(path=str(path))
         except RuntimeError as exc:  # the folder is locked by another process
             raise BackendUnavailable(f"Qdrant local store {path} cannot be opened: {exc}") from exc
-        return QdrantStore(client, f"{path} (local mode)", prefix=prefix, local=True)
+        except (OSError, sqlite3.Error) as exc:  # a file in it this user cannot read or write
+            raise BackendUnavailable(
+                f"Qdrant local store {path} cannot be opened: {exc} (check the owner and modes of the files"
+                f" in it with `ls -lR {path}`)"
+            ) from exc
+        return QdrantStore(client, f"{path} (local mode)", prefix=prefix, local=True, location=str(path))
     raise ConfigError(
         f"MISSION_MEMORY_STORE={spec!r} is not a Qdrant store: use qdrant+http://host:6333, qdrant+https://...,"
         " qdrant+path:///dir, qdrant (local mode in the data dir) or qdrant+memory:"
     )
+
+
+@dataclass(frozen=True)
+class OtherStore:
+    """A store of another backend in the data dir, holding records the configured store does not
+    read (``MISSION_MEMORY_STORE`` was switched, or set in one shell and not in another).
+
+    Attributes:
+        store: the ``MISSION_MEMORY_STORE`` value that opens it (``sqlite`` or ``qdrant``).
+        path: its file (``memory.db``) or local-mode folder.
+        records: how many records it holds (more than 0).
+    """
+
+    store: str
+    path: Path
+    records: int
+
+    def advice(self, spec: str) -> str:
+        """One sentence for a user whose store ``spec`` is empty: what else the data dir holds, and
+        how to use it or move it into ``spec`` (export, then import with the other setting)."""
+        name = "SQLite store" if self.store == "sqlite" else "Qdrant local-mode store"
+        here, there = shlex.quote(spec), shlex.quote(self.store)
+        return (
+            f"the data dir also holds a {name} with {self.records:,} records ({self.path}), which"
+            f" MISSION_MEMORY_STORE={here} does not read: set MISSION_MEMORY_STORE={there} to use it, or move"
+            f" it here with `MISSION_MEMORY_STORE={there} mission-memory export -o memory.jsonl`, then"
+            f" `MISSION_MEMORY_STORE={here} mission-memory import memory.jsonl`"
+        )
+
+
+def other_backend_store(spec: str, data_dir: Path, settings: Settings | None = None) -> OtherStore | None:
+    """The non-empty store of another backend than ``spec``'s that ``data_dir`` holds, if any.
+
+    Looks only where the other backend's default setting would open it: ``<data dir>/memory.db``
+    for ``sqlite``, ``<data dir>/qdrant`` for ``qdrant``. Neither is opened as a store: the
+    records are counted from the file read-only (Qdrant's local mode keeps each collection's points
+    in ``collection/<name>/storage.sqlite``; a client would load them all and lock the folder), so
+    this is cheap, and callers ask only when their own store is empty.
+
+    Args:
+        spec: the configured ``MISSION_MEMORY_STORE``.
+        data_dir: the memory's data dir.
+        settings: where the Qdrant collection prefix is read; default: the environment.
+    """
+    scheme = scheme_of(spec)
+    if scheme != "sqlite":
+        from mission_memory.stores.sqlite import count_stored_records
+
+        database = data_dir / DATABASE_NAME
+        if records := count_stored_records(database):
+            return OtherStore("sqlite", database, records)
+    if scheme != "qdrant":
+        from mission_memory.config import Settings
+
+        prefix = (settings if settings is not None else Settings()).qdrant_collection_prefix
+        folder = data_dir / QDRANT_FOLDER
+        if records := _qdrant_local_records(folder / "collection" / f"{prefix}records" / "storage.sqlite"):
+            return OtherStore("qdrant", folder, records)
+    return None
+
+
+def _qdrant_local_records(storage: Path) -> int:
+    """Points in a Qdrant local-mode collection file (the client's table ``points``); 0 when it is
+    missing or unreadable."""
+    try:
+        if not storage.is_file():
+            return 0
+        conn = sqlite3.connect(f"file:{quote(str(storage.resolve()))}?mode=ro", uri=True, timeout=1.0)
+    except (OSError, sqlite3.Error):
+        return 0
+    try:
+        return int(conn.execute("SELECT count(*) FROM points").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()

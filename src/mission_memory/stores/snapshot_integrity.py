@@ -54,6 +54,7 @@ __all__ = [
     "data_crc32",
     "data_file_mode",
     "make_data_folder",
+    "read_access_problem",
     "remove_orphaned_temporaries",
     "write_stamp",
 ]
@@ -206,3 +207,41 @@ def make_data_folder(folder: Path) -> None:
     folder.mkdir(mode=DATA_FOLDER_MODE, parents=True, exist_ok=True)
     with contextlib.suppress(OSError):
         os.chmod(folder, DATA_FOLDER_MODE)
+
+
+def read_access_problem(path: Path, what: str = "store") -> str | None:
+    """Why this user cannot read the store file or folder ``path``, as a message; None when it can,
+    or when ``path`` does not exist (a new store).
+
+    Each check is the real operation (open the file, list the folder), not a guess from the modes,
+    so it also holds for root without CAP_DAC_OVERRIDE and for ACLs. A folder that cannot be entered
+    on the way (the data dir at ``chmod 000``) is named as the cause, not the file behind it.
+
+    Args:
+        path: the store's file (``memory.db``) or folder (Qdrant's local mode).
+        what: how the message names ``path``: ``store``, ``Qdrant local store``.
+    """
+    folder = False
+    try:
+        folder = path.is_dir()
+        if folder:
+            os.listdir(path)
+            (path / ".").stat()  # entering it needs the search bit, listing it only the read bit
+        else:
+            with path.open("rb"):
+                pass
+    except FileNotFoundError:
+        return None
+    except PermissionError:
+        pass
+    except OSError:
+        return None  # not a permission problem: the store's own open reports it
+    else:
+        return None
+    blocker = next((parent for parent in reversed(path.parents) if not os.access(parent, os.X_OK)), None)
+    if blocker is not None:
+        return (f"{what} {path} cannot be read: permission denied on the folder {blocker} (this user cannot"
+                f" enter it; check its owner and mode with `ls -ld {blocker}`)")
+    kind = "folder" if folder else "file"
+    return (f"{what} {path} cannot be read: permission denied (this user cannot read the {kind}; check its"
+            f" owner and mode with `ls -ld {path}`)")

@@ -67,6 +67,7 @@ from mission_memory.stores.snapshot_integrity import (
     DATA_FILE_MODE,
     create_data_file,
     make_data_folder,
+    read_access_problem,
     remove_orphaned_temporaries,
 )
 from mission_memory.stores.sqlite_bm25_index import INDEX_MIN_ROWS, Bm25IndexCache
@@ -94,7 +95,7 @@ from mission_memory.stores.sqlite_migrations import (
 from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
 from mission_memory.utc import as_utc
 
-__all__ = ["SCHEMA_VERSION", "SPLIT_MIN_POSTINGS", "SPLIT_PARTS", "SqliteStore"]
+__all__ = ["SCHEMA_VERSION", "SPLIT_MIN_POSTINGS", "SPLIT_PARTS", "SqliteStore", "count_stored_records"]
 
 T = TypeVar("T")
 
@@ -211,6 +212,9 @@ class SqliteStore:
         self._connections: list[sqlite3.Connection] = []
         self._conn_lock = threading.Lock()
         self._vectors = SqliteVectorCache(path, self._conn, snapshot_min_rows)
+        unreadable = read_access_problem(path)  # before anything stats the file (chmod 000 on the data dir)
+        if unreadable is not None:
+            raise BackendUnavailable(unreadable)
         if path.parent.exists() and not path.parent.is_dir():
             raise ConfigError(
                 f"data dir {path.parent} is a file, not a folder (set MISSION_MEMORY_DATA_DIR to a folder)"
@@ -278,7 +282,12 @@ class SqliteStore:
         if "malformed" in message or "not a database" in message or "corrupt" in message:
             return StoreDamaged(damage_message(self.path, str(exc)))
         if "unable to open" in message:
-            return BackendUnavailable(f"cannot open store {self.path} ({exc}); is {self.path.parent} writable?")
+            unreadable = read_access_problem(self.path)
+            if unreadable is not None:
+                return BackendUnavailable(f"{unreadable} ({exc})")
+            if self.path.parent.is_dir() and not os.access(self.path.parent, os.W_OK):
+                return BackendUnavailable(f"cannot open store {self.path} ({exc}); is {self.path.parent} writable?")
+            return BackendUnavailable(f"cannot open store {self.path} ({exc})")
         return BackendUnavailable(f"store {self.path} failed: {exc}")
 
     @contextmanager
@@ -362,6 +371,18 @@ class SqliteStore:
             raise
         except sqlite3.DatabaseError as exc:
             raise BackendUnavailable(f"{self.path} is not a usable mission-memory store: {exc}") from exc
+
+    backend = "sqlite"
+
+    @property
+    def description(self) -> str:
+        """``sqlite`` (:class:`~mission_memory.stores.base.DescribedStore`)."""
+        return "sqlite"
+
+    @property
+    def location(self) -> str:
+        """The database file."""
+        return str(self.path)
 
     @property
     def schema_version(self) -> int:
@@ -1188,6 +1209,26 @@ def _read_only_uri(path: Path) -> str:
     if wal.exists() and wal.stat().st_size > 0 and shm.exists():
         return f"file:{quoted}?mode=ro"
     return f"file:{quoted}?immutable=1"
+
+
+def count_stored_records(path: Path) -> int:
+    """How many records the SQLite store file ``path`` holds, read without opening a store (nothing
+    is migrated, created or written beside it); 0 when it is missing, unreadable or not a store.
+
+    For messages about a store that is not the one open (a data dir whose backend was switched).
+    """
+    try:
+        if not path.is_file():
+            return 0
+        conn = sqlite3.connect(_read_only_uri(path), uri=True, timeout=1.0)
+    except (OSError, sqlite3.Error):
+        return 0
+    try:
+        return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
 
 
 def _row_to_record(row: Sequence[Any]) -> Record:
