@@ -321,6 +321,23 @@ class Memory:
 
         return export_memory(self.store, out, mission=mission, max_access_level=max_access_level, progress=progress)
 
+    @staticmethod
+    def salvage_store(damaged: str | Path, data_dir: str | Path) -> dict[str, Any]:
+        """Copy every readable row of a damaged SQLite store file into a new store ``data_dir/memory.db``
+        (a damaged store cannot be opened as a :class:`Memory`, so this takes paths).
+
+        Returns:
+            ``{"source", "target", "complete", "tables": [{"table", "copied", "skipped": [{"after",
+            "before"}], "error"}], "orphan_vectors", "records_without_vector"}``
+            (:mod:`mission_memory.stores.sqlite_salvage`).
+
+        Raises:
+            InputError: ``damaged`` is not a file, or ``data_dir`` already holds a store.
+        """
+        from mission_memory.stores.registry import salvage_sqlite
+
+        return salvage_sqlite(Path(damaged), Path(data_dir))
+
     def import_memory(
         self, path: Path, *, mission: str | None = None, progress: ProgressFn | None = None
     ) -> TransferSummary:

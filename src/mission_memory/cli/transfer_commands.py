@@ -106,7 +106,44 @@ def import_command(
                   f"{data['state']} state values", markup=False)
 
 
+def salvage_command(
+    damaged: Annotated[Path, typer.Argument(help="The damaged store file (`memory.db`); it is only read.")],
+    to: Annotated[Path, typer.Option("--to", help="A new data dir for what can be read (must hold no store).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Copy every row that can still be read from a damaged store into a new data dir.
+
+    For a store refused as damaged: records, vectors, retrieval events and ingest state are read
+    table by table past the damaged pages, and what could not be read is listed by rowid range.
+    Then point `MISSION_MEMORY_DATA_DIR` at the new data dir and re-ingest the repositories (ingest
+    adds back what it can read again). Exit code 1 when rows were lost.
+    """
+    from mission_memory.api import Memory
+
+    with reported_errors():
+        report = Memory.salvage_store(damaged, to)
+    if json_output:
+        print_json(report)
+    else:
+        for table in report["tables"]:  # type: ignore[attr-defined]
+            lost = ", ".join(f"rowids {s['after'] + 1}–{s['before'] - 1 if s['before'] else 'end'}"
+                             for s in table["skipped"])
+            console.print(f"{table['table']}: {table['copied']} rows copied"
+                          + (f"; unreadable: {lost}" if lost else "")
+                          + (f"; {table['error']}" if table["error"] else ""), markup=False)
+        if report["records_without_vector"]:
+            console.print(f"{report['records_without_vector']} records lost their vector: the embedding queue"
+                          " embeds them again (see `mission-memory status`).", markup=False)
+        console.print(("Every row was read" if report["complete"] else "Some rows could not be read")
+                      + f"; the new store is {report['target']}. Use it with "
+                      f"MISSION_MEMORY_DATA_DIR={Path(str(report['target'])).parent}, then re-ingest the"
+                      " repositories.", markup=False)
+    if not report["complete"]:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``export`` and ``import`` to the root app."""
+    """Add ``export``, ``import`` and ``salvage`` to the root app."""
     app.command("export")(export_command)
     app.command("import")(import_command)
+    app.command("salvage")(salvage_command)

@@ -40,6 +40,7 @@ __all__ = [
     "open_sqlite_store",
     "open_store",
     "other_backend_store",
+    "salvage_sqlite",
     "scheme_of",
 ]
 
@@ -172,6 +173,18 @@ def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = Non
         f"MISSION_MEMORY_STORE={spec!r} is not a Qdrant store: use qdrant+http://host:6333, qdrant+https://...,"
         " qdrant+path:///dir, qdrant (local mode in the data dir) or qdrant+memory:"
     )
+
+
+def salvage_sqlite(source: Path, data_dir: Path) -> dict[str, object]:
+    """Copy every readable row of a (damaged) SQLite store file into a new store in ``data_dir``
+    (:func:`~mission_memory.stores.sqlite_salvage.salvage_sqlite_store`); its report as JSON.
+
+    Raises:
+        InputError: ``source`` is not a file, or ``data_dir`` already holds a store.
+    """
+    from mission_memory.stores.sqlite_salvage import salvage_sqlite_store
+
+    return salvage_sqlite_store(source, data_dir).to_json()
 
 
 @dataclass(frozen=True)

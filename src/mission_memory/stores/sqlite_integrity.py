@@ -24,8 +24,9 @@ pages silently misses records) and never replaced by an empty store (docs/adr/00
 * a SQLite error saying "malformed" or "not a database" on any later statement is refused the same way.
 
 The refusal (:func:`damage_message`) names what would be lost (the records of each kind no ingest
-recreates, counted where the file can still be read) and how to save what is readable: SQLite's own
-``.recover`` into a new file, then ``mission-memory export`` from it.
+recreates, counted where the file can still be read) and how to save what is readable: ``mission-memory
+salvage`` into a new data dir (:mod:`~mission_memory.stores.sqlite_salvage`; SQLite's ``.recover`` needs a
+virtual table distributions' ``sqlite3`` 3.40 builds lack).
 """
 
 from __future__ import annotations
@@ -194,10 +195,9 @@ def damage_message(path: Path, problem: str, conn: sqlite3.Connection | None = N
     return (
         f"store {path} is damaged ({problem}); it is refused, not answered from. Do not delete it or re-ingest "
         f"over it: besides what ingest reads again it holds {held}, which no ingest recreates. Save what is "
-        f"readable first: `cp {path} {folder / (path.name + '.damaged')}`, then `mkdir {folder / 'recovered'}`, "
-        f"`sqlite3 {path} .recover | sqlite3 {folder / 'recovered' / path.name}` and "
-        f"`MISSION_MEMORY_DATA_DIR={folder / 'recovered'} mission-memory export -o rescued.jsonl`; "
-        f"import that into a new data dir (`mission-memory import rescued.jsonl`) and re-ingest the repositories"
+        f"readable first: `mission-memory salvage {path} --to {folder.with_name(folder.name + '-salvaged')}` copies "
+        f"every row that can still be read into a new data dir and lists what could not; then set "
+        f"MISSION_MEMORY_DATA_DIR to that folder and re-ingest the repositories"
     )
 
 

@@ -1,0 +1,110 @@
+"""``mission-memory salvage``: what a damaged store still holds is copied into a new data dir, nothing replaced.
+
+The refusal of a damaged store advised SQLite's ``.recover``, which Debian's ``sqlite3`` 3.40 cannot
+run (``SQL logic error`` on any file: it lacks the ``sqlite_dbpage`` table), and then called the empty
+result damaged too.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mission_memory.api import Memory
+from mission_memory.config import load_settings
+from mission_memory.records import RecordKind
+from tests.conftest import GitRepo
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "mission_memory", *args], capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def _counts(db: Path) -> dict[str, int]:
+    conn = sqlite3.connect(db)
+    try:
+        return {t: int(conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0])
+                for t in ("records", "vectors", "retrieval_events", "ingest_state", "records_fts")}
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def store(make_git_repo: Callable[[str], GitRepo], tmp_path: Path) -> Path:
+    """A real store: a repository's records, a decision recorded with ``decide`` (in the store only), queries."""
+    repo = make_git_repo("svc")
+    for i in range(40):
+        repo.commit(f"Change {i} to the upload retry policy", f"2024-03-{1 + i % 28:02d}T10:00:00+00:00",
+                    {f"docs/part-{i}.md": f"# Part {i}\n\n" + "Uploads are retried with backoff. " * 40})
+    data = tmp_path / "data"
+    with Memory(load_settings(data_dir=data)) as memory:
+        memory.ingest_repository(repo.root, mission="svc")
+        memory.record_decision(title="Keep the ledger in SQLite", decision="The ledger stays in SQLite.",
+                               rationale="Offline field teams.", mission="svc")
+        for q in ("upload retries", "ledger database"):
+            memory.query(q)
+    return data / "memory.db"
+
+
+def test_salvage_of_an_intact_store_copies_every_row_and_answers_alike(store: Path, tmp_path: Path) -> None:
+    done = _cli("salvage", str(store), "--to", str(tmp_path / "copy"), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["complete"] and report["records_without_vector"] == 0
+    assert _counts(tmp_path / "copy" / "memory.db") == _counts(store)
+    with Memory(load_settings(data_dir=store.parent)) as before, \
+            Memory(load_settings(data_dir=tmp_path / "copy")) as after:
+        a = before.query("how often are uploads retried", token_budget=1500, client="api")
+        b = after.query("how often are uploads retried", token_budget=1500, client="api")
+        decisions = [r.title for batch in after.store.iterate() for r in batch if r.kind is RecordKind.DECISION]
+    assert [e.record.id for e in a.entries] == [e.record.id for e in b.entries]
+    assert "Keep the ledger in SQLite" in " ".join(decisions)
+
+
+def test_salvage_of_a_damaged_store_copies_what_can_be_read_and_names_what_cannot(store: Path, tmp_path: Path) -> None:
+    damaged = tmp_path / "damaged" / "memory.db"
+    damaged.parent.mkdir()
+    shutil.copyfile(store, damaged)
+    data = bytearray(damaged.read_bytes())
+    pages = len(data) // 4096
+    for page in (pages // 3, pages // 2, 2 * pages // 3):  # three pages past the schema, mid-file
+        data[page * 4096:(page + 1) * 4096] = b"\xff" * 4096
+    damaged.write_bytes(bytes(data))
+    original = _counts(store)
+    with pytest.raises(Exception, match="mission-memory salvage"):  # the refusal names the command
+        Memory(load_settings(data_dir=damaged.parent))
+
+    done = _cli("salvage", str(damaged), "--to", str(tmp_path / "saved"), "--json")
+    assert done.returncode == 1, done.stderr  # rows were lost: not a clean exit
+    report = json.loads(done.stdout)
+    assert not report["complete"]
+    lost = {t["table"]: t["skipped"] for t in report["tables"] if t["skipped"]}
+    assert lost, report
+    saved = _counts(tmp_path / "saved" / "memory.db")
+    assert 0.5 * original["records"] < saved["records"] <= original["records"]
+    assert saved["records_fts"] == saved["records"]  # the full-text index is whole for what was copied
+    assert saved["vectors"] <= saved["records"]  # no vector points at a record that was lost
+    with Memory(load_settings(data_dir=tmp_path / "saved")) as memory:  # the new store opens and answers
+        assert memory.status()["records"] == saved["records"]
+        assert memory.query("upload retries", token_budget=1500, client="api").entries
+    text = _cli("salvage", str(damaged), "--to", str(tmp_path / "again"))
+    assert text.returncode == 1 and "unreadable: rowids" in text.stdout and "Some rows could not be read" in text.stdout
+
+
+def test_salvage_never_writes_over_a_store(store: Path, tmp_path: Path) -> None:
+    target = tmp_path / "taken"
+    target.mkdir()
+    (target / "memory.db").write_bytes(b"precious")
+    done = _cli("salvage", str(store), "--to", str(target))
+    assert done.returncode == 1 and "already exists" in done.stderr
+    assert (target / "memory.db").read_bytes() == b"precious"
+    same = _cli("salvage", str(store), "--to", str(store.parent))
+    assert same.returncode == 1 and "own folder" in same.stderr
