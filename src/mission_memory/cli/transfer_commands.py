@@ -125,7 +125,7 @@ def salvage_command(
     if json_output:
         print_json(report)
     else:
-        for table in report["tables"]:  # type: ignore[attr-defined]
+        for table in report["tables"]:
             lost = ", ".join(f"rowids {s['after'] + 1}–{s['before'] - 1 if s['before'] else 'end'}"
                              for s in table["skipped"])
             console.print(f"{table['table']}: {table['copied']} rows copied"

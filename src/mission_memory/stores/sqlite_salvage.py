@@ -198,7 +198,7 @@ def _readable_rows(reader: sqlite3.Connection, select: str, result: TableSalvage
         if not batch:
             return
         yield from batch
-        last = int(batch[-1][0])  # type: ignore[call-overload]
+        last = int(batch[-1][0])
 
 
 def _seek_past(reader: sqlite3.Connection, select: str, last: int) -> int | None:
@@ -210,5 +210,5 @@ def _seek_past(reader: sqlite3.Connection, select: str, last: int) -> int | None
         except sqlite3.DatabaseError:
             step *= 2
             continue
-        return int(found[0][0]) if found else None  # type: ignore[call-overload]
+        return int(found[0][0]) if found else None
     return None
