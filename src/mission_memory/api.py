@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shlex
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -1103,6 +1104,11 @@ class Memory:
         schema version, and ``read_only`` (true when the data dir is not writable: queries answer but
         are not logged).
 
+        ``exposed`` lists ``{"path", "mode", "fix"}`` for the data dir and the store's file or
+        folder when others than the owner may read or enter them (a folder an earlier version made
+        0755; the SQLite store's and Qdrant's files are 0644 under umask 022, so the folder is what
+        protects them).
+
         ``store`` names it (``sqlite``, ``qdrant (local mode, /dir)``, ``qdrant (URL)``), ``backend``
         is its scheme and ``database`` the file, folder or URL open. ``other_store`` is None, or, when
         this store is empty and the data dir holds the other backend's store with records,
@@ -1118,6 +1124,7 @@ class Memory:
         other = self._other_store() if records == 0 else None
         return {
             "data_dir": str(self.settings.data_dir),
+            "exposed": _exposed_paths([self.settings.data_dir, *([Path(database)] if database.startswith("/") else [])]),
             "store": described,
             "backend": backend,
             "database": database,
@@ -1246,3 +1253,17 @@ def _parse_since(value: datetime | str | None, now: datetime) -> datetime | None
         raise InputError(
             f"since {value!r} is not a date, a time or a number of days (use e.g. 2025-05-01, 2025-05-01T09:00:00Z or 7d)"
         ) from None
+
+
+def _exposed_paths(paths: Sequence[Path]) -> list[dict[str, str]]:
+    """The paths of ``paths`` that exist and grant their group or others any access, with the fix."""
+    out = []
+    for path in dict.fromkeys(paths):
+        try:
+            mode = path.stat().st_mode & 0o777
+        except OSError:
+            continue
+        if mode & 0o077:
+            private = "700" if path.is_dir() else "600"
+            out.append({"path": str(path), "mode": f"{mode:04o}", "fix": f"chmod {private} {shlex.quote(str(path))}"})
+    return out

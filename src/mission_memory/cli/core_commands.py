@@ -210,6 +210,9 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
     console.print(f"Records:         {data['records']} · retrieval events: {data['retrieval_events']}")
     if data["other_store"] is not None:
         console.print(f"Note: {data['other_store']['advice']}.", markup=False)
+    for item in data["exposed"]:
+        console.print(f"Warning: {item['path']} is mode {item['mode']}: other users of this machine may read the"
+                      f" memory (restricted records, the query log); `{item['fix']}`", markup=False)
     table = Table("layer", "kind", "records")
     for layer, kinds in data["layers"].items():
         if not kinds:
