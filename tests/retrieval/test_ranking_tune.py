@@ -199,3 +199,38 @@ def test_tune_without_a_pairs_file_builds_the_pairs_from_the_stored_correction_r
         report = memory.tune_ranking(holdout=0.34, seed=1, dry_run=True)
     assert report.pairs == len(CODE_NAMES) and report.used == len(CODE_NAMES)
     assert report.holdout_recall_after > report.holdout_recall_before
+
+
+def test_pairs_from_the_store_include_a_derived_correction_that_followed_another_sessions_query(
+    store_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A correction from a captured prompt follows the same operator's query of another session when its
+    own session asked nothing (docs/adr/0082); ``ranking tune`` looked its event up by the correction's
+    session only, so that pair was silently left out."""
+    from datetime import timedelta
+
+    from mission_memory.corrections.practitioner_records import Correction, CorrectionSource
+    from mission_memory.corrections.recording import store_corrections
+    from mission_memory.retrieval.ranking_tune import pairs_from_store
+
+    data = tmp_path / "data"
+    shutil.copytree(store_dir, data)
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "ana")
+    with Memory.open(load_settings(data_dir=data, max_digest_entries=DIGEST_CAP)) as memory:
+        name, question = _questions()[0]
+        digest = memory.query(question, token_budget=400, session_id="session-of-the-query")
+        served = {e.record.id for e in digest.entries}
+        missed = next(r.id for r in memory.store.records_of_kind(["decision"], limit=100)
+                      if r.id not in served and name in r.title.lower())
+        event = memory.retrieval_events(1)[0]
+        correction = Correction(
+            correction_id="c" * 32, correction_class="redirect", category="retrieval", outcome="modified",
+            summary=f"You missed the {name} plan", source=CorrectionSource.PROMPT, mission="cluster",
+            operator="ana", session_id="a-later-session", time=event.time + timedelta(minutes=5),
+            expected=(missed,),
+        )
+        (labelled,), _ = store_corrections(memory.store, memory.embedder, [correction],
+                                           window=timedelta(minutes=120), threshold=0.87)
+        assert labelled.label.retrieval_event_id == event.id and missed in labelled.label.missed_record_ids
+        pairs = pairs_from_store(memory.store)
+    assert [(p.event_id, p.missed) for p in pairs] == [(event.id, (missed,))]

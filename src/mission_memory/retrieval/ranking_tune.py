@@ -17,7 +17,7 @@ import json
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from mission_memory.retrieval.ranking import (
     RankingParams,
     tuned_params,
 )
+from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import SearchFilter
 
@@ -122,8 +123,7 @@ def pairs_from_store(store: MemoryStore, limit: int = 10_000) -> list[RetrievalP
         missed, event_id = attrs.get("missed_record_ids") or [], attrs.get("retrieval_event_id")
         if not missed or not event_id:
             continue
-        events = store.retrieval_events_matching(session_id=attrs.get("session_id"), limit=1000)
-        event = next((e for e in events if e.id == event_id), None)
+        event = _linked_event(store, attrs)
         if event is None:
             continue
         out.append(RetrievalPair(
@@ -132,6 +132,25 @@ def pairs_from_store(store: MemoryStore, limit: int = 10_000) -> list[RetrievalP
             retrieved=tuple(event.record_ids), missed=tuple(str(m) for m in missed),
         ))
     return out
+
+
+def _linked_event(store: MemoryStore, attrs: dict[str, Any]) -> RetrievalEvent | None:
+    """The retrieval event a correction record names, found by its time (``retrieval_event_time``):
+    a derived correction may follow another session's event (the same operator's, docs/adr/0082), so
+    the correction's own session does not find it. Records without the time: by their session."""
+    event_id = attrs.get("retrieval_event_id")
+    raw = attrs.get("retrieval_event_time")
+    if isinstance(raw, str):
+        try:
+            moment = datetime.fromisoformat(raw)
+        except ValueError:
+            moment = None
+        if moment is not None:
+            around = store.retrieval_events_matching(
+                since=moment - timedelta(milliseconds=1), until=moment + timedelta(milliseconds=1), limit=1000)
+            return next((e for e in around if e.id == event_id), None)
+    events = store.retrieval_events_matching(session_id=attrs.get("session_id"), limit=1000)
+    return next((e for e in events if e.id == event_id), None)
 
 
 @dataclass(frozen=True)
