@@ -260,6 +260,25 @@ class Record(BaseModel):
         })
 
 
+def redacted_state_value(value: str) -> str:
+    """A state value (``set_state``: usually JSON) with every secret the redaction rules find replaced.
+
+    The stores' last guard for state, as :meth:`Record.redacted` is for records (docs/adr/0053): open
+    alerts keep the alert's text and runbook URL, an acknowledgement keeps the operator's read-back,
+    and neither passed through a record. A JSON value is redacted string by string
+    (:func:`~mission_memory.capture.redaction.redact_value`: record ids and git shas stay whole) and
+    written back sorted; any other value as text. Returns ``value`` itself when nothing was found.
+    """
+    import json
+
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return redact_text(value)
+    cleaned = redact_value(parsed)
+    return value if cleaned is parsed else json.dumps(cleaned, sort_keys=True, ensure_ascii=False)
+
+
 def record_id_for(
     source_key: str,
     title: str,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from mission_memory.capture.redaction import redact_text
 from mission_memory.errors import InputError
 from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
@@ -54,7 +55,8 @@ def acknowledge(store: MemoryStore, brief: Record, operator: str | None, at: dat
     """Record that ``operator`` read ``brief`` at ``at``; acknowledging again keeps the first time.
 
     Args:
-        read_back: the incoming operator's one-line read-back, kept as written (it reaches the next
+        read_back: the incoming operator's one-line read-back, kept as written but for secrets
+            (redacted, :func:`~mission_memory.capture.redaction.redact_text`; it reaches the next
             brief inside its envelope); None or blank: none.
 
     Raises:
@@ -63,7 +65,7 @@ def acknowledge(store: MemoryStore, brief: Record, operator: str | None, at: dat
     """
     if brief.kind is not RecordKind.HANDOVER_BRIEF:
         raise InputError(f"record {brief.id} is a {brief.kind.value}, not a handover brief")
-    said = (read_back or "").strip()
+    said = redact_text((read_back or "").strip())  # as every intake: no secret is kept or shown again
     if "\n" in said or len(said) > MAX_READ_BACK_CHARS:
         raise InputError(f"the read-back is one line of at most {MAX_READ_BACK_CHARS} characters"
                          f" (got {len(said)} characters, {said.count(chr(10)) + 1} lines)")

@@ -59,7 +59,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind
+from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import (
     EventRetentionRow,
@@ -1165,7 +1165,8 @@ class QdrantStore:
         return str(found[0].payload["value"]) if found and found[0].payload else None
 
     def set_state(self, mission: str, key: str, value: str) -> None:
-        """Set ``key`` of ``mission`` to ``value``."""
+        """Set ``key`` of ``mission`` to ``value`` (redacted first: :func:`redacted_state_value`)."""
+        value = redacted_state_value(value)  # the last guard: no secret reaches disk (docs/adr/0053)
         self._call(lambda c: c.upsert(self._state, [models.PointStruct(
             id=point_id(f"state:{mission}\x00{key}"), vector={},
             payload={"mission": mission, "key": key, "value": value},

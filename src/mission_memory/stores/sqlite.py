@@ -51,7 +51,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
-from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind
+from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import (
     EventRetentionRow,
@@ -1121,7 +1121,8 @@ class SqliteStore:
         return None if row is None else str(row[0])
 
     def set_state(self, mission: str, key: str, value: str) -> None:
-        """Set an ingest bookmark of ``mission``."""
+        """Set an ingest bookmark of ``mission`` (the value redacted first: :func:`redacted_state_value`)."""
+        value = redacted_state_value(value)  # the last guard: no secret reaches disk (docs/adr/0053)
         with self._write() as tx:
             tx.execute(
                 "INSERT INTO ingest_state (mission, key, value) VALUES (?, ?, ?)"

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mission_memory.errors import InputError
 from mission_memory.mission_scope import unknown_mission
-from mission_memory.records import AccessLevel, Record
+from mission_memory.records import AccessLevel, Record, redacted_state_value
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import ACCESS_ORDER
@@ -241,7 +241,8 @@ def export_memory(
     for name, key, value in store.state_items(mission):
         if allowed is not None and key.partition(":")[0] not in BOOKKEEPING_STATE_PREFIXES:
             continue
-        out.write(_dump({"type": "state", "mission": name, "key": key, "value": value}))
+        # a store written before state was redacted may hold secrets there (open alerts, read-backs)
+        out.write(_dump({"type": "state", "mission": name, "key": key, "value": redacted_state_value(value)}))
         state += 1
     out.write(_dump({"type": "end", "records": records, "vectors": vectors, "events": events, "state": state}))
     return TransferSummary(records=records, vectors=vectors, events=events, state=state, left_out=left_out)
