@@ -99,6 +99,18 @@ def test_salvage_of_a_damaged_store_copies_what_can_be_read_and_names_what_canno
     assert text.returncode == 1 and "unreadable: rowids" in text.stdout and "Some rows could not be read" in text.stdout
 
 
+def test_salvage_refuses_a_file_that_is_not_a_store(store: Path, tmp_path: Path) -> None:
+    """The stamp file beside the store was "salvaged" into an empty store the user was told to use."""
+    stamp = store.with_name("memory.db.checked")
+    assert stamp.is_file()
+    for source, says in ((stamp, "is not a SQLite database"), (tmp_path / "other.db", "is not a mission-memory store")):
+        if source.name == "other.db":
+            sqlite3.connect(source).execute("CREATE TABLE t (x)").connection.close()
+        done = _cli("salvage", str(source), "--to", str(tmp_path / f"out-{source.name}"))
+        assert done.returncode == 1 and says in done.stderr, done.stderr
+        assert not (tmp_path / f"out-{source.name}").exists()
+
+
 def test_salvage_never_writes_over_a_store(store: Path, tmp_path: Path) -> None:
     target = tmp_path / "taken"
     target.mkdir()

@@ -131,9 +131,12 @@ def salvage_command(
             console.print(f"{table['table']}: {table['copied']} rows copied"
                           + (f"; unreadable: {lost}" if lost else "")
                           + (f"; {table['error']}" if table["error"] else ""), markup=False)
+        if report["orphan_vectors"]:
+            console.print(f"{report['orphan_vectors']} of the vectors copied were dropped: their record could not"
+                          " be read.", markup=False)
         if report["records_without_vector"]:
-            console.print(f"{report['records_without_vector']} records lost their vector: the embedding queue"
-                          " embeds them again (see `mission-memory status`).", markup=False)
+            console.print(f"{report['records_without_vector']} records lost their vector: BM25 still finds them;"
+                          " `mission-memory reindex` embeds them again (`status` counts them).", markup=False)
         console.print(("Every row was read" if report["complete"] else "Some rows could not be read")
                       + f"; the new store is {report['target']}. Use it with "
                       f"MISSION_MEMORY_DATA_DIR={Path(str(report['target'])).parent}, then re-ingest the"

@@ -197,15 +197,19 @@ def damage_message(path: Path, problem: str, conn: sqlite3.Connection | None = N
         f"over it: besides what ingest reads again it holds {held}, which no ingest recreates. Save what is "
         f"readable first: `mission-memory salvage {path} --to {folder.with_name(folder.name + '-salvaged')}` copies "
         f"every row that can still be read into a new data dir and lists what could not; then set "
-        f"MISSION_MEMORY_DATA_DIR to that folder and re-ingest the repositories"
+        f"MISSION_MEMORY_DATA_DIR to that folder and re-ingest the repositories with the same "
+        f"MISSION_MEMORY_ACCESS_PATHS as before (a re-ingest without it stores restricted files at the "
+        f"default level)"
     )
 
 
 def _readable_counts(conn: sqlite3.Connection) -> dict[str, int]:
     counts: dict[str, int] = {}
     for kind in UNRECREATABLE_KINDS:
+        # a decision read from an ADR file is read again by ingest: only the others are counted
+        extra = " AND source_kind != 'adr'" if kind == "decision" else ""
         with contextlib.suppress(sqlite3.Error):
-            counts[kind] = int(conn.execute("SELECT count(*) FROM records WHERE kind = ?", (kind,)).fetchone()[0])
+            counts[kind] = int(conn.execute(f"SELECT count(*) FROM records WHERE kind = ?{extra}", (kind,)).fetchone()[0])
     with contextlib.suppress(sqlite3.Error):
         counts["retrieval event"] = int(conn.execute("SELECT count(*) FROM retrieval_events").fetchone()[0])
     return counts

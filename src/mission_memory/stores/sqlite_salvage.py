@@ -109,10 +109,15 @@ def salvage_sqlite_store(source: Path, data_dir: Path) -> SalvageReport:
             overwritten), or ``data_dir`` is ``source``'s own folder.
     """
     from mission_memory.stores.sqlite import SqliteStore
+    from mission_memory.stores.sqlite_integrity import SQLITE_HEADER
 
     source = source.expanduser().resolve()
     if not source.is_file():
         raise InputError(f"salvage: {source} is not a file")
+    with source.open("rb") as handle:
+        if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+            raise InputError(f"salvage: {source} is not a SQLite database (its first bytes are not SQLite's"
+                             " header): name the store's memory.db")
     target = data_dir.expanduser().resolve() / "memory.db"
     if target.parent == source.parent:
         raise InputError(f"salvage: --to {target.parent} is the damaged store's own folder; name a new one")
@@ -124,8 +129,17 @@ def salvage_sqlite_store(source: Path, data_dir: Path) -> SalvageReport:
         wal = source.with_name(source.name + "-wal")
         if wal.is_file():
             shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
-        SqliteStore(target).close()  # the current schema, whole
         reader = sqlite3.connect(copy, isolation_level=None)
+        try:
+            found = {str(r[0]) for r in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as exc:
+            reader.close()
+            raise InputError(f"salvage: the schema of {source} cannot be read ({exc}): nothing can be salvaged"
+                             " table by table") from exc
+        if "records" not in found:
+            reader.close()
+            raise InputError(f"salvage: {source} is not a mission-memory store (it has no records table)")
+        SqliteStore(target).close()  # the current schema, whole
         writer = sqlite3.connect(target, isolation_level=None)
         try:
             writer.execute("PRAGMA busy_timeout = 30000")
