@@ -14,18 +14,18 @@ __all__ = ["http_mcp_server"]
 
 
 @contextmanager
-def http_mcp_server(data_dir: Path, **env: str) -> Iterator[str]:
+def http_mcp_server(data_dir: Path, *args: str, **env: str) -> Iterator[str]:
     """Start the streamable-HTTP server on ``data_dir``; yield its MCP URL once it listens (no sleeps).
 
-    ``env`` adds environment variables (``MISSION_MEMORY_OPERATOR="carol"``). The server is
-    terminated when the block ends.
+    ``args`` are more ``serve`` options (``"--mission", "ops"``); ``env`` adds environment variables
+    (``MISSION_MEMORY_OPERATOR="carol"``). The server is terminated when the block ends.
     """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     environment = dict(os.environ, MISSION_MEMORY_DATA_DIR=str(data_dir), **env)
     with subprocess.Popen(
-        [sys.executable, "-m", "mission_memory", "serve", "--transport", "http", "--port", str(port)],
+        [sys.executable, "-m", "mission_memory", "serve", "--transport", "http", "--port", str(port), *args],
         env=environment, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
     ) as server:
         try:

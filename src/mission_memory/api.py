@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.fence import check_mission_name, listed_name
+from mission_memory.fence import check_mission_name, listed_name, quote_name
 from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.digest import Digest
@@ -708,6 +708,7 @@ class Memory:
         now: datetime | None = None,
         embed: bool = True,
         access: AccessContext | None = None,
+        refuse_typo: bool = False,
     ) -> IntakeReport:
         """Store domain events at once and assess the mission's escalation (docs/design.md §3, §7).
 
@@ -725,6 +726,10 @@ class Memory:
             access: who posts on a team server: an operator scoped to missions may post only into
                 them (ADR 0045), and every event is stored as theirs, whatever ``operator`` the
                 posted event names (docs/adr/0055). None: the local user.
+            refuse_typo: refuse a mission that is not stored and is one typo from a stored one
+                (:func:`~mission_memory.mission_scope.confusable_mission`: ``shpo``, ``Shop`` beside
+                ``shop``), as the HTTP receivers do unless the poster says ``new_mission``: critical
+                alerts filed under a typo sit where no brief or digest of the mission reads them.
 
         Returns:
             What was stored, and the escalation state after the write.
@@ -744,6 +749,15 @@ class Memory:
 
         checked = events_from_objects(events)
         name = check_mission_name(self._event_mission(mission), "mission")
+        if refuse_typo:
+            from mission_memory.mission_scope import confusable_mission, known_missions
+
+            stored = self.store.missions()
+            if name not in stored and confusable_mission(name, stored) is not None:
+                raise InputError(
+                    f"no mission named {quote_name(name)} is stored ({known_missions(name, stored)}): check the"
+                    " name, or say new_mission=1 to start it"
+                )
         if access is not None:
             access.check_write_mission(name)
             # attribution comes from the token, never from the posted body (docs/adr/0055)

@@ -221,6 +221,38 @@ def known_missions(asked: str, stored: Collection[str], *, none: str = "none") -
     return text
 
 
+def _one_edit_apart(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by one insertion, deletion, substitution or swap of neighbours
+    (Damerau–Levenshtein distance 1, the optimal-string-alignment form)."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = next((k for k, (x, y) in enumerate(zip(short, long_, strict=False)) if x != y), len(short))
+    return short[i:] == long_[i + 1:]
+
+
+def confusable_mission(name: str, stored: Collection[str]) -> str | None:
+    """The stored mission ``name`` is most likely a typo of, or None when it is a name of its own.
+
+    A typo is: the same name but for case (``Shop``), one edit away for names of three characters
+    or more (``opx`` beside ``ops``, ``shpo`` beside ``shop``), or difflib's ratio ≥ 0.75
+    (``north-centra`` beside ``north-central``). Events filed under a typo of a mission sit where
+    no brief, digest or ``events firing --mission`` reads them.
+    """
+    if name in stored:
+        return None
+    folded = name.casefold()
+    for known in sorted(stored):
+        if known.casefold() == folded or (min(len(name), len(known)) >= 3 and _one_edit_apart(folded, known.casefold())):
+            return known
+    close = difflib.get_close_matches(name, sorted(stored), n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def unknown_mission(asked: str, stored: Collection[str], *, none: str = "none") -> InputError:
     """The error for a mission name that is not stored: ``no mission named 'x' is stored (missions: …)``."""
     return InputError(f"no mission named {quote_name(asked)} is stored ({known_missions(asked, stored, none=none)})")

@@ -77,6 +77,36 @@ def test_alertmanager_alerts_are_mapped_stored_and_resolved(data_dir: Path) -> N
         assert {e["event_type"]: e["state"] for e in _events("shop")} == {"HighErrorRate": "resolved", "DiskFilling": "firing"}
 
 
+def test_a_posted_mission_one_typo_from_a_stored_one_is_refused_and_stores_nothing(data_dir: Path) -> None:
+    """``?mission=shpo`` and ``?mission=Shop`` beside a stored ``shop`` were filed as missions of their
+    own (200), where no brief, digest or ``events firing --mission shop`` reads the alerts."""
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=60) as http:
+        assert http.post("/alerts/alertmanager?mission=shop", json=_payload(_alert("A", "a1"))).status_code == 200
+        for typo in ("shpo", "Shop", "sho"):
+            refused = http.post(f"/alerts/alertmanager?mission={typo}", json=_payload(_alert("B", "b1")))
+            assert refused.status_code == 400, refused.text
+            assert "'shop'" in refused.json()["error"] and "new_mission=1" in refused.json()["error"]
+        lines = http.post("/events?mission=shpo", content=json.dumps(event(1, datetime.now(UTC))) + "\n", headers=JSONL)
+        assert lines.status_code == 400, lines.text
+        with Memory.open() as memory:
+            assert sorted(memory.store.missions()) == ["shop"]
+        started = http.post("/alerts/alertmanager?mission=shpo&new_mission=1", json=_payload(_alert("B", "b1")))
+        assert started.status_code == 200, started.text
+        other = http.post("/alerts/alertmanager?mission=payments", json=_payload(_alert("C", "c1")))
+        assert other.status_code == 200, other.text  # a name of its own starts its mission, as before
+        with Memory.open() as memory:
+            assert sorted(memory.store.missions()) == ["payments", "shop", "shpo"]
+
+
+def test_events_posted_without_a_mission_go_to_the_servers_mission(data_dir: Path) -> None:
+    """``serve --mission ops`` stored a POST without ``?mission=`` under the folder the server ran in."""
+    with http_mcp_server(data_dir, "--mission", "ops") as url, httpx.Client(base_url=_base(url), timeout=60) as http:
+        posted = http.post("/alerts/alertmanager", json=_payload(_alert("A", "a1")))
+        assert posted.status_code == 200, posted.text
+        assert posted.json()["mission"] == "ops"
+    assert [e["event_type"] for e in _events("ops")] == ["A"]
+
+
 def test_the_severity_mapping_is_configurable(data_dir: Path) -> None:
     mapping = json.dumps({"severity_criticality": {"sev1": 1.0, "sev3": 0.3}, "sector_labels": ["namespace"]})
     with http_mcp_server(data_dir, MISSION_MEMORY_ALERTMANAGER_MAPPING=mapping) as url, httpx.Client(timeout=60) as http:

@@ -47,6 +47,19 @@ def test_a_name_one_typo_from_a_stored_mission_is_refused_unless_new_mission_say
     assert set(_missions()) == {"shop", "shpo"}
 
 
+@pytest.mark.parametrize("typo", ["opx", "osp", "pos"])
+def test_a_short_name_one_edit_from_a_stored_mission_is_refused(tmp_path: Path, typo: str) -> None:
+    """``ops`` stored: ``opx`` and ``osp`` were started as missions of their own (difflib's ratio of
+    two three-letter names one letter apart is 0.67, under the 0.75 it required)."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(_jsonl(event(1, T0)), encoding="utf-8")
+    assert runner.invoke(app, ["feed", str(path), "--mission", "ops", "--no-embed"]).exit_code == 0
+    result = runner.invoke(app, ["feed", str(path), "--mission", typo, "--no-embed"])
+    assert result.exit_code == 1, result.output
+    assert f"no mission named '{typo}' is stored" in result.stderr
+    assert set(_missions()) == {"ops"}
+
+
 def test_a_defaulted_mission_that_is_not_stored_is_refused(shop: Path, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     folder = tmp_path / "some-folder"

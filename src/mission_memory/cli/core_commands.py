@@ -293,7 +293,7 @@ def serve(
     port: Annotated[int, typer.Option(help="HTTP port.")] = 8765,
     mission: Annotated[
         str | None,
-        typer.Option(help="Default mission of the tool's queries; default (stdio): the repository the server starts in."),
+        typer.Option(help="Default mission of the tool's queries and of events posted without ?mission=; default (stdio): the repository the server starts in."),
     ] = None,
     write_tools: Annotated[
         bool, typer.Option("--write-tools", help="Also expose the write tools record_correction and record_decision (explicit opt-in).")

@@ -109,16 +109,14 @@ def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tup
     """The mission ``feed`` writes to, and whether it starts with this feed.
 
     A mission that is not stored is started only when it was named (``--mission`` or
-    ``MISSION_MEMORY_EVENT_MISSION``) and is not one typo from a stored name (difflib's ratio ≥ 0.75,
-    or equal but for case), or when ``--new-mission`` says so: a defaulted folder name or a typo
-    would otherwise scatter a shift's events over missions nobody reads.
+    ``MISSION_MEMORY_EVENT_MISSION``) and is not one typo from a stored name
+    (:func:`~mission_memory.mission_scope.confusable_mission`), or when ``--new-mission`` says so: a
+    defaulted folder name or a typo would otherwise scatter a shift's events over missions nobody reads.
 
     Raises:
         InputError: naming the mission, the stored ones and ``--new-mission``.
     """
-    import difflib
-
-    from mission_memory.mission_scope import known_missions
+    from mission_memory.mission_scope import confusable_mission, known_missions
 
     named = asked or memory.settings.event_mission
     name = named or Path.cwd().name
@@ -128,9 +126,7 @@ def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tup
     if new_mission:
         return name, True
     how = "" if named else " (the current folder's name: no --mission and no MISSION_MEMORY_EVENT_MISSION)"
-    close = difflib.get_close_matches(name, list(stored), n=1, cutoff=0.75) or [
-        m for m in stored if m.casefold() == name.casefold()]
-    if not named or close:
+    if not named or confusable_mission(name, stored) is not None:
         raise InputError(
             f"no mission named {quote_name(name)} is stored{how} ({known_missions(name, stored, none='none yet')});"
             + (" check the name, or pass --new-mission to start it" if named

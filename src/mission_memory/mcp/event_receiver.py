@@ -9,8 +9,10 @@ Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.s
   webhook, mapped by :mod:`~mission_memory.operations.incident_webhooks`;
 * ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
 
-All take ``?mission=NAME`` (default: the server's event mission; it obeys the name rule of
-:mod:`mission_memory.fence`) and answer ``200`` with the intake report as JSON.
+All take ``?mission=NAME`` (default: the server's ``--mission``, else its event mission; it obeys
+the name rule of :mod:`mission_memory.fence`) and answer ``200`` with the intake report as JSON. A
+mission that is not stored and is one typo from a stored one (``shpo``, ``Shop`` beside ``shop``) is
+``400`` naming the stored ones, nothing stored, unless the request says ``&new_mission=1``.
 
 Before the body is read, a request gets the ``/mcp`` route's own DNS-rebinding protection (the SDK's
 ``TransportSecurityMiddleware`` with the settings the server runs ``/mcp`` with: on loopback, ``421``
@@ -109,7 +111,7 @@ async def _refused(request: Request, security: TransportSecuritySettings | None,
 
 async def _receive(
     request: Request, memory_of: Callable[[], Memory], parse: Callable[[bytes, Memory], list[DomainEvent]], source: str,
-    access: AccessContext | None, security: TransportSecuritySettings | None,
+    access: AccessContext | None, security: TransportSecuritySettings | None, default_mission: str | None = None,
 ) -> Response:
     refused = await _refused(request, security, source)
     if refused is not None:
@@ -121,11 +123,13 @@ async def _receive(
             413, f"{source}: the body ({exc.args[0]:,} bytes or more) is larger than the "
             f"{MAX_EVENT_BATCH_BYTES:,} bytes accepted in one batch; nothing was stored",
         )
-    mission = request.query_params.get("mission") or None
+    mission = request.query_params.get("mission") or default_mission or None
+    new_mission = request.query_params.get("new_mission", "").strip().lower() in ("1", "true", "yes")
     try:
         memory = memory_of()
         events = parse(body, memory)
-        report = await anyio.to_thread.run_sync(lambda: memory.record_events(events, mission, access=access))
+        report = await anyio.to_thread.run_sync(
+            lambda: memory.record_events(events, mission, access=access, refuse_typo=not new_mission))
     except AccessDenied as exc:
         return _error(403, f"{user_message(exc)}; nothing was stored")
     except InputError as exc:
@@ -150,27 +154,27 @@ def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
 
 async def receive_pagerduty(
     request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None,
+    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
 ) -> Response:
     """Handle ``POST /alerts/pagerduty``: a PagerDuty v3 webhook (see the module docstring)."""
     source = "pagerduty webhook"
     return await _receive(request, memory_of, lambda body, _m: events_from_pagerduty(_json(body, source), source),
-                          source, access, security)
+                          source, access, security, default_mission)
 
 
 async def receive_opsgenie(
     request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None,
+    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
 ) -> Response:
     """Handle ``POST /alerts/opsgenie``: an Opsgenie webhook (see the module docstring)."""
     source = "opsgenie webhook"
     return await _receive(request, memory_of, lambda body, _m: events_from_opsgenie(_json(body, source), source),
-                          source, access, security)
+                          source, access, security, default_mission)
 
 
 async def receive_alertmanager(
     request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None,
+    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
 ) -> Response:
     """Handle ``POST /alerts/alertmanager`` (see the module docstring).
 
@@ -179,14 +183,15 @@ async def receive_alertmanager(
         access: the posting token's operator (None: the local user).
         security: the ``/mcp`` route's Host/Origin settings (None: no Host/Origin check, as the SDK).
     """
-    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook", access, security)
+    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook", access, security, default_mission)
 
 
 async def receive_jsonl(
     request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None,
+    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
 ) -> Response:
     """Handle ``POST /events``: JSON Lines of domain events (see the module docstring); arguments as above."""
     return await _receive(
-        request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body", access, security
+        request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body", access, security,
+        default_mission,
     )

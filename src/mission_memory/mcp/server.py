@@ -293,7 +293,8 @@ def build_server(
             raise ToolError(user_message(exc)) from exc
 
     security = transport_security if transport_security is not None else http_transport_security("127.0.0.1")
-    _add_event_receivers(server, running, authenticated=verifier is not None, security=security)
+    _add_event_receivers(server, running, authenticated=verifier is not None, security=security,
+                         default_mission=default_mission)
     if write_tools:
         from mission_memory.mcp.decision_tool import add_decision_tool
 
@@ -304,7 +305,7 @@ def build_server(
 
 def _add_event_receivers(
     server: MCPServer[ServedMemory], running: list[ServedMemory], *, authenticated: bool,
-    security: TransportSecuritySettings,
+    security: TransportSecuritySettings, default_mission: str | None = None,
 ) -> None:
     """Routes beside ``/mcp`` for Alertmanager webhooks and JSON Lines events (mcp/event_receiver.py).
 
@@ -345,17 +346,20 @@ def _add_event_receivers(
 
     async def alertmanager(request: Request) -> Response:
         return refused(request) or await event_receiver.receive_alertmanager(
-            request, memory_of, poster(request), security
+            request, memory_of, poster(request), security, default_mission
         )
 
     async def events(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_jsonl(request, memory_of, poster(request), security)
+        return refused(request) or await event_receiver.receive_jsonl(
+            request, memory_of, poster(request), security, default_mission)
 
     async def pagerduty(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_pagerduty(request, memory_of, poster(request), security)
+        return refused(request) or await event_receiver.receive_pagerduty(
+            request, memory_of, poster(request), security, default_mission)
 
     async def opsgenie(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_opsgenie(request, memory_of, poster(request), security)
+        return refused(request) or await event_receiver.receive_opsgenie(
+            request, memory_of, poster(request), security, default_mission)
 
     server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
     server.custom_route(event_receiver.PAGERDUTY_PATH, methods=["POST"])(pagerduty)
