@@ -245,6 +245,39 @@ def _task_items(tasks: Sequence[Record]) -> list[BriefItem]:
     return items
 
 
+FIRING_ALERTS_SHOWN = 10
+"""Open alerts the brief names one by one, most critical first, outside an incident (the rest are counted)."""
+
+
+def _firing_alert_items(store: MemoryStore, mission: str, until: datetime) -> list[BriefItem]:
+    """The alerts still firing at the end of the window, for a mission in normal mode (docs/adr/0057).
+
+    While degraded, the incident block lists them (ADR 0061); otherwise a critical alert that fired
+    before the window and never resolved appeared nowhere in the brief, though ``events firing``
+    listed it. One entry, in "What to do first": type, sector, criticality, since when, the latest
+    notification's event and the runbook; the text stays in the event record (the digest quotes it).
+    """
+    from mission_memory.operations.alert_state import open_alerts
+
+    firing = open_alerts(store, mission, until)
+    if not firing:
+        return []
+    shown = firing[:FIRING_ALERTS_SHOWN]
+    keys = {f"{mission}:{RecordKind.DOMAIN_EVENT.value}:event:{a.event_id}": a for a in shown}
+    ids = store.ids_by_source_keys(sorted(keys))
+    lines = []
+    for a in shown:
+        runbook = f" · runbook {_one_line(a.runbook_url, 200)}" if a.runbook_url else ""
+        lines.append(f"- {_one_line(a.type, 80)} · {_one_line(a.sector, 60)} · criticality {a.criticality:.2f}"
+                     f" · firing since {a.since.strftime('%Y-%m-%d %H:%M')} UTC, last {a.last_notified.strftime('%H:%M')}"
+                     f" · event `{_one_line(a.event_id, 120)}`{runbook}")
+    if len(firing) > len(shown):
+        lines.append(f"- {len(firing) - len(shown)} more alerts firing (`mission-memory events firing --mission` lists them)")
+    return [BriefItem(BriefSection.DO_FIRST, f"alerts still firing ({len(firing)}, most critical first)",
+                      "\n".join(lines), tuple(f"event:{a.event_id}" for a in shown),
+                      tuple(ids[k] for k in keys if k in ids), 300)]
+
+
 RECORDED_EVENTS_SHOWN = 20
 """Events operators recorded in the window that the brief can show, one entry each, most critical first;
 the rest are counted in one more entry."""
@@ -573,6 +606,8 @@ def collect_brief_items(
     )
     in_block = set(incident.note_ids) if incident is not None else set()
     items = [status, *_note_items([r for r in notes if r.id not in in_block]), *_task_items(tasks)]
+    if incident is None:  # while degraded the incident block lists what is firing
+        items += _firing_alert_items(store, m, until)
     if incident is not None:
         items.append(BriefItem(BriefSection.CRISIS, "incident: severity, still firing, decisions, next steps",
                                incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short))
