@@ -169,7 +169,10 @@ def feed(
         clock = _parse_now(now)
         with _open_memory() as memory:
             target, started = _check_new_mission(memory, mission, new_mission)
-            report = memory.record_events(events, target, now=clock, embed=False)
+            try:
+                report = memory.record_events(events, target, now=clock, embed=False)
+            except InputError as exc:  # the core names the event (events[3]); the user named the file
+                raise InputError(f"{name}: {exc}") from None
             embedded = 0 if no_embed else memory.embed_pending()
     payload = {**report.to_json(), "embedded": embedded, "new_mission": started}
     if json_output:

@@ -37,8 +37,12 @@ def latest_brief_for(store: MemoryStore, operator: str | None, mission: str | No
     """The newest archived brief handed to ``operator`` (on ``mission`` when given).
 
     Raises:
-        InputError: no brief was archived for that operator (and mission).
+        InputError: ``mission`` is not stored, or no brief was archived for that operator (and mission).
     """
+    if mission is not None and mission not in store.missions():
+        from mission_memory.mission_scope import unknown_mission
+
+        raise unknown_mission(mission, store.missions())
     briefs = store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=mission, operator=operator, limit=1)
     if not briefs:
         where = f" on mission {mission!r}" if mission else ""

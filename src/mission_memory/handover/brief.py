@@ -662,9 +662,12 @@ def _who_did_what(store: MemoryStore, window: ShiftWindow) -> str:
 def _last_handover(store: MemoryStore, window: ShiftWindow) -> str:
     """Whether the previous handover on the mission was acknowledged, with its read-back (ADR 0060)."""
     from mission_memory.handover.acknowledgement import acknowledgement_of
+    from mission_memory.teams.access_control import AccessScopedStore
 
     siblings: list[str] = []
-    last = "last handover: none archived on this mission before this shift\n"
+    # a lower clearance does not see every archived brief (a brief takes the level of what it shows)
+    seen = " that your clearance shows" if isinstance(store, AccessScopedStore) else ""
+    last = f"last handover: none archived on this mission before this shift{seen}\n"
     for r in store.records_of_kind([RecordKind.HANDOVER_BRIEF.value], mission=window.mission, until=window.until,
                                    limit=20):
         a = r.attributes
