@@ -50,7 +50,12 @@ TRIAGE_RECENCY_HALF_LIFE = timedelta(hours=6)
 about now, and an event of last year (or dated year 1) must not take a current one's place (docs/adr/0058)."""
 
 TRIAGE_SCAN = 500
-"""Most critical recent events read to form those groups (a group's count says "at least" past it)."""
+"""Most critical recent events read first to form those groups (a group's count says "at least" past it)."""
+
+TRIAGE_SCAN_MAX = 2000
+"""The scan doubles, up to this many events (as many as the crisis timeline reads), until it holds :data:`TRIAGE_CANDIDATES` distinct groups:
+2,000 repeats of one alert at 0.90 filled the first 500 and hid a distinct 0.90 event older than
+them and a 0.80 one, while the digest said nothing relevant was omitted."""
 
 
 NAMED_ALERT_READ = 10
@@ -136,25 +141,33 @@ class Triage:
             since = start - self.state.window
             if where.filters.since is None or where.filters.since < since:
                 recent = SearchFilter((Layer.DOMAIN,), where.filters, since=since)
-        scanned = store.most_critical(recent, TRIAGE_SCAN)
-        records = store.get([h.record_id for h in scanned])
         events: dict[str, DomainEvent] = {}
         record_of: dict[str, str] = {}
-        for h in scanned:
-            record = records.get(h.record_id)
-            if record is None or record.kind is not RecordKind.DOMAIN_EVENT:
-                continue
-            try:
-                event = event_from_record(record)
-            except InputError:
-                continue  # a damaged record does not hide the others
-            events[event.id] = event
-            record_of[event.id] = record.id
+        read: set[str] = set()
+        limit = TRIAGE_SCAN
+        while True:  # until TRIAGE_CANDIDATES distinct groups, the end of the events, or TRIAGE_SCAN_MAX
+            scanned = store.most_critical(recent, limit)
+            fresh = [h.record_id for h in scanned if h.record_id not in read]
+            read.update(fresh)
+            records = store.get(fresh)
+            for rid in fresh:
+                record = records.get(rid)
+                if record is None or record.kind is not RecordKind.DOMAIN_EVENT:
+                    continue
+                try:
+                    event = event_from_record(record)
+                except InputError:
+                    continue  # a damaged record does not hide the others
+                events[event.id] = event
+                record_of[event.id] = record.id
+            chosen = group_events(events.values())
+            if len(scanned) < limit or len(chosen) >= TRIAGE_CANDIDATES or limit >= TRIAGE_SCAN_MAX:
+                break
+            limit = min(limit * 2, TRIAGE_SCAN_MAX)
         # A full scan read every event more critical than its last one: a group all of whose members are
         # is whole (its count exact, its members citable); another may have unread members.
-        cutoff = scanned[-1].score if len(scanned) >= TRIAGE_SCAN else None
+        cutoff = scanned[-1].score if len(scanned) >= limit else None
         score_of = {h.record_id: h.score for h in scanned}
-        chosen = group_events(events.values())
         for group in chosen:
             partial = cutoff is not None and min(score_of[record_of[e.id]] for e in group.events) <= cutoff
             for member in group.events:
