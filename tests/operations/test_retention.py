@@ -61,11 +61,13 @@ def test_prune_keeps_decisions_documents_and_open_alerts_and_dry_run_deletes_not
     report = json.loads(dry.output)
     assert (report["dry_run"], report["pruned"], report["resolved"], report["kept_open"]) == (True, 3, 1, 1)
     assert report["by_type"] == {"Down": 1, "heartbeat": 1, "telemetry": 1}
+    assert list(report["type_cutoffs"]) == ["heartbeat"]  # its own cutoff, beside the default one
     assert _kinds("ops") == before
 
     done = runner.invoke(app, ["prune", "--mission", "ops", "--kind", "heartbeat=2"])
     assert done.exit_code == 0, done.output
-    assert "Pruned 3 events older than" in done.output and "1 kept because their alert is still open" in done.output
+    assert "Pruned 3 events (heartbeat older than" in done.output and "; other types older than" in done.output
+    assert "1 kept because their alert is still open" in done.output
     assert _event_ids("ops") == {"ev-2", "ev-5", "ev-6"}
     after = _kinds("ops")
     assert {k: v for k, v in after.items() if k != "domain_event"} == {k: v for k, v in before.items() if k != "domain_event"}

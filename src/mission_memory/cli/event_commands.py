@@ -298,6 +298,9 @@ def prune(
         return
     verb = "Would prune" if report.dry_run else "Pruned"
     cutoff = f" older than {report.cutoff:%Y-%m-%d %H:%M} UTC" if report.cutoff else ""
+    if report.type_cutoffs:  # a --kind retention is its own cutoff: the default one does not apply to it
+        own = ", ".join(f"{t} older than {c:%Y-%m-%d %H:%M} UTC" for t, c in sorted(report.type_cutoffs.items()))
+        cutoff = f" ({own}{'; other types' + cutoff if cutoff else ''})"
     console.print(f"{verb} {report.total} events{cutoff} ({report.resolved} resolved alerts); "
                   f"{report.kept_open} kept because their alert is still open", markup=False)
     for name, count in sorted(report.pruned.items()):

@@ -47,6 +47,7 @@ class PruneReport:
         resolved: of them, resolved alerts.
         kept_open: due events kept because their alert is still open.
         by_type: events deleted (or due) per event type.
+        type_cutoffs: the cutoff of each event type given its own retention (``--kind``).
     """
 
     dry_run: bool
@@ -55,6 +56,7 @@ class PruneReport:
     resolved: int = 0
     kept_open: int = 0
     by_type: dict[str, int] = field(default_factory=dict)
+    type_cutoffs: dict[str, datetime] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
@@ -65,7 +67,8 @@ class PruneReport:
         """JSON-ready form (``prune --json``)."""
         return {"dry_run": self.dry_run, "cutoff": self.cutoff.isoformat() if self.cutoff else None,
                 "pruned": self.total, "by_mission": dict(self.pruned), "resolved": self.resolved,
-                "kept_open": self.kept_open, "by_type": dict(sorted(self.by_type.items()))}
+                "kept_open": self.kept_open, "by_type": dict(sorted(self.by_type.items())),
+                "type_cutoffs": {t: c.isoformat() for t, c in sorted(self.type_cutoffs.items())}}
 
 
 def prune_events(
@@ -101,7 +104,8 @@ def prune_events(
         raise InputError("a retention age must not be negative")
     default = max_age if max_age else None
     longest = max([*(a for a in rules.values() if a), *([default] if default else [])], default=None)
-    report = PruneReport(dry_run=dry_run, cutoff=now - default if default else None)
+    report = PruneReport(dry_run=dry_run, cutoff=now - default if default else None,
+                         type_cutoffs={t: now - age for t, age in rules.items()})
     stored = store.missions()
     if mission is not None and mission not in stored:
         raise InputError(f"no mission named {mission!r} is stored (missions: {', '.join(sorted(stored)) or 'none'})")
