@@ -78,6 +78,18 @@ def test_an_empty_qdrant_store_beside_a_filled_sqlite_store_says_how_to_move_it(
     assert "MISSION_MEMORY_STORE=qdrant mission-memory import memory.jsonl" in digest
 
 
+def test_a_mission_asked_of_an_empty_store_beside_the_other_backends_says_where_it_is(data_dir: Path) -> None:
+    """``query --mission m`` on the empty Qdrant store said "missions: none yet: run ingest"."""
+    _fill("sqlite", data_dir, n=4)
+    env = dict(os.environ, MISSION_MEMORY_STORE="qdrant", LANG="C.UTF-8", COLUMNS="200")
+    done = subprocess.run([str(CLI), "query", "keycloak", "--mission", "m"], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1
+    said = _flat(done.stderr)
+    assert "no mission named 'm' is stored" in said and f"SQLite store with 4 records ({data_dir / 'memory.db'})" in said
+    assert "MISSION_MEMORY_STORE=qdrant mission-memory import memory.jsonl" in said
+
+
 def test_an_empty_sqlite_store_beside_a_filled_qdrant_folder_says_how_to_move_it(data_dir: Path) -> None:
     _fill("qdrant", data_dir, n=2)
     folder = data_dir / "qdrant"

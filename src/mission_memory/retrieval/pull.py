@@ -80,7 +80,13 @@ def pull(
             " (setting MISSION_MEMORY_MAX_TOKEN_BUDGET)"
         )
     stored = stored_mission_names(store)  # names only: counting reads every record (ADR 0049)
-    missions = resolve_mission_scope(filters.mission, default_mission, stored)
+    try:
+        missions = resolve_mission_scope(filters.mission, default_mission, stored)
+    except InputError as exc:
+        note = empty_store_note() if not stored and empty_store_note is not None else None
+        if note is None:
+            raise
+        raise InputError(f"{exc}. {note}") from None  # the backend was switched: its data is elsewhere
     checked = filters.model_copy(update={"mission": missions.mission})
     if checked.component is not None and not _has_component(store, seen, checked.component):
         components = _components(store, seen, limit=30)
