@@ -108,3 +108,18 @@ def test_the_console_script_feeds_standard_input(data_dir: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["added"] == 5
     assert _events_stored() == 5
+
+
+def test_the_escalation_line_shows_times_to_the_second(tmp_path: Path) -> None:
+    """``since 2026-12-03T14:56:29.895370+00:00`` was printed with microseconds and an offset."""
+    from datetime import timedelta
+
+    from tests.operations.event_factory import burst
+
+    path = tmp_path / "flood.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in burst(40, T0, criticality=0.8)), encoding="utf-8")
+    result = runner.invoke(app, ["feed", str(path), "--mission", "ops", "--no-embed",
+                                 "--now", (T0 + timedelta(seconds=1)).isoformat()])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.stdout.splitlines() if x.startswith("Escalation: degraded"))
+    assert " · since " in line and line.endswith(" UTC") and "+00:00" not in line, line

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -189,11 +189,20 @@ def feed(
     console.print(_state_line(state.to_json()), markup=False)
 
 
+def _shown_time(iso: str) -> str:
+    """An ISO 8601 time as the tables show it, to the second in UTC (``--json`` keeps it whole)."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def _state_line(state: dict[str, Any]) -> str:
     minutes = state["window_s"] / 60
     line = f"Escalation: {state['mode']} · α {state['alpha']:.2f} · {state['rate']} events in {minutes:g} min"
     if state["since"]:
-        line += f" · since {state['since']}"
+        line += f" · since {_shown_time(state['since'])}"
     return line
 
 
@@ -233,7 +242,7 @@ def status(
     console.print(_state_line(data), markup=False)
     console.print(f"Event vector queue: {queue['queue'] or 'caught up, every event has its vector'}", markup=False)
     for sector, count in sorted(data["escalating_sectors"].items(), key=lambda kv: -kv[1]):
-        console.print(f"  escalating: {sector or '(no sector)'} · {count} events · since {data['sector_since'][sector]}", markup=False)
+        console.print(f"  escalating: {sector or '(no sector)'} · {count} events · since {_shown_time(data['sector_since'][sector])}", markup=False)
     if drawn is not None:
         console.print(f"Event rate plotted to {drawn}", markup=False)
 
