@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from mission_memory.errors import ConfigError
 from mission_memory.stores.base import MemoryStore
@@ -229,35 +229,19 @@ def other_backend_store(spec: str, data_dir: Path, settings: Settings | None = N
         data_dir: the memory's data dir.
         settings: where the Qdrant collection prefix is read; default: the environment.
     """
+    from mission_memory.stores.sqlite import count_stored_rows
+
     scheme = scheme_of(spec)
     if scheme != "sqlite":
-        from mission_memory.stores.sqlite import count_stored_records
-
         database = data_dir / DATABASE_NAME
-        if records := count_stored_records(database):
+        if records := count_stored_rows(database):
             return OtherStore("sqlite", database, records)
     if scheme != "qdrant":
         from mission_memory.config import Settings
 
         prefix = (settings if settings is not None else Settings()).qdrant_collection_prefix
         folder = data_dir / QDRANT_FOLDER
-        if records := _qdrant_local_records(folder / "collection" / f"{prefix}records" / "storage.sqlite"):
+        # the client's local mode keeps each collection's points in a SQLite file of its own
+        if records := count_stored_rows(folder / "collection" / f"{prefix}records" / "storage.sqlite", "points"):
             return OtherStore("qdrant", folder, records)
     return None
-
-
-def _qdrant_local_records(storage: Path) -> int:
-    """Points in a Qdrant local-mode collection file (the client's table ``points``); 0 when it is
-    missing or unreadable."""
-    try:
-        if not storage.is_file():
-            return 0
-        conn = sqlite3.connect(f"file:{quote(str(storage.resolve()))}?mode=ro", uri=True, timeout=1.0)
-    except (OSError, sqlite3.Error):
-        return 0
-    try:
-        return int(conn.execute("SELECT count(*) FROM points").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()

@@ -95,7 +95,7 @@ from mission_memory.stores.sqlite_migrations import (
 from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
 from mission_memory.utc import as_utc
 
-__all__ = ["SCHEMA_VERSION", "SPLIT_MIN_POSTINGS", "SPLIT_PARTS", "SqliteStore", "count_stored_records"]
+__all__ = ["SCHEMA_VERSION", "SPLIT_MIN_POSTINGS", "SPLIT_PARTS", "SqliteStore", "count_stored_rows"]
 
 T = TypeVar("T")
 
@@ -1212,11 +1212,12 @@ def _read_only_uri(path: Path) -> str:
     return f"file:{quoted}?immutable=1"
 
 
-def count_stored_records(path: Path) -> int:
-    """How many records the SQLite store file ``path`` holds, read without opening a store (nothing
-    is migrated, created or written beside it); 0 when it is missing, unreadable or not a store.
+def count_stored_rows(path: Path, table: str = "records") -> int:
+    """How many rows ``table`` of the SQLite file ``path`` holds, read without opening a store (nothing
+    is migrated, created or written beside it); 0 when it is missing, unreadable or has no such table.
 
-    For messages about a store that is not the one open (a data dir whose backend was switched).
+    For messages about a store that is not the one open (a data dir whose backend was switched): this
+    store's ``records``, or the ``points`` of a Qdrant local-mode collection (a SQLite file too).
     """
     try:
         if not path.is_file():
@@ -1225,7 +1226,7 @@ def count_stored_records(path: Path) -> int:
     except (OSError, sqlite3.Error):
         return 0
     try:
-        return int(conn.execute("SELECT count(*) FROM records").fetchone()[0])
+        return int(conn.execute(f'SELECT count(*) FROM "{table}"').fetchone()[0])
     except sqlite3.Error:
         return 0
     finally:
