@@ -254,3 +254,21 @@ def tdr_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestedCor
     memory = Memory.open(load_settings(data_dir=root / "data"))
     yield IngestedCorpus(memory, json.loads(done.read_text(encoding="utf-8")), root / "tdr-docs")
     memory.close()
+
+
+@pytest.fixture
+def shared_root() -> Iterator[Path]:
+    """A folder any user can traverse (pytest's tmp_path is private to its owner), for tests that run
+    a program as another user; removed afterwards, its folders made writable again first."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="mm-shared-"))
+    root.chmod(0o755)
+    try:
+        yield root
+    finally:
+        for folder, dirs, _ in os.walk(root):
+            for name in dirs:
+                (Path(folder) / name).chmod(0o755)
+        shutil.rmtree(root)

@@ -3,15 +3,14 @@ that it cannot be read (or entered), exit code 1, no traceback; never the hint t
 writable, which sends the user after the wrong permission.
 
 Root ignores file modes, so the CLI runs in a subprocess without the capabilities that let it
-(``setpriv`` drops CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER): still uid 0, the owner of
-the data dir, so the modes apply to it as to any owner.
+(:func:`tests.file_modes.without_file_capabilities`): still uid 0, the owner of the data dir, so the
+modes apply to it as to any owner.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,18 +19,17 @@ from pathlib import Path
 import pytest
 
 from mission_memory.stores.registry import open_store
+from tests.file_modes import without_file_capabilities
 from tests.stores.contract.test_store_contract import _record, _unit
 
 CLI = Path(sys.executable).with_name("mission-memory")
-_CAPS = "-dac_override,-dac_read_search,-fowner"
 
 
 def _without_file_capabilities() -> list[str]:
-    if os.geteuid() != 0:
-        return []  # file modes already apply
-    if shutil.which("setpriv") is None:
+    prefix = without_file_capabilities()
+    if prefix is None:
         pytest.skip("running as root without setpriv: file modes cannot be made to apply to the CLI")
-    return ["setpriv", "--bounding-set", _CAPS, "--inh-caps", _CAPS, "--"]
+    return prefix
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -18,15 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.file_modes import without_file_capabilities
 from tests.hook.conftest import HookRun
-
-
-def _unprivileged() -> list[str] | None:
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv"):
-        return ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--"]
-    return None
 
 
 def _chmod_tree(root: Path, files: int, folders: int) -> None:
@@ -49,7 +41,7 @@ def read_only_after_one_prompt(data_dir: Path, run_hook: Callable[[bytes], HookR
 def test_hook_status_says_a_read_only_data_dir_loses_prompts_uncounted(
     read_only_after_one_prompt: Path, hook_command: str, payload: Callable[..., bytes]
 ) -> None:
-    prefix = _unprivileged()
+    prefix = without_file_capabilities()
     if prefix is None:
         assert os.environ.get("CI") != "true", "CI must be able to drop root's file-mode override"
         pytest.skip("running as root without setpriv: file modes do not apply")

@@ -12,7 +12,6 @@ import os
 import shutil
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,17 +21,6 @@ from mission_memory.stores.registry import open_store
 from tests.stores.contract.test_store_contract import _record, _unit
 
 NOBODY = 65534
-
-
-@pytest.fixture
-def shared_root() -> Iterator[Path]:
-    """A folder any user can traverse (pytest's tmp_path is private to its owner)."""
-    root = Path(tempfile.mkdtemp(prefix="mm-qdrant-modes-"))
-    root.chmod(0o755)
-    try:
-        yield root
-    finally:
-        shutil.rmtree(root)
 
 
 @pytest.fixture

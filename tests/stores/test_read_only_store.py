@@ -14,8 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,20 +34,6 @@ def _as_nobody() -> list[str] | None:
     if shutil.which("runuser"):
         return ["runuser", "-u", "nobody", "--"]
     return None
-
-
-@pytest.fixture
-def shared_root() -> Iterator[Path]:
-    """A folder an unprivileged user can traverse (pytest's tmp_path is private to root)."""
-    root = Path(tempfile.mkdtemp(prefix="mm-readonly-"))
-    root.chmod(0o755)
-    try:
-        yield root
-    finally:
-        for folder, dirs, _ in os.walk(root):
-            for name in dirs:
-                (Path(folder) / name).chmod(0o755)
-        shutil.rmtree(root)
 
 
 def _make_read_only(folder: Path) -> None:
