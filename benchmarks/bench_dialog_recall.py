@@ -129,6 +129,19 @@ def build_store(memory: Memory, conversations: list[tuple[str, dict[str, Any]]])
     memory.prepare_search()
 
 
+def opened_store(realtalk: Path, data_root: Path) -> tuple[Memory, list[tuple[str, dict[str, Any]]]]:
+    """The conversations of ``realtalk`` and the memory at ``data_root/store``, built on first use."""
+    conversations = conversation_files(realtalk)
+    if not conversations:
+        raise SystemExit(f"--realtalk {realtalk}: no data/Chat_*.json found")
+    data = data_root / "store"
+    fresh = not (data / "memory.db").exists()
+    memory = Memory.open(load_settings(data_dir=data))
+    if fresh:
+        build_store(memory, conversations)
+    return memory, conversations
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--realtalk", type=Path, required=True, help="REALTALK checkout or bare clone")
@@ -142,14 +155,7 @@ def main() -> None:
                              " main): asked the same questions in the same run, its rows prefixed 'base:'")
     args = parser.parse_args()
 
-    conversations = conversation_files(args.realtalk)
-    if not conversations:
-        raise SystemExit(f"--realtalk {args.realtalk}: no data/Chat_*.json found")
-    data = args.data_root / "store"
-    fresh = not (data / "memory.db").exists()
-    memory = Memory.open(load_settings(data_dir=data))
-    if fresh:
-        build_store(memory, conversations)
+    memory, conversations = opened_store(args.realtalk, args.data_root)
     variants = [("pull", RankingParams()), *(parse_variant(v) for v in args.variant)]
     stores = [("", memory)]
     if args.baseline_store:

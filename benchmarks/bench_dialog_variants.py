@@ -70,14 +70,13 @@ import numpy as np
 import numpy.typing as npt
 
 from mission_memory.api import Memory
-from mission_memory.config import load_settings
 from mission_memory.records import Layer, Record
 from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.stores.filters import QueryFilters, SearchFilter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_dialog_recall import build_store, conversation_files, evidence_ids, turns_of  # noqa: E402
+from bench_dialog_recall import evidence_ids, opened_store, turns_of  # noqa: E402
 from bench_pull import log  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -236,14 +235,8 @@ def main() -> None:
     if unknown:
         raise SystemExit(f"--passages: unknown {', '.join(unknown)} (known: {', '.join(PASSAGES)})")
 
-    conversations = conversation_files(args.realtalk)
-    if not conversations:
-        raise SystemExit(f"--realtalk {args.realtalk}: no data/Chat_*.json found")
+    memory, conversations = opened_store(args.realtalk, args.data_root)
     data = args.data_root / "store"
-    fresh = not (data / "memory.db").exists()
-    memory = Memory.open(load_settings(data_dir=data))
-    if fresh:
-        build_store(memory, conversations)
     by_mission: dict[str, list[tuple[str, str]]] = {}
     alternative: dict[str, dict[str, npt.NDArray[np.float64]]] = {p: {} for p in passages}
     for batch in memory.store.iterate():
