@@ -257,14 +257,13 @@ def _firing_alert_items(store: MemoryStore, mission: str, until: datetime) -> li
     listed it. One entry, in "What to do first": type, sector, criticality, since when, the latest
     notification's event and the runbook; the text stays in the event record (the digest quotes it).
     """
-    from mission_memory.operations.alert_state import open_alerts
+    from mission_memory.operations.alert_state import alert_record_ids, open_alerts
 
     firing = open_alerts(store, mission, until)
     if not firing:
         return []
     shown = firing[:FIRING_ALERTS_SHOWN]
-    keys = {f"{mission}:{RecordKind.DOMAIN_EVENT.value}:event:{a.event_id}": a for a in shown}
-    ids = store.ids_by_source_keys(sorted(keys))
+    ids = alert_record_ids(store, mission, shown)
     lines = []
     for a in shown:
         runbook = f" · runbook {_one_line(a.runbook_url, 200)}" if a.runbook_url else ""
@@ -275,7 +274,7 @@ def _firing_alert_items(store: MemoryStore, mission: str, until: datetime) -> li
         lines.append(f"- {len(firing) - len(shown)} more alerts firing (`mission-memory events firing --mission` lists them)")
     return [BriefItem(BriefSection.DO_FIRST, f"alerts still firing ({len(firing)}, most critical first)",
                       "\n".join(lines), tuple(f"event:{a.event_id}" for a in shown),
-                      tuple(ids[k] for k in keys if k in ids), 300)]
+                      tuple(ids[a.event_id] for a in shown if a.event_id in ids), 300)]
 
 
 RECORDED_EVENTS_SHOWN = 20

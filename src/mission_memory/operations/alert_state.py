@@ -21,10 +21,11 @@ from typing import Any
 
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, EventState
-from mission_memory.stores.base import StateStore
+from mission_memory.records import RecordKind
+from mission_memory.stores.base import MemoryStore, StateStore
 from mission_memory.utc import as_utc
 
-__all__ = ["ALERTS_KEY", "OpenAlert", "open_alerts", "update_open_alerts"]
+__all__ = ["ALERTS_KEY", "OpenAlert", "alert_record_ids", "open_alerts", "update_open_alerts"]
 
 ALERTS_KEY = "alerts"
 """The state-store key (per mission) holding the open alerts."""
@@ -127,3 +128,9 @@ def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> 
             out.append(alert)
     out.sort(key=lambda a: (-a.criticality, -a.since.timestamp(), a.fingerprint))
     return out
+
+
+def alert_record_ids(store: MemoryStore, mission: str, alerts: Sequence[OpenAlert]) -> dict[str, str]:
+    """The stored record of each alert's latest notification, as ``{event_id: record id}`` (those stored)."""
+    keys = {f"{mission}:{RecordKind.DOMAIN_EVENT.value}:event:{a.event_id}": a.event_id for a in alerts}
+    return {keys[key]: rid for key, rid in store.ids_by_source_keys(sorted(keys)).items()}

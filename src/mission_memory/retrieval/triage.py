@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name
-from mission_memory.operations.alert_state import open_alerts
+from mission_memory.operations.alert_state import alert_record_ids, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, event_from_record
 from mission_memory.operations.escalation import EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
@@ -194,11 +194,10 @@ class Triage:
         if self.mission is None:
             return []
         alerts = open_alerts(store, self.mission, self.state.assessed_at)
-        keys = {f"{self.mission}:{RecordKind.DOMAIN_EVENT.value}:event:{a.event_id}": a for a in alerts}
-        ids = store.ids_by_source_keys(list(keys))
+        ids = alert_record_ids(store, self.mission, alerts)
         records = store.get(list(ids.values()))
-        return [ids[key] for key in keys if key in ids and ids[key] in records
-                and matches(where, filter_columns(records[ids[key]]))]
+        return [ids[a.event_id] for a in alerts if a.event_id in ids and ids[a.event_id] in records
+                and matches(where, filter_columns(records[ids[a.event_id]]))]
 
     def _note_named(self, store: MemoryStore, lists: CandidateLists, task: str) -> None:
         """Note the alerts (events with a fingerprint) among the best lexical domain-event hits that ``task`` names."""
