@@ -357,12 +357,21 @@ def redact(text: str) -> tuple[str, dict[str, int]]:
     counts: dict[str, int] = {}
     if not text:
         return text, counts
-    low = _lowered(text)
-    for rule in _RULES:
-        redacted = rule(text, low, counts)
-        if redacted is not text:  # lower-case again only after a change (1 MB: ~10 ms each time)
-            text, low = redacted, _lowered(redacted)
+    for _ in range(_MAX_PASSES):
+        before = text
+        low = _lowered(text)
+        for rule in _RULES:
+            redacted = rule(text, low, counts)
+            if redacted is not text:  # lower-case again only after a change (1 MB: ~10 ms each time)
+                text, low = redacted, _lowered(redacted)
+        if text is before or text == before:
+            break  # a fixed point: one more pass changes nothing, so redaction is idempotent
     return text, counts
+
+
+_MAX_PASSES = 8
+"""Passes of the rules at most; a text with nothing to redact takes one, a redacted one two (the
+second finds nothing). A text that still changed after this many passes is returned as it is then."""
 
 
 def _bump(counts: dict[str, int], kind: str, n: int = 1) -> None:
@@ -714,19 +723,21 @@ def _redact_prose_secrets(text: str, low: str, counts: dict[str, int]) -> str:
     the next :data:`_PROSE_WINDOW` on the same line that :func:`_looks_secret` accepts is redacted.
     """
     spans: list[tuple[int, int]] = []
+    marked = "[REDACTED:" in text
     for key in _PROSE_KEYS:
         start = low.find(key)
         while start >= 0:
-            span = _prose_value(text, start + len(key))
-            if span is not None:
-                spans.append(span)
+            if not _key_in_name(text, start, marked):
+                span = _prose_value(text, start + len(key))
+                if span is not None:
+                    spans.append(span)
             start = low.find(key, start + len(key))
     for key in _PROSE_WORD_KEYS:
         start = low.find(key)
         while start >= 0:
             end = start + len(key)
             whole = (start == 0 or not low[start - 1].isalnum()) and (end == len(low) or not low[end].isalnum())
-            if whole:
+            if whole and not _key_in_name(text, start, marked):
                 span = _prose_value(text, end)
                 if span is not None:
                     spans.append(span)
@@ -734,6 +745,43 @@ def _redact_prose_secrets(text: str, low: str, counts: dict[str, int]) -> str:
     if not spans:
         return text
     return _apply_spans(text, spans, "prose-secret", counts)
+
+
+def _key_in_name(text: str, start: int, marked: bool) -> bool:
+    """Is the prose key at ``text[start]`` part of a name rather than a word of prose?
+
+    A file name or path (``docs/adr/ADR003-AWS-credentials.md``, ``token_store.py``) and a
+    ``[REDACTED:prose-secret]`` marker hold the key without stating a secret after it.
+    """
+    if marked and _inside_marker(text, start):
+        return True
+    begin = start
+    while begin > 0 and not text[begin - 1].isspace():
+        begin -= 1
+    end = start
+    n = len(text)
+    while end < n and not text[end].isspace():
+        end += 1
+    word = text[begin:end].strip(".,;:!?\"'`()[]{}<>«»“”")
+    return _looks_like_path(word)
+
+
+def _looks_like_path(word: str) -> bool:
+    """A path or a file name: ``a/b/c``, ``docs/x-y.md``, ``ADR003-AWS-credentials.md``, ``C:\\x\\y``.
+
+    Words of letters, digits, ``-``, ``_`` and ``.`` joined by ``/`` (or ``\\``) with two separators
+    or more, or ending in an extension of one to five letters after a name.
+    """
+    if not word or not _PATH_CHARS.issuperset(word):
+        return False
+    dot = word.rfind(".")
+    ext = word[dot + 1 :] if dot > 0 else ""
+    if ext and len(ext) <= 5 and ext.isalpha() and ext.islower() and word[dot - 1] not in "./\\":
+        return True
+    return word.count("/") + word.count("\\") >= 2 and "//" not in word
+
+
+_PATH_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/\\")
 
 
 def _prose_value(text: str, pos: int) -> tuple[int, int] | None:
@@ -766,7 +814,7 @@ def _looks_secret(word: str) -> bool:
     (``-``, ``_`` and ``.`` are not symbols here: identifiers use them), 10+ characters mixing letters
     and digits, or a base32 seed of 16+ characters; hex strings (commit ids), UUIDs, paths and URLs
     are not."""
-    if len(word) < 6 or "://" in word or word[0] in "/~." or _HEX_CHARS.issuperset(word):
+    if len(word) < 6 or "://" in word or word[0] in "/~." or _HEX_CHARS.issuperset(word) or _looks_like_path(word):
         return False
     lower = upper = digit = symbol = False
     for ch in word:

@@ -163,7 +163,11 @@ def store_records(
         BackendUnavailable: the store cannot be written or the embedder fails.
     """
     text_of = passage or _embedding_text
-    unique = list({r.id: r for r in records}.values())
+    # the store's last guard (Record.redacted, docs/adr/0053) runs here first, so the ids looked up,
+    # embedded and counted are those of the text the store writes: a record made by Record.build
+    # comes back as itself (redaction is idempotent), one that still held a secret with its id
+    # derived from the redacted text
+    unique = list({r.id: r for r in (record.redacted() for record in records)}.values())
     known = store.known_ids(r.id for r in unique)
     result = StoreResult()
     for record in unique:
