@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import Settings, load_settings
 from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.fence import check_mission_name, listed_name, quote_name
+from mission_memory.fence import check_mission_name, quote_name
 from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.digest import Digest
@@ -227,7 +227,7 @@ class Memory:
             session_id: the agent session asking (Claude Code's ``session_id``); default: one
                 id per process. The operator is resolved by :func:`~mission_memory.retrieval_events.resolve_operator`.
             default_mission: the mission asked from (the repository the CLI or the MCP server runs
-                in, :func:`~mission_memory.mission_scope.mission_of_directory`); used when
+                in, :func:`~mission_memory.mission_scope.mission_here`); used when
                 ``filters`` name no mission and it is stored, else the query answers across all
                 missions and the digest header says so (docs/design.md §4, ADR 0029). None: all missions.
             access: who asks on a team server (:class:`~mission_memory.teams.access_control.AccessContext`):
@@ -516,20 +516,9 @@ class Memory:
                            read_back=read_back)
 
     def _brief_mission(self, mission: str | None) -> str:
-        known = self.store.missions()
-        if mission is not None:
-            if mission not in known:
-                raise unknown_mission(mission, known, none="none yet: run `mission-memory ingest PATH`")
-            return mission
-        if len(known) == 1:
-            return next(iter(known))
-        from mission_memory.capture.prompt_commit import resolve_checkout
+        from mission_memory.mission_scope import stored_mission_for
 
-        here = Path(resolve_checkout(str(Path.cwd()))[0]).name
-        if here in known:
-            return here
-        names = ", ".join(listed_name(n) for n in sorted(known)) or "none yet: run `mission-memory ingest PATH`"
-        raise InputError(f"name the mission with --mission (missions: {names})")
+        return stored_mission_for(mission, self.store.missions())
 
     def _handover_digest(
         self, task_description: str, token_budget: int | None, filters: QueryFilters, *,
@@ -692,9 +681,10 @@ class Memory:
         :func:`mission_memory.ingest.tracker_items.ingest_tracker`.
         """
         from mission_memory.ingest.tracker_items import ingest_tracker
+        from mission_memory.mission_scope import mission_here
 
         return ingest_tracker(
-            self.store, self.embedder, tracker, mission or _mission_of_folder(Path.cwd()),
+            self.store, self.embedder, tracker, mission or mission_here(),
             now if now is not None else datetime.now(UTC),
         )
 
@@ -889,7 +879,9 @@ class Memory:
         return queue.pull_priority() if queue is not None else nullcontext()
 
     def _event_mission(self, mission: str | None) -> str:
-        return mission or self.settings.event_mission or Path.cwd().name
+        from mission_memory.mission_scope import event_mission
+
+        return event_mission(mission, self.settings.event_mission)
 
     def _flood_policy(self) -> FloodPolicy:
         from datetime import timedelta
@@ -1237,13 +1229,6 @@ class Memory:
         self.prepare_search(progress)
         return {"model_id": embedder.model_id, "removed_vectors": max(others, removed), "embedded": done}
 
-
-def _mission_of_folder(folder: Path) -> str:
-    """The mission ``ingest`` names a folder's records under: its git work tree's root name, else its own."""
-    from mission_memory.ingest.git_history import GitRepository
-
-    resolved = folder.resolve()
-    return GitRepository(resolved).root.name if GitRepository.is_git_work_tree(resolved) else resolved.name
 
 _DAYS = re.compile(r"^\s*(\d{1,4})\s*d(ays?)?\s*$", re.IGNORECASE)
 

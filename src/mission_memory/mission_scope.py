@@ -1,4 +1,9 @@
-"""Mission scope of a pull query: which mission a query answers from, and why (docs/design.md §4, ADR 0029).
+"""Which mission a command, the MCP server or a hook works in, and which missions a pull query answers
+from, and why (docs/design.md §4, ADR 0029): the one home of the default mission.
+
+Every shell takes its default mission from here: :func:`mission_here` (the working directory's
+repository), :func:`stored_mission_for` (a named or defaulted mission that must be stored: ``brief``,
+``correct``, ``decision record``, ``handover note``) and :func:`event_mission` (where events go).
 
 A query answers from the mission it is asked in unless it is widened on purpose. The mission of a
 directory is the folder name of its git top-level, which is how ``ingest`` names a repository's
@@ -27,8 +32,11 @@ __all__ = [
     "MissionScope",
     "MissionScopeReason",
     "describe_stored_missions",
+    "event_mission",
+    "mission_here",
     "mission_of_directory",
     "resolve_mission_scope",
+    "stored_mission_for",
 ]
 
 ALL_MISSIONS = "*"
@@ -111,7 +119,8 @@ def mission_of_directory(directory: str | Path) -> str:
 
     This is the name ``ingest`` gives a repository's mission when none is given
     (``ingest/repository.py``: the git root's folder name) and the one the SessionStart hook uses.
-    Outside a git work tree it is the folder's own name. No git process is started.
+    Outside a git work tree, or for a folder that no longer exists (a captured prompt's), it is the
+    folder's own name. No git process is started.
 
     Args:
         directory: any folder, e.g. the current working directory.
@@ -122,8 +131,54 @@ def mission_of_directory(directory: str | Path) -> str:
     from mission_memory.capture.prompt_commit import resolve_checkout  # stdlib only: walks up to ``.git``
 
     resolved = Path(directory).expanduser().resolve()
+    if not resolved.is_dir():
+        return resolved.name or str(resolved)
     repository, _, _ = resolve_checkout(str(resolved))
     return Path(repository).name or repository
+
+
+def mission_here(directory: str | Path | None = None) -> str:
+    """The default mission of a shell started in ``directory`` (default: the current working directory):
+    :func:`mission_of_directory`, so a subfolder of a repository gives the repository's mission."""
+    return mission_of_directory(Path.cwd() if directory is None else directory)
+
+
+def event_mission(asked: str | None, configured: str | None, directory: str | Path | None = None) -> str:
+    """The mission events are filed under: ``asked`` (``--mission``, a receiver's ``?mission=``), else
+    ``configured`` (``MISSION_MEMORY_EVENT_MISSION``), else :func:`mission_here` of ``directory``."""
+    return asked or configured or mission_here(directory)
+
+
+def stored_mission_for(
+    given: str | None, stored: Collection[str], directory: str | Path | None = None, *,
+    new_store_takes_given: bool = False,
+) -> str:
+    """The stored mission a command works in: ``given`` when stored; else the only stored mission;
+    else the stored mission of ``directory`` (:func:`mission_here`, default the working directory).
+
+    Args:
+        given: the mission the caller named, or None.
+        stored: the stored missions' names.
+        directory: where the command runs (default: the current working directory).
+        new_store_takes_given: accept ``given`` while nothing is stored yet (a correction recorded
+            before the first ingest).
+
+    Raises:
+        InputError: ``given`` is not stored, or no mission can be chosen (the message lists the stored
+            ones and says to name one with ``--mission``).
+    """
+    if given is not None:
+        if given in stored or (new_store_takes_given and not stored):
+            return given
+        raise unknown_mission(given, stored, none=_NONE_YET)
+    if len(stored) == 1:
+        return next(iter(stored))
+    here = mission_here(directory)
+    if here in stored:
+        return here
+    if not stored:
+        raise InputError("no mission is stored yet: run `mission-memory ingest PATH` first, or give --mission")
+    raise InputError(f"name the mission with --mission ({known_missions(here, stored)})")
 
 
 def resolve_mission_scope(

@@ -168,7 +168,7 @@ def query(
     The digest answers from the mission of the git repository the command runs in when that mission
     is stored; otherwise from all missions, and its header says so.
     """
-    from mission_memory.mission_scope import ALL_MISSIONS, mission_of_directory
+    from mission_memory.mission_scope import ALL_MISSIONS, mission_here
 
     with reported_errors():
         if all_missions and mission is not None:
@@ -186,7 +186,7 @@ def query(
     with reported_errors(), _open_memory() as memory:
         check_budget_flag(budget, memory.settings.max_token_budget)
         digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
-                              default_mission=mission_of_directory(Path.cwd()), timeline=timeline, now=now)
+                              default_mission=mission_here(), timeline=timeline, now=now)
     if json_output:
         print_json(digest.to_json())
     else:

@@ -116,16 +116,16 @@ def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tup
     Raises:
         InputError: naming the mission, the stored ones and ``--new-mission``.
     """
-    from mission_memory.mission_scope import confusable_mission, known_missions
+    from mission_memory.mission_scope import confusable_mission, event_mission, known_missions
 
     named = asked or memory.settings.event_mission
-    name = named or Path.cwd().name
+    name = event_mission(asked, memory.settings.event_mission)
     stored = memory.store.missions()
     if name in stored:
         return name, False
     if new_mission:
         return name, True
-    how = "" if named else " (the current folder's name: no --mission and no MISSION_MEMORY_EVENT_MISSION)"
+    how = "" if named else " (this repository's or folder's name: no --mission and no MISSION_MEMORY_EVENT_MISSION)"
     if not named or confusable_mission(name, stored) is not None:
         raise InputError(
             f"no mission named {quote_name(name)} is stored{how} ({known_missions(name, stored, none='none yet')});"
@@ -138,7 +138,7 @@ def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tup
 def feed(
     source: Annotated[str, typer.Argument(help="A JSON Lines or CSV file of events, or - for standard input.")],
     fmt: Annotated[EventFormat, typer.Option("--format", help="Input format (auto: by extension, then content).")] = EventFormat.auto,
-    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
     now: Annotated[str | None, typer.Option(help="Escalation clock (ISO 8601; default now), for replays.")] = None,
     no_embed: Annotated[bool, typer.Option("--no-embed", help="Store only; leave vectors to a later catch-up.")] = False,
     new_mission: Annotated[bool, typer.Option("--new-mission", help="Start the mission if it is not stored "
@@ -208,7 +208,7 @@ def _state_line(state: dict[str, Any]) -> str:
 
 @escalation_app.command("status")
 def status(
-    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
     now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the event rate and the flood thresholds to this "
                                               "image (PNG by its suffix).")] = None,
@@ -219,7 +219,9 @@ def status(
     with reported_errors():
         clock = _parse_now(now)
         with _open_memory() as memory:
-            name = mission or memory.settings.event_mission or Path.cwd().name
+            from mission_memory.mission_scope import event_mission
+
+            name = event_mission(mission, memory.settings.event_mission)
             stored = memory.store.missions()
             if name not in stored:
                 # An unknown mission has no events, so it would read as "normal": a false all-clear.
@@ -248,7 +250,7 @@ def status(
 
 
 def firing(
-    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else the current folder's name.")] = None,
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
     now: Annotated[str | None, typer.Option(help="As of this time (ISO 8601; default now).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:

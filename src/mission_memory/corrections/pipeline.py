@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import PurePosixPath
 
 from pydantic import ValidationError
 
@@ -146,11 +145,17 @@ class DerivedCorrections:
         self.corrections = kept
 
 
-def _mission_of(given: str | None, cwd: str | None) -> str:
+def mission_of_prompt(given: str | None, cwd: str | None) -> str:
+    """The mission a captured prompt's correction belongs to: ``given``, else the mission of the
+    folder it was typed in (:func:`~mission_memory.mission_scope.mission_here`: its repository's; a
+    folder that no longer exists: its own name), else ``unknown``."""
     if given:
         return given
-    name = PurePosixPath(cwd).name if cwd else ""
-    return name or "unknown"
+    if not cwd:
+        return "unknown"
+    from mission_memory.mission_scope import mission_here
+
+    return mission_here(cwd) or "unknown"
 
 
 def prompt_corrections(
@@ -182,7 +187,7 @@ def prompt_corrections(
         component = detection.components[0] if detection.components else None
         sentence = llm.summary(prompt.prompt, detection.correction_class, detection.category, component,
                                detection.outcome) if llm is not None else None
-        where = _mission_of(mission, prompt.repository)
+        where = mission_of_prompt(mission, prompt.repository)
         expected = [r for r in named_references(prompt.prompt) if known_reference is not None
                     and known_reference(where, r)]
         derived.add(detection, where, prompt.operator or operator, sentence, expected)
@@ -207,5 +212,5 @@ def transcript_corrections(
     derived = DerivedCorrections()
     for session in sessions:
         for detection in detect_transcript_corrections(session, known_component):
-            derived.add(detection, _mission_of(mission, detection.cwd), operator)
+            derived.add(detection, mission_of_prompt(mission, detection.cwd), operator)
     return derived

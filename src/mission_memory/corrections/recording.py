@@ -25,7 +25,6 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name, quote_name
 from mission_memory.ingest.tracked_tree import has_folder
-from mission_memory.mission_scope import known_missions, unknown_mission
 from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
 from mission_memory.stores.write_path import store_records
@@ -80,27 +79,16 @@ class CorrectionImport:
 
 
 def explicit_mission(store: MemoryStore, given: str | None, cwd: Path | None = None) -> str:
-    """The mission an explicit correction belongs to.
-
-    ``given`` when the store holds it (or holds nothing yet); else the only stored mission; else the
-    stored mission named like the working directory's folder.
+    """The mission an explicit correction belongs to: ``given`` when the store holds it (or holds
+    nothing yet), else as every command chooses (:func:`~mission_memory.mission_scope.stored_mission_for`:
+    the only stored mission, else the working directory's repository's).
 
     Raises:
         InputError: ``given`` is not stored, or no mission can be chosen (the message lists them).
     """
-    known = store.missions()
-    if given is not None:
-        if known and given not in known:
-            raise unknown_mission(given, known)
-        return given
-    if len(known) == 1:
-        return next(iter(known))
-    folder = (cwd or Path.cwd()).resolve().name
-    if folder in known:
-        return folder
-    if not known:
-        raise InputError("no mission is stored yet: run `mission-memory ingest PATH` first, or give --mission")
-    raise InputError(f"several missions are stored; give --mission ({known_missions(folder, known)})")
+    from mission_memory.mission_scope import stored_mission_for
+
+    return stored_mission_for(given, store.missions(), cwd, new_store_takes_given=True)
 
 
 def check_explicit(store: MemoryStore, correction: Correction) -> None:

@@ -138,8 +138,10 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
 
     if not (data_dir / "memory.db").is_file():
         return ""
+    from mission_memory.mission_scope import mission_here
+
     repository, branch, _ = resolve_checkout(cwd)
-    mission = Path(repository).name or repository
+    mission = mission_here(cwd)
 
     from mission_memory.api import Memory
     from mission_memory.retrieval_events import resolve_operator

@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -51,7 +50,7 @@ from mission_memory.mcp.served_memory import ServedMemory, mcp_session_id, open_
 from mission_memory.mission_scope import (
     ALL_MISSIONS,
     describe_stored_missions,
-    mission_of_directory,
+    mission_here,
     resolve_mission_scope,
 )
 from mission_memory.operations.retention import PruneSchedule
@@ -506,7 +505,7 @@ def run_server(
         transport: ``stdio`` or ``http``.
         host, port: the HTTP bind address.
         mission: the default mission of the tool's queries; default over stdio: the mission of the
-            current directory (:func:`~mission_memory.mission_scope.mission_of_directory`); over HTTP
+            current directory (:func:`~mission_memory.mission_scope.mission_here`); over HTTP
             (a shared server, not started in a project): none, so all missions.
         write_tools: also expose ``record_correction`` and ``record_decision`` (explicit opt-in;
             default: the one query tool).
@@ -518,7 +517,7 @@ def run_server(
             whole memory to anyone who can reach it); an invalid token file or variable.
     """
     if mission is None and transport == "stdio":
-        mission = mission_of_directory(Path.cwd())
+        mission = mission_here()
     tokens = token_source() if transport != "stdio" else None
     if transport != "stdio" and tokens is None and host not in _LOOPBACK:
         raise ConfigError(
