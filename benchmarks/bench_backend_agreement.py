@@ -1,6 +1,6 @@
 """Do the two backends give a pull the same entries? The shared corpus on SQLite and on Qdrant local mode.
 
-The shared corpus (``MISSION_MEMORY_CORPUS_BUNDLE``: a repository with 39 ADRs, 669 commits) is
+The shared corpus (``tests/corpora/tdr-docs.bundle``: a repository with 39 ADRs, 669 commits) is
 cloned and ingested once under ``--data-root`` (reused on later runs), exported from its SQLite
 memory and imported into a fresh Qdrant store in the client's local mode
 (:mod:`mission_memory.stores.transfer`, no re-embedding). Then the 32 questions of
@@ -17,7 +17,6 @@ process CPU time per question (CPU is steadier on a loaded machine).
 
 Usage::
 
-    MISSION_MEMORY_CORPUS_BUNDLE=/work/shared/corpora/tdr-docs.bundle \\
         nice .venv/bin/python benchmarks/bench_backend_agreement.py [--data-root DIR] [--qdrant-spec qdrant+memory:]
 
 Prints a table and writes ``benchmarks/out/bench_backend_agreement.json``.
@@ -37,12 +36,15 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_pull import log, machine_note, pct  # noqa: E402
 
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
 OUT_DIR = Path(__file__).resolve().parent / "out"
 QUESTIONS = Path(__file__).resolve().parent / "eval" / "questions-tdr-docs.jsonl"
-BUNDLE = Path(os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE", "/work/shared/corpora/tdr-docs.bundle"))
+BUNDLE = corpus_path("tdr-docs.bundle")
 
 
 def _recording(store: Any, sink: list[tuple[Any, ...]]) -> None:

@@ -7,7 +7,7 @@ top-level folder most of its files live in the component. Each is paired with
 
 * the subject of the commit just before it (the task it most likely follows), and
 * the subject of the commit fifteen positions earlier (a task of the same repository, usually another one),
-* one of the transcripts' real task prompts (``../shared/corpora/transcripts``; always another task).
+* one of the transcripts' real task prompts (``tests/corpora/transcripts``; always another task).
 
 A pair is labelled *about* (1) when the correction touches a file the task's commit touched, else 0
 (transcript prompts: 0). The label comes from files, which the rule never sees: it gets the
@@ -15,7 +15,7 @@ correction's summary and component and the task's text only, as the link does at
 
 Usage::
 
-    .venv/bin/python benchmarks/bench_correction_link.py [--bundle ../shared/corpora/tdr-docs.bundle]
+    .venv/bin/python benchmarks/bench_correction_link.py [--bundle tests/corpora/tdr-docs.bundle]
         [--out tests/corrections/link_labels.tsv]
 
 Prints the counts, precision and recall (with Wilson 95 % intervals) and writes the labelled pairs.
@@ -28,6 +28,7 @@ import json
 import math
 import re
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from pathlib import Path
@@ -35,7 +36,10 @@ from pathlib import Path
 from mission_memory.corrections.topic_link import topic_related
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared" / "corpora"
+sys.path.insert(0, str(ROOT))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
+SHARED = corpus_path()
 CORRECTION = re.compile(r"^(fix|correct|typo|revert|amend)", re.IGNORECASE)
 _US, _RS = "\x1f", "\x1e"
 

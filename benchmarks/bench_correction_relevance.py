@@ -14,12 +14,11 @@ highest-precision threshold with recall >= 0.5.
 
 Usage::
 
-    MISSION_MEMORY_CORPUS_BUNDLE=/work/shared/corpora/tdr-docs.bundle python benchmarks/bench_correction_relevance.py
+    python benchmarks/bench_correction_relevance.py
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,9 @@ from pathlib import Path
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.records import RecordKind
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
 
 LABELS = Path(__file__).resolve().parent.parent / "tests" / "corrections" / "relevance_labels.tsv"
 ADR_FOLDER = "architecture-decision-records"
@@ -82,9 +84,7 @@ def precision_recall(cases: list[Case], threshold: float) -> tuple[int, float | 
 
 
 def main() -> None:
-    bundle = Path(os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE", "../shared/corpora/tdr-docs.bundle"))
-    if not bundle.exists():
-        sys.exit(f"corpus bundle not found at {bundle} (set MISSION_MEMORY_CORPUS_BUNDLE)")
+    bundle = corpus_path("tdr-docs.bundle")
     with tempfile.TemporaryDirectory() as work:
         cases = score_cases(bundle, Path(work))
     positives = sum(c.relevant for c in cases)

@@ -42,6 +42,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from multiprocessing.connection import Connection
@@ -51,11 +52,15 @@ from typing import Any
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
 REPO = HERE.parent
 EVAL = HERE / "eval"
 SEED = Path("/work/shared/seed")
 SETS = {  # set -> (default source, question file, commit of the questions)
-    "tdr-docs": ("/work/shared/corpora/tdr-docs.bundle", "questions-tdr-docs.jsonl", "afe56ea"),
+    "tdr-docs": (str(corpus_path("tdr-docs.bundle")), "questions-tdr-docs.jsonl", "afe56ea"),
     "adr-tools": (str(EVAL / "adr-tools.bundle"), "questions-adr-tools.jsonl", "b3279ba"),
     "log4brains": ("/work/.mirror/thomvaill+log4brains/repo", "questions-log4brains.jsonl", "37187fc"),
     "govuk-infrastructure": ("/work/.mirror/alphagov+govuk-infrastructure/repo",

@@ -1,6 +1,6 @@
-"""Ingest rate on the shared corpus, the embedding of whole passages beside their heads (ADR 0034).
+"""Ingest rate on the corpus repository (tests/corpora), the embedding of whole passages beside their heads (ADR 0034).
 
-Clones ``/work/shared/corpora/tdr-docs.bundle`` once, then ingests it into a fresh data dir per mode,
+Clones ``tests/corpora/tdr-docs.bundle`` once, then ingests it into a fresh data dir per mode,
 one mode after the other in the same run with the same embedder instance:
 
 * ``whole``: every record's passage text embedded whole (up to the embedder's own character cap), the
@@ -27,7 +27,7 @@ left out there (the full form measures them).
 Usage::
 
     nice .venv/bin/python benchmarks/bench_ingest.py [--modes whole,heads] [--repeat 1]
-        [--bundle /work/shared/corpora/tdr-docs.bundle]
+        [--bundle tests/corpora/tdr-docs.bundle]
     nice .venv/bin/python benchmarks/bench_ingest.py --embed-only 8
 """
 
@@ -54,7 +54,10 @@ from mission_memory.ingest.passage_heads import DOC_CHUNK_HEADS
 from mission_memory.ingest.repository import ingest_repository
 from mission_memory.records import RecordKind
 
-BUNDLE = Path("/work/shared/corpora/tdr-docs.bundle")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
+BUNDLE = corpus_path("tdr-docs.bundle")
 MODES: dict[str, dict[RecordKind, int] | None] = {"whole": {}, "heads": dict(DOC_CHUNK_HEADS)}
 ADR_TOPIC_TASKS = [  # the same tasks as tests/test_shared_corpus.py
     ("Which frontend framework should the web application use?", "0003"),

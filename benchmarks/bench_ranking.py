@@ -1,6 +1,6 @@
 """Ranking quality on real repositories: the ADR-topic sets, the history replay, rankings side by side.
 
-Sets (``benchmarks/eval/README.md``): the shared corpus' ADR-topic questions and its history replay
+Sets (``benchmarks/eval/README.md``): the corpus repository's (tests/corpora/tdr-docs.bundle) ADR-topic questions and its history replay
 (commit subject -> the Markdown files it touched), ``npryce/adr-tools`` (vendored as
 ``benchmarks/eval/adr-tools.bundle``) and ``thomvaill/log4brains`` (cloned from ``--log4brains``, a
 git URL or path; skipped when absent) and ``alphagov/govuk-infrastructure`` (``--govuk-infrastructure``,
@@ -60,6 +60,10 @@ from mission_memory.retrieval.ranking_eval import (
 )
 
 HERE = Path(__file__).resolve().parent
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
 EVAL = HERE / "eval"
 OUT_DIR = HERE / "out"
 LAYERS = (Layer.DOMAIN, Layer.WORKFLOW, Layer.PRACTITIONER)
@@ -133,7 +137,7 @@ def parse_variant(text: str) -> tuple[str, RankingParams]:
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     """The options naming where the evaluation repositories come from (shared by ``fit_calibration.py``)."""
-    parser.add_argument("--bundle", default="/work/shared/corpora/tdr-docs.bundle")
+    parser.add_argument("--bundle", default=str(corpus_path("tdr-docs.bundle")))
     parser.add_argument("--log4brains", default="/work/.mirror/thomvaill+log4brains/repo")
     parser.add_argument("--govuk-infrastructure", default="",
                         help="git URL or path of alphagov/govuk-infrastructure (default: DATA_ROOT/govuk-infrastructure)")

@@ -19,7 +19,7 @@ its secrets is left in the redacted text, other than pieces the sentence around 
 
 Usage::
 
-    python benchmarks/bench_redaction.py [--corpus ../shared/corpora] [--examples 12] [--other-src DIR]
+    python benchmarks/bench_redaction.py [--corpus tests/corpora] [--examples 12] [--other-src DIR]
 
 ``--other-src`` scores another checkout's ``src/`` (e.g. a worktree of the old code) beside this one.
 """
@@ -41,6 +41,9 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
 SETS = ROOT / "tests" / "security"
 WINDOW = 8
 
@@ -227,7 +230,7 @@ def report(name: str, redact: Redact, sets: dict[str, list[dict[str, Any]]], sho
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpora")
+    parser.add_argument("--corpus", type=Path, default=corpus_path())
     parser.add_argument("--examples", type=int, default=12)
     parser.add_argument("--other-src", type=Path, help="also score the redaction.py of this src/ folder")
     parser.add_argument("--no-corpus", action="store_true", help="skip the false-positive part")

@@ -1,4 +1,4 @@
-"""Ingest rate and history replay on the shared corpus (``/work/shared/corpora/tdr-docs.bundle``).
+"""Ingest rate and history replay on the shared corpus (``tests/corpora/tdr-docs.bundle``).
 
 (a) **Ingest rate.** Clone the bundle to a temp dir, ingest it into a fresh data dir with the real
 embedder and time it: records/s overall, and seconds per kind and layer. Embedding time of each
@@ -31,7 +31,7 @@ Target (issue 2): median digest ``T'`` <= 4,000 tokens.
 Usage::
 
     /work/venv/bin/python benchmarks/bench_replay.py [--limit 40] [--budget 8000] [--skip-ingest]
-        [--bundle /work/shared/corpora/tdr-docs.bundle]
+        [--bundle tests/corpora/tdr-docs.bundle]
 
 ``--limit N`` replays an evenly spaced sample of N qualifying commits (0 = all). Progress goes to
 stderr; the tables to stdout; per-commit rows to ``benchmarks/out/bench_replay.json``.
@@ -65,8 +65,11 @@ from mission_memory.ingest.documents import DOCUMENT_SUFFIXES
 from mission_memory.ingest.git_history import extract_tracker_keys
 from mission_memory.records import LAYER_OF_KIND, RecordKind
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
 OUT_DIR = Path(__file__).resolve().parent / "out"
-BUNDLE = Path("/work/shared/corpora/tdr-docs.bundle")
+BUNDLE = corpus_path("tdr-docs.bundle")
 MISSION = "tdr"
 ADR_DIR = "architecture-decision-records/"
 TARGET_MEDIAN_DIGEST = 4000

@@ -1,4 +1,4 @@
-"""Rotation replay on the shared corpus: what a session start hands the incoming operator.
+"""Rotation replay on the corpus repository (tests/corpora): what a session start hands the incoming operator.
 
 At each *rotation* in the corpus history — a commit whose author differs from the previous commit's
 author after a gap of at least ``--gap-days`` days — memory is built from the history before the
@@ -24,7 +24,7 @@ root file is named. Shares are pooled over all rotations (named / touched).
 Usage::
 
     .venv/bin/python benchmarks/bench_rotation.py [--budget 4000] [--gap-days 2] [--next 10] [--max-rotations 0]
-        [--bundle ../shared/corpora/tdr-docs.bundle] [--methods "git log -20 --stat|git log --stat, to budget"]
+        [--bundle tests/corpora/tdr-docs.bundle] [--methods "git log -20 --stat|git log --stat, to budget"]
         [--skip N]
 
 ``--methods`` keeps only the named methods (separated by ``|``); with only the git log baselines nothing is
@@ -66,7 +66,10 @@ from mission_memory.config import load_settings
 from mission_memory.tokens import Tokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_BUNDLE = Path(os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE") or ROOT.parent / "shared" / "corpora" / "tdr-docs.bundle")
+sys.path.insert(0, str(ROOT))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
+
+DEFAULT_BUNDLE = corpus_path("tdr-docs.bundle")
 OUT_DIR = ROOT / "benchmarks" / "out"
 ADR_DIR = "architecture-decision-records/"
 _US, _RS = "\x1f", "\x1e"

@@ -1,15 +1,14 @@
 """The "stale leaked / current kept" suite of issue 12 item 1, counted (ADR 0030).
 
 Builds the suite's store (``tests/retrieval/stale_current_cases.py``: refresh artifacts over three
-passes, a supersession chain A→B→C, a re-written section, history questions and, when the shared
-corpus is present, its ADR-0008/0009 pair) in a temp dir and runs every case twice: with today's
+passes, a supersession chain A→B→C, a re-written section, history questions and the corpus
+repository's (tests/corpora) ADR-0008/0009 pair) in a temp dir and runs every case twice: with today's
 selection, and with the selection before ADR 0030 (no successor substitution, near-duplicates keep
 the better-scoring one). Prints both counts per run and every leaked or lost record.
 
 Usage::
 
     .venv/bin/python benchmarks/bench_stale_current.py [--budget 4000]
-        (set MISSION_MEMORY_CORPUS_BUNDLE to the shared corpus bundle for its cases)
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ shared: the figures are indicative only).
 
 Usage::
 
-    MISSION_MEMORY_CORPUS_BUNDLE=/work/shared/corpora/tdr-docs.bundle \\
         nice python benchmarks/bench_team_server.py --write-tools
 """
 
@@ -40,6 +39,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.teams.operator_tokens import add_token
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpora, one helper)
 
 REPO = Path(__file__).resolve().parent.parent
 TASKS = [
@@ -68,7 +70,7 @@ def prepare(work: Path, operators: int) -> tuple[Path, str, str, list[str]]:
     Returns:
         The data dir, the mission, a stored component, the tokens.
     """
-    bundle = Path(os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE", "/work/shared/corpora/tdr-docs.bundle"))
+    bundle = corpus_path("tdr-docs.bundle")
     data = work / "data"
     settings = load_settings(data_dir=data)
     with Memory(settings) as memory:

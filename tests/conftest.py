@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.corpus import corpus_path
+
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """How many pytest-xdist workers ``-n auto`` (the ``addopts`` of pyproject.toml) starts: one per
@@ -209,17 +211,17 @@ def mission_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
     return repo
 
 
-# The shared corpus lies in ../shared beside the checkout (as on the project's machines and in CI);
-# MISSION_MEMORY_CORPUS_BUNDLE points elsewhere.
-CORPUS_BUNDLE = Path(
-    os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "tdr-docs.bundle"
-)
+@pytest.fixture(scope="session")
+def corpora() -> Path:
+    """The corpora folder of this repository (tests/corpora: ``tdr-docs.bundle``, a real documentation
+    repository with 39 ADRs and 669 commits, and ``transcripts/``; provenance in its README.md).
+    The one way tests find it; a missing corpus fails the test that asks for it."""
+    return corpus_path()
 
 
 @dataclass(frozen=True)
 class IngestedCorpus:
-    """The shared corpus, cloned and ingested once: its memory, the ingest report and the clone."""
+    """The corpus repository (tdr-docs.bundle), cloned and ingested once: its memory, the ingest report and the clone."""
 
     memory: Any
     report: dict[str, Any]
@@ -227,8 +229,8 @@ class IngestedCorpus:
 
 
 @pytest.fixture(scope="session")
-def tdr_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestedCorpus]:
-    """The shared corpus ingested once per test run (once for all pytest-xdist workers) as mission
+def tdr_corpus(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Iterator[IngestedCorpus]:
+    """The corpus repository ingested once per test run (once for all pytest-xdist workers) as mission
     ``tdr`` in its own data dir.
 
     Ingesting it is the costliest step of the suite (about two minutes), so the corpus tests and the
@@ -247,7 +249,7 @@ def tdr_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[IngestedCor
     with open(root / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
-            subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(root / "tdr-docs")], check=True)
+            subprocess.run(["git", "clone", "-q", str(corpora / "tdr-docs.bundle"), str(root / "tdr-docs")], check=True)
             with Memory.open(load_settings(data_dir=root / "data")) as ingesting:
                 report = ingesting.ingest_repository(root / "tdr-docs", mission="tdr")
             done.write_text(json.dumps(report.to_json()), encoding="utf-8")

@@ -1,22 +1,11 @@
-"""The shared corpus (a real documentation repository with 39 ADRs) ingests cleanly and answers by topic."""
+"""The corpus repository (tests/corpora/tdr-docs.bundle: a real documentation repository with 39 ADRs) ingests cleanly and answers by topic."""
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
 from mission_memory.api import Memory
-from tests.conftest import CORPUS_BUNDLE, IngestedCorpus
-
-# The corpus lies in ../shared beside the checkout (as on the project's machines and in CI);
-# MISSION_MEMORY_CORPUS_BUNDLE points elsewhere. Under CI a missing corpus fails instead of skipping.
-BUNDLE = CORPUS_BUNDLE
-
-pytestmark = pytest.mark.skipif(
-    not BUNDLE.exists() and not os.environ.get("CI"),
-    reason=f"shared corpus not found at {BUNDLE} (set MISSION_MEMORY_CORPUS_BUNDLE)",
-)
+from tests.conftest import IngestedCorpus
 
 
 @pytest.fixture(scope="module")

@@ -1,26 +1,15 @@
-"""The relevance threshold's precision, measured on the hand-labelled shared-corpus set (docs/adr/0024)."""
+"""The relevance threshold's precision, measured on the hand-labelled set of the corpus repository (docs/adr/0024)."""
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 from mission_memory.config import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLE = Path(
-    os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE") or ROOT.parent / "shared" / "corpora" / "tdr-docs.bundle"
-)
-
-pytestmark = pytest.mark.skipif(
-    not BUNDLE.exists() and not os.environ.get("CI"),
-    reason=f"shared corpus not found at {BUNDLE} (set MISSION_MEMORY_CORPUS_BUNDLE)",
-)
 
 
 def _bench() -> ModuleType:
@@ -39,9 +28,9 @@ def test_the_labelled_set_has_at_least_40_cases_in_both_classes() -> None:
     assert 0.3 < sum(relevant for _, _, relevant in rows) / len(rows) < 0.7
 
 
-def test_the_default_threshold_keeps_precision_above_nine_tenths_on_the_labelled_set(tmp_path: Path) -> None:
+def test_the_default_threshold_keeps_precision_above_nine_tenths_on_the_labelled_set(tmp_path: Path, corpora: Path) -> None:
     bench = _bench()
-    cases = bench.score_cases(BUNDLE, tmp_path)
+    cases = bench.score_cases(corpora / "tdr-docs.bundle", tmp_path)
     above, precision, recall = bench.precision_recall(cases, load_settings().correction_relevance_threshold)
     assert above >= 20
     assert precision is not None and precision >= 0.9

@@ -11,12 +11,13 @@ from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.decision_records import decision_records
 from mission_memory.ingest.source import RepositorySource
 from mission_memory.records import record_id_for
-from tests.conftest import CORPUS_BUNDLE
 
 
-def test_every_decision_record_of_the_shared_corpus_reads_back_to_the_mapping_ingest_stored(tmp_path: Path) -> None:
+def test_every_decision_record_of_the_shared_corpus_reads_back_to_the_mapping_ingest_stored(
+    tmp_path: Path, corpora: Path
+) -> None:
     clone = tmp_path / "tdr-docs"
-    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(clone)], check=True)
+    subprocess.run(["git", "clone", "-q", str(corpora / "tdr-docs.bundle"), str(clone)], check=True)
     source = RepositorySource(clone)
     files = source.files()
     adrs = [(p, parse_adr((clone / p).read_text(encoding="utf-8"), p)) for p in find_adr_paths(files)]

@@ -16,7 +16,7 @@ from typing import Any
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from tests.conftest import CORPUS_BUNDLE, GitRepo
+from tests.conftest import GitRepo
 from tests.hostile_texts import INJECTION_EN, INJECTION_UK
 
 MISSION = "uploader"
@@ -172,17 +172,17 @@ def alices_shift(memory: Memory, repo: GitRepo) -> None:
 
 @dataclass
 class Corpus:
-    """The shared corpus as a test's memory holds it: the open memory and the clone it ingested."""
+    """The corpus repository as a test's memory holds it: the open memory and the clone it ingested."""
 
     memory: Memory
     repo: Path
 
 
-def recent_corpus(root: Path, mission: str, commits: int, include: Sequence[str]) -> Corpus:
-    """The shared corpus cloned into ``root/mission``, cut to its latest ``commits`` (a shallow boundary,
+def recent_corpus(bundle: Path, root: Path, mission: str, commits: int, include: Sequence[str]) -> Corpus:
+    """The corpus repository ``bundle`` (the ``corpora`` fixture's tdr-docs.bundle) cloned into ``root/mission``, cut to its latest ``commits`` (a shallow boundary,
     so ingest reads only those) and ingested with only the ``include`` documents, into ``root/data``."""
     repo = root / mission
-    subprocess.run(["git", "clone", "-q", str(CORPUS_BUNDLE), str(repo)], check=True)
+    subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
     boundary = subprocess.run(["git", "rev-list", f"--max-count={commits}", "HEAD"], cwd=repo, capture_output=True,
                               text=True, check=True).stdout.split()[-1]
     (repo / ".git" / "shallow").write_text(boundary + "\n")

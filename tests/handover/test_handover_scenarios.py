@@ -1,4 +1,4 @@
-"""Handover scenarios on the shared corpus' real repository (issue 23, ADRs 0060-0062).
+"""Handover scenarios on the corpus' real repository (tests/corpora) (issue 23, ADRs 0060-0062).
 
 The TDR documentation history (``tdr-docs.bundle``), cut to its latest 40 commits (a shallow
 boundary, so the ingest stays small) and ingested for a few of its files: the observability work of
@@ -11,14 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from mission_memory.api import Memory
-from tests.conftest import CORPUS_BUNDLE
 from tests.handover.scenario import Corpus, recent_corpus
-
-pytestmark = pytest.mark.skipif(not CORPUS_BUNDLE.exists(), reason="the shared corpus is not beside the checkout")
 
 MISSION = "tdr-docs"
 NOW = datetime(2026, 6, 15, 9, 0, tzinfo=UTC)
@@ -32,8 +30,8 @@ NOTES = (
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
-    corpus = recent_corpus(tmp_path_factory.mktemp("tdr-handover"), MISSION, 40, [
+def corpus(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Iterator[Corpus]:
+    corpus = recent_corpus(corpora / "tdr-docs.bundle", tmp_path_factory.mktemp("tdr-handover"), MISSION, 40, [
         "README.md", "architecture-decision-records/0039-observability.md", "manual/observability-cloudwatch.md",
         "manual/alerts/*.md"])
     memory = corpus.memory

@@ -1,4 +1,4 @@
-"""The work in progress in words (issue 23 item 3, ADR 0060) on the shared corpus' real repository.
+"""The work in progress in words (issue 23 item 3, ADR 0060) on the corpus' real repository (tests/corpora).
 
 The TDR documentation history cut to its latest 150 commits (a shallow boundary), so the activity
 horizon reaches back to 2024 and holds ADRs whose status is not stated and that nobody touched for
@@ -12,23 +12,22 @@ import re
 import subprocess
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from mission_memory.api import Memory
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from tests.conftest import CORPUS_BUNDLE, GitRepo
+from tests.conftest import GitRepo
 from tests.handover.scenario import Corpus, recent_corpus
-
-pytestmark = pytest.mark.skipif(not CORPUS_BUNDLE.exists(), reason="the shared corpus is not beside the checkout")
 
 MISSION = "tdr-docs"
 NOW = datetime(2026, 6, 15, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
-    corpus = recent_corpus(tmp_path_factory.mktemp("tdr-work"), MISSION, 150, [
+def corpus(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Iterator[Corpus]:
+    corpus = recent_corpus(corpora / "tdr-docs.bundle", tmp_path_factory.mktemp("tdr-work"), MISSION, 150, [
         "README.md", "architecture-decision-records/0034-metadata-validation.md",
         "architecture-decision-records/0037-disable-inactive-keycloak-users.md",
         "architecture-decision-records/0038-egress-control.md", "architecture-decision-records/0039-observability.md",

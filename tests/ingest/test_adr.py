@@ -4,7 +4,6 @@ and every ADR of the shared tdr-docs corpus."""
 from __future__ import annotations
 
 import datetime
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -15,16 +14,13 @@ from hypothesis import strategies as st
 from mission_memory.decisions import AdrFormat, Decision, DecisionStatus, RejectedAlternative
 from mission_memory.ingest.adr import find_adr_paths, is_adr_path, parse_adr
 
-TDR_BUNDLE = Path("/work/shared/corpora/tdr-docs.bundle")
-
 
 @pytest.fixture(scope="session")
-def tdr_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh clone of the shared tdr-docs bundle (39 ADRs, ~100 Markdown files); the bundle stays read-only."""
-    if not TDR_BUNDLE.exists() or shutil.which("git") is None:
-        pytest.skip(f"shared corpus {TDR_BUNDLE} or git not available")
+def tdr_repo(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Path:
+    """A fresh clone of the corpus' tdr-docs bundle (39 ADRs, ~100 Markdown files)."""
     target = tmp_path_factory.mktemp("corpus") / "tdr-docs"
-    subprocess.run(["git", "clone", "-q", str(TDR_BUNDLE), str(target)], check=True, capture_output=True)
+    subprocess.run(["git", "clone", "-q", str(corpora / "tdr-docs.bundle"), str(target)], check=True,
+                   capture_output=True)
     return target
 
 

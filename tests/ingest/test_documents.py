@@ -3,7 +3,6 @@ plain text, the size cap, GitHub anchors (duplicates and Cyrillic) and the whole
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,16 +12,13 @@ from hypothesis import strategies as st
 
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, github_anchor, split_document
 
-TDR_BUNDLE = Path("/work/shared/corpora/tdr-docs.bundle")
-
 
 @pytest.fixture(scope="session")
-def tdr_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh clone of the shared tdr-docs bundle (39 ADRs, ~100 Markdown files); the bundle stays read-only."""
-    if not TDR_BUNDLE.exists() or shutil.which("git") is None:
-        pytest.skip(f"shared corpus {TDR_BUNDLE} or git not available")
+def tdr_repo(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Path:
+    """A fresh clone of the corpus' tdr-docs bundle (39 ADRs, ~100 Markdown files)."""
     target = tmp_path_factory.mktemp("corpus") / "tdr-docs"
-    subprocess.run(["git", "clone", "-q", str(TDR_BUNDLE), str(target)], check=True, capture_output=True)
+    subprocess.run(["git", "clone", "-q", str(corpora / "tdr-docs.bundle"), str(target)], check=True,
+                   capture_output=True)
     return target
 
 

@@ -1,4 +1,4 @@
-"""The reader and metrics on the real Claude Code 2.0 transcripts in /work/shared/corpora (read-only)."""
+"""The reader and metrics on the real Claude Code 2.0 transcripts in tests/corpora/transcripts."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ from mission_memory.metrics.session_metrics import measure_sessions, summarize_s
 from mission_memory.metrics.transcript_corrections import find_corrections
 from mission_memory.metrics.transcript_sessions import read_sessions
 
-CORPUS = Path("/work/shared/corpora/transcripts")
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="shared transcript corpus not present")
+@pytest.fixture
+def transcripts(corpora: Path) -> Path:
+    """The folder of the four real transcripts."""
+    return corpora / "transcripts"
 
 
-def test_real_transcripts_give_t_from_the_first_call_of_each_session() -> None:
-    sessions, report = read_sessions([CORPUS])
+def test_real_transcripts_give_t_from_the_first_call_of_each_session(transcripts: Path) -> None:
+    sessions, report = read_sessions([transcripts])
     metrics = {Path(m.path).stem: m for m in measure_sessions(sessions)}
     # first assistant record of each file: input + cache creation + cache read
     assert {name: m.T for name, m in metrics.items()} == {
@@ -36,8 +38,8 @@ def test_real_transcripts_give_t_from_the_first_call_of_each_session() -> None:
     }
 
 
-def test_real_transcripts_count_each_repeated_api_call_once_and_only_real_prompts_as_rounds() -> None:
-    sessions, _ = read_sessions([CORPUS])
+def test_real_transcripts_count_each_repeated_api_call_once_and_only_real_prompts_as_rounds(transcripts: Path) -> None:
+    sessions, _ = read_sessions([transcripts])
     metrics = {Path(m.path).stem: m for m in measure_sessions(sessions)}
     crud = metrics["crud"]
     assert crud.api_calls == 10  # 16 assistant records, 10 distinct message ids
@@ -52,8 +54,8 @@ def test_real_transcripts_count_each_repeated_api_call_once_and_only_real_prompt
     assert metrics["subagent"].session_id == "609efeca-2f51-4118-b077-e91c9fe63f73"
 
 
-def test_real_transcripts_summarise_and_hold_no_corrections() -> None:
-    sessions, _ = read_sessions([CORPUS])
+def test_real_transcripts_summarise_and_hold_no_corrections(transcripts: Path) -> None:
+    sessions, _ = read_sessions([transcripts])
     summary = summarize_sessions(measure_sessions(sessions))
     assert summary.N == 4
     assert summary.T.median == pytest.approx((14282 + 15660) / 2)

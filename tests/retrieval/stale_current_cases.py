@@ -6,7 +6,7 @@
   writes a summary, a tool-lineage delta and open questions for task NAV-3: A→B→C per kind);
 * ``ledger``: ADR-0001 superseded by ADR-0002, superseded by ADR-0003 (an A→B→C chain), and a
   setup section re-written after the first ingest;
-* ``tdr`` (when the shared corpus is present): ADR-0008 and ADR-0009 of the corpus, real text.
+* ``tdr``: ADR-0008 and ADR-0009 of the corpus repository (tests/corpora/tdr-docs.bundle), real text.
 
 Each :class:`StaleCase` is a query with the records that must not appear (stale) and those that must
 (current); in history cases the stale decisions may appear, but only marked superseded.
@@ -16,7 +16,6 @@ both use it.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,11 +28,8 @@ from mission_memory.records import Record, RecordKind
 from mission_memory.refresh.orchestrator import refresh_once
 from mission_memory.trackers.local_files import LocalFolderTracker
 from tests.conftest import GitRepo
+from tests.corpus import corpus_path
 
-BUNDLE = Path(
-    os.environ.get("MISSION_MEMORY_CORPUS_BUNDLE")
-    or Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "tdr-docs.bundle"
-)
 NO_LLM = Settings(llm_base_url=None, llm_model=None)
 PASSES = (
     datetime(2025, 3, 3, 12, 0, tzinfo=UTC),
@@ -289,23 +285,21 @@ def _build_ledger(memory: Memory, make_repo: Any) -> list[StaleCase]:
 
 
 def _build_tdr(memory: Memory, make_repo: Any, clone_dir: Path) -> list[StaleCase]:
-    if not BUNDLE.exists():
-        return []
-    subprocess.run(["git", "clone", "-q", str(BUNDLE), str(clone_dir)], check=True)
+    subprocess.run(["git", "clone", "-q", str(corpus_path("tdr-docs.bundle")), str(clone_dir)], check=True)
     folder = clone_dir / "architecture-decision-records"
     repo: GitRepo = make_repo("tdr-adrs")
     names = sorted(p.name for p in folder.glob("00*.md"))
-    repo.commit("ADRs of the shared corpus", "2021-01-01T00:00:00+00:00", {
+    repo.commit("ADRs of the corpus repository", "2021-01-01T00:00:00+00:00", {
         f"architecture-decision-records/{name}": (folder / name).read_text(encoding="utf-8") for name in names
     })
     memory.ingest_repository(repo.root, mission="tdr")
     old, new = _decision(memory, "tdr", 8).id, _decision(memory, "tdr", 9).id
     return [
-        StaleCase("shared corpus: ADR-0009 no longer hides behind ADR-0008",
+        StaleCase("tdr corpus: ADR-0009 no longer hides behind ADR-0008",
                   "How are the Keycloak user administrators configured?", "tdr", (old,), (new,)),
-        StaleCase("shared corpus: ADR-0009 for the realm question",
+        StaleCase("tdr corpus: ADR-0009 for the realm question",
                   "Should TDR user administrators be defined in the top level Keycloak realm?", "tdr", (old,), (new,)),
-        StaleCase("shared corpus: ADR-0008 asked about by name", "Why was ADR-0008 superseded?",
+        StaleCase("tdr corpus: ADR-0008 asked about by name", "Why was ADR-0008 superseded?",
                   "tdr", (old,), (old, new), history=True),
     ]
 

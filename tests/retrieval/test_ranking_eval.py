@@ -8,7 +8,6 @@ what ADR 0031 measured (less one question, so a rounding difference in the embed
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,10 +30,9 @@ from mission_memory.retrieval.ranking_eval import (
     replay_questions,
     score_ranking,
 )
-from tests.conftest import CORPUS_BUNDLE, GitRepo, IngestedCorpus
+from tests.conftest import GitRepo, IngestedCorpus
 
 EVAL = Path(__file__).resolve().parents[2] / "benchmarks" / "eval"
-BUNDLE = CORPUS_BUNDLE
 LAYERS = (Layer.DOMAIN, Layer.WORKFLOW, Layer.PRACTITIONER)
 REPLAY_SAMPLE = 40
 # Today's figures (ADR 0031, ADR 0050 for the shared corpus' ADR topics, `benchmarks/bench_ranking.py`),
@@ -48,12 +46,6 @@ ADR_TOOLS_AGREE = 6
 # decisions that the per-layer cut used to hide now reach fusion and sometimes rank first).
 REPLAY_HIT3, REPLAY_MRR = 0.725, 0.615
 ADR_TOOLS_HIT1, ADR_TOOLS_HIT3, ADR_TOOLS_MRR = 0.737, 0.947, 0.846
-
-needs_corpus = pytest.mark.skipif(
-    not BUNDLE.exists() and not os.environ.get("CI"),
-    reason=f"shared corpus not found at {BUNDLE} (set MISSION_MEMORY_CORPUS_BUNDLE)",
-)
-
 
 def _memory(root: Path, bundle: Path, name: str) -> Memory:
     subprocess.run(["git", "clone", "-q", str(bundle), str(root / name)], check=True)
@@ -79,7 +71,6 @@ def _at_least(score: SetScore, hit3: float, mrr: float) -> None:
     assert score.mrr >= mrr - slack - 1e-9, (score.as_row(), score.ranks)
 
 
-@needs_corpus
 def test_adr_topic_questions_of_the_shared_corpus_rank_their_adr_as_well_as_today(
     tdr: tuple[Memory, Path],
 ) -> None:
@@ -94,7 +85,6 @@ def test_adr_topic_questions_of_the_shared_corpus_rank_their_adr_as_well_as_toda
     assert score.current_first >= TDR_CURRENT_FIRST, score.ranks
 
 
-@needs_corpus
 def test_a_ukrainian_question_no_word_of_which_matches_scores_its_answer_as_likely(tdr: tuple[Memory, Path]) -> None:
     """Six Ukrainian questions of the shared corpus share no word with any record (BM25 finds nothing);
     the top candidate is their ADR for five of them. Their calibrated top scores averaged 0.012, a
@@ -111,7 +101,6 @@ def test_a_ukrainian_question_no_word_of_which_matches_scores_its_answer_as_like
     assert mean_top >= 0.06, [round(top.score, 3) for top in tops]
 
 
-@needs_corpus
 def test_history_replay_of_the_shared_corpus_finds_the_touched_documents(tdr: tuple[Memory, Path]) -> None:
     memory, repo = tdr
     questions = replay_questions(repo, limit=REPLAY_SAMPLE)
@@ -187,7 +176,6 @@ def test_a_decision_crowded_out_of_the_dense_list_by_commits_reaches_fusion_with
     assert score_ranking([prepared], LAYERS, RankingParams()).ranks[question.id] == 1
 
 
-@needs_corpus
 def test_a_ukrainian_question_on_the_observability_adr_ranks_it_among_the_first_three(
     tdr: tuple[Memory, Path],
 ) -> None:
@@ -199,7 +187,6 @@ def test_a_ukrainian_question_on_the_observability_adr_ranks_it_among_the_first_
     assert rank is not None and rank <= 3
 
 
-@needs_corpus
 def test_rocchio_feedback_moves_only_ukrainian_questions_and_ranks_them_at_least_as_well(
     tdr: tuple[Memory, Path],
 ) -> None:

@@ -21,7 +21,6 @@ import pytest
 from mission_memory.capture.redaction import redact
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parents[1].parent / "shared" / "corpora" / "tdr-docs.bundle"
 
 
 def _cases(name: str) -> list[dict[str, Any]]:
@@ -75,11 +74,9 @@ def test_ordinary_text_is_kept(text: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tdr_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not CORPUS.exists():
-        pytest.skip(f"shared corpus not found at {CORPUS}")
+def tdr_clone(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Path:
     clone = tmp_path_factory.mktemp("tdr") / "tdr-docs"
-    subprocess.run(["git", "clone", "-q", str(CORPUS), str(clone)], check=True)
+    subprocess.run(["git", "clone", "-q", str(corpora / "tdr-docs.bundle"), str(clone)], check=True)
     return clone
 
 

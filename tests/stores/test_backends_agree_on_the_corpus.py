@@ -1,6 +1,6 @@
 """A pull over the same content gives the same entries on SQLite and on Qdrant.
 
-The shared corpus (39 ADRs, 669 commits, its documents) is exported from its SQLite memory and
+The corpus repository (tests/corpora/tdr-docs.bundle: 39 ADRs, 669 commits, its documents) is exported from its SQLite memory and
 imported into Qdrant's local mode; then the ADR-topic questions of ``benchmarks/eval/`` run on both.
 The Qdrant store's BM25 gives FTS5's rows, order and scores (docs/adr/0043), and the dense side
 is the same vectors searched exactly, so every digest has the same entries in the same order.
@@ -10,7 +10,6 @@ is the same vectors searched exactly, so every digest has the same entries in th
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,15 +18,9 @@ import pytest
 from mission_memory.api import Memory
 from mission_memory.stores.registry import open_store
 from mission_memory.stores.transfer import export_memory, import_memory
-from tests.conftest import CORPUS_BUNDLE, IngestedCorpus
+from tests.conftest import IngestedCorpus
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "benchmarks" / "eval" / "questions-tdr-docs.jsonl"
-
-pytestmark = pytest.mark.skipif(
-    not CORPUS_BUNDLE.exists() and not os.environ.get("CI"),
-    reason=f"shared corpus not found at {CORPUS_BUNDLE} (set MISSION_MEMORY_CORPUS_BUNDLE)",
-)
-
 
 @pytest.fixture(scope="module")
 def on_qdrant(tdr_corpus: IngestedCorpus, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
