@@ -8,7 +8,9 @@ pages silently misses records) and never replaced by an empty store (docs/adr/00
 
 * on every open, without reading the file (:func:`check_file_shape`): a 0-byte file, a file that does
   not start with SQLite's header, a page size SQLite never writes, or a file shorter than the pages
-  its header counts (a truncated copy) is refused. A new store is never a 0-byte ``memory.db``: it is
+  its header counts (a truncated copy) is refused. The last is decided by SQLite under its own locks,
+  for a store another process is checkpointing, or whose checkpoint a full disk stopped, is shorter
+  than its header for a while and healthy all along (its ``-wal`` file holds the rest). A new store is never a 0-byte ``memory.db``: it is
   made under a temporary name and linked into place whole (``SqliteStore``), so a 0-byte file is
   always damage (a failed copy, a full disk, a truncation);
 * ``PRAGMA quick_check`` (every page of every b-tree, without the index-against-table cross-check of
@@ -33,6 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import time
 import urllib.parse
@@ -61,13 +64,24 @@ _HEADER_BYTES = 100
 
 
 def check_file_shape(path: Path) -> None:
-    """Refuse a database file whose shape is wrong, reading only its 100-byte header.
+    """Refuse a database file whose shape is wrong, reading its 100-byte header (and, only when its size
+    disagrees with the header, asking SQLite under its own locks).
 
     Checks (sqlite.org/fileformat.html §1.3): the file is not empty; it starts with
     :data:`SQLITE_HEADER`; its page size (offset 16; 1 means 65536) is a power of two from 512 to
     65536; its size is a whole number of pages; and, when the header's page count is valid (offset 28,
     valid when the change counter at offset 24 equals the version-valid-for number at offset 92), the
     file holds at least that many pages. A file that does not exist passes (it is a new store).
+
+    The size checks alone cannot tell a truncated copy from a healthy store: a checkpoint (SQLite copying
+    committed pages from ``-wal`` into the file) writes page 1, whose header counts the new pages, before
+    the pages that grow the file, so while another process checkpoints, and after a checkpoint that a
+    full disk stopped, the file is shorter than its header says and the ``-wal`` file holds the rest.
+    A size problem is therefore decided by SQLite (:func:`_wal_covers`): it compares the header's page
+    count with the pages it can read (file and ``-wal`` together, in one consistent snapshot under its
+    read lock) and reports a store cut short as malformed. A file it reads whole is not refused; the
+    next checkpoint (at the latest when the last connection closes) grows it, and one that fails again
+    for want of space loses nothing: the pages stay in ``-wal``.
 
     Raises:
         StoreDamaged: the file fails a check (the message: :func:`damage_message`).
@@ -83,6 +97,11 @@ def check_file_shape(path: Path) -> None:
     problem = _shape_problem(header, size)
     if problem is None:
         return
+    if problem.startswith(_SIZE_PROBLEM):
+        verdict = _wal_covers(path)
+        if verdict is None:
+            return
+        problem = f"{problem}; SQLite: {verdict}"
     conn = None
     if size:  # count what the damage would cost, where SQLite can still read it
         with contextlib.suppress(sqlite3.Error):
@@ -92,6 +111,41 @@ def check_file_shape(path: Path) -> None:
     finally:
         if conn is not None:
             conn.close()
+
+
+_SIZE_PROBLEM = "the file's size"
+_SQLITE_SAYS_DAMAGED = ("malformed", "not a database", "corrupt")
+_RECHECK_BUSY_MS = 5000
+
+
+def _wal_covers(path: Path) -> str | None:
+    """Whether SQLite reads ``path`` whole although its size disagrees with its header: None when it
+    does, else SQLite's error.
+
+    SQLite checks the header's page count against the pages it can read when it starts a read
+    transaction (``lockBtree``: a larger count is ``SQLITE_CORRUPT``); in WAL mode those pages are the
+    file's and the ``-wal`` file's in one snapshot, taken under the WAL read lock, so a checkpoint
+    running meanwhile cannot make a healthy file look short. An error that is not about damage (busy,
+    unable to open, read-only) is no verdict: the store's own open reports it.
+    """
+    try:
+        writable = os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+        target = str(path) if writable else f"file:{urllib.parse.quote(str(path.resolve()))}?mode=ro"
+        conn = sqlite3.connect(target, uri=not writable, timeout=_RECHECK_BUSY_MS / 1000, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {_RECHECK_BUSY_MS}")
+        try:
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            message = str(exc)
+            return message if any(word in message.lower() for word in _SQLITE_SAYS_DAMAGED) else None
+        return None
+    finally:
+        conn.close()
 
 
 def _shape_problem(header: bytes, size: int) -> str | None:
@@ -104,12 +158,12 @@ def _shape_problem(header: bytes, size: int) -> str | None:
     if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
         return f"the header's page size {page_size} is not one SQLite writes"
     if size % page_size:
-        return f"the file's {size:,} bytes are not a whole number of {page_size}-byte pages (a truncated copy?)"
+        return f"{_SIZE_PROBLEM} ({size:,} bytes) is not a whole number of {page_size}-byte pages (a truncated copy?)"
     counted = int.from_bytes(header[28:32], "big")
     valid = header[24:28] == header[92:96]
     if valid and counted and size < counted * page_size:
         return (
-            f"the file holds {size // page_size:,} pages, its header counts {counted:,} (the file was cut short)"
+            f"{_SIZE_PROBLEM} is {size // page_size:,} pages, its header counts {counted:,} (the file was cut short)"
         )
     return None
 
