@@ -281,6 +281,11 @@ class SqliteStore:
             return BackendUnavailable(f"data dir {self.path.parent} is not writable ({exc})")
         if "malformed" in message or "not a database" in message or "corrupt" in message:
             return StoreDamaged(damage_message(self.path, str(exc)))
+        if "disk is full" in message or "disk full" in message:
+            return BackendUnavailable(
+                f"the disk holding {self.path.parent} is full ({exc}): this change was not stored; everything"
+                " stored before it is kept. Free space on that disk and run it again"
+            )
         if "unable to open" in message:
             unreadable = read_access_problem(self.path)
             if unreadable is not None:
