@@ -61,7 +61,7 @@ TYPE_CHECKING = False  # mypy treats this name as True; at run time the hook spa
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["ASSIGNMENT_KEYS", "KINDS", "redact", "redact_text", "redact_value"]
+__all__ = ["ASSIGNMENT_KEYS", "KINDS", "redact", "redact_text", "redact_value", "redacted_cut"]
 
 KINDS = (
     "private",
@@ -1189,6 +1189,32 @@ def redact_text(text: str) -> str:
         return text
     redacted, counts = redact(text)
     return redacted if counts else text
+
+
+def redacted_cut(text: str, limit: int, ellipsis: str = "…") -> str:
+    """``text`` redacted, then cut to at most ``limit`` characters (``ellipsis`` marks a cut).
+
+    Every derived field that is cut (a handover note's title, a comment's title, a capped text) is
+    cut after redaction, never before: a secret the cut would split is no longer recognisable, so
+    its head would be stored (issue 35 item 3). The cut never splits a ``[REDACTED:…]`` or
+    ``[private]`` marker (it moves back to the marker's start). Idempotent:
+    ``redacted_cut(redacted_cut(t, n), n) == redacted_cut(t, n)``.
+
+    Args:
+        text: any text.
+        limit: the longest result, in characters (at least ``len(ellipsis)``).
+        ellipsis: appended when something was cut.
+    """
+    red = redact_text(text)
+    if len(red) <= limit:
+        return red
+    cut = max(0, limit - len(ellipsis))
+    for marker in ("[REDACTED:", "[private]"):
+        begin = red.rfind(marker, max(0, cut - 48), cut)
+        if begin >= 0 and red.find("]", begin) >= cut:
+            cut = begin
+    shown = redact_text(red[:cut].rstrip() + ellipsis)  # a head that reads as a secret on its own goes too
+    return shown if len(shown) <= limit else redacted_cut(shown, limit, ellipsis)
 
 
 def redact_value(value: "Any") -> "Any":

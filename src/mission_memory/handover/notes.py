@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 
+from mission_memory.capture.redaction import redacted_cut
 from mission_memory.errors import InputError
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.stores.base import MemoryStore
@@ -106,7 +107,8 @@ def build_handover_note(
     digest = hashlib.sha256("\x1f".join((operator or "", at.isoformat(), note_kind.value, body, *closes)).encode("utf-8"))
     note_id = digest.hexdigest()[:32]
     first_line = " ".join(body.split())
-    title = f"Handover {note_kind.value}: " + (first_line if len(first_line) <= 90 else first_line[:89] + "…")
+    # cut after redaction: a secret the cut would split is redacted whole, not stored as its head
+    title = f"Handover {note_kind.value}: " + redacted_cut(first_line, 90)
     return Record.build(
         kind=RecordKind.HANDOVER_NOTE,
         title=title,

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import PurePosixPath
 
+from mission_memory.capture.redaction import redacted_cut
 from mission_memory.decisions import Decision, Principle
 from mission_memory.front_matter import split_front_matter
 from mission_memory.ingest.documents import (
@@ -150,7 +151,7 @@ def _principle(principle_id: str, title: str, body: Sequence[str], text: str) ->
         return None
     return Principle(
         id=_plain(fields["id"]) if fields.get("id") else principle_id,
-        title=title or statement[:80],
+        title=title or redacted_cut(statement, 80, ""),
         statement=statement,
         rationale=rationale,
         version=_plain(fields["version"]) or None if fields.get("version") else None,

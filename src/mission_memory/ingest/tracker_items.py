@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from mission_memory.capture.redaction import redacted_cut
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.ingest.access_levels import with_label_access
@@ -93,7 +94,7 @@ def _in_progress(task: Task) -> bool:
 
 
 def _capped(text: str) -> str:
-    return text if len(text) <= _TEXT_CAP else text[:_TEXT_CAP].rstrip() + "\n\n[…]"
+    return redacted_cut(text, _TEXT_CAP + 5, "\n\n[…]")  # cut after redaction (issue 35 item 3)
 
 
 def _task_record(task: Task, tracker: str, mission: str) -> Record:
@@ -152,7 +153,7 @@ def _comment_records(task: Task, comments: Sequence[TaskComment], tracker: str, 
         records.append(
             Record.build(
                 kind=RecordKind.COMMENT,
-                title=f"{task.key}: comment by {who} on {task.title}"[:300],
+                title=redacted_cut(f"{task.key}: comment by {who} on {task.title}", 300, ""),
                 text=_capped(comment.text or "(empty comment)"),
                 provenance=Provenance(
                     kind=SourceKind.COMMENT, ref=f"{task.key}#comment-{comment.id}",

@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from mission_memory.capture.redaction import redacted_cut
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 from mission_memory.ingest.adr import find_adr_paths
 from mission_memory.ingest.git_history import Commit
@@ -201,7 +202,7 @@ def _comment_head(text: str) -> str:
         if head and len(head) + 1 + len(sentence) > _COMMENT_CHARS:
             break
         head = f"{head} {sentence}".strip()
-    return head if len(head) <= _COMMENT_CHARS else head[: _COMMENT_CHARS - 1].rstrip() + "…"
+    return redacted_cut(head, _COMMENT_CHARS)  # cut after redaction: no head of a split secret (issue 35 item 3)
 
 
 def _events(material: SummaryMaterial) -> list[_Event]:
