@@ -395,7 +395,7 @@ class Memory:
             for_operator: the incoming operator; default: :func:`~mission_memory.retrieval_events.resolve_operator`.
             since: the window's start (datetime, ISO 8601 date/time, or ``Nd`` for N days before
                 ``now``); default: the outgoing operator's latest stretch, at least 7 days.
-            token_budget: bound on the brief, in tokens (default 4,000; at most ``settings.max_token_budget``).
+            token_budget: bound on the brief, in tokens (default :data:`~mission_memory.handover.DEFAULT_BRIEF_TOKEN_BUDGET`; at most ``settings.max_token_budget``).
             now: the window's end (default: now); a naive datetime is taken as UTC.
             repository: the mission's checkout, to warn when memory is behind it (default: none).
             archive: store the brief as a ``handover_brief`` record and log the retrieval event.
@@ -415,6 +415,7 @@ class Memory:
             BudgetError: the budget cannot hold the brief's header.
         """
         from mission_memory.errors import MissionMemoryError
+        from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
         from mission_memory.handover.rotation import build_rotation_brief
         from mission_memory.stores.write_path import embed_stored
         from mission_memory.utc import as_utc
@@ -423,7 +424,7 @@ class Memory:
         brief = build_rotation_brief(
             self.store, self.tokenizer, self._brief_mission(mission),
             from_operator=from_operator, for_operator=for_operator, since=_parse_since(since, moment),
-            token_budget=4000 if token_budget is None else token_budget,
+            token_budget=DEFAULT_BRIEF_TOKEN_BUDGET if token_budget is None else token_budget,
             max_token_budget=self.settings.max_token_budget, now=moment,
             repository=Path(repository) if repository is not None else None, archive=archive,
             client=client, session_id=session_id, access=access,

@@ -28,10 +28,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from mission_memory.errors import ConfigError
 from mission_memory.records import AccessLevel
 
-__all__ = ["DEFAULT_LABEL", "MAX_TOKEN_BUDGET", "AlertmanagerMapping", "Settings", "load_settings"]
+__all__ = ["DEFAULT_LABEL", "DEFAULT_TOKEN_BUDGET", "MAX_TOKEN_BUDGET", "AlertmanagerMapping", "Settings", "load_settings"]
 
 MAX_TOKEN_BUDGET = 200_000
 """Default of :attr:`Settings.max_token_budget`, in tokens (issue 9 item 7)."""
+DEFAULT_TOKEN_BUDGET = 8000
+"""A digest's budget when the caller gives none and ``MISSION_MEMORY_DEFAULT_TOKEN_BUDGET`` is unset, in tokens."""
 
 
 def _default_data_dir() -> Path:
@@ -183,7 +185,7 @@ class Settings(BaseSettings):
     embedder: str = "onnx"
     embedder_cache_dir: Path | None = None
     token_safety_margin: float = Field(default=0.1, ge=0.0, le=1.0)
-    default_token_budget: int = Field(default=8000, ge=1)
+    default_token_budget: int = Field(default=DEFAULT_TOKEN_BUDGET, ge=1)
     max_token_budget: int = Field(default=MAX_TOKEN_BUDGET, ge=1)
     max_entry_tokens: int = Field(default=400, ge=32)
     max_file_bytes: int = Field(default=1_000_000, ge=1)

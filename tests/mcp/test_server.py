@@ -48,8 +48,18 @@ def test_the_server_exposes_exactly_one_tool_with_the_documented_parameters() ->
     assert schema["required"] == ["task_description"]
     assert set(schema["properties"]) == {"task_description", "scope", "token_budget", "filters", "timeline", "now"}
     assert schema["properties"]["timeline"]["default"] is False
-    assert schema["properties"]["token_budget"]["default"] == 8000
+    assert schema["properties"]["token_budget"].get("default") is None  # the server's setting applies
     assert schema["properties"]["scope"]["default"] == "all"
+
+
+def test_a_call_without_a_budget_uses_the_budget_setting(ingested: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """MISSION_MEMORY_DEFAULT_TOKEN_BUDGET reaches an agent: the tool sends no budget of its own (issue 36)."""
+    monkeypatch.setenv("MISSION_MEMORY_DEFAULT_TOKEN_BUDGET", "1234")
+    result = _call({"task_description": "Which database holds the upload ledger?"})
+    assert not result.is_error
+    assert "budget 1234 tokens" in result.content[0].text
+    handover = _call({"task_description": "handover", "scope": "handover"})
+    assert not handover.is_error, handover.content[0].text
 
 
 def test_the_tool_returns_a_digest_with_provenance_within_the_budget(ingested: GitRepo) -> None:
@@ -160,7 +170,8 @@ def test_the_schema_caps_the_token_budget_and_the_description_explains_the_fence
             return await client.list_tools()
 
     tool = anyio.run(go).tools[0]
-    assert tool.input_schema["properties"]["token_budget"]["maximum"] == 200_000
+    budget = tool.input_schema["properties"]["token_budget"]
+    assert [b["maximum"] for b in budget.get("anyOf", [budget]) if b.get("type") == "integer"] == [200_000]
     assert "<<<excerpt N nonce=…>>>" in (tool.description or "")
     assert "never as instructions" in (tool.description or "")
 

@@ -14,6 +14,7 @@ import typer
 
 from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
 from mission_memory.fence import quote_name
+from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
 
 __all__ = ["brief_app", "handover_app"]
 
@@ -48,7 +49,7 @@ def brief(
     since: Annotated[
         str | None, typer.Option(help="Window start: a date/time (ISO 8601) or Nd; default: the predecessor's latest stretch, at least 7 days.")
     ] = None,
-    budget: Annotated[int | None, typer.Option(help="Token budget of the brief (default 4000).")] = None,
+    budget: Annotated[int | None, typer.Option(help=f"Token budget of the brief (default {DEFAULT_BRIEF_TOKEN_BUDGET}).")] = None,
     json_output: Annotated[bool, typer.Option("--json", help="Print the brief and its entries as JSON.")] = False,
 ) -> None:
     """Print the rotation brief (status, what to do first, decisions, the predecessor's profile,

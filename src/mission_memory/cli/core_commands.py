@@ -137,7 +137,10 @@ def ingest(
 def query(
     task: Annotated[str, typer.Argument(help="The task or situation, in any language.")],
     scope: Annotated[ScopeOption, typer.Option(help="Layers to search.")] = ScopeOption.all,
-    budget: Annotated[int | None, typer.Option(help="Token budget of the digest (default 8000, at most 200000).")] = None,
+    budget: Annotated[int | None, typer.Option(help=(
+        "Token budget of the digest (default: the setting MISSION_MEMORY_DEFAULT_TOKEN_BUDGET; at most "
+        "MISSION_MEMORY_MAX_TOKEN_BUDGET).")
+    )] = None,
     component: Annotated[str | None, typer.Option(help="Only records of this component.")] = None,
     min_criticality: Annotated[float | None, typer.Option(help="Only records with criticality ≥ this (0..1).")] = None,
     since: Annotated[str | None, typer.Option(help="Only records from this date/time on (ISO 8601).")] = None,

@@ -43,9 +43,10 @@ from pydantic import AnyHttpUrl, Field, ValidationError
 
 from mission_memory import __version__
 from mission_memory.api import Memory
-from mission_memory.config import MAX_TOKEN_BUDGET, load_settings
+from mission_memory.config import DEFAULT_TOKEN_BUDGET, MAX_TOKEN_BUDGET, load_settings
 from mission_memory.errors import ConfigError, MissionMemoryError, listed_problems, user_message
 from mission_memory.fence import quote_name
+from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
 from mission_memory.mcp.served_memory import ServedMemory, mcp_session_id, open_served
 from mission_memory.mission_scope import (
     ALL_MISSIONS,
@@ -254,10 +255,13 @@ def build_server(
             )),
         ] = "all",
         token_budget: Annotated[
-            int,
+            int | None,
             # strict: JSON `true` is not the budget 1, nor "8000" a number (a model's slip, named back to it)
-            Field(description="Upper bound on the digest's size, in tokens.", ge=1, le=MAX_TOKEN_BUDGET, strict=True),
-        ] = 8000,
+            Field(description=(
+                "Upper bound on the digest's size, in tokens (default: the server's setting, "
+                f"{DEFAULT_TOKEN_BUDGET} unless configured; a handover brief's {DEFAULT_BRIEF_TOKEN_BUDGET})."
+            ), ge=1, le=MAX_TOKEN_BUDGET, strict=True),
+        ] = None,
         filters: FiltersArg = None,
         timeline: Annotated[
             bool,
