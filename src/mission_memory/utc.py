@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["as_utc", "parse_clock"]
+__all__ = ["as_utc", "parse_clock", "parse_clock_flag"]
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -45,3 +45,13 @@ def parse_clock(value: datetime | str, name: str = "now") -> datetime:
         return as_utc(datetime.fromisoformat(str(value).strip()))
     except ValueError:
         raise InputError(f"{name} {value!r} is not an ISO 8601 time (e.g. 2026-03-01T12:00:00Z)") from None
+
+
+def parse_clock_flag(value: str | None, flag: str) -> datetime | None:
+    """A command-line clock flag (``--now``, ``--time``, ``--since``) as aware UTC, or None when not given:
+    :func:`parse_clock`, the one parser every clock flag of the CLI goes through.
+
+    Raises:
+        InputError: ``FLAG 'text' is not an ISO 8601 time (e.g. 2026-03-01T12:00:00Z)``.
+    """
+    return None if value is None else parse_clock(value, flag)

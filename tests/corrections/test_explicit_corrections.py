@@ -63,7 +63,7 @@ def test_an_adr_is_named_as_ADR_N_or_by_its_bare_number_as_decide_supersedes_acc
         ({"--summary": "x" * 301}, "the summary has 301 characters"),
         ({"--component": "frontend"}, "no component named 'frontend' is stored (components, most records first:"),
         ({"--mission": "elsewhere"}, "no mission named 'elsewhere' is stored (missions: uploader)"),
-        ({"--time": "yesterday"}, "--time 'yesterday' is not an ISO 8601 date-time"),
+        ({"--time": "yesterday"}, "--time 'yesterday' is not an ISO 8601 time"),
         ({"--expected": "ADR-99"}, "expected 'ADR-99' names no record stored in mission 'uploader'"),
         ({"--session": "a\tb"}, "session: 'a\\tb' must be non-empty printable text on one line"),
     ],

@@ -7,7 +7,6 @@ command parses its flags, calls one method and renders a table, or JSON with ``-
 from __future__ import annotations
 
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +16,7 @@ from rich.table import Table
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
 from mission_memory.fence import quote_name
+from mission_memory.utc import parse_clock_flag
 
 __all__ = ["app", "register"]
 
@@ -34,17 +34,6 @@ def _open_memory() -> Any:
     from mission_memory.api import Memory
 
     return Memory.open()
-
-
-def _time(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    from mission_memory.utc import as_utc
-
-    try:
-        return as_utc(datetime.fromisoformat(value))
-    except ValueError:
-        raise InputError(f"--time {value!r} is not an ISO 8601 date-time") from None
 
 
 def correct(
@@ -68,7 +57,7 @@ def correct(
         correction = memory.record_correction(
             correction_class=correction_class, category=category, outcome=outcome, summary=summary,
             component=component, expected=expected or (), session_id=session, mission=mission,
-            operator=operator, time=_time(when),
+            operator=operator, time=parse_clock_flag(when, "--time"),
         )
     if json_output:
         print_json(correction.model_dump(mode="json"))

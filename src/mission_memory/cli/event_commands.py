@@ -24,6 +24,7 @@ from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
 from mission_memory.fence import quote_name
 from mission_memory.retrieval_events import OPERATOR_ENV
+from mission_memory.utc import parse_clock_flag
 
 __all__ = ["escalation_app", "feed", "register"]
 
@@ -46,17 +47,6 @@ def _open_memory() -> Any:
     from mission_memory.api import Memory
 
     return Memory.open()
-
-
-def _parse_now(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    from mission_memory.utc import as_utc
-
-    try:
-        return as_utc(datetime.fromisoformat(value))
-    except ValueError:
-        raise InputError(f"--now {value!r} is not an ISO 8601 time (e.g. 2026-03-01T12:00:00Z)") from None
 
 
 def _read_input(source: str) -> tuple[bytes, str]:
@@ -156,6 +146,7 @@ def feed(
     from mission_memory.operations.domain_events import read_events_csv, read_events_jsonl
 
     with reported_errors():
+        clock = parse_clock_flag(now, "--now")
         data, name = _read_input(source)
         kind = _detect(data, name, fmt)
         events = read_events_csv(data, name) if kind is EventFormat.csv else read_events_jsonl(data, name)
@@ -166,7 +157,6 @@ def feed(
         if operator is not None:
             check_name(operator, "--operator")
             events = [e if e.operator else e.model_copy(update={"operator": operator}) for e in events]
-        clock = _parse_now(now)
         with _open_memory() as memory:
             target, started = _check_new_mission(memory, mission, new_mission)
             try:
@@ -217,7 +207,7 @@ def status(
 ) -> None:
     """Assess and print the escalation: mode, α, event rate in the window, escalating sectors."""
     with reported_errors():
-        clock = _parse_now(now)
+        clock = parse_clock_flag(now, "--now")
         with _open_memory() as memory:
             from mission_memory.mission_scope import event_mission
 
@@ -256,7 +246,7 @@ def firing(
 ) -> None:
     """List the alerts open now: fired and not resolved, whenever they started, most critical first."""
     with reported_errors():
-        clock = _parse_now(now)
+        clock = parse_clock_flag(now, "--now")
         with _open_memory() as memory:
             alerts = memory.firing_alerts(mission, now=clock)
     if json_output:
@@ -300,7 +290,7 @@ def prune(
                     sep = ""
                 if not sep or not name.strip():
                     raise InputError(f"--kind {item!r} is not TYPE=DAYS (e.g. --kind heartbeat=2)")
-        clock = _parse_now(now)
+        clock = parse_clock_flag(now, "--now")
         with _open_memory() as memory:
             report = memory.prune_events(mission, dry_run=dry_run, now=clock, max_age_days=older_than_days,
                                          per_type_days=per_type)

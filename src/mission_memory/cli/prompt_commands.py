@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
@@ -23,7 +23,7 @@ from mission_memory.prompts.corpus import CapturedPrompt, PromptCorpus, default_
 from mission_memory.prompts.intents import Intent, label_intent
 from mission_memory.prompts.switching import switching_stats
 from mission_memory.prompts.topics import topic_distribution
-from mission_memory.utc import as_utc
+from mission_memory.utc import parse_clock_flag
 
 __all__ = ["app"]
 
@@ -51,20 +51,10 @@ def _corpus(repo: Path | None) -> PromptCorpus:
     return PromptCorpus(repo or default_prompt_repo(load_settings().data_dir))
 
 
-def _since(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise InputError(f"--since {value!r} is not an ISO date or date-time") from exc
-    return as_utc(moment)
-
-
 def _selected(
     repo: Path | None, session: str | None = None, repository: str | None = None, since: str | None = None
 ) -> list[CapturedPrompt]:
-    start = _since(since)
+    start = parse_clock_flag(since, "--since")
     return [
         p
         for p in _corpus(repo).prompts()

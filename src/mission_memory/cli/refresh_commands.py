@@ -22,7 +22,7 @@ from rich.table import Table
 
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.errors import ConfigError, InputError
-from mission_memory.utc import as_utc
+from mission_memory.utc import parse_clock_flag
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory
@@ -64,16 +64,6 @@ def _check_repo_flag(repo: Path | None) -> None:
     if repo is not None and not repo.is_dir():
         raise InputError(f"--repo {repo}: {'not a folder' if repo.exists() else 'no such folder'}")
 LabelOption = Annotated[str | None, typer.Option("--label", help="Refresh label (default LONG-TERM).")]
-
-
-def _parse_now(value: str | None) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise InputError(f"--now {value!r} is not an ISO 8601 time (e.g. 2025-03-01T09:00:00+00:00)") from exc
-    return as_utc(moment)
 
 
 def tracker_from_options(
@@ -154,7 +144,7 @@ def once(
 ) -> None:
     """Run one refresh pass: refresh the due LONG-TERM tasks, skip the others, report failures."""
     with reported_errors():
-        moment = _parse_now(now) or datetime.now(UTC)
+        moment = parse_clock_flag(now, "--now") or datetime.now(UTC)
         settings = _load_settings()
         _check_repo_flag(repo)
         source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
@@ -231,7 +221,7 @@ def status(
 ) -> None:
     """Show the refresh queue (next due per task), the latest refreshes and LLM spend today vs the cap."""
     with reported_errors():
-        moment = _parse_now(now)
+        moment = parse_clock_flag(now, "--now")
         with _open_memory(_load_settings()) as memory:
             data = memory.refresh_status(now=moment)
     if json_output:

@@ -40,11 +40,11 @@ def _expiry(value: str | None, now: datetime) -> datetime | None:
     for unit, span in (("d", timedelta(days=1)), ("h", timedelta(hours=1))):
         if text.endswith(unit) and text[:-1].isdigit():
             return now + int(text[:-1]) * span
-    from mission_memory.utc import as_utc
+    from mission_memory.utc import parse_clock
 
     try:
-        return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-    except ValueError:
+        return parse_clock(value, "--expires")
+    except InputError:
         raise InputError(
             f"--expires {value!r} is neither a date/time (2027-01-31, 2027-01-31T09:00:00Z) nor a duration (30d, 12h)"
         ) from None
