@@ -274,3 +274,37 @@ def shared_root() -> Iterator[Path]:
             for name in dirs:
                 (Path(folder) / name).chmod(0o755)
         shutil.rmtree(root)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[Any]:
+    """A real PostgreSQL 18 + pgvector server on 127.0.0.1 (tests/postgres_server.py), one for all
+    pytest-xdist workers of the run, stopped when the last worker ends; as root it runs as an
+    unprivileged user. Starting it costs about 2 s once per run.
+
+    Its folder is outside pytest's temp root, which pytest makes 0700 again at each session start
+    (the server's user would lose its data folder); the run's id names it, so workers share it."""
+    import tempfile
+
+    from tests.postgres_server import SharedServer
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
+    with SharedServer(Path(tempfile.gettempdir()) / f"mm-postgres-{run}").use() as info:
+        yield info
+
+
+@pytest.fixture
+def postgres_url(postgres_server: Any) -> Iterator[str]:
+    """The URL of a new, empty database on :func:`postgres_server`, dropped after the test."""
+    import uuid
+
+    import psycopg
+
+    name = f"mm_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server.url(), autocommit=True, connect_timeout=10) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield postgres_server.url(name)
+    finally:
+        with psycopg.connect(postgres_server.url(), autocommit=True, connect_timeout=10) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

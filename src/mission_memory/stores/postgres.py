@@ -1,0 +1,942 @@
+"""The PostgreSQL backend: records, BM25, pgvector vectors, retrieval events and state in one database.
+
+For a team whose memory is served by several processes or machines at once (docs/adr/0084). The
+tables (:mod:`~mission_memory.stores.postgres_migrations`) follow the SQLite store's; what differs:
+
+* BM25 is scored in SQL from an inverted index in a table (``postings``: token, record, weighted
+  frequency; ``records.tokens``), with FTS5's tokenizer, IDF and formula
+  (:mod:`~mission_memory.stores.fts5_bm25`), then the returned rows are scored again in Python in
+  FTS5's order of operations, so a record gets the SQLite store's score and rank; ties go by the
+  write order (``records.seq``), as FTS5's by row id;
+* vectors are pgvector ``vector`` values, searched by exact inner product (unit vectors: the
+  cosine) behind the B-tree on ``(model_id, mission)``; a mission holding
+  :data:`~mission_memory.stores.postgres_vectors.HNSW_MIN_ROWS` vectors or more of one model is
+  searched through a partial HNSW index of its own (:mod:`~mission_memory.stores.postgres_vectors`);
+* every write is one transaction that first takes the store's advisory lock
+  (:data:`WRITE_LOCK`), so writers from any number of processes are serialised as SQLite's
+  ``BEGIN IMMEDIATE`` serialises them, and readers never wait (MVCC). An acknowledged write is
+  committed; :meth:`PostgresStore.delete_missing` reads its candidates and asks ``spare`` inside its
+  transaction, after the lock, so a decision recorded by another process is either seen or waits
+  for the delete to commit (docs/adr/0056).
+
+Every connection is opened with ``connect_timeout`` and ``statement_timeout`` (the deadline of
+:class:`PostgresStore`), so no call waits longer; every driver error leaves as
+:class:`~mission_memory.errors.BackendUnavailable` naming ``host:port/database``, never a password.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from pgvector.psycopg import register_vector
+
+from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.records import Layer, Provenance, Record, RecordKind, redacted_state_value
+from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
+from mission_memory.stores.base import (
+    EventRetentionRow,
+    Hit,
+    MemoryStore,
+    RecordMerge,
+    RecordPriors,
+    UpsertOutcome,
+)
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
+from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT, idf, term_score
+from mission_memory.stores.postgres_migrations import SCHEMA_VERSION, apply_migrations
+from mission_memory.stores.postgres_vectors import HNSW_MIN_ROWS, VectorPlanner, vector_text
+from mission_memory.stores.qdrant_terms import TermEncoder
+from mission_memory.stores.sqlite_filters import filter_sql
+from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
+from mission_memory.utc import as_utc
+
+__all__ = ["DEFAULT_DEADLINE_SECONDS", "WRITE_LOCK", "PostgresStore"]
+
+T = TypeVar("T")
+
+WRITE_LOCK = 0x6D6D_7772_6974
+"""The ``pg_advisory_xact_lock`` key every write transaction takes first (one writer at a time)."""
+DEFAULT_DEADLINE_SECONDS = 30.0
+"""Total seconds one connection attempt or one statement may take, unless the caller says otherwise."""
+
+_RECORD_COLUMNS = (
+    "seq, id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, "
+    "source_commit, criticality, access_level, component, operator, attributes"
+)
+_EVENT_COLUMNS = (
+    "id", "time", "query", "scope", "filters", "token_budget", "tokens_used", "record_ids", "scores", "omitted",
+    "duration_ms", "model_id", "session_id", "operator", "mission", "client",
+)
+_INSERTED = (
+    "id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, source_commit, criticality,"
+    " access_level, component, operator, mission_type, outcome, event_type, attributes, ingested_at, tokens"
+)
+_INSERT_ARRAYS = ", ".join(
+    f"%s::{t}[]" for t in ["text"] * 10 + ["float8", "text", "float8"] + ["text"] * 7 + ["float8", "int"]
+)
+"""The column arrays one ``INSERT … SELECT FROM unnest`` of a batch of records reads, in :data:`_INSERTED` order."""
+_CHUNK = 1000
+
+
+def _translating(cls: type[PostgresStore]) -> type[PostgresStore]:
+    """Wrap the public methods of ``cls`` so that driver errors leave as :class:`BackendUnavailable`."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") or not callable(member) or inspect.isgeneratorfunction(member):
+            continue
+
+        def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+            @functools.wraps(method)
+            def translated(self: PostgresStore, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return method(self, *args, **kwargs)
+                except psycopg.Error as exc:
+                    raise self._translate(exc) from exc
+
+            return translated
+
+        setattr(cls, name, wrap(member))
+    return cls
+
+
+def _sql(clauses: list[str]) -> str:
+    """Clauses written with SQLite's ``?`` placeholders (:func:`~mission_memory.stores.sqlite_filters.filter_sql`,
+    the one reading of a filter as SQL) in psycopg's ``%s``."""
+    return " AND ".join(clauses).replace("?", "%s")
+
+
+@_translating
+class PostgresStore:
+    """Records, BM25, pgvector vectors, retrieval events and state in one PostgreSQL database.
+
+    Implements :class:`~mission_memory.stores.base.MemoryStore`. Safe to use from several threads
+    (one connection per thread) and from any number of processes at once.
+
+    Args:
+        conninfo: a libpq connection string or ``postgresql://`` URL (it may carry a password; it
+            is never shown: :attr:`description` and messages name ``host:port/database`` only).
+        deadline_seconds: the total seconds a connection attempt (``connect_timeout``) and each
+            statement (``statement_timeout``) may take.
+        hnsw_min_rows: a mission with at least this many vectors of one model gets a partial HNSW
+            index and is searched through it (docs/adr/0084); below, an exact scan.
+
+    Raises:
+        BackendUnavailable: the server cannot be reached, refuses the login, or the schema cannot
+            be created (the ``vector`` extension missing, no right to create it).
+    """
+
+    read_only = False
+    backend = "postgres"
+
+    def __init__(
+        self, conninfo: str, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS, hnsw_min_rows: int = HNSW_MIN_ROWS,
+    ) -> None:
+        self._conninfo = conninfo
+        self._deadline = deadline_seconds
+        params = psycopg.conninfo.conninfo_to_dict(conninfo)
+        host = str(params.get("host") or "localhost")
+        port = str(params.get("port") or "5432")
+        self._where = f"{host}:{port}/{params.get('dbname') or params.get('user') or 'postgres'}"
+        self._local = threading.local()
+        self._connections: list[psycopg.Connection[Any]] = []
+        self._conn_lock = threading.Lock()
+        self._terms = TermEncoder()
+        self._closed = False
+        self.vectors = VectorPlanner(hnsw_min_rows)
+        try:
+            conn = self._conn()
+            apply_migrations(conn)
+            register_vector(conn)
+        except psycopg.Error as exc:
+            self.close()
+            raise self._translate(exc) from exc
+
+    # -- the boundary ---------------------------------------------------------------------------
+
+    def _translate(self, exc: psycopg.Error) -> BackendUnavailable:
+        """The package error for a driver failure; names ``host:port/database``, never a password."""
+        if isinstance(exc, psycopg.errors.QueryCanceled):
+            return BackendUnavailable(
+                f"PostgreSQL at {self._where} did not answer within {self._deadline:g} s (statement_timeout)"
+            )
+        text = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        if isinstance(exc, psycopg.OperationalError):
+            return BackendUnavailable(f"PostgreSQL at {self._where} cannot be reached: {text}")
+        return BackendUnavailable(f"PostgreSQL at {self._where} failed: {type(exc).__name__}: {text}")
+
+    def _conn(self) -> psycopg.Connection[Any]:
+        """This thread's connection (autocommit; writes open their own transaction)."""
+        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            deadline_ms = max(1, round(self._deadline * 1000))
+            conn = psycopg.connect(
+                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._deadline)),
+                options=f"-c statement_timeout={deadline_ms} -c idle_in_transaction_session_timeout={deadline_ms}",
+                application_name="mission-memory",
+            )
+            if self._connections:  # the first connection registers after migrations created the type
+                register_vector(conn)
+            self._local.conn = conn
+            with self._conn_lock:
+                self._connections.append(conn)
+        return conn
+
+    @contextmanager
+    def _write(self) -> Iterator[psycopg.Connection[Any]]:
+        """One write transaction holding :data:`WRITE_LOCK`: committed on success, rolled back on any error."""
+        conn = self._conn()
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            yield conn
+
+    @property
+    def description(self) -> str:
+        """``postgres (host:port/database)`` (:class:`~mission_memory.stores.base.DescribedStore`; no password)."""
+        return f"postgres ({self._where})"
+
+    @property
+    def location(self) -> str:
+        """``host:port/database`` of the server (never a user or password)."""
+        return self._where
+
+    @property
+    def schema_version(self) -> int:
+        """The record schema the tables hold (:data:`~mission_memory.stores.postgres_migrations.SCHEMA_VERSION`)."""
+        return SCHEMA_VERSION
+
+    def ensure_sound(self) -> None:
+        """Raise :class:`BackendUnavailable` when the server cannot be reached or a table is missing."""
+        conn = self._conn()
+        for table in ("records", "postings", "vectors", "retrieval_events", "ingest_state", "vector_indexes"):
+            if _one(conn, "SELECT to_regclass(%s) IS NULL", (table,)):
+                raise BackendUnavailable(f"PostgreSQL at {self._where}: table {table} is missing")
+
+    def close(self) -> None:
+        """Close every connection and the tokenizer."""
+        if self._closed:
+            return
+        self._closed = True
+        with self._conn_lock:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._terms.close()
+
+    # -- records --------------------------------------------------------------------------------
+
+    def known_ids(self, record_ids: Iterable[str]) -> set[str]:
+        """Which of ``record_ids`` are stored."""
+        wanted = list(dict.fromkeys(record_ids))
+        rows = self._conn().execute("SELECT id FROM records WHERE id = ANY(%s)", (wanted,)).fetchall()
+        return {str(row[0]) for row in rows}
+
+    def upsert_records(self, records: Sequence[Record], *, merge: RecordMerge | None = None) -> UpsertOutcome:
+        """Store ``records`` in one transaction (see :meth:`upsert`)."""
+        return self.upsert(records, None, "", merge=merge)
+
+    def upsert(
+        self, records: Sequence[Record], vectors: npt.NDArray[np.float32] | None, model_id: str,
+        *, merge: RecordMerge | None = None,
+    ) -> UpsertOutcome:
+        """Store ``records`` with their row-aligned ``vectors`` of ``model_id`` in one transaction.
+
+        Each record first goes through :meth:`Record.redacted` (docs/adr/0053). A record whose id
+        is stored is unchanged; one whose source key holds another id replaces that record (and
+        its vector and postings); otherwise it is added; records are taken in order, as the
+        SQLite store takes them. With ``merge``, the stored record is read inside the transaction,
+        after :data:`WRITE_LOCK`, so no concurrent writer's version is lost (docs/adr/0078).
+
+        Raises:
+            InputError: ``vectors`` does not have one row per record (nothing is written).
+            BackendUnavailable: the server failed (nothing is written).
+        """
+        if vectors is not None:
+            _check_rows(len(records), vectors)
+        records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
+        outcome = UpsertOutcome()
+        if not records:
+            return outcome
+        now = time.time()
+        with self._write() as tx:
+            stored_ids = {str(r[0]) for r in tx.execute(
+                "SELECT id FROM records WHERE id = ANY(%s)", ([r.id for r in records],))}
+            held: dict[str, tuple[int, str]] = {
+                str(key): (int(seq), str(rid)) for seq, rid, key in tx.execute(
+                    "SELECT seq, id, source_key FROM records WHERE source_key = ANY(%s)",
+                    (list({r.source_key for r in records}),))
+            }
+            stored_records: dict[int, Record] = {}
+            if merge is not None and held:
+                stored_records = {int(row[0]): _row_to_record(row) for row in tx.execute(
+                    f"SELECT {_RECORD_COLUMNS} FROM records WHERE seq = ANY(%s)",
+                    ([seq for seq, _ in held.values()],))}
+            pending: dict[str, tuple[int, Record]] = {}  # source key -> (row of vectors, record) to insert
+            doomed: set[int] = set()
+            for i, record in enumerate(records):
+                present = record.id in stored_ids or any(r.id == record.id for _, r in pending.values())
+                if present:
+                    outcome.unchanged.append(record.id)
+                    continue
+                key = record.source_key
+                holder: Record | None = None
+                if key in pending:
+                    holder = pending[key][1]
+                elif key in held:
+                    holder = stored_records.get(held[key][0])
+                if merge is not None and holder is not None:
+                    merged = merge(holder, record).redacted()
+                    if merged.id == holder.id or merged.id in stored_ids or any(
+                            r.id == merged.id for _, r in pending.values()):
+                        outcome.unchanged.append(merged.id)
+                        continue
+                    record = merged
+                if key in pending or key in held:
+                    if key in pending:
+                        del pending[key]
+                    else:
+                        doomed.add(held.pop(key)[0])
+                    outcome.replaced.append(record.id)
+                else:
+                    outcome.added.append(record.id)
+                pending[key] = (i, record)
+            if doomed:
+                tx.execute("DELETE FROM records WHERE seq = ANY(%s)", (sorted(doomed),))
+            kept = sorted(pending.values(), key=lambda item: item[0])
+            if kept:
+                self._insert(tx, [r for _, r in kept], now,
+                             None if vectors is None else vectors[[i for i, _ in kept]], model_id)
+        return outcome
+
+    def _insert(
+        self, tx: psycopg.Connection[Any], records: Sequence[Record], now: float,
+        vectors: npt.NDArray[np.float32] | None, model_id: str,
+    ) -> None:
+        """Insert ``records`` (in this order, so ``seq`` follows it), their postings and vectors."""
+        split = self._terms.tokens([(r.title, r.text) for r in records])
+        rows = []
+        for record, (title_tokens, text_tokens) in zip(records, split, strict=True):
+            p = record.provenance
+            rows.append((
+                record.id, record.source_key, p.mission, record.layer.value, record.kind.value, record.title,
+                record.text, p.kind.value, p.ref, p.uri, as_utc(p.time).timestamp(), p.commit, record.criticality,
+                record.access_level.value, record.component, record.operator,
+                record.attributes.get("mission_type"), record.attributes.get("outcome"),
+                record.attributes.get("event_type"),
+                json.dumps(record.attributes, ensure_ascii=False, sort_keys=True, default=str), now,
+                len(title_tokens) + len(text_tokens),
+            ))
+        seqs: list[int] = []
+        with tx.cursor() as cur:
+            for start in range(0, len(rows), _CHUNK):
+                chunk = rows[start : start + _CHUNK]
+                cur.execute(
+                    f"INSERT INTO records ({_INSERTED}) SELECT {_INSERTED} FROM unnest({_INSERT_ARRAYS})"
+                    f" WITH ORDINALITY AS t({_INSERTED}, n) ORDER BY n RETURNING seq, id",
+                    [list(column) for column in zip(*chunk, strict=True)],
+                )
+                by_id = {str(rid): int(seq) for seq, rid in cur.fetchall()}
+                seqs.extend(by_id[row[0]] for row in chunk)
+            with cur.copy("COPY postings (term, seq, freq) FROM STDIN") as copy:
+                for seq, (title_tokens, text_tokens) in zip(seqs, split, strict=True):
+                    counts: dict[str, int] = {}
+                    for token in title_tokens:
+                        counts[token] = counts.get(token, 0) + TITLE_WEIGHT
+                    for token in text_tokens:
+                        counts[token] = counts.get(token, 0) + 1
+                    for token, freq in counts.items():
+                        copy.write_row((token, seq, freq))
+        if vectors is not None:
+            self._put_vector_rows(tx, seqs, [(r.provenance.mission, r.layer.value, r.kind.value) for r in records],
+                                  vectors, model_id)
+
+    def _put_vector_rows(
+        self, tx: psycopg.Connection[Any], seqs: Sequence[int], places: Sequence[tuple[str, str, str]],
+        vectors: npt.NDArray[np.float32], model_id: str,
+    ) -> None:
+        """Replace the vectors of the records ``seqs`` (of any model) by ``vectors`` of ``model_id``;
+        ``places`` are the records' ``(mission, layer, kind)``."""
+        dim = int(vectors.shape[1])
+        tx.execute("DELETE FROM vectors WHERE seq = ANY(%s)", (list(seqs),))
+        with tx.cursor() as cur, cur.copy(
+            "COPY vectors (seq, model_id, mission, layer, kind, dim, embedding) FROM STDIN"
+        ) as copy:
+            for seq, (mission, layer, kind), vector in zip(seqs, places, vectors, strict=True):
+                copy.write_row((seq, model_id, mission, layer, kind, dim, vector_text(vector)))
+        self.vectors.after_write(tx, model_id, {mission for mission, _, _ in places}, dim)
+
+    def delete_missing(
+        self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str],
+        *, spare: Callable[[Record], bool] | None = None,
+    ) -> int:
+        """Delete records of ``mission`` and ``kinds`` whose source key is not kept and that ``spare``
+        does not keep; return how many.
+
+        The candidates are read and ``spare`` is asked inside the deleting transaction, after
+        :data:`WRITE_LOCK`: a record another process committed before is judged as stored, one it
+        writes later waits for this commit (docs/adr/0056).
+        """
+        if not kinds:
+            return 0
+        keep = set(keep_source_keys)
+        with self._write() as tx:
+            rows = tx.execute(
+                "SELECT seq, source_key FROM records WHERE mission = %s AND kind = ANY(%s)", (mission, list(kinds))
+            ).fetchall()
+            stale = [int(seq) for seq, key in rows if key not in keep]
+            if spare is not None and stale:
+                spared = {int(row[0]) for row in tx.execute(
+                    f"SELECT {_RECORD_COLUMNS} FROM records WHERE seq = ANY(%s)", (stale,)) if spare(_row_to_record(row))}
+                stale = [seq for seq in stale if seq not in spared]
+            if stale:
+                tx.execute("DELETE FROM records WHERE seq = ANY(%s)", (stale,))
+        return len(stale)
+
+    def records_of_kind(
+        self,
+        kinds: Sequence[str],
+        *,
+        mission: str | None = None,
+        operator: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 1000,
+    ) -> list[Record]:
+        """Records of ``kinds``, newest provenance time first (see :meth:`RecordStore.records_of_kind`)."""
+        if not kinds:
+            return []
+        clauses = ["kind = ANY(%s)"]
+        params: list[Any] = [[str(k) for k in kinds]]
+        for column, value in (("mission", mission), ("operator", operator)):
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                params.append(value)
+        _time_window(clauses, params, since, until)
+        rows = self._conn().execute(
+            f"SELECT {_RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY time DESC, seq DESC LIMIT %s",
+            (*params, max(0, limit)),
+        ).fetchall()
+        return [_row_to_record(row) for row in rows]
+
+    def count_by_component(
+        self, kinds: Sequence[str], *, mission: str | None = None, after: datetime, through: datetime
+    ) -> dict[str, int]:
+        """Records of ``kinds`` with time in ``(after, through]``, counted per component (see the protocol)."""
+        if not kinds:
+            return {}
+        clauses = ["kind = ANY(%s)", "time > %s", "time <= %s"]
+        params: list[Any] = [[str(k) for k in kinds], as_utc(after).timestamp(), as_utc(through).timestamp()]
+        if mission is not None:
+            clauses.append("mission = %s")
+            params.append(mission)
+        rows = self._conn().execute(
+            f"SELECT coalesce(component, ''), count(*) FROM records WHERE {' AND '.join(clauses)} GROUP BY 1", params
+        ).fetchall()
+        return {str(component): int(n) for component, n in rows}
+
+    def delete_mission(self, mission: str) -> dict[str, int]:
+        """Delete ``mission``'s records (vectors and postings go with them), events and state."""
+        with self._write() as tx:
+            records = tx.execute("DELETE FROM records WHERE mission = %s", (mission,)).rowcount
+            events = tx.execute("DELETE FROM retrieval_events WHERE mission = %s", (mission,)).rowcount
+            state = tx.execute("DELETE FROM ingest_state WHERE mission = %s", (mission,)).rowcount
+        return {"records": records, "retrieval_events": events, "state": state}
+
+    def delete(self, record_ids: Iterable[str]) -> int:
+        """Delete these records (their vectors and postings go with them); return how many existed."""
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return 0
+        with self._write() as tx:
+            return int(tx.execute("DELETE FROM records WHERE id = ANY(%s)", (ids,)).rowcount)
+
+    def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
+        """Records by id (ids that are not stored are absent from the result)."""
+        rows = self._conn().execute(
+            f"SELECT {_RECORD_COLUMNS} FROM records WHERE id = ANY(%s)", (list(dict.fromkeys(record_ids)),)
+        ).fetchall()
+        return {str(row[1]): _row_to_record(row) for row in rows}
+
+    def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
+        """:class:`RecordPriors` by record id, read without building the records."""
+        out: dict[str, RecordPriors] = {}
+        for rid, layer, kind, criticality, attributes, moment in self._conn().execute(
+            "SELECT id, layer, kind, criticality, attributes, time FROM records WHERE id = ANY(%s)",
+            (list(dict.fromkeys(record_ids)),),
+        ):
+            attrs = json.loads(attributes)
+            record_kind = RecordKind(kind)
+            out[str(rid)] = RecordPriors(
+                layer=Layer(layer), kind=record_kind,
+                bare_merge=bool(attrs.get("merge")) and attrs.get("has_body") in (False, 0),
+                criticality=float(criticality),
+                superseded=record_kind is RecordKind.DECISION and (
+                    attrs.get("status") == "superseded" or bool(attrs.get("superseded_by"))),
+                time=datetime.fromtimestamp(float(moment), UTC),
+            )
+        return out
+
+    def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
+        """Domain events of ``mission`` before ``until`` as :class:`EventRetentionRow` s, in write order,
+        in keyset pages of at most ``batch`` (each page its own statement)."""
+        last = 0
+        while True:
+            try:
+                rows = self._conn().execute(
+                    "SELECT seq, id, time, attributes FROM records WHERE mission = %s AND kind = %s AND time < %s"
+                    " AND seq > %s ORDER BY seq LIMIT %s",
+                    (mission, RecordKind.DOMAIN_EVENT.value, as_utc(until).timestamp(), last, max(1, batch)),
+                ).fetchall()
+            except psycopg.Error as exc:
+                raise self._translate(exc) from exc
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            page = []
+            for _, rid, when, attributes in rows:
+                attrs = json.loads(attributes)
+                page.append(EventRetentionRow(
+                    str(rid), datetime.fromtimestamp(float(when), UTC), str(attrs.get("event_type") or ""),
+                    str(attrs.get("event_id") or ""), str(attrs.get("state") or ""),
+                ))
+            yield page
+
+    def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
+        """The ``limit`` most critical records passing ``where``, newest first among equals."""
+        clauses, params = filter_sql(where, alias="r")
+        rows = self._conn().execute(
+            f"SELECT r.id, r.criticality FROM records r WHERE {_sql(clauses)}"
+            " ORDER BY r.criticality DESC, r.time DESC, r.id LIMIT %s",
+            (*params, max(0, limit)),
+        ).fetchall()
+        return [Hit(record_id=str(rid), score=float(criticality)) for rid, criticality in rows]
+
+    def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
+        """Record id by source key, for the keys that are stored."""
+        rows = self._conn().execute(
+            "SELECT id, source_key FROM records WHERE source_key = ANY(%s)", (list(keys),)
+        ).fetchall()
+        return {str(key): str(rid) for rid, key in rows}
+
+    def iterate(self, batch: int = 256) -> Iterator[list[Record]]:
+        """All records in write order, in keyset pages of at most ``batch``."""
+        last = 0
+        while True:
+            try:
+                rows = self._conn().execute(
+                    f"SELECT {_RECORD_COLUMNS} FROM records WHERE seq > %s ORDER BY seq LIMIT %s", (last, max(1, batch))
+                ).fetchall()
+            except psycopg.Error as exc:
+                raise self._translate(exc) from exc
+            if not rows:
+                return
+            last = int(rows[-1][0])
+            yield [_row_to_record(row) for row in rows]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Record counts as ``{layer: {kind: n}}``."""
+        out: dict[str, dict[str, int]] = {layer.value: {} for layer in Layer}
+        for layer, kind, n in self._conn().execute("SELECT layer, kind, count(*) FROM records GROUP BY layer, kind"):
+            out.setdefault(str(layer), {})[str(kind)] = int(n)
+        return out
+
+    def components(self, limit: int = 30) -> dict[str, int]:
+        """Record counts of the most common components."""
+        rows = self._conn().execute(
+            "SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL"
+            " GROUP BY component ORDER BY n DESC, component LIMIT %s",
+            (limit,),
+        ).fetchall()
+        return {str(c): int(n) for c, n in rows}
+
+    def has_component(self, component: str) -> bool:
+        """Whether any record has ``component`` (an index lookup)."""
+        return self._conn().execute("SELECT 1 FROM records WHERE component = %s LIMIT 1", (component,)).fetchone() is not None
+
+    def count_kind(self, mission: str, kind: str) -> int:
+        """How many records of ``kind`` ``mission`` holds."""
+        row = self._conn().execute("SELECT count(*) FROM records WHERE mission = %s AND kind = %s", (mission, kind)).fetchone()
+        return int(row[0]) if row else 0
+
+    def missions(self) -> dict[str, int]:
+        """Record counts by mission."""
+        return {str(m): int(n) for m, n in self._conn().execute("SELECT mission, count(*) FROM records GROUP BY mission")}
+
+    def mission_names(self) -> frozenset[str]:
+        """The missions holding at least one record, by one index seek per mission (docs/adr/0049)."""
+        rows = self._conn().execute(
+            "WITH RECURSIVE m(name) AS (SELECT min(mission) FROM records UNION ALL"
+            " SELECT (SELECT min(mission) FROM records WHERE mission > m.name) FROM m WHERE m.name IS NOT NULL)"
+            " SELECT name FROM m WHERE name IS NOT NULL"
+        ).fetchall()
+        return frozenset(str(row[0]) for row in rows)
+
+    # -- lexical search -------------------------------------------------------------------------
+
+    def bm25_search(self, terms: Sequence[str], where: SearchFilter, limit: int) -> list[Hit]:
+        """The best ``limit`` hits over the layers of ``where`` (FTS5's BM25, negated: higher is better)."""
+        merged = [h for hits in self.bm25_search_by_layer(terms, where, limit).values() for h in hits]
+        return sorted(merged, key=lambda h: -h.score)[:limit]
+
+    def bm25_search_by_layer(self, terms: Sequence[str], where: SearchFilter, limit: int) -> dict[Layer, list[Hit]]:
+        """The SQLite store's BM25 hits of each layer in ``where.layers``, best first.
+
+        As the SQLite and Qdrant stores: terms found in more than
+        :data:`~mission_memory.stores.sqlite_fts_terms.COMMON_SHARE` of the records are left out
+        while rarer ones remain; without field filters the best ``limit × 3`` rows of the whole
+        store are taken and those of ``where``'s layers kept, under filters the best
+        ``limit × len(where.layers)`` rows passing them; each layer capped at ``limit``. One
+        statement reads the statistics (``N``, ``Σ|d|``, each token's ``n``) and one ranks in SQL;
+        the rows it returns are scored again in FTS5's order of operations and sorted.
+        """
+        out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
+        if not terms or limit <= 0:
+            return out
+        conn = self._conn()
+        with conn.transaction():  # one snapshot for the statistics and the ranking
+            plan = self._lexical_plan(conn, terms)
+            if plan is None:
+                return out
+            phrases, _, average = plan
+            if where.active():
+                wanted = limit * len(where.layers)
+                clauses, params = filter_sql(where, alias="r")
+                condition = _sql(clauses)
+            else:
+                wanted, condition, params = limit * len(Layer), "TRUE", []
+            ranked = self._bm25_ranked(conn, phrases, average, condition, params, wanted)
+        for record_id, layer, score in ranked:
+            if layer in out and len(out[layer]) < limit:
+                out[layer].append(Hit(record_id=record_id, score=score))
+        return out
+
+    def _lexical_plan(
+        self, conn: psycopg.Connection[Any], terms: Sequence[str]
+    ) -> tuple[list[tuple[str, float]], int, float] | None:
+        """``(phrases as (token, FTS5 IDF) in query order, N, avgdl)``, or None when nothing can match."""
+        tokens = self._terms.term_tokens(terms)
+        wanted = sorted({t for ts in tokens for t in ts})
+        if not wanted:
+            return None
+        records, total = _totals(conn)
+        if not records:
+            return None
+        documents = {str(t): int(n) for t, n in conn.execute(
+            "SELECT term, count(*) FROM postings WHERE term = ANY(%s) GROUP BY term", (wanted,))}
+        bound = COMMON_SHARE * records
+        common = [len(terms) >= 2 and bool(ts) and all(documents.get(t, 0) > bound for t in ts) for ts in tokens]
+        if all(common):
+            common = [False] * len(terms)
+        phrases = [(t, idf(records, documents[t])) for ts, is_common in zip(tokens, common, strict=True)
+                   if not is_common for t in ts if documents.get(t)]
+        if not phrases:
+            return None
+        return phrases, int(records), float(total) / float(records)
+
+    def _bm25_ranked(
+        self, conn: psycopg.Connection[Any], phrases: list[tuple[str, float]], average: float,
+        condition: str, params: list[Any], wanted: int,
+    ) -> list[tuple[str, Layer, float]]:
+        """The best ``wanted`` records matching ``phrases`` and ``condition``: ``(id, layer, score)``,
+        best first, ties in write order. SQL ranks (its sum may differ from FTS5's in the last bits,
+        so it reads a margin deeper); each row is then scored as FTS5 scores it."""
+        depth = wanted + max(16, wanted // 4)
+        rows = conn.execute(
+            "WITH q AS (SELECT term, idf FROM unnest(%s::text[], %s::float8[]) AS q(term, idf)),"
+            " s AS (SELECT p.seq, sum(q.idf * ((p.freq * 2.2) / (p.freq + 1.2 * (0.25 + 0.75 * r0.tokens / %s))))"
+            " AS score, array_agg(p.term) AS terms, array_agg(p.freq) AS freqs"
+            " FROM q JOIN postings p ON p.term = q.term JOIN records r0 ON r0.seq = p.seq GROUP BY p.seq)"
+            f" SELECT r.seq, r.id, r.layer, r.tokens, s.terms, s.freqs, s.score FROM s JOIN records r ON r.seq = s.seq"
+            f" WHERE {condition} ORDER BY s.score DESC, r.seq LIMIT %s",
+            ([t for t, _ in phrases], [w for _, w in phrases], average, *params, depth),
+        ).fetchall()
+        scored = []
+        for seq, rid, layer, tokens, found_terms, freqs, _ in rows:
+            frequency = dict(zip(found_terms, freqs, strict=True))
+            score = 0.0
+            for term, phrase_idf in phrases:
+                score += term_score(phrase_idf, float(frequency.get(term, 0)), float(tokens), average)
+            scored.append((-score, int(seq), str(rid), Layer(layer)))
+        scored.sort()
+        return [(rid, layer, -negated) for negated, _, rid, layer in scored[:wanted]]
+
+    def phrase_search(
+        self, phrases: Sequence[str], where: SearchFilter, limit: int, title_only: bool = False
+    ) -> list[str]:
+        """Ids of records containing any of ``phrases`` as an exact token sequence (in the title only,
+        with ``title_only``), best first by FTS5's BM25 of the phrases, ties in write order.
+
+        Each phrase is checked in every record holding its rarest token (read from ``postings``), so
+        the phrase's document count, its IDF and the order are exact.
+        """
+        wanted = [tokens for tokens in self._terms.term_tokens(phrases) if tokens]
+        if not wanted or limit <= 0:
+            return []
+        conn = self._conn()
+        with conn.transaction():
+            records, total = _totals(conn)
+            if not records:
+                return []
+            average = float(total) / float(records)
+            every = sorted({t for tokens in wanted for t in tokens})
+            held = {str(t): int(n) for t, n in conn.execute(
+                "SELECT term, count(*) FROM postings WHERE term = ANY(%s) GROUP BY term", (every,))}
+            frequencies: list[dict[str, float]] = []
+            seen: dict[str, tuple[Record, int, int]] = {}
+            for tokens in wanted:
+                rarest = min(tokens, key=lambda t: held.get(t, 0))
+                counted: dict[str, float] = {}
+                if held.get(rarest, 0):
+                    rows = conn.execute(
+                        f"SELECT {_RECORD_COLUMNS}, tokens FROM records WHERE seq IN"
+                        " (SELECT seq FROM postings WHERE term = %s)", (rarest,)).fetchall()
+                    found = [(_row_to_record(row[:-1]), int(row[0]), int(row[-1])) for row in rows]
+                    split = self._terms.tokens([(r.title, "" if title_only else r.text) for r, _, _ in found])
+                    for (record, seq, length), (title_tokens, text_tokens) in zip(found, split, strict=True):
+                        f = TITLE_WEIGHT * _occurrences(title_tokens, tokens) + _occurrences(text_tokens, tokens)
+                        if f > 0:
+                            counted[record.id] = float(f)
+                            seen[record.id] = (record, seq, length)
+                frequencies.append(counted)
+        idfs = [idf(int(records), len(counted)) for counted in frequencies]
+        ranked = []
+        for record_id, (record, seq, length) in seen.items():
+            if not matches(where, filter_columns(record)):
+                continue
+            score = 0.0
+            for phrase_idf, counted in zip(idfs, frequencies, strict=True):
+                score += term_score(phrase_idf, counted.get(record_id, 0.0), float(length), average)
+            ranked.append((-score, seq, record_id))
+        return [record_id for _, _, record_id in sorted(ranked)[:limit]]
+
+    # -- vectors --------------------------------------------------------------------------------
+
+    def put_vectors(self, record_ids: Sequence[str], vectors: npt.NDArray[np.float32], model_id: str) -> None:
+        """Store vectors of ``model_id`` for stored records, replacing their vector (of any model);
+        ids that are not stored are skipped.
+
+        Raises:
+            InputError: ``vectors`` does not have one row per record id (nothing is written).
+        """
+        _check_rows(len(record_ids), vectors)
+        if not record_ids:
+            return
+        row_of = {rid: i for i, rid in enumerate(record_ids)}
+        with self._write() as tx:
+            found = tx.execute(
+                "SELECT seq, id, mission, layer, kind FROM records WHERE id = ANY(%s) ORDER BY seq", (list(row_of),)
+            ).fetchall()
+            if found:
+                self._put_vector_rows(tx, [int(row[0]) for row in found], [(row[2], row[3], row[4]) for row in found],
+                                      vectors[[row_of[str(row[1])] for row in found]], model_id)
+
+    def dense_search_by_layer(
+        self, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int, per_kind: bool = False
+    ) -> dict[Layer, list[Hit]]:
+        """The best ``limit`` vectors of ``model_id`` by cosine (inner product of unit vectors) per
+        layer in ``where.layers`` (per layer and kind with ``per_kind``), best first.
+
+        Exact, behind the ``(model_id, mission)`` B-tree, unless ``where`` names a mission whose
+        vectors have a partial HNSW index (:class:`~mission_memory.stores.postgres_vectors.VectorPlanner`).
+        """
+        out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
+        if limit <= 0:
+            return out
+        found = self.vectors.search(self._conn(), np.asarray(query, dtype=np.float32), model_id, where, limit, per_kind)
+        for rid, layer, kind, score in found:
+            out[Layer(layer)].append(Hit(record_id=rid, score=score, kind=RecordKind(kind) if per_kind else None))
+        for hits in out.values():
+            hits.sort(key=lambda h: -h.score)
+            if not per_kind:
+                del hits[limit:]
+        return out
+
+    def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
+        """Stored vectors by record id (records without a vector of ``model_id`` are absent)."""
+        rows = self._conn().execute(
+            "SELECT r.id, v.embedding FROM vectors v JOIN records r ON r.seq = v.seq"
+            " WHERE r.id = ANY(%s) AND v.model_id = %s", (list(dict.fromkeys(record_ids)), model_id),
+        ).fetchall()
+        return {str(rid): np.asarray(vector.to_numpy(), dtype=np.float32) for rid, vector in rows}
+
+    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids of records with no vector of ``model_id``, in write order."""
+        rows = self._conn().execute(
+            "SELECT r.id FROM records r WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.seq = r.seq AND"
+            " v.model_id = %s) ORDER BY r.seq LIMIT %s", (model_id, max(0, limit)),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def delete_vectors_not_of(self, model_id: str) -> int:
+        """Delete every vector of another model (and those models' HNSW indexes); return how many."""
+        with self._write() as tx:
+            deleted = int(tx.execute("DELETE FROM vectors WHERE model_id <> %s", (model_id,)).rowcount)
+            self.vectors.drop_other_models(tx, model_id)
+        return deleted
+
+    def vector_models(self) -> dict[str, int]:
+        """Stored vector counts by model id."""
+        return {str(m): int(n) for m, n in self._conn().execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
+
+    # -- retrieval events and state -------------------------------------------------------------
+
+    def log_retrieval_event(self, event: NewRetrievalEvent) -> RetrievalEvent:
+        """Store one retrieval event (docs/design.md §4), giving it an id and the current time."""
+        stored = RetrievalEvent(**event.model_dump(), id=uuid.uuid4().hex, time=datetime.now(UTC))
+        self._conn().execute(
+            f"INSERT INTO retrieval_events ({', '.join(_EVENT_COLUMNS)}) VALUES ({','.join(['%s'] * len(_EVENT_COLUMNS))})",
+            _event_row(stored),
+        )
+        return stored
+
+    def retrieval_events(self, limit: int = 100) -> list[RetrievalEvent]:
+        """The latest retrieval events, newest first."""
+        return self._select_events("TRUE", [], limit)
+
+    def _select_events(self, where: str, params: Sequence[Any], limit: int) -> list[RetrievalEvent]:
+        rows = self._conn().execute(
+            f"SELECT {', '.join(_EVENT_COLUMNS)} FROM retrieval_events WHERE {where} ORDER BY seq DESC LIMIT %s",
+            (*params, max(0, limit)),
+        ).fetchall()
+        out = []
+        for row in rows:
+            item = dict(zip(_EVENT_COLUMNS, row, strict=True))
+            for key in ("filters", "record_ids", "scores"):
+                item[key] = json.loads(item[key])
+            item["time"] = datetime.fromtimestamp(item["time"], tz=UTC)
+            out.append(RetrievalEvent.model_validate(item))
+        return out
+
+    def retrieval_events_matching(
+        self,
+        *,
+        session_id: str | None = None,
+        operator: str | None = None,
+        mission: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        limit: int = 100,
+    ) -> list[RetrievalEvent]:
+        """Events matching every given field, newest first (see :meth:`RetrievalEventLog.retrieval_events_matching`)."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for column, value in (("session_id", session_id), ("operator", operator), ("mission", mission)):
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                params.append(value)
+        _time_window(clauses, params, since, until)
+        return self._select_events(" AND ".join(clauses) or "TRUE", params, limit)
+
+    def count_retrieval_events(self) -> int:
+        """How many retrieval events are stored."""
+        row = self._conn().execute("SELECT count(*) FROM retrieval_events").fetchone()
+        return int(row[0]) if row else 0
+
+    def put_retrieval_events(self, events: Sequence[RetrievalEvent]) -> int:
+        """Store events as they are, in the order given, skipping stored ids; return how many were new."""
+        added = 0
+        marks = ",".join(["%s"] * len(_EVENT_COLUMNS))
+        with self._write() as tx:
+            for stored in events:
+                added += tx.execute(
+                    f"INSERT INTO retrieval_events ({', '.join(_EVENT_COLUMNS)}) VALUES ({marks})"
+                    " ON CONFLICT (id) DO NOTHING",
+                    _event_row(stored),
+                ).rowcount
+        return added
+
+    def get_state(self, mission: str, key: str) -> str | None:
+        """A named value of ``mission``, or None."""
+        row = self._conn().execute(
+            "SELECT value FROM ingest_state WHERE mission = %s AND key = %s", (mission, key)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_state(self, mission: str, key: str, value: str) -> None:
+        """Set a named value of ``mission`` (redacted first: :func:`redacted_state_value`)."""
+        value = redacted_state_value(value)  # the last guard: no secret reaches disk (docs/adr/0053)
+        self._conn().execute(
+            "INSERT INTO ingest_state (mission, key, value) VALUES (%s, %s, %s)"
+            " ON CONFLICT (mission, key) DO UPDATE SET value = excluded.value",
+            (mission, key, value),
+        )
+
+    def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
+        """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
+        where, params = ("WHERE mission = %s", (mission,)) if mission is not None else ("", ())
+        rows = self._conn().execute(
+            f"SELECT mission, key, value FROM ingest_state {where} ORDER BY mission COLLATE \"C\", key COLLATE \"C\"",
+            params,
+        ).fetchall()
+        return [(str(m), str(k), str(v)) for m, k, v in rows]
+
+
+def _one(conn: psycopg.Connection[Any], query: str, params: Sequence[Any] = ()) -> Any:
+    """The first column of the first row ``query`` returns (None when it returns none)."""
+    row = conn.execute(query, params).fetchone()
+    return None if row is None else row[0]
+
+
+def _totals(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+    """BM25's table-wide statistics: ``(records, tokens over all records)``."""
+    row = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM records").fetchone()
+    return (int(row[0]), int(row[1])) if row is not None else (0, 0)
+
+
+def _time_window(clauses: list[str], params: list[Any], since: datetime | None, until: datetime | None) -> None:
+    """Add ``since <= time < until`` (either side optional) to ``clauses``."""
+    if since is not None:
+        clauses.append("time >= %s")
+        params.append(as_utc(since).timestamp())
+    if until is not None:
+        clauses.append("time < %s")
+        params.append(as_utc(until).timestamp())
+
+
+def _event_row(stored: RetrievalEvent) -> tuple[Any, ...]:
+    """The ``retrieval_events`` row of an event, in :data:`_EVENT_COLUMNS` order."""
+    return (
+        stored.id, stored.time.timestamp(), stored.query, stored.scope,
+        json.dumps(stored.filters, ensure_ascii=False, default=str), stored.token_budget,
+        stored.tokens_used, json.dumps(list(stored.record_ids)), json.dumps(list(stored.scores)),
+        stored.omitted, stored.duration_ms, stored.model_id, stored.session_id, stored.operator,
+        stored.mission, stored.client.value if stored.client is not None else None,
+    )
+
+
+def _row_to_record(row: Sequence[Any]) -> Record:
+    (_, rid, source_key, mission, layer, kind, title, text, source_kind, ref, uri, when, commit, criticality,
+     access_level, component, operator, attributes) = row
+    return Record(
+        id=rid, source_key=source_key, layer=layer, kind=kind, title=title, text=text,
+        provenance=Provenance(kind=source_kind, ref=ref, uri=uri, mission=mission,
+                              time=datetime.fromtimestamp(when, tz=UTC), commit=commit),
+        criticality=criticality, access_level=access_level, component=component, operator=operator,
+        attributes=json.loads(attributes),
+    )
+
+
+def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> int:
+    """How often ``wanted`` occurs in ``tokens`` as a contiguous sequence."""
+    n = len(wanted)
+    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(wanted))
+
+
+def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
+    if vectors.ndim != 2 or vectors.shape[0] != expected:
+        raise InputError(f"vectors of shape {vectors.shape} do not give one row for each of the {expected} records")
+
+
+def _conforms(store: PostgresStore) -> MemoryStore:
+    """Never called: lets the type checker prove that PostgresStore satisfies :class:`MemoryStore`."""
+    return store

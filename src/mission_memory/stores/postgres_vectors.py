@@ -1,0 +1,160 @@
+"""The PostgreSQL store's dense search plan: exact behind a B-tree, per-mission partial HNSW above a size.
+
+A pull searches one mission's vectors (docs/design.md §10). Below :data:`HNSW_MIN_ROWS` vectors of
+one model in one mission, the exact inner product of every one of them is computed (pgvector's
+``<#>``), found through the B-tree on ``vectors (model_id, mission)``: recall 1, and at that size
+as fast as an index (docs/adr/0084 has the measurements). From that size on, the mission gets a
+partial HNSW index of its own, on ``embedding::vector(dim)`` with ``vector_ip_ops``, ``WHERE
+model_id = … AND mission = …`` (one global index with a post-filter would find almost nothing of a
+small mission: recall 0.09 measured), created in the write transaction that crosses the size and
+named in the ``vector_indexes`` table.
+
+The index serves a search restricted to that mission and to layers and kinds only (``vectors``
+holds each record's mission, layer and kind); a search with any other filter (component, time,
+operator, access …) stays exact, since an approximate index under a post-filter loses the rows a
+filter keeps. HNSW is approximate: ``ef_search`` is :data:`EF_SEARCH_FACTOR` × the rows asked
+for (at least :data:`EF_SEARCH_MIN`); ``benchmarks/bench_pull.py --store postgres`` reports its
+recall against the exact scan.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from psycopg import sql
+
+from mission_memory.records import LAYER_OF_KIND, Layer, RecordKind
+from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.sqlite_filters import filter_sql
+
+__all__ = ["EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "HNSW_MIN_ROWS", "VectorPlanner", "vector_text"]
+
+HNSW_MIN_ROWS = 50_000
+"""Vectors of one model in one mission from which the mission is searched through its own HNSW
+index; below, an exact scan (docs/adr/0084: p50 of an exact top 60 over 10,000 vectors ≈ 30 ms)."""
+EF_SEARCH_MIN = 100
+"""The smallest HNSW candidate list (``hnsw.ef_search``)."""
+EF_SEARCH_FACTOR = 4
+"""``hnsw.ef_search`` is this many times the rows asked for (at most 1,000, pgvector's limit)."""
+
+Row = tuple[str, str, str, float]
+"""A dense hit as the planner returns it: ``(record id, layer, kind, cosine)``."""
+
+
+class VectorPlanner:
+    """Chooses exact scan or a mission's HNSW index for a dense search, and creates the indexes.
+
+    Args:
+        hnsw_min_rows: vectors of one model in one mission from which it gets an HNSW index.
+    """
+
+    def __init__(self, hnsw_min_rows: int = HNSW_MIN_ROWS) -> None:
+        self.hnsw_min_rows = hnsw_min_rows
+
+    @staticmethod
+    def index_name(model_id: str, mission: str) -> str:
+        """The partial index of ``mission``'s vectors of ``model_id`` (a hash: any names fit)."""
+        return "vectors_hnsw_" + hashlib.sha256(f"{model_id}\0{mission}".encode()).hexdigest()[:24]
+
+    def after_write(self, tx: Any, model_id: str, missions: set[str], dim: int) -> list[str]:
+        """Create the HNSW index of each of ``missions`` that has reached :attr:`hnsw_min_rows`
+        vectors of ``model_id`` and has none (inside the caller's write transaction); return the
+        missions indexed now."""
+        made = []
+        for mission in sorted(missions):
+            if tx.execute("SELECT 1 FROM vector_indexes WHERE model_id = %s AND mission = %s",
+                          (model_id, mission)).fetchone():
+                continue
+            count = tx.execute("SELECT count(*) FROM vectors WHERE model_id = %s AND mission = %s",
+                               (model_id, mission)).fetchone()[0]
+            if int(count) < self.hnsw_min_rows:
+                continue
+            self.create_index(tx, model_id, mission, dim)
+            made.append(mission)
+        return made
+
+    def create_index(self, tx: Any, model_id: str, mission: str, dim: int) -> str:
+        """Create (or find) the partial HNSW index of ``mission``'s vectors of ``model_id``; its name."""
+        name = self.index_name(model_id, mission)
+        tx.execute(sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((embedding::vector({dim})) vector_ip_ops)"
+            " WHERE model_id = {model} AND mission = {mission}"
+        ).format(name=sql.Identifier(name), dim=sql.Literal(dim), model=sql.Literal(model_id),
+                 mission=sql.Literal(mission)))
+        tx.execute("INSERT INTO vector_indexes (name, model_id, mission, dim) VALUES (%s, %s, %s, %s)"
+                   " ON CONFLICT DO NOTHING", (name, model_id, mission, dim))
+        return name
+
+    def drop_other_models(self, tx: Any, model_id: str) -> None:
+        """Drop the HNSW indexes of every model but ``model_id``."""
+        for (name,) in tx.execute("SELECT name FROM vector_indexes WHERE model_id <> %s", (model_id,)).fetchall():
+            tx.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(sql.Identifier(str(name))))
+        tx.execute("DELETE FROM vector_indexes WHERE model_id <> %s", (model_id,))
+
+    def search(
+        self, conn: Any, query: npt.NDArray[np.float32], model_id: str, where: SearchFilter, limit: int,
+        per_kind: bool,
+    ) -> list[Row]:
+        """The best ``limit`` vectors of ``model_id`` per layer (per layer and kind with ``per_kind``)
+        among the records passing ``where``: through the mission's HNSW index when ``where`` names
+        a mission that has one and no filter but the mission, else exactly."""
+        mission = where.filters.mission
+        clauses, params = filter_sql(where, alias="r")
+        condition = " AND ".join(clauses).replace("?", "%s")
+        only_scope = all(spec.name == "mission" for spec, _ in where.active())
+        if mission is not None and only_scope:
+            found = conn.execute("SELECT dim FROM vector_indexes WHERE model_id = %s AND mission = %s",
+                                 (model_id, mission)).fetchone()
+            if found is not None and int(found[0]) == int(query.shape[0]):
+                return self._hnsw(conn, query, model_id, mission, int(found[0]), where.layers, limit, per_kind)
+        return self.exact(conn, query, model_id, condition, params, limit, per_kind)
+
+    def exact(
+        self, conn: Any, query: npt.NDArray[np.float32], model_id: str, condition: str, params: list[Any],
+        limit: int, per_kind: bool,
+    ) -> list[Row]:
+        """The exact best rows (:meth:`search`): every passing vector's inner product, ranked per group."""
+        groups = "r.layer, r.kind" if per_kind else "r.layer"
+        rows = conn.execute(
+            "SELECT id, layer, kind, -distance FROM (SELECT r.id, r.layer, r.kind, v.embedding <#> %s::vector AS"
+            f" distance, row_number() OVER (PARTITION BY {groups} ORDER BY v.embedding <#> %s::vector, r.seq) AS n"
+            f" FROM vectors v JOIN records r ON r.seq = v.seq WHERE v.model_id = %s AND {condition}) ranked"
+            " WHERE n <= %s",
+            (vector_text(query), vector_text(query), model_id, *params, limit),
+        ).fetchall()
+        return [(str(rid), str(layer), str(kind), float(score)) for rid, layer, kind, score in rows]
+
+    def _hnsw(
+        self, conn: Any, query: npt.NDArray[np.float32], model_id: str, mission: str, dim: int,
+        layers: Sequence[Layer], limit: int, per_kind: bool,
+    ) -> list[Row]:
+        """The best rows through the mission's partial HNSW index: one index scan per layer (and kind)."""
+        groups: list[tuple[str, str | None]] = [
+            (layer.value, kind.value) for layer in layers for kind in RecordKind if LAYER_OF_KIND[kind] is layer
+        ] if per_kind else [(layer.value, None) for layer in layers]
+        vector = sql.SQL("embedding::vector({})").format(sql.Literal(dim))
+        out: list[Row] = []
+        with conn.transaction():
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
+                sql.Literal(min(1000, max(EF_SEARCH_MIN, EF_SEARCH_FACTOR * limit)))))
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            for layer, kind in groups:
+                rows = conn.execute(sql.SQL(
+                    "SELECT r.id, r.layer, r.kind, -d FROM (SELECT v.seq, {vector} <#> %s::vector({dim}) AS d"
+                    " FROM vectors v WHERE v.model_id = %s AND v.mission = %s AND v.layer = %s"
+                    " AND (%s::text IS NULL OR v.kind = %s) ORDER BY {vector} <#> %s::vector({dim}) LIMIT %s) top"
+                    " JOIN records r ON r.seq = top.seq ORDER BY d, r.seq"
+                ).format(vector=vector, dim=sql.Literal(dim)), (
+                    vector_text(query), model_id, mission, layer, kind, kind, vector_text(query), limit,
+                )).fetchall()
+                out.extend((str(rid), str(lay), str(kin), float(score)) for rid, lay, kin, score in rows)
+        return out
+
+
+def vector_text(vector: npt.NDArray[np.float32]) -> str:
+    """pgvector's text form of a float32 vector; each value's shortest repr gives back the same float32."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
