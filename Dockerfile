@@ -1,7 +1,8 @@
 # mission-memory: one image, two roles (see compose.yaml):
 #   mcp        mission-memory serve --transport http --host 0.0.0.0 --port 8765   (the default command)
 #   refresher  mission-memory refresh run --schedule "*/30 * * * *" ...            (push mode, ADR 0015)
-# Both keep their state in the SQLite store under /data (MISSION_MEMORY_DATA_DIR).
+# Both keep their state in the SQLite store under /data (MISSION_MEMORY_DATA_DIR), or in the server
+# MISSION_MEMORY_STORE names (PostgreSQL, Qdrant: the image carries both extras, docs/teams.md).
 FROM python:3.11-slim
 
 # git: the refresher and `ingest` read mission repositories through the git command line.
@@ -20,7 +21,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY src ./src
-RUN pip install . && rm -rf /app/src
+RUN pip install '.[postgres,qdrant]' && rm -rf /app/src
 
 RUN useradd --create-home --uid 10001 --user-group mission \
     && mkdir -p /data \

@@ -89,6 +89,12 @@ class VectorPlanner:
                    " ON CONFLICT DO NOTHING", (name, model_id, mission, dim))
         return name
 
+    @staticmethod
+    def indexed(conn: Any) -> list[tuple[str, str]]:
+        """``(model id, mission)`` of every partial HNSW index, sorted."""
+        rows = conn.execute("SELECT model_id, mission FROM vector_indexes ORDER BY model_id, mission").fetchall()
+        return [(str(model), str(mission)) for model, mission in rows]
+
     def drop_other_models(self, tx: Any, model_id: str) -> None:
         """Drop the HNSW indexes of every model but ``model_id``."""
         for (name,) in tx.execute("SELECT name FROM vector_indexes WHERE model_id <> %s", (model_id,)).fetchall():
