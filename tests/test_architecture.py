@@ -278,3 +278,112 @@ def test_the_capture_library_imports_only_the_standard_library() -> None:
 
 def test_at_most_fifteen_top_level_modules() -> None:
     assert len(list(PACKAGE.glob("*.py"))) <= 15
+
+
+# -- one rule, one home (issue 36) ----------------------------------------------------------------
+
+CONFIG = PACKAGE / "config.py"
+CLI = PACKAGE / "cli"
+
+
+def environment_reads(root: Path) -> list[str]:
+    """``path:line`` of every read of the process environment (``os.environ`` other than ``setdefault``,
+    ``os.getenv``) under ``root``, outside ``config.py`` and the stdlib-only ``capture/`` library (the
+    prompt hook reads its own variables before any package import)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "config.py" or "capture" in path.relative_to(root).parts:
+            continue
+        tree = ast.parse(path.read_text())
+        setting = {  # os.environ.setdefault(...) sets a variable for a library (OMP_WAIT_POLICY): no setting read
+            node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setdefault"
+        }
+        found += [
+            f"{path.relative_to(root)}:{node.lineno}" for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv"}
+            and isinstance(node.value, ast.Name) and node.value.id in {"os", "_os"} and node.lineno not in setting
+        ]
+    return found
+
+
+def test_settings_are_read_only_through_config() -> None:
+    assert environment_reads(PACKAGE) == []
+
+
+def test_the_settings_rule_finds_a_planted_read(tmp_path: Path) -> None:
+    (tmp_path / "config.py").write_text("import os\nX = os.environ.get('MISSION_MEMORY_X')\n")
+    (tmp_path / "elsewhere.py").write_text("import os\n\n\ndef f():\n    return os.getenv('MISSION_MEMORY_X')\n")
+    assert environment_reads(tmp_path) == ["elsewhere.py:5"]
+
+
+def memory_openers(root: Path) -> list[str]:
+    """``path:function`` of every function under ``root`` (the CLI) that calls ``Memory.open``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                for call in ast.walk(node):
+                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                            and call.func.attr == "open" and isinstance(call.func.value, ast.Name) \
+                            and call.func.value.id == "Memory":
+                        found.append(f"{path.relative_to(root)}:{node.name}")
+                        break
+    return found
+
+
+def test_the_cli_opens_the_memory_in_one_place() -> None:
+    assert memory_openers(CLI) == ["opening.py:open_memory"]
+
+
+def test_the_opener_rule_finds_a_planted_second_opener(tmp_path: Path) -> None:
+    for src in CLI.glob("*.py"):
+        (tmp_path / src.name).write_text(src.read_text())
+    (tmp_path / "planted.py").write_text(
+        "def _open_memory():\n    from mission_memory.api import Memory\n\n    return Memory.open()\n")
+    assert memory_openers(tmp_path) == ["opening.py:open_memory", "planted.py:_open_memory"]
+
+
+def _any_annotations(path: Path, names: set[str]) -> list[str]:
+    """``name: annotation`` for parameters and returns in ``path`` named in ``names`` annotated ``Any``."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            args = node.args.args + node.args.kwonlyargs
+            for arg in args:
+                if arg.arg in names and arg.annotation is not None and "Any" in ast.unparse(arg.annotation):
+                    found.append(f"{path.name}:{node.name}({arg.arg})")
+            if node.returns is not None and "Any" in ast.unparse(node.returns) and "open" in node.name:
+                found.append(f"{path.name}:{node.name} -> {ast.unparse(node.returns)}")
+    return found
+
+
+def test_no_any_on_the_cli_s_path_to_memory() -> None:
+    """The CLI's opener returns a ``Memory`` and no command takes the memory as ``Any``, so
+    ``mypy --strict`` checks every call the CLI makes into the core."""
+    offenders = [hit for path in sorted(CLI.glob("*.py")) for hit in _any_annotations(path, {"memory"})]
+    assert offenders == []
+    opener = next(n for n in ast.walk(ast.parse((CLI / "opening.py").read_text()))
+                  if isinstance(n, ast.FunctionDef) and n.name == "open_memory")
+    assert opener.returns is not None and ast.unparse(opener.returns) == "Memory"
+
+
+def test_public_return_types_of_memory_are_not_erased() -> None:
+    api = ast.parse((PACKAGE / "api.py").read_text())
+    memory = next(n for n in api.body if isinstance(n, ast.ClassDef) and n.name == "Memory")
+    erased = sorted(
+        f"{f.name} -> {ast.unparse(f.returns)}" for f in memory.body
+        if isinstance(f, ast.FunctionDef) and not f.name.startswith("_") and f.returns is not None
+        and ast.unparse(f.returns) in {"Any", "list[Any]", "dict[str, Any] | Any"}
+    )
+    assert erased == []
+
+
+def test_no_two_classes_share_a_name() -> None:
+    """One class per meaning, named for it (two ``PruneReport`` classes meant two different things)."""
+    seen: dict[str, list[str]] = {}
+    for name, path in _modules():
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                seen.setdefault(node.name, []).append(name)
+    assert {k: v for k, v in seen.items() if len(v) > 1} == {}

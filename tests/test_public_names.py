@@ -13,7 +13,7 @@ import mission_memory
 PUBLIC = {
     "__version__", "Memory", "Correction", "CorrectionImport", "CorrectionRate",
     "DecisionAttributes", "Digest", "DigestEntry", "DomainEvent", "EscalationState", "IngestReport",
-    "IntakeReport", "MissionScope", "PruneReport", "Record", "RecordedDecision", "RefreshReport",
+    "IntakeReport", "MissionScope", "ArtifactPruneReport", "EventPruneReport", "OpenAlert", "Record", "RecordedDecision", "RefreshReport",
     "RetrievalEvent", "RotationBrief", "TrackerIngestReport", "TransferSummary", "TuneReport",
 }
 

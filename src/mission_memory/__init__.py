@@ -26,7 +26,9 @@ _EXPORTS = {
     "IngestReport": "mission_memory.ingest.repository",
     "IntakeReport": "mission_memory.operations.event_intake",
     "MissionScope": "mission_memory.mission_scope",
-    "PruneReport": "mission_memory.refresh.artifacts",
+    "ArtifactPruneReport": "mission_memory.refresh.artifacts",
+    "EventPruneReport": "mission_memory.operations.retention",
+    "OpenAlert": "mission_memory.operations.alert_state",
     "Record": "mission_memory.records",
     "RecordedDecision": "mission_memory.ingest.recorded_decisions",
     "RefreshReport": "mission_memory.refresh.orchestrator",
@@ -39,6 +41,7 @@ _EXPORTS = {
 """Public name -> the module that defines it: the core API and the types its methods return."""
 
 __all__ = [
+    "ArtifactPruneReport",
     "Correction",
     "CorrectionImport",
     "CorrectionRate",
@@ -47,11 +50,12 @@ __all__ = [
     "DigestEntry",
     "DomainEvent",
     "EscalationState",
+    "EventPruneReport",
     "IngestReport",
     "IntakeReport",
     "Memory",
     "MissionScope",
-    "PruneReport",
+    "OpenAlert",
     "Record",
     "RecordedDecision",
     "RefreshReport",
@@ -74,11 +78,13 @@ if TYPE_CHECKING:
     from mission_memory.ingest.repository import IngestReport
     from mission_memory.ingest.tracker_items import TrackerIngestReport
     from mission_memory.mission_scope import MissionScope
+    from mission_memory.operations.alert_state import OpenAlert
     from mission_memory.operations.domain_events import DomainEvent
     from mission_memory.operations.escalation import EscalationState
     from mission_memory.operations.event_intake import IntakeReport
+    from mission_memory.operations.retention import EventPruneReport
     from mission_memory.records import Record
-    from mission_memory.refresh.artifacts import PruneReport
+    from mission_memory.refresh.artifacts import ArtifactPruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.retrieval.digest import Digest, DigestEntry
     from mission_memory.retrieval.ranking_tune import TuneReport

@@ -55,11 +55,13 @@ if TYPE_CHECKING:
     from mission_memory.ingest.recorded_decisions import RecordedDecision
     from mission_memory.ingest.repository import IngestReport, ProgressFn
     from mission_memory.ingest.tracker_items import TrackerIngestReport
+    from mission_memory.operations.alert_state import OpenAlert
     from mission_memory.operations.domain_events import DomainEvent
     from mission_memory.operations.escalation import EscalationState, FloodPolicy
     from mission_memory.operations.event_intake import EmbeddingQueue, IntakeReport
+    from mission_memory.operations.retention import EventPruneReport
     from mission_memory.records import AccessLevel
-    from mission_memory.refresh.artifacts import PruneReport
+    from mission_memory.refresh.artifacts import ArtifactPruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
     from mission_memory.retrieval.ranking_tune import TuneReport
@@ -573,7 +575,7 @@ class Memory:
 
     def prune_refresh_artifacts(
         self, now: datetime | None = None, older_than_days: float | None = None
-    ) -> PruneReport:
+    ) -> ArtifactPruneReport:
         """Delete refresh artifacts superseded by a later refresh of the same task and kind and older
         than ``older_than_days`` (default: ``settings.refresh_prune_after_days``), keeping their
         provenance in the current artifact (issue 12 item 1, ADR 0030). Runs after every
@@ -773,7 +775,7 @@ class Memory:
 
         return assess_mission(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
 
-    def firing_alerts(self, mission: str | None = None, *, now: datetime | str | None = None) -> list[Any]:
+    def firing_alerts(self, mission: str | None = None, *, now: datetime | str | None = None) -> list[OpenAlert]:
         """The alerts open in ``mission`` at ``now``: fired and not resolved, whenever they started (docs/adr/0057).
 
         Returns:
@@ -795,7 +797,7 @@ class Memory:
         now: datetime | str | None = None,
         max_age_days: float | None = None,
         per_type_days: dict[str, float] | None = None,
-    ) -> Any:
+    ) -> EventPruneReport:
         """Prune domain events older than their retention (docs/adr/0058); never decisions, documents, notes, briefs.
 
         Args:
@@ -806,7 +808,7 @@ class Memory:
             per_type_days: retention per event type (default ``settings.event_retention_kinds``).
 
         Returns:
-            A :class:`~mission_memory.operations.retention.PruneReport`.
+            What was pruned (or is due, on a dry run), per mission and event type.
 
         Raises:
             InputError: a naive ``now``, a negative age, an unknown mission, a read-only store.

@@ -9,6 +9,7 @@ point it at a tmp dir and never touch the home directory.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
@@ -28,12 +29,47 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from mission_memory.errors import ConfigError
 from mission_memory.records import AccessLevel
 
-__all__ = ["DEFAULT_LABEL", "DEFAULT_TOKEN_BUDGET", "MAX_TOKEN_BUDGET", "AlertmanagerMapping", "Settings", "load_settings"]
+__all__ = [
+    "DEFAULT_LABEL",
+    "DEFAULT_TOKEN_BUDGET",
+    "DENSE_SEARCH_ENV",
+    "MAX_TOKEN_BUDGET",
+    "OPERATOR_ENV",
+    "AlertmanagerMapping",
+    "Settings",
+    "environment_variable",
+    "exact_dense_search_forced",
+    "load_settings",
+    "operator_setting",
+]
 
 MAX_TOKEN_BUDGET = 200_000
 """Default of :attr:`Settings.max_token_budget`, in tokens (issue 9 item 7)."""
 DEFAULT_TOKEN_BUDGET = 8000
 """A digest's budget when the caller gives none and ``MISSION_MEMORY_DEFAULT_TOKEN_BUDGET`` is unset, in tokens."""
+
+
+OPERATOR_ENV = "MISSION_MEMORY_OPERATOR"
+"""The operator this process acts as; read per call (:func:`operator_setting`), so a hook or a feed sees the
+value of its own environment."""
+DENSE_SEARCH_ENV = "MISSION_MEMORY_DENSE_SEARCH"
+"""``exact`` forces the exact dense search (for comparisons with the quantised scan)."""
+
+
+def operator_setting() -> str:
+    """``$MISSION_MEMORY_OPERATOR``, stripped; ``""`` when unset. Checked by its users (the name rule)."""
+    return os.environ.get(OPERATOR_ENV, "").strip()
+
+
+def exact_dense_search_forced() -> bool:
+    """True when ``MISSION_MEMORY_DENSE_SEARCH=exact`` asks for the exact dense search."""
+    return os.environ.get(DENSE_SEARCH_ENV, "").strip().lower() == "exact"
+
+
+def environment_variable(name: str) -> str | None:
+    """One variable of this process's environment, for rules that read several (the operator rule of
+    :mod:`mission_memory.capture.prompt_commit` reads git's and the OS user's); None when unset."""
+    return os.environ.get(name)
 
 
 def _default_data_dir() -> Path:

@@ -23,7 +23,6 @@ link possible.
 from __future__ import annotations
 
 import functools
-import os
 import uuid
 from datetime import datetime
 from enum import StrEnum
@@ -33,10 +32,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mission_memory.capture.redaction import redact_text
+from mission_memory.config import OPERATOR_ENV
 
 __all__ = ["OPERATOR_ENV", "Client", "NewRetrievalEvent", "RetrievalEvent", "process_session_id", "resolve_operator"]
 
-OPERATOR_ENV = "MISSION_MEMORY_OPERATOR"
 
 
 def resolve_operator(repository: Path | None = None) -> str | None:
@@ -55,17 +54,18 @@ def resolve_operator(repository: Path | None = None) -> str | None:
     """
     from mission_memory.capture.prompt_commit import resolve_checkout
     from mission_memory.capture.prompt_commit import resolve_operator as operator_rule
+    from mission_memory.config import environment_variable, operator_setting
     from mission_memory.errors import ConfigError
     from mission_memory.fence import name_problem
 
-    explicit = os.environ.get(OPERATOR_ENV, "").strip()
+    explicit = operator_setting()
     if explicit:
         problem = name_problem(explicit)
         if problem is not None:  # the operator is a stored name, printed in briefs (ADR 0054)
             raise ConfigError(f"{OPERATOR_ENV} {problem}; set it to one line of printable text")
         return explicit
     top, _, _ = resolve_checkout(str((repository or Path.cwd()).resolve()))
-    found = operator_rule(top, os.environ.get)
+    found = operator_rule(top, environment_variable)
     return None if found is None or name_problem(found) is not None else found
 
 

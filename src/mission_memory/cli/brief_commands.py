@@ -8,10 +8,11 @@ brief for people, ``--json`` for scripts (docs/design.md §6).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
 from mission_memory.fence import quote_name
 from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
@@ -28,12 +29,6 @@ handover_app = typer.Typer(help="Handover notes the outgoing operator leaves for
 
 _SHOWN_NOTE_ID = 12
 """Characters of a note's id shown to people, as the brief shows them (handover/brief.py)."""
-
-
-def _open_memory() -> Any:
-    from mission_memory.api import Memory
-
-    return Memory.open()
 
 
 @brief_app.callback()
@@ -56,7 +51,7 @@ def brief(
     open questions, watch items) and archive it. `brief ack` acknowledges it."""
     if ctx.invoked_subcommand is not None:
         return
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         check_budget_flag(budget, memory.settings.max_token_budget)
 
         # A --from that memory has never seen (a typo) gets the brief printed but not archived (the
@@ -90,7 +85,7 @@ def ack(
     json_output: Annotated[bool, typer.Option("--json", help="Print the acknowledgement as JSON.")] = False,
 ) -> None:
     """Record that the incoming operator has read their latest rotation brief."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         result = memory.acknowledge_brief(for_operator=for_operator, mission=mission, read_back=read_back)
     if json_output:
         print_json(result)
@@ -113,7 +108,7 @@ def note(
     json_output: Annotated[bool, typer.Option("--json", help="Print the stored record as JSON.")] = False,
 ) -> None:
     """Leave a handover note for the next operator; every brief shows it first until a note closes it."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         record = memory.handover_note(text, kind, mission=mission, session_id=session, closes=closes or ())
     # The note's id as `brief` and `handover notes` show it (its first 12 characters) and `--closes`
     # takes it; the record id is another hash, printed only in --json.
@@ -135,7 +130,7 @@ def notes(
     json_output: Annotated[bool, typer.Option("--json", help="Print the notes as JSON.")] = False,
 ) -> None:
     """Print the mission's open handover notes whole, newest first (those a short brief condensed or left out)."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         records = memory.open_handover_notes(mission)
     rows = [{"note_id": r.attributes.get("note_id"), "kind": r.attributes.get("note_kind"), "operator": r.operator,
              "time": r.provenance.time.isoformat(), "text": r.text} for r in records]

@@ -11,11 +11,12 @@ import shutil
 from contextlib import suppress
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
 from mission_memory.cli.progress_lines import progress_display
 from mission_memory.cli.refresh_commands import (
@@ -49,12 +50,6 @@ DEMO_DATA_DIR_NAME = "demo"
 """The demo's data dir is this folder inside the configured data dir, apart from the user's missions."""
 
 DEMO_TASK = "How does mission-memory keep the digest within the token budget, and why SQLite with NumPy vectors?"
-
-
-def _open_memory() -> Any:
-    from mission_memory.api import Memory
-
-    return Memory.open()
 
 
 def ingest(
@@ -96,7 +91,7 @@ def ingest(
         ingest_tracker_items(path, mission, json_output, tracker, tasks_dir, plane_url, plane_workspace,
                              plane_project, github_repo)
         return
-    with reported_errors(), _open_memory() as memory, progress_display(True) as progress:
+    with reported_errors(), open_memory() as memory, progress_display(True) as progress:
         report = memory.ingest_repository(
             path, mission=mission, mission_type=mission_type, progress=progress,
             include=include or (), exclude=exclude or (), replace_repository=replace_repository,
@@ -186,7 +181,7 @@ def query(
         }.items()
         if value is not None
     }
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         check_budget_flag(budget, memory.settings.max_token_budget)
         digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
                               default_mission=mission_here(), timeline=timeline, now=now)
@@ -200,7 +195,7 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
     """Show the data dir, the store that is open (backend and path or URL), record counts per layer and
     kind, the embedding model and schema version. An empty store says when the data dir holds the other
     backend's store, and how to move it."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         data = memory.status()
     if json_output:
         print_json(data)
@@ -247,7 +242,7 @@ def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JS
 
 def reindex(json_output: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False) -> None:
     """Re-embed every record from its stored text with the configured model (after a model change)."""
-    with reported_errors(), _open_memory() as memory, progress_display(not json_output) as progress:
+    with reported_errors(), open_memory() as memory, progress_display(not json_output) as progress:
         result = memory.reindex(progress=progress)
     if json_output:
         print_json(result)
@@ -270,7 +265,7 @@ def events(
     """List the latest retrieval events (every pull query is logged); entries: served, +omitted."""
     if ctx.invoked_subcommand is not None:
         return
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         rows = memory.retrieval_events(limit)
     if json_output:
         print_json([row.model_dump(mode="json") for row in rows])
@@ -321,7 +316,7 @@ def _warn_if_not_stored(mission: str) -> None:
     from mission_memory.fence import quote_name
     from mission_memory.mission_scope import known_missions
 
-    with _open_memory() as memory:
+    with open_memory() as memory:
         stored = memory.store.missions()
     if stored and mission not in stored:
         err_console.print(
@@ -341,7 +336,6 @@ def demo(
     The demo's memory lives in a data dir of its own (``demo/`` inside the data dir), so it never
     mixes with your missions; ``demo --remove`` deletes it.
     """
-    from mission_memory.api import Memory
     from mission_memory.config import load_settings
     from mission_memory.errors import InputError
 
@@ -356,7 +350,7 @@ def demo(
         root = Path(__file__).resolve().parents[3]
         if not (root / "docs" / "adr").is_dir():
             raise InputError(f"the demo needs a source checkout; {root} has no docs/adr folder")
-    with reported_errors(), Memory.open(settings.model_copy(update={"data_dir": demo_dir})) as memory, \
+    with reported_errors(), open_memory(settings.model_copy(update={"data_dir": demo_dir})) as memory, \
             progress_display(True) as progress:
         report = memory.ingest_repository(root, mission=DEMO_MISSION, progress=progress)
         err_console.print(
@@ -401,7 +395,7 @@ def forget(
     from mission_memory.errors import InputError
     from mission_memory.mission_scope import unknown_mission
 
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         stored = memory.store.missions()
         if mission not in stored:
             raise unknown_mission(mission, stored)

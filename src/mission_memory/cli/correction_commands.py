@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
 from mission_memory.fence import quote_name
@@ -28,12 +29,6 @@ app = typer.Typer(
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 MissionOpt = Annotated[str | None, typer.Option("--mission", help="Only this mission.")]
-
-
-def _open_memory() -> Any:
-    from mission_memory.api import Memory
-
-    return Memory.open()
 
 
 def correct(
@@ -53,7 +48,7 @@ def correct(
     json_output: JsonOpt = False,
 ) -> None:
     """Record one operator correction as a practitioner record, labelled retrieval-caused or not."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         correction = memory.record_correction(
             correction_class=correction_class, category=category, outcome=outcome, summary=summary,
             component=component, expected=expected or (), session_id=session, mission=mission,
@@ -88,7 +83,7 @@ def import_command(
     json_output: JsonOpt = False,
 ) -> None:
     """Import corrections from captured prompts and transcripts; a re-run adds nothing."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         report = memory.import_corrections(
             prompts=prompts, transcripts=transcripts or (), mission=mission, operator=operator
         )
@@ -112,7 +107,7 @@ def import_command(
 @app.command("label")
 def label_command(mission: MissionOpt = None, json_output: JsonOpt = False) -> None:
     """Label every stored correction again (after new queries, ingests or a new threshold)."""
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         counts = memory.label_corrections(mission=mission)
     if json_output:
         print_json(counts)
@@ -135,7 +130,7 @@ def rate_command(
     with reported_errors():
         if by not in ("day", "week"):
             raise InputError(f"--by {by!r} is not one of: day, week")
-        with _open_memory() as memory:
+        with open_memory() as memory:
             rate = memory.correction_rate(by=by, operator=operator, mission=mission)
         if plot is not None:
             from mission_memory.corrections.rate import plot_correction_rate
@@ -178,7 +173,7 @@ def pairs_command(
     """Export "retrieved X, should have served Y" pairs as JSON Lines (for `ranking tune`)."""
     from mission_memory.corrections.pairs import pairs_jsonl
 
-    with reported_errors(), _open_memory() as memory:
+    with reported_errors(), open_memory() as memory:
         access = _export_access(max_access_level, operator)
         text = pairs_jsonl(memory.correction_pairs(mission=mission, access=access))
         if output is None or output == "-":

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.fence import quote_name
 
@@ -67,9 +68,7 @@ def decide(
     json_output: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
     """Record a decision with its rationale and rejected alternatives, where it is taken."""
-    from mission_memory.api import Memory
-
-    with reported_errors(), Memory.open() as memory:
+    with reported_errors(), open_memory() as memory:
         outcome = memory.record_decision(
             title, decision=decision, rationale=rationale, rejected=rejected or [], context=context,
             principles=principle or [], component=component, tasks=task or [], supersedes=supersedes,

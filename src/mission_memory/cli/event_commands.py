@@ -10,21 +10,23 @@ still waiting for a vector before exiting (the embedding queue's catch-up, docs/
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
 from mission_memory.fence import quote_name
-from mission_memory.retrieval_events import OPERATOR_ENV
 from mission_memory.utc import parse_clock_flag
+
+if TYPE_CHECKING:
+    from mission_memory.api import Memory
 
 __all__ = ["escalation_app", "feed", "register"]
 
@@ -41,12 +43,6 @@ class EventFormat(StrEnum):
     auto = "auto"
     jsonl = "jsonl"
     csv = "csv"
-
-
-def _open_memory() -> Any:
-    from mission_memory.api import Memory
-
-    return Memory.open()
 
 
 def _read_input(source: str) -> tuple[bytes, str]:
@@ -95,7 +91,7 @@ def _no_events(name: str) -> InputError:
     return InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
 
 
-def _check_new_mission(memory: Any, asked: str | None, new_mission: bool) -> tuple[str, bool]:
+def _check_new_mission(memory: Memory, asked: str | None, new_mission: bool) -> tuple[str, bool]:
     """The mission ``feed`` writes to, and whether it starts with this feed.
 
     A mission that is not stored is started only when it was named (``--mission`` or
@@ -153,11 +149,13 @@ def feed(
         if not events:
             raise _no_events(name)
         if operator is None:
-            operator = os.environ.get(OPERATOR_ENV, "").strip() or None  # not git's e-mail: a cron feed is nobody's
+            from mission_memory.config import operator_setting
+
+            operator = operator_setting() or None  # not git's e-mail: a cron feed is nobody's
         if operator is not None:
             check_name(operator, "--operator")
             events = [e if e.operator else e.model_copy(update={"operator": operator}) for e in events]
-        with _open_memory() as memory:
+        with open_memory() as memory:
             target, started = _check_new_mission(memory, mission, new_mission)
             try:
                 report = memory.record_events(events, target, now=clock, embed=False)
@@ -208,7 +206,7 @@ def status(
     """Assess and print the escalation: mode, α, event rate in the window, escalating sectors."""
     with reported_errors():
         clock = parse_clock_flag(now, "--now")
-        with _open_memory() as memory:
+        with open_memory() as memory:
             from mission_memory.mission_scope import event_mission
 
             name = event_mission(mission, memory.settings.event_mission)
@@ -247,7 +245,7 @@ def firing(
     """List the alerts open now: fired and not resolved, whenever they started, most critical first."""
     with reported_errors():
         clock = parse_clock_flag(now, "--now")
-        with _open_memory() as memory:
+        with open_memory() as memory:
             alerts = memory.firing_alerts(mission, now=clock)
     if json_output:
         print_json([a.to_json() for a in alerts])
@@ -291,7 +289,7 @@ def prune(
                 if not sep or not name.strip():
                     raise InputError(f"--kind {item!r} is not TYPE=DAYS (e.g. --kind heartbeat=2)")
         clock = parse_clock_flag(now, "--now")
-        with _open_memory() as memory:
+        with open_memory() as memory:
             report = memory.prune_events(mission, dry_run=dry_run, now=clock, max_age_days=older_than_days,
                                          per_type_days=per_type)
     if json_output:

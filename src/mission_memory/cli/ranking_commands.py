@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 
 __all__ = ["app"]
@@ -30,9 +31,7 @@ def tune(
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """Fit the fusion weights on the pairs and adopt them only if held-out recall of missed records rises."""
-    from mission_memory.api import Memory
-
-    with reported_errors(), Memory.open() as memory:
+    with reported_errors(), open_memory() as memory:
         report = memory.tune_ranking(pairs, holdout=holdout, seed=seed, dry_run=dry_run)
     if json_output:
         print_json(report.to_json())

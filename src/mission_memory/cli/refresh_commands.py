@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.errors import ConfigError, InputError
 from mission_memory.utc import parse_clock_flag
 
 if TYPE_CHECKING:
-    from mission_memory.api import Memory
     from mission_memory.config import Settings
     from mission_memory.trackers.base import Tracker
 
@@ -102,12 +102,6 @@ def _load_settings() -> Settings:
     return load_settings()
 
 
-def _open_memory(settings: Settings) -> Memory:
-    from mission_memory.api import Memory
-
-    return Memory.open(settings)
-
-
 def _print_report(data: dict[str, Any]) -> None:
     console.print(f"Refresh pass at {data['now']} ({data['tracker']} tracker)")
     for item in data["refreshed"]:
@@ -148,7 +142,7 @@ def once(
         settings = _load_settings()
         _check_repo_flag(repo)
         source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
-        with _open_memory(settings) as memory:
+        with open_memory(settings) as memory:
             report = memory.refresh_once(source, repo, moment, label=label)
     data = report.to_json()
     if json_output:
@@ -200,7 +194,7 @@ def run(
         source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
         previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
         try:
-            with _open_memory(settings) as memory:
+            with open_memory(settings) as memory:
 
                 def one_pass(fire: datetime) -> None:
                     report = memory.refresh_once(source, repo, datetime.now(UTC), label=label)
@@ -222,7 +216,7 @@ def status(
     """Show the refresh queue (next due per task), the latest refreshes and LLM spend today vs the cap."""
     with reported_errors():
         moment = parse_clock_flag(now, "--now")
-        with _open_memory(_load_settings()) as memory:
+        with open_memory(_load_settings()) as memory:
             data = memory.refresh_status(now=moment)
     if json_output:
         print_json(data)

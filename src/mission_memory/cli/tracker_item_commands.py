@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.cli.refresh_commands import TrackerKind, tracker_from_options
 from mission_memory.errors import InputError
@@ -37,7 +38,6 @@ def ingest_tracker_items(
         ConfigError: the tracker's options are missing or wrong.
         BackendUnavailable: the tracker cannot be reached within its deadline.
     """
-    from mission_memory.api import Memory
     from mission_memory.config import load_settings
 
     with reported_errors():
@@ -50,7 +50,7 @@ def ingest_tracker_items(
             )
         settings = load_settings()
         source = tracker_from_options(settings, tracker, tasks_dir, plane_url, plane_workspace, plane_project, github_repo)
-        with Memory.open(settings) as memory:
+        with open_memory(settings) as memory:
             # The three shipped trackers implement TaskHistory (listing every task, not only labelled ones).
             report = memory.ingest_tracker(cast("TaskHistory", source), mission=mission)
     data = report.to_json()

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.cli.progress_lines import progress_display
 from mission_memory.errors import InputError
@@ -40,10 +41,8 @@ def export_command(
     The file is written next to its destination and renamed into place when complete, so an
     interrupted export leaves no partial file behind.
     """
-    from mission_memory.api import Memory
-
     level = max_access_level
-    with reported_errors(), Memory.open() as memory:
+    with reported_errors(), open_memory() as memory:
         if output is None:
             with progress_display(False) as progress:
                 summary = memory.export_memory(sys.stdout, mission=mission, max_access_level=level, progress=progress)
@@ -84,9 +83,7 @@ def import_command(
     the same import again adds nothing; an import cut short by a store failure is finished by
     running it again.
     """
-    from mission_memory.api import Memory
-
-    with reported_errors(), Memory.open() as memory, progress_display(not json_output) as progress:
+    with reported_errors(), open_memory() as memory, progress_display(not json_output) as progress:
         summary = memory.import_memory(file, mission=mission, progress=progress)
         model_id = memory.embedder.model_id
     data = summary.to_json()

@@ -31,13 +31,13 @@ from mission_memory.errors import InputError, MissionMemoryError
 from mission_memory.operations.alert_state import open_alerts
 from mission_memory.stores.base import MemoryStore
 
-__all__ = ["PruneReport", "PruneSchedule", "prune_events"]
+__all__ = ["EventPruneReport", "PruneSchedule", "prune_events"]
 
 _BATCH = 5000
 
 
 @dataclass
-class PruneReport:
+class EventPruneReport:
     """What one prune did (or would do, on a dry run).
 
     Attributes:
@@ -79,7 +79,7 @@ def prune_events(
     per_type: Mapping[str, timedelta] | None = None,
     mission: str | None = None,
     dry_run: bool = False,
-) -> PruneReport:
+) -> EventPruneReport:
     """Delete the domain events due under the retention rules (module docstring).
 
     Args:
@@ -91,7 +91,7 @@ def prune_events(
         dry_run: count only.
 
     Returns:
-        The :class:`PruneReport`.
+        The :class:`EventPruneReport`.
 
     Raises:
         InputError: a naive ``now``, a negative age, an unknown ``mission``.
@@ -104,7 +104,7 @@ def prune_events(
         raise InputError("a retention age must not be negative")
     default = max_age if max_age else None
     longest = max([*(a for a in rules.values() if a), *([default] if default else [])], default=None)
-    report = PruneReport(dry_run=dry_run, cutoff=now - default if default else None,
+    report = EventPruneReport(dry_run=dry_run, cutoff=now - default if default else None,
                          type_cutoffs={t: now - age for t, age in rules.items()})
     stored = store.missions()
     if mission is not None and mission not in stored:
@@ -145,14 +145,14 @@ class PruneSchedule:
         interval: time between prunes (the first runs one interval after :meth:`start`).
     """
 
-    def __init__(self, prune: Callable[[], PruneReport], interval: timedelta) -> None:
+    def __init__(self, prune: Callable[[], EventPruneReport], interval: timedelta) -> None:
         self._prune = prune
         self._interval = interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.runs = 0
         """Prunes run so far."""
-        self.last_report: PruneReport | None = None
+        self.last_report: EventPruneReport | None = None
         self.last_error: MissionMemoryError | None = None
         self.last_run: datetime | None = None
 

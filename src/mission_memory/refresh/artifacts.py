@@ -56,8 +56,8 @@ from mission_memory.utc import as_utc
 
 __all__ = [
     "ARTIFACT_KINDS",
+    "ArtifactPruneReport",
     "BuiltArtifacts",
-    "PruneReport",
     "RepositoryAsOf",
     "build_artifacts",
     "prune_superseded_artifacts",
@@ -339,7 +339,7 @@ _ARTIFACTS_READ = 1_000_000
 
 
 @dataclass(frozen=True)
-class PruneReport:
+class ArtifactPruneReport:
     """What :func:`prune_superseded_artifacts` did.
 
     Attributes:
@@ -370,7 +370,7 @@ def _predecessor_entry(record: Record) -> dict[str, Any]:
 
 def prune_superseded_artifacts(
     store: MemoryStore, *, now: datetime, older_than: timedelta, model_id: str, mission: str | None = None
-) -> PruneReport:
+) -> ArtifactPruneReport:
     """Delete refresh artifacts that a later refresh of the same task and kind superseded and that
     are older than ``older_than``; the current artifact keeps their provenance chain (issue 12 item 1).
 
@@ -425,4 +425,4 @@ def prune_superseded_artifacts(
             rewritten += 1
         store.delete([v.id for v in victims])
         pruned.extend(v.id for v in victims)
-    return PruneReport(tuple(pruned), rewritten)
+    return ArtifactPruneReport(tuple(pruned), rewritten)

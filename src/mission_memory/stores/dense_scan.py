@@ -18,7 +18,6 @@ The exact search stays selectable for comparison: ``MISSION_MEMORY_DENSE_SEARCH=
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -84,8 +83,11 @@ def _scan_pool() -> ThreadPoolExecutor:
 
 
 def exact_search_forced() -> bool:
-    """True when ``MISSION_MEMORY_DENSE_SEARCH=exact`` asks for the exact search (for comparisons)."""
-    return os.environ.get("MISSION_MEMORY_DENSE_SEARCH", "").strip().lower() == "exact"
+    """True when ``MISSION_MEMORY_DENSE_SEARCH=exact`` asks for the exact search (for comparisons;
+    :func:`mission_memory.config.exact_dense_search_forced`)."""
+    from mission_memory.config import exact_dense_search_forced
+
+    return exact_dense_search_forced()
 
 
 def best_rows(
