@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -387,3 +388,17 @@ def test_no_two_classes_share_a_name() -> None:
             if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
                 seen.setdefault(node.name, []).append(name)
     assert {k: v for k, v in seen.items() if len(v) > 1} == {}
+
+
+SOURCE_KEY_BY_HAND = re.compile(r"""f["']\{[^}]*\}:\{(?:RecordKind\.[A-Z_]+|kind)\.value\}:""")
+
+
+def test_source_keys_are_built_by_one_function_beside_record() -> None:
+    """``mission:kind:ref`` is written once (:func:`mission_memory.records.source_key_for`); a copy
+    elsewhere drifts from it unnoticed and the lookup finds nothing."""
+    offenders = sorted(
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in PACKAGE.rglob("*.py") if path.name != "records.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1) if SOURCE_KEY_BY_HAND.search(line)
+    )
+    assert offenders == []

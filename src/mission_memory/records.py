@@ -27,6 +27,7 @@ __all__ = [
     "RecordKind",
     "SourceKind",
     "record_id_for",
+    "source_key_for",
 ]
 
 DECISION_HEAD_CHARS = 300
@@ -223,7 +224,7 @@ class Record(BaseModel):
         docs/adr/0053) before the id is computed, so no secret is stored and a re-ingest of the same
         source derives the same id.
         """
-        source_key = f"{provenance.mission}:{kind.value}:{slot or provenance.ref}"
+        source_key = source_key_for(provenance.mission, kind, slot or provenance.ref)
         title = redact_text(title)
         text = redact_text(text)
         attrs = redact_value(attributes or {})
@@ -277,6 +278,16 @@ def redacted_state_value(value: str) -> str:
         return redact_text(value)
     cleaned = redact_value(parsed)
     return value if cleaned is parsed else json.dumps(cleaned, sort_keys=True, ensure_ascii=False)
+
+
+def source_key_for(mission: str, kind: RecordKind, ref: str) -> str:
+    """The source key of a record: ``mission:kind:ref`` (``uploader:decision:docs/adr/0002-….md``,
+    ``ops:domain_event:event:<id>``), the slot a changed source replaces (docs/adr/0006).
+
+    The one place the format is written: :meth:`Record.new` derives every stored key with it, and
+    a lookup by source key (``MemoryStore.ids_by_source_keys``) builds its keys with it too.
+    """
+    return f"{mission}:{kind.value}:{ref}"
 
 
 def record_id_for(

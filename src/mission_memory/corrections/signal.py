@@ -38,7 +38,7 @@ from mission_memory.corrections.topic_link import topic_related
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.records import Layer, Record, RecordKind, source_key_for
 from mission_memory.retrieval.ranking import is_superseded
 from mission_memory.retrieval_events import RetrievalEvent
 from mission_memory.stores.base import MemoryStore
@@ -134,7 +134,7 @@ def resolve_reference(store: MemoryStore, mission: str, ref: str) -> list[str]:
     empty when it names none (nothing is raised)."""
     if store.get([ref]):
         return [ref]
-    keys = [f"{mission}:{kind.value}:{ref}" for kind in RecordKind if kind is not RecordKind.CORRECTION_PATTERN]
+    keys = [source_key_for(mission, kind, ref) for kind in RecordKind if kind is not RecordKind.CORRECTION_PATTERN]
     by_key = store.ids_by_source_keys(keys)
     if by_key:
         return sorted(by_key.values())

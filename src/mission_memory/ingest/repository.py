@@ -55,7 +55,7 @@ from mission_memory.ingest.structured_documents import (
     split_structured_document,
 )
 from mission_memory.ingest.tracked_tree import store_tracked_files
-from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from mission_memory.records import Provenance, Record, RecordKind, SourceKind, source_key_for
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import store_records
 
@@ -541,7 +541,7 @@ def check_same_repository(store: MemoryStore, mission: str, git: GitRepository) 
     shas += (git.git("rev-list", "-n", str(_IDENTITY_SAMPLE), "HEAD", check=False) or "").split()
     if not shas:
         return  # a repository without commits replaces no history
-    keys = [f"{mission}:{RecordKind.COMMIT.value}:{sha}" for sha in dict.fromkeys(shas)]
+    keys = [source_key_for(mission, RecordKind.COMMIT, sha) for sha in dict.fromkeys(shas)]
     if store.ids_by_source_keys(keys):
         return
     raise InputError(

@@ -21,7 +21,7 @@ from typing import Any
 
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, EventState
-from mission_memory.records import RecordKind
+from mission_memory.records import RecordKind, source_key_for
 from mission_memory.stores.base import MemoryStore, StateStore
 from mission_memory.utc import as_utc
 
@@ -132,5 +132,5 @@ def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> 
 
 def alert_record_ids(store: MemoryStore, mission: str, alerts: Sequence[OpenAlert]) -> dict[str, str]:
     """The stored record of each alert's latest notification, as ``{event_id: record id}`` (those stored)."""
-    keys = {f"{mission}:{RecordKind.DOMAIN_EVENT.value}:event:{a.event_id}": a.event_id for a in alerts}
+    keys = {source_key_for(mission, RecordKind.DOMAIN_EVENT, f"event:{a.event_id}"): a.event_id for a in alerts}
     return {keys[key]: rid for key, rid in store.ids_by_source_keys(sorted(keys)).items()}

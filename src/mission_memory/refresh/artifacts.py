@@ -36,6 +36,7 @@ from mission_memory.records import (
     RecordKind,
     SourceKind,
     record_id_for,
+    source_key_for,
 )
 from mission_memory.refresh.open_questions import (
     OpenQuestion,
@@ -234,7 +235,7 @@ def material_access(
     levels = [label_access(task.labels, f"{task.tracker} task {task.key}")]
     rules = access_rules or AccessRules({})
     levels += [rules.commit_level(c.files, {}) for c in commits]
-    keys = {f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits}
+    keys = {source_key_for(mission, RecordKind.COMMIT, c.sha) for c in commits}
     if keys:
         stored = store.get(list(store.ids_by_source_keys(sorted(keys)).values()))
         levels += [r.access_level for r in stored.values()]

@@ -45,7 +45,7 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import MissionMemoryError
 from mission_memory.ingest.access_levels import AccessRules
 from mission_memory.ingest.git_history import Commit
-from mission_memory.records import RecordKind
+from mission_memory.records import RecordKind, source_key_for
 from mission_memory.refresh.artifacts import BuiltArtifacts, RepositoryAsOf, build_artifacts
 from mission_memory.refresh.escalation_queue import EscalationPlan, plan_escalation
 from mission_memory.refresh.ledger import REFRESH_MISSION, StoreSpendLedger
@@ -351,7 +351,7 @@ def _task_record_ids(
 ) -> list[str]:
     """Ids of the task's records: its recent artifacts and the ingested records of its commits."""
     ids = list(state.artifact_ids)
-    keys = [f"{mission}:{RecordKind.COMMIT.value}:{c.sha}" for c in commits]
+    keys = [source_key_for(mission, RecordKind.COMMIT, c.sha) for c in commits]
     if keys:
         ids.extend(store.ids_by_source_keys(keys).values())
     return ids

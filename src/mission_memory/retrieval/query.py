@@ -40,7 +40,7 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import new_nonce
 from mission_memory.operations.event_groups import group_key_of_record
-from mission_memory.records import Layer, RecordKind
+from mission_memory.records import Layer, RecordKind, source_key_for
 from mission_memory.retrieval.calibration import CALIBRATION, Calibration, calibrate
 from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.commit_successors import replaced_among
@@ -517,7 +517,7 @@ def _fold_adr_sections(
     filters (else its sections stay as they are).
     """
     keys = {
-        c.record_id: f"{c.record.provenance.mission}:{RecordKind.DECISION.value}:{c.record.attributes['path']}"
+        c.record_id: source_key_for(c.record.provenance.mission, RecordKind.DECISION, c.record.attributes["path"])
         for c in candidates
         if c.record is not None and c.record.kind is RecordKind.DOC_CHUNK
         and isinstance(c.record.attributes.get("path"), str)

@@ -33,7 +33,7 @@ import numpy.typing as npt
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.git_runner import run_git_text
-from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.records import Layer, Record, RecordKind, source_key_for
 from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.commit_successors import replaced_among
 from mission_memory.retrieval.filters import QueryFilters
@@ -214,7 +214,7 @@ def _with_decisions_of_sections(
     and with the generated documents and replaced commits among them, so that
     :func:`~mission_memory.retrieval.query.rank_candidates` folds and demotes as pull does
     (docs/adr/0066, 0068)."""
-    keys = {rid: f"{r.provenance.mission}:{RecordKind.DECISION.value}:{r.attributes['path']}"
+    keys = {rid: source_key_for(r.provenance.mission, RecordKind.DECISION, r.attributes["path"])
             for rid, r in records.items()
             if r.kind is RecordKind.DOC_CHUNK and isinstance(r.attributes.get("path"), str)}
     found = store.ids_by_source_keys(sorted(set(keys.values()))) if keys else {}

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from mission_memory.decisions import DecisionAttributes
-from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.records import Layer, Record, RecordKind, source_key_for
 from mission_memory.retrieval.ranking import Candidate, is_superseded
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
@@ -89,7 +89,7 @@ def _decision_refs(store: MemoryStore, record: Record, refs: Iterable[str], wher
             numbers.append(int(digits))
             continue
         for path in (text, posixpath.normpath(posixpath.join(base, text))):
-            keys.append(f"{mission}:{RecordKind.DECISION.value}:{path}")
+            keys.append(source_key_for(mission, RecordKind.DECISION, path))
     ids = list(store.ids_by_source_keys(keys).values()) if keys else []
     if numbers:
         ids += store.phrase_search([f"adr {n:04d}" for n in numbers], visible, 10 * len(numbers), title_only=True)
