@@ -228,13 +228,90 @@ def report(name: str, redact: Redact, sets: dict[str, list[dict[str, Any]]], sho
                 print("    missed " + miss)
 
 
+OUTSIDE = ROOT / "benchmarks" / "data" / "redaction"
+"""The outside-sourced sets (benchmarks/data/redaction/README.md says where each piece comes from)."""
+
+SEED_WORDS_LEFT = 3
+"""A seed-phrase case is missed when this many of its words or more are left whole in the output."""
+
+
+def outside_sets() -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """``(secrets, ordinary lines, detectors' own false-positive samples)`` of benchmarks/data/redaction/."""
+    def load(name: str) -> list[dict[str, Any]]:
+        return json.loads((OUTSIDE / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+    return load("secrets.json"), load("ordinary_lines.json"), load("detector_false_positives.json")
+
+
+def outside_leaked(case: dict[str, Any], redacted: str) -> bool:
+    """Is any of ``case``'s secret left in ``redacted`` (a seed phrase: 3 of its words or more)?"""
+    if "secret_words" in case:
+        words = set(redacted.replace(",", " ").replace('"', " ").split())
+        return sum(word in words for word in case["secret_words"]) >= SEED_WORDS_LEFT
+    return bool(leaked(case, redacted))
+
+
+def outside_report(contenders: dict[str, Redact], show_misses: int) -> None:
+    """Recall per family and per language, lines altered per family, each contender side by side."""
+    secrets, ordinary, hard = outside_sets()
+    names = list(contenders)
+    print(f"\n== outside-sourced sets: {len(secrets)} secrets in {len({c['format'] for c in secrets})} formats, "
+          f"{len(ordinary)} ordinary lines, {len(hard)} detectors' false-positive samples")
+    missed: dict[str, list[str]] = {name: [] for name in names}
+    rows: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in names})
+    for case in secrets:
+        for name, redact in contenders.items():
+            caught = not outside_leaked(case, redact(case["text"])[0])
+            for key in ("all", f"family {case['family']}", f"lang {case['lang']}"):
+                rows[key][name][0] += caught
+                rows[key][name][1] += 1
+            if not caught:
+                missed[name].append(f"{case['id']} {case['format']}: {case['text'][:100]!r}")
+    print(f"\n{'recall':<34}" + "".join(f"{name:>22}" for name in names))
+    for key in sorted(rows, key=lambda k: (k != "all", k)):
+        cells = "".join(f"{c:>9}/{t:<5} {c / t:>6.1%}" for c, t in (rows[key][n] for n in names))
+        print(f"{key:<34}{cells}")
+    altered: dict[str, dict[str, list[int]]] = defaultdict(lambda: {name: [0, 0] for name in names})
+    examples: dict[str, list[str]] = {name: [] for name in names}
+    for line in ordinary + hard:
+        group = "detector false positives" if line in hard else line["family"]
+        for name, redact in contenders.items():
+            out = redact(line["text"])[0]
+            changed = out != line["text"]
+            for key in (group, "ordinary lines, all") if line not in hard else (group,):
+                altered[key][name][0] += changed
+                altered[key][name][1] += 1
+            if changed and line not in hard:
+                examples[name].append(f"{line['id']}: {line['text'][:100]!r} -> {out[:100]!r}")
+    print(f"\n{'lines altered':<34}" + "".join(f"{name:>22}" for name in names))
+    for key in sorted(altered, key=lambda k: (not k.startswith("ordinary"), k)):
+        cells = "".join(f"{c:>9}/{t:<5} {c / t:>6.1%}" for c, t in (altered[key][n] for n in names))
+        print(f"{key:<34}{cells}")
+    for name in names:
+        if show_misses:
+            print(f"\n{name}: {len(missed[name])} missed, {len(examples[name])} ordinary lines altered")
+            for miss in missed[name][:show_misses]:
+                print("    missed " + miss)
+            for example in examples[name][:show_misses]:
+                print("    altered " + example)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, default=corpus_path())
     parser.add_argument("--examples", type=int, default=12)
     parser.add_argument("--other-src", type=Path, help="also score the redaction.py of this src/ folder")
     parser.add_argument("--no-corpus", action="store_true", help="skip the false-positive part")
+    parser.add_argument("--outside-only", action="store_true",
+                        help="only the outside-sourced sets of benchmarks/data/redaction/ (recall and lines altered)")
+    parser.add_argument("--misses", type=int, default=0, help="list this many misses and altered lines per checkout")
     args = parser.parse_args()
+    outside = {"this checkout": load_redact(ROOT / "src")}
+    if args.other_src:
+        outside = {"other": load_redact(args.other_src), **outside}
+    outside_report(outside, args.misses)
+    if args.outside_only:
+        return
     sets = load_sets()
     print(f"held-out: {len(sets['held-out'])} formats; development: {len(sets['development'])} formats")
     if args.other_src:
