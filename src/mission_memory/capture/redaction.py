@@ -68,6 +68,7 @@ KINDS = (
     "private-key",
     "webhook",
     "assignment",
+    "password-hash",
     "command-password",
     "prose-secret",
     "url-password",
@@ -286,7 +287,6 @@ _TOKEN_PREFIXES = (
     ("shpss_", 30),
     ("dop_v1_", 40),
     ("SG.", 40),
-    ("hvs.", 24),
     ("hvb.", 24),
     ("hvr.", 24),
     ("glrt-", 20),
@@ -309,6 +309,68 @@ _TOKEN_PREFIXES = (
     ("dp.sa.", 40),
     ("ATATT", 60),
     ("xoxe.", 30),
+    ("xoxe-", 30),
+    ("xoxo-", 30),
+    ("glft-", 24),
+    ("glimt-", 25),
+    ("glffct-", 25),
+    ("glagent-", 30),
+    ("glcbt-", 20),
+    ("GR1348941", 29),
+    ("api_org_", 38),
+    ("sm_pat_", 20),
+    ("sm_aat_", 20),
+    ("sm_sat_", 20),
+    ("A3-", 30),
+    ("v1.0-", 100),
+    ("sha256~", 40),
+    ("EAAA", 28),
+    ("API-", 28),
+    ("s.", 26),
+    ("pat", 70),
+    ("ops_eyJ", 40),
+    ("PMAK-", 50),
+    ("pscale_tkn_", 40),
+    ("pscale_pw_", 40),
+    ("pnu_", 40),
+    ("rdme_", 50),
+    ("shippo_live_", 40),
+    ("shippo_test_", 40),
+    ("sk_prod_", 20),
+    ("rk_test_", 20),
+    ("rk_prod_", 20),
+    ("FLWSECK_TEST-", 40),
+    ("FLWSECK-", 40),
+    ("FLWPUBK_TEST-", 40),
+    ("dapi", 36),
+    ("EZAK", 50),
+    ("EZTK", 50),
+    ("CFPAT-", 45),
+    ("duffel_live_", 50),
+    ("duffel_test_", 50),
+    ("dt0c01.", 60),
+    ("oy2", 46),
+    ("PLAID", 40),
+    ("access-sandbox-", 40),
+    ("access-production-", 40),
+    ("access-development-", 40),
+    ("SK", 34),
+    ("AC", 34),
+    ("fm1", 60),
+    ("fm2_", 60),
+    ("hvs.", 24),
+    ("nfp_", 40),
+    ("sq0atp-", 28),
+    ("sq0csp-", 50),
+    ("EAAB", 28),
+    ("tfp_", 40),
+    ("pul-", 44),
+    ("CLOJARS_", 60),
+    ("xkeysib-", 60),
+    ("scalr.", 40),
+    ("frio_", 40),
+    ("sntryu_", 40),
+    ("ghp_", 30),
     ("AGE-SECRET-KEY-1", 60),
     ("lin_api_", 40),
     ("rubygems_", 40),
@@ -527,7 +589,7 @@ def _redact_assignments(text: str, low: str, counts: dict[str, int]) -> str:
     start = low.find("bearer ")
     while start >= 0:
         vstart, vend = _value_span(text, start + 7)
-        if vend - vstart >= 8:
+        if vend - vstart >= 8 and not _not_a_secret_value(text[vstart:vend], False):
             spans.append((vstart, vend))
         start = low.find("bearer ", start + 7)
     if not spans:
@@ -581,6 +643,9 @@ def _assignment_value(text: str, low: str, start: int, after: int) -> tuple[int,
         pos = _skip_auth_scheme(text, low, pos)
     vstart, vend = _value_span(text, pos, stop)
     if vend - vstart < 3:
+        return None
+    quoted = vstart > 0 and text[vstart - 1] in _QUOTES
+    if _not_a_secret_value(text[vstart:vend], quoted):
         return None
     if key in _WEAK_KEYS and not (vend - vstart >= 8 and " " not in text[vstart:vend]):
         return None
@@ -762,8 +827,12 @@ def _key_in_name(text: str, start: int, marked: bool) -> bool:
     n = len(text)
     while end < n and not text[end].isspace():
         end += 1
-    word = text[begin:end].strip(".,;:!?\"'`()[]{}<>«»“”")
-    return _looks_like_path(word)
+    word = text[begin:end].strip(".,;:!?\"'`()[]{}<>«»“”*&")
+    if _looks_like_path(word):
+        return True
+    # a name in code: tokenConnector, api_token_url, cfg.Token, getPassword(
+    core = word.split("(")[0]
+    return "_" in core or "." in core or any(core[i].islower() and core[i + 1].isupper() for i in range(len(core) - 1))
 
 
 def _looks_like_path(word: str) -> bool:
@@ -814,8 +883,10 @@ def _looks_secret(word: str) -> bool:
     (``-``, ``_`` and ``.`` are not symbols here: identifiers use them), 10+ characters mixing letters
     and digits, or a base32 seed of 16+ characters; hex strings (commit ids), UUIDs, paths and URLs
     are not."""
-    if len(word) < 6 or "://" in word or word[0] in "/~." or _HEX_CHARS.issuperset(word) or _looks_like_path(word):
+    if len(word) < 6 or "://" in word or word[0] in "/~." or _looks_like_path(word):
         return False
+    if _HEX_CHARS.issuperset(word):  # a commit or object id is not; a hex key after "token" is
+        return len(word) >= 16 and len(word) not in (40, 64) and _classes(word) >= 2
     lower = upper = digit = symbol = False
     for ch in word:
         if ch.isdigit():
@@ -873,14 +944,10 @@ def _userinfo_secret(text: str, begin: int, end: int) -> tuple[int, int] | None:
         return None
     if "/" in text[begin:colon] or "?" in text[begin:colon]:
         return None  # the colon is in a path or query, not in a user part
-    # the password ends at the last "@" before the host (it may hold "/" or "@")
-    host_end = end
-    for stop in "?#":
-        q = text.find(stop, colon, end)
-        if q >= 0:
-            host_end = min(host_end, q)
-    at = text.rfind("@", colon, host_end)
-    if at <= colon + 1:
+    # the password ends at the last "@" of the URL: it may hold "/", "@", "?" or "#" (a password
+    # with URL-special characters left unescaped)
+    at = text.rfind("@", colon, end)
+    if at <= colon + 1 or at + 1 >= end or not (text[at + 1].isalnum() or text[at + 1] == "["):
         return None
     secret = text[colon + 1 : at]
     slash = secret.find("/")
@@ -941,7 +1008,7 @@ def _redact_seed_phrases(text: str, low: str, counts: dict[str, int]) -> str:
     """
     if len(text) < _SEED_MIN_CHARS:
         return text
-    tokens = text.encode("utf-8", "replace").translate(_SEED_SHAPE).split()
+    tokens = low.encode("utf-8", "replace").translate(_SEED_SHAPE).split()  # upper-case phrases too
     if b"\x01" * _SEED_WORDS not in bytes(map(_SEED_SHAPES.__contains__, tokens)):
         return text
     try:
@@ -1007,7 +1074,7 @@ def _redact_wrapped_jwts(text: str, low: str, counts: dict[str, int]) -> str:
             tail = follow
             while tail < n and text[tail] in _JWT_CHARS:
                 tail += 1
-            if tail - follow >= 8 and "." in text[start:tail]:
+            if tail - follow >= 8 and "." in text[start:tail] and not (tail < n and text[tail] in ":="):
                 end = tail
         token = text[start:end].replace("\r", "").replace("\n", "")
         if len(token) >= 30 and "." in token and (start == 0 or text[start - 1] not in _JWT_CHARS):
@@ -1048,9 +1115,16 @@ def _inside_marker(text: str, at: int) -> bool:
 
 def _redact_tokens(text: str, low: str, counts: dict[str, int]) -> str:
     found: dict[str, str] = {}
-    for chunk in text.split():
+    chunks = text.split()
+    public = "aaaa" in low and any(kind in low for kind in _PUBLIC_KEY_TYPES)
+    for i, chunk in enumerate(chunks):
         if len(chunk) < 20:  # a chunk this short cannot hold a 20-character token
             continue
+        core = chunk.lstrip("\"'`([{=").lower()
+        if core.startswith(_HASH_PREFIXES) or "#sha" in core or "integrity=" in core:
+            continue  # a content hash named by its algorithm (go.sum, lockfiles, image digests)
+        if public and i > 0 and chunk.startswith("AAAA") and chunks[i - 1].strip("\"'`").lower() in _PUBLIC_KEY_TYPES:
+            continue  # an OpenSSH public key
         for word in chunk.translate(_SPLIT_TABLE).split():
             if len(word) < 20:
                 continue
@@ -1058,6 +1132,8 @@ def _redact_tokens(text: str, low: str, counts: dict[str, int]) -> str:
             if word in found or word.startswith("[REDACTED"):
                 continue
             kind = _token_kind(word)
+            if kind is None and len(word) == 32 and _HEX_CHARS.issuperset(word) and "=" + word in chunk:
+                kind = "high-entropy"  # a 32-digit hex value given to a name (?appid=…, JSESSIONID=…): a key, not an ETag
             if kind is not None:
                 found[word] = kind
     for word in sorted(found, key=len, reverse=True):
@@ -1078,8 +1154,15 @@ def _token_kind(word: str) -> str | None:
     for prefix, min_len in _TOKEN_PREFIXES:
         if word.startswith(prefix) and len(word) >= min_len:
             rest = word[len(prefix) :]
-            if sum(ch.isdigit() for ch in rest) >= 2 or len(rest) >= 32:
+            plain = rest.replace("-", "")
+            if prefix in _SHORT_PREFIXES and not (plain.isalnum() and _class_changes(plain) >= 0.35 * len(plain)):
+                continue  # a short prefix ("s.", "SK") counts only before a random-looking rest
+            if sum(ch.isdigit() for ch in rest) >= 2 or len(rest) >= 32 or (
+                len(rest) >= 16 and _classes(rest) >= 2 and _class_changes(rest) >= 0.25 * len(rest)
+            ):
                 return "token"
+    if word[4:6] == "Q~" and word[3].isdigit() and 36 <= len(word) <= 42:
+        return "token"  # an Azure AD client secret: ``xxx8Q~…``
     if word.startswith("eyJ") and "." in word and len(word) >= 30:
         return "jwt"
     if len(word) == 36 and word.startswith("key-") and _HEX_CHARS.issuperset(word[4:]):
@@ -1093,8 +1176,8 @@ def _token_kind(word: str) -> str | None:
     if not _B64_CHARS.issuperset(word):
         return None
     if _HEX_CHARS.issuperset(word):
-        if len(word) in (40, 64):
-            return None
+        if len(word) in _DIGEST_LENGTHS:
+            return None  # a digest (MD5 ETag, git and SHA object ids), not a key
         return "high-entropy" if _entropy(word) >= 3.0 else None
     if _looks_like_uuid(word):
         return None
@@ -1103,6 +1186,11 @@ def _token_kind(word: str) -> str | None:
     if not (has_digit and has_alpha) or _class_changes(word) < 0.35 * len(word):
         return None
     return "high-entropy" if _entropy(word) >= 3.8 else None
+
+
+def _classes(word: str) -> int:
+    """How many of lower case, upper case and digits ``word`` holds."""
+    return any(ch.islower() for ch in word) + any(ch.isupper() for ch in word) + any(ch.isdigit() for ch in word)
 
 
 def _looks_like_discord_token(word: str) -> bool:
@@ -1134,6 +1222,22 @@ def _class_changes(word: str) -> int:
     return changes - 1
 
 
+_SHORT_PREFIXES = frozenset(("s.", "SK", "AC", "pat", "oy2", "fm1", "EAAA", "EAAB", "API-", "dapi", "A3-", "PLAID"))
+"""Token prefixes short or common enough that the rest must look random (class changes at 35 % of
+positions, as :func:`_token_kind`'s high-entropy test asks)."""
+
+_DIGEST_LENGTHS = frozenset((32, 40, 56, 64, 96, 128))
+"""Hex lengths of MD5, SHA-1, SHA-224, SHA-256, SHA-384 and SHA-512 digests."""
+
+_HASH_PREFIXES = ("h1:", "sha1-", "sha256-", "sha384-", "sha512-", "sha1:", "sha256:", "sha384:", "sha512:", "md5-", "md5:", "sha256=", "sha1=")
+"""Prefixes naming a content hash (go.sum ``h1:``, Subresource Integrity and lockfile ``sha512-``,
+image digests ``sha256:``): the value after them is a digest, not a secret."""
+
+_PUBLIC_KEY_TYPES = ("ssh-ed25519", "ssh-rsa", "ssh-dss", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+                     "ecdsa-sha2-nistp521", "sk-ssh-ed25519@openssh.com", "sk-ecdsa-sha2-nistp256@openssh.com")
+"""OpenSSH public-key types: the base64 blob after one is a public key."""
+
+
 def _looks_like_uuid(word: str) -> bool:
     parts = word.split("-")
     return [len(p) for p in parts] == [8, 4, 4, 4, 12] and all(_HEX_CHARS.issuperset(p) for p in parts)
@@ -1154,11 +1258,277 @@ def _entropy(word: str) -> float:
     return total
 
 
+_CRED_PARTS = ("password", "passwd", "passphrase", "pass", "pwd", "secret", "secrete", "token", "apikey",
+               "api_key", "api-key", "private_key", "private-key", "privatekey", "secret_key", "access_key",
+               "signing_key", "encryption_key", "master_key", "credential", "credentials", "creds", "psk", "auth",
+               "key", "accessid", "access_id", "login")
+"""Parts of a name that make its value a credential (``db_pass``, ``herokuToken``, ``password_super_secure``,
+``SNYK_API_KEY``, ``sumologic.accessId``), matched as a component of the name: between separators
+(``_``, ``-``, ``.``) or at a change to upper case, so ``passenger``, ``tokens`` and ``bypass`` are not."""
+
+_WEAK_PARTS = frozenset(("key", "auth", "login", "accessid", "access_id"))
+"""Name parts that are common words too: they count only at the end of the name, before a value that
+looks random (12+ characters, two character classes or more, no space)."""
+
+_NAME_TAILS = frozenset((
+    "type", "types", "name", "names", "path", "file", "files", "url", "uri", "length", "len", "size", "count", "dir",
+    "env", "ref", "field", "header", "prefix", "suffix", "format", "version", "hint", "label", "policy", "regex",
+    "pattern", "store", "manager", "provider", "source", "mode", "kind", "class", "method", "scope", "ttl", "expiry",
+    "expires", "expiration", "arn", "tag", "tags", "connector", "client", "endpoint", "hash", "hashed", "rotation",
+    "required", "enabled", "description", "desc", "id", "ids", "user", "username", "email", "fingerprint",
+))
+"""Last components that make a credential name a name of something else (``secret_type``, ``token_url``,
+``password_hash``, ``api_key_name``, ``tokenConnector``): their values are not credentials."""
+
+_OPERATORS = (":::=", "::=", "===", "!==", ":=", "?=", "=>", "==", "!=", "+=", ".=", "=", ":", "->")
+"""Assignment and comparison operators of config and programming syntaxes, longest first."""
+
+_CONFIG_WORDS = frozenset((
+    "true", "false", "null", "none", "nil", "yes", "no", "on", "off", "required", "optional", "write", "read",
+    "string", "str", "bytes", "int", "bool", "boolean", "any", "object", "secret", "token", "password", "redacted",
+    "changeme", "example", "placeholder", "undefined", "empty", "value", "default", "xxx", "xxxx", "***", "****",
+))
+"""Values that are types, switches or placeholders (``secret: str``, ``id-token: write``), not credentials."""
+
+_REFERENCE_STARTS = ("${", "$(", "{{", "%(", "<%", "#{", "@{", "$env", "env.", "env[", "process.env", "os.environ",
+                     "os.getenv", "getenv(", "secrets.", "vars.", "!ref", "!sub", "!getatt", "lookup(", "var.",
+                     "self.", "this.", "cred.", "config.", "settings.", "params.", "args.", "ctx.", "<no value>",
+                     "$__", "%env", "[redacted", "[private")
+"""How template, environment and code references start (``${{ secrets.TOKEN }}``, ``os.environ["X"]``)."""
+
+
+def _not_a_secret_value(value: str, quoted: bool) -> bool:
+    """Is ``value`` (after a credential key) a reference, a name or a placeholder rather than a secret?
+
+    Template and environment references (``${DB_PASSWORD}``, ``${{ secrets.X }}``, ``$TOKEN``,
+    ``os.environ["X"]``), an unquoted name or expression in code (``apiKey``, ``s.token``,
+    ``cred.BasicAuth.Password``, ``get_token()``), types and switches (:data:`_CONFIG_WORDS`),
+    values without a letter or digit, and values with ``fake`` in them (test fixtures) are not.
+    """
+    v = value.strip()
+    lowered = v.lower()
+    if not v or not any(ch.isalnum() for ch in v) or lowered in _CONFIG_WORDS or "fake" in lowered:
+        return True
+    if lowered.startswith(_REFERENCE_STARTS) or lowered.startswith(('"+', "+", "+ ")):
+        return True
+    if v[0] == "$" and len(v) > 1 and (v[1:].replace("_", "").isalnum() and v[1:].upper() == v[1:]):
+        return True  # $DB_PASSWORD
+    if quoted:
+        return False
+    call = v.rstrip(",;")
+    callee = call.split("(", 1)[0]
+    if call.endswith(")") and "(" in call and callee[:1].isalpha() and callee.replace(".", "").replace("_", "").isalnum():
+        return True  # a call: get_token(), os.Getenv("X")
+    body = v.rstrip(",;)}]\"'`")
+    return all(ch.isalpha() or ch in "_." for ch in body)  # a name: apiKey, s.token, cred.Oauth.RefreshToken, str
+
+
+def _part_at(ident: str, low_ident: str, at: int, part: str) -> bool:
+    """Is ``part`` at ``at`` of the name ``ident`` one of its components (see :data:`_CRED_PARTS`)?"""
+    end = at + len(part)
+    before_ok = at == 0 or ident[at - 1] in "_-.$@" or (ident[at].isupper() and ident[at - 1].islower()) or (
+        ident[at - 1].isdigit())
+    if not before_ok and not (ident[at].isupper() and ident[at - 1].isupper() and ident.isupper()):
+        return False
+    if ident[at - 1:at].isupper() and ident.isupper() is False and at > 0 and ident[at].islower():
+        return False
+    if end == len(ident):
+        return True
+    nxt = ident[end]
+    if part in _WEAK_PARTS:
+        return False
+    return nxt in "_-.[" or (nxt.isupper() and ident[end - 1].islower()) or nxt.isdigit()
+
+
+def _named_thing(ident: str) -> bool:
+    """Does the name end in a component of :data:`_NAME_TAILS` (``secret_type``, ``tokenUrl``)?"""
+    tail = ident
+    for sep in "_-.":
+        tail = tail.rsplit(sep, 1)[-1]
+    for i in range(len(tail) - 1, 0, -1):  # camelCase: the last capitalised word
+        if tail[i].isupper() and tail[i - 1].islower():
+            tail = tail[i:]
+            break
+    return tail.lower() in _NAME_TAILS and tail.lower() != ident.lower()
+
+
+def _redact_keyed_values(text: str, low: str, counts: dict[str, int]) -> str:
+    """Values of names holding a credential part, in any config or programming syntax.
+
+    ``db_pass: x``, ``password_super_secure = "x"``, ``herokuToken := `x```, ``SNYK_TOKEN ?= "x"``,
+    ``String apiToken = "x";``, ``$mailToken .= "x"``, ``System.setProperty("X_TOKEN", "x")``,
+    ``"xToken" => "x"``, ``char secrete[25] = "x";``, ``std::string secret("x");``,
+    ``if ("x" == password)``, ``<alibabaToken>x</alibabaToken>``, ``<add key="ClearTextPassword"
+    value="x" />``. Precision by construction: references, names and placeholders are not secrets
+    (:func:`_not_a_secret_value`); a weak part (``key``, ``auth``, ``login``) needs a random-looking value.
+    """
+    spans: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    n = len(text)
+    for part in _CRED_PARTS:
+        at = low.find(part)
+        while at >= 0:
+            start = at
+            while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-."):
+                start -= 1
+            stop = at + len(part)
+            while stop < n and (text[stop].isalnum() or text[stop] in "_-."):
+                stop += 1
+            if start not in seen:
+                ident = text[start:stop].rstrip(".-")
+                if ident and _part_at(ident, low[start:stop], at - start, part) and not _named_thing(ident):
+                    seen.add(start)
+                    span = _keyed_value(text, start, start + len(ident), part in _WEAK_PARTS)
+                    if span is not None:
+                        spans.append(span)
+            at = low.find(part, stop)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "assignment", counts)
+
+
+def _keyed_value(text: str, start: int, end: int, weak: bool) -> tuple[int, int] | None:
+    """Span of the value given to the name at ``text[start:end]``, or None."""
+    n = len(text)
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = n if line_end < 0 else line_end
+    # a reversed comparison: "value" == name
+    head = text[line_start:start].rstrip()
+    for op in ("===", "!==", "==", "!="):
+        if head.endswith(op):
+            left = head[: -len(op)].rstrip()
+            if left[-1:] in _QUOTES:
+                q = left[-1]
+                open_at = left.rfind(q, 0, len(left) - 1)
+                if open_at >= 0:
+                    return _checked(text, line_start + open_at + 1, line_start + len(left) - 1, True, weak)
+            return None
+    # an XML element: <nameToken>value</nameToken>
+    if start > 0 and text[start - 1] == "<" and end < n and text[end] == ">":
+        close = text.find("</" + text[start:end] + ">", end)
+        if close > 0 and close - end < _QUOTED_LIMIT:
+            vstart, vend = end + 1, close
+            while vstart < vend and text[vstart].isspace():
+                vstart += 1
+            while vend > vstart and text[vend - 1].isspace():
+                vend -= 1
+            return _checked(text, vstart, vend, True, weak) if "<" not in text[vstart:vend] else None
+        return None
+    pos = end
+    quoted_key = pos < n and text[pos] in _QUOTES
+    while pos < n and text[pos] in _QUOTES:
+        pos += 1
+    if pos < n and text[pos] == "[":  # char secrete[25] = "…"
+        close = text.find("]", pos, pos + 12)
+        if close < 0:
+            return None
+        pos = close + 1
+    while pos < n and text[pos] in " \t":
+        pos += 1
+    op = next((o for o in _OPERATORS if text.startswith(o, pos)), "")
+    if quoted_key and not op and text.startswith(",", pos):
+        op = ","  # System.setProperty("X_TOKEN", "value")
+    if not op and text.startswith("value=", pos):
+        op = "value="  # <add key="ClearTextPassword" value="…" />
+    if not op and text.startswith("(", pos):
+        op = "("  # std::string secret("…")
+    if not op and text.startswith(".assign(", pos):
+        op = ".assign("
+    if op in ("==", "!=", "===", "!==", "->"):
+        pass
+    pos += len(op)
+    while pos < n and text[pos] in " \t@":
+        pos += 1
+    if pos >= line_end:
+        if op in (":", "=") and not weak:  # a YAML block or an XML element on the next line
+            return None
+        return None
+    quoted = text[pos] in _QUOTES
+    if not op and not quoted:
+        return None  # password "x"; needs the quote
+    if op in (",", "(", ".assign(", "value=") and not quoted:
+        return None
+    if quoted:
+        vstart, vend = _value_span(text, pos, _VALUE_STOP)
+        if vend > line_end or vstart == vend:
+            return None
+    elif (op == ":" or (op == "=" and text[end] == "=")) and (
+            _starts_line(text, start) or text[line_start:start].strip() in ("-", "*", "#", "//")):
+        vstart, vend = pos, line_end  # a config line (YAML, INI, .env): the value is the rest of the line
+        while vend > vstart and text[vend - 1] in " \t\r,;'\"`":
+            vend -= 1
+    else:  # inside a line: one word (a URL query's "&" ends it too)
+        vstart = vend = pos
+        query = start > 0 and text[start - 1] in "?&;"
+        while vend < line_end and not text[vend].isspace() and not (query and text[vend] == "&"):
+            vend += 1
+        while vend > vstart and text[vend - 1] in ",;'\"`)":
+            vend -= 1
+    return _checked(text, vstart, vend, quoted, weak)
+
+
+def _checked(text: str, vstart: int, vend: int, quoted: bool, weak: bool) -> tuple[int, int] | None:
+    value = text[vstart:vend]
+    if not value or _not_a_secret_value(value, quoted) or value.startswith("[REDACTED"):
+        return None
+    if len(value) >= 20 and " " not in value and _token_kind(value) not in (None, "high-entropy"):
+        return None  # a token the token rule names (kept for its kind)
+    symbols = any(not ch.isalnum() and ch not in "_-." for ch in value)
+    if weak and not (len(value) >= 12 and " " not in value and (_classes(value) >= 2 or symbols)):
+        return None
+    if not quoted and " " in value.strip() and len(value.split()) > 6:
+        return None  # a sentence, not a value
+    return vstart, vend
+
+
+_HASH_MARKS = ("$1$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$7$", "$y$", "$gy$", "$apr1$", "$argon2",
+               "$scrypt$", "$pbkdf2", "$sha1$", "$md5", "pbkdf2_sha", "bcrypt_sha", "argon2$", "scram-sha-",
+               "{ssha}", "{sha}", "{ssha256}", "{ssha512}", "{crypt}", "{pbkdf2")
+"""How a stored password hash starts (crypt(3), htpasswd, Django, PostgreSQL SCRAM, LDAP)."""
+
+
+def _redact_password_hashes(text: str, low: str, counts: dict[str, int]) -> str:
+    """Stored password hashes: ``$6$…``, ``$apr1$…``, ``$2y$…``, ``$argon2id$…``, ``pbkdf2_sha256$…``,
+    ``SCRAM-SHA-256$…``, ``{SSHA}…``, PgBouncer ``md5`` + 32 hex digits, MySQL ``*`` + 40 hex digits."""
+    if "$" not in text and "{" not in text and "md5" not in low and "*" not in text:
+        return text
+    spans: list[tuple[int, int]] = []
+    n = len(text)
+    for mark in _HASH_MARKS:
+        at = low.find(mark)
+        while at >= 0:
+            if at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "$"):
+                end = at
+                shadow = mark.startswith("$")
+                while end < n and not text[end].isspace() and text[end] not in "\"'`<>" and not (
+                    shadow and text[end] == ":"):
+                    end += 1
+                if end - at >= len(mark) + 12:
+                    spans.append((at, end))
+            at = low.find(mark, at + len(mark))
+    for mark, digits in (("md5", 32), ("*", 40)):
+        at = low.find(mark)
+        while at >= 0:
+            tail = at + len(mark)
+            word = low[tail : tail + digits]
+            after = low[tail + digits : tail + digits + 1]
+            if (len(word) == digits and _HEX_CHARS.issuperset(word) and not after.isalnum()
+                    and (at == 0 or not low[at - 1].isalnum())):
+                spans.append((at, tail + digits))
+            at = low.find(mark, tail)
+    if not spans:
+        return text
+    return _apply_spans(text, spans, "password-hash", counts)
+
+
 _RULES = (
     _drop_private_spans,
     _redact_key_blocks,
     _redact_webhooks,
     _redact_wrapped_jwts,
+    _redact_password_hashes,
+    _redact_keyed_values,
     _redact_assignments,
     _redact_command_passwords,
     _redact_url_passwords,
