@@ -22,7 +22,7 @@ import unicodedata
 
 from mission_memory.errors import InputError
 
-__all__ = ["MAX_NAME_CHARS", "check_mission_name", "check_name", "close_marker", "invisible", "listed_name", "name_problem", "neutralise_headings", "neutralise_markers", "new_nonce", "open_marker", "quote_name"]
+__all__ = ["MAX_NAME_CHARS", "check_mission_name", "check_name", "close_marker", "cut_outside_fences", "invisible", "listed_name", "name_problem", "neutralise_headings", "neutralise_markers", "new_nonce", "open_marker", "quote_name"]
 
 
 def new_nonce() -> str:
@@ -143,6 +143,23 @@ def listed_name(name: str) -> str:
 def open_marker(index: int, nonce: str) -> str:
     """The line that opens excerpt ``index``'s fence: ``<<<excerpt 3 nonce=…>>>`` (ADR 0021)."""
     return f"<<<excerpt {index} nonce={nonce}>>>"
+
+
+def cut_outside_fences(text: str, limit: int, note: str = "\n\n[digest truncated]\n") -> str:
+    """``text`` cut to at most ``limit`` characters at a line boundary, ending with ``note`` when cut.
+
+    A cut that would fall inside an excerpt's fence drops that whole entry (from its ``### `` heading)
+    instead, so the text never ends with stored text whose fence is left open (ADR 0021).
+    """
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("\n", 0, limit - len(note))
+    head = text[: cut if cut > 0 else limit - len(note)]
+    opened = head.rfind("<<<excerpt ")
+    if opened > head.rfind("<<<end excerpt "):
+        entry = head.rfind("\n### ", 0, opened)
+        head = head[: entry if entry > 0 else opened].rstrip()
+    return head + note
 
 
 def close_marker(index: int, nonce: str) -> str:

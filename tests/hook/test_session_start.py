@@ -202,3 +202,25 @@ def test_a_session_of_another_operator_after_bob_is_a_rotation_again(data_dir, m
     assert "Session start after an operator change" in text
     # bob only read his brief: alice, who worked, is still the one handing over (issue 23, ADR 0060)
     assert "from: alice\nto: carol" in text
+
+
+def test_an_operator_who_only_read_hands_nothing_over(data_dir, make_git_repo, monkeypatch):
+    """A rotation is decided by handover's predecessor rule (ADR 0060: the last operator who *worked*):
+    bob only read his brief, so alice coming back gets her task digest, not a brief "from bob"."""
+    repo = _alice_worked_on(make_git_repo, monkeypatch)
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "bob")
+    run_session_start(data_dir, start_payload(repo.root), "--time-limit", "100")  # bob reads his brief
+    monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "alice")
+    payload = json.loads(start_payload(repo.root))
+    payload["session_id"] = "s-alice"
+
+    done = run_session_start(data_dir, json.dumps(payload).encode(), "--time-limit", "100")
+
+    text = done.stdout.decode("utf-8")
+    assert text.startswith("# mission-memory: pull digest for uploader\n\nSession start by the same operator"), text[:300]
+
+
+def test_the_hook_knows_no_fence_marker_text() -> None:
+    """Cutting a digest outside its fences is the fence module's rule (ADR 0021), not the hook's."""
+    source = Path(session_start.__file__).read_text()
+    assert "<<<" not in source and "excerpt " not in source

@@ -29,7 +29,7 @@ from mission_memory.records import Record, RecordKind
 from mission_memory.stores.base import MemoryStore
 
 __all__ = ["MAX_CATCH_UP", "MIN_WINDOW", "STRETCH_GAP", "ShiftWindow", "latest_operator", "operator_activity", "resolve_shift",
-           "work_by_operator"]
+           "takes_over", "work_by_operator"]
 
 STRETCH_GAP = timedelta(days=2)
 """A gap this long ends a stretch: the same gap that defines a rotation in the replay benchmark."""
@@ -127,6 +127,37 @@ def latest_operator(store: MemoryStore, mission: str, until: datetime, *, other_
         if event.operator and event.operator != other_than:
             return event.operator
     return None
+
+
+def takes_over(
+    store: MemoryStore, mission: str, operator: str | None, now: datetime, *, session_id: str | None = None
+) -> bool:
+    """Whether ``operator`` starting a session on ``mission`` takes a shift over (the SessionStart hook's
+    rotation, ADR 0027), by this module's predecessor rule (ADR 0060: the last other operator who *worked*).
+
+    True when ``operator`` has no activity on the mission yet (their first session there), or when
+    someone else's latest work is newer than ``operator``'s latest activity (a query or brief they
+    read, or work of their own). An operator who only read briefs or asked memory hands nothing
+    over. The starting session's own retrieval events (``session_id``, e.g. after ``/clear``) are not
+    the operator's activity: the session started without having read anything yet.
+
+    Args:
+        store: the memory's store.
+        mission: the mission (stored).
+        operator: who is starting (None: unknown, so any other operator's work counts as handed over).
+        now: the clock (timezone-aware).
+        session_id: the starting session's id.
+    """
+    work = work_by_operator(store, mission, now)
+    handed = next((when for when, who, _ in work if who != operator), None)
+    own = [when for when, who, _ in work if who == operator]
+    if operator is not None:
+        own += [e.time for e in store.retrieval_events_matching(operator=operator, mission=mission, until=now,
+                                                                limit=_SCAN_LIMIT)
+                if session_id is None or e.session_id != session_id]
+    if not own:
+        return operator is not None or handed is not None
+    return handed is not None and handed > max(own)
 
 
 def _mission_latest(store: MemoryStore, mission: str, until: datetime) -> datetime | None:

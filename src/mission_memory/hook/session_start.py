@@ -8,16 +8,16 @@ For ``SessionStart``, what a hook prints on stdout with exit code 0 is added to 
 context. This hook reads the hook JSON on stdin (``session_id``, ``cwd``, ``source``, …), finds the
 git top-level of ``cwd`` and the mission named after that folder, and knows who is starting (ADR 0027):
 
-* on a rotation — the operator differs from the last session's operator on this mission, or it is
-  the operator's first session there — it injects the rotation brief (``Memory.rotation_brief``,
-  docs/design.md §6);
+* on a rotation — someone else worked on the mission since the operator was last active there, or it
+  is the operator's first session there (:func:`~mission_memory.handover.shift_window.takes_over`,
+  handover's predecessor rule, ADR 0060: reading a brief or asking memory is not work) — it injects
+  the rotation brief (``Memory.rotation_brief``, docs/design.md §6);
 * otherwise a task-focused digest: a pull query (``Memory.query``, docs/design.md §4) built from the
   current branch, the latest commits and the tasks in progress. Those come from the repository
   and the tracker, so the digest's ``Task:`` line shows a fixed description instead of them.
 
-The last session's operator is the operator of the newest retrieval event on the mission logged by
-another session (every brief and digest is logged as one). The printed text is at most
-:data:`MAX_OUTPUT_CHARS` characters, and both start with the line ``# mission-memory: pull digest for <mission>``.
+The printed text is at most :data:`MAX_OUTPUT_CHARS`
+characters, and both start with the line ``# mission-memory: pull digest for <mission>``.
 
 It fails open like the prompt hook: a hard time limit (:data:`DEFAULT_TIME_LIMIT_S`, below the
 installed ``timeout``) after which the process exits 0 with nothing printed; any error, an empty
@@ -32,6 +32,7 @@ import os
 import sys
 import threading
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,7 +41,7 @@ from mission_memory.capture.prompt_commit import command_option
 if TYPE_CHECKING:
     from mission_memory.api import Memory
 
-__all__ = ["DEFAULT_TIME_LIMIT_S", "MAX_OUTPUT_CHARS", "TOKEN_BUDGET", "digest_for", "is_rotation", "main"]
+__all__ = ["DEFAULT_TIME_LIMIT_S", "MAX_OUTPUT_CHARS", "TOKEN_BUDGET", "digest_for", "main"]
 
 DEFAULT_TIME_LIMIT_S = 10.0
 MAX_OUTPUT_CHARS = 9_500
@@ -69,38 +70,11 @@ def _log(data_dir: Path, message: str) -> None:
 
 
 def truncate(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
-    """``text`` cut to at most ``limit`` characters at a line boundary, with a note when cut.
+    """``text`` cut to at most ``limit`` characters at a line boundary, with a note when cut, never
+    inside an excerpt's fence (:func:`~mission_memory.fence.cut_outside_fences`)."""
+    from mission_memory.fence import cut_outside_fences
 
-    A cut that would fall inside an excerpt's fence drops that whole entry instead, so the text
-    never ends with stored text whose fence is left open (ADR 0021).
-    """
-    if len(text) <= limit:
-        return text
-    note = "\n\n[digest truncated]\n"
-    cut = text.rfind("\n", 0, limit - len(note))
-    head = text[: cut if cut > 0 else limit - len(note)]
-    # Never leave an excerpt fence open (ADR 0021): drop the entry the limit fell inside.
-    opened = head.rfind("<<<excerpt ")
-    if opened > head.rfind("<<<end excerpt "):
-        entry = head.rfind("\n### ", 0, opened)
-        head = head[: entry if entry > 0 else opened].rstrip()
-    return head + note
-
-
-def is_rotation(memory: Memory, mission: str, operator: str | None, session_id: str | None) -> bool:
-    """Whether ``operator`` takes over ``mission``: the last other session there was someone else's, or none exists.
-
-    Args:
-        memory: the open memory.
-        mission: the mission.
-        operator: who is starting.
-        session_id: the starting session (its own events, e.g. after ``/clear``, are not "the last session").
-    """
-    for event in memory.store.retrieval_events_matching(mission=mission, limit=200):
-        if session_id is not None and event.session_id == session_id:
-            continue
-        return event.operator != operator
-    return True
+    return cut_outside_fences(text, limit)
 
 
 _FOCUS_TASK_LINE = "Task: continue the current branch's work (its latest commits and the tasks in progress)."
@@ -144,13 +118,14 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
     mission = mission_here(cwd)
 
     from mission_memory.api import Memory
+    from mission_memory.handover.shift_window import takes_over
     from mission_memory.retrieval_events import resolve_operator
 
     with Memory.open(data_dir=data_dir) as memory:
         if mission not in memory.store.missions():
             return ""  # this repository was never ingested: other missions' memory does not belong here
         operator = resolve_operator(Path(repository))
-        if is_rotation(memory, mission, operator, session_id):
+        if takes_over(memory.store, mission, operator, datetime.now(UTC), session_id=session_id):
             brief = memory.rotation_brief(mission=mission, for_operator=operator, token_budget=token_budget,
                                           repository=repository, client="hook", session_id=session_id,
                                           embed_archived=False)  # the queue's next catch-up embeds it
