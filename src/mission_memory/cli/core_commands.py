@@ -84,7 +84,10 @@ def ingest(
     not overwritten: choose another --mission, or pass --replace-repository.
 
     Progress goes to stderr (also with --json, whose report is on stdout): a bar with the time left on a
-    terminal, plain lines with rate and ETA otherwise. The end names the folders that cost the most."""
+    terminal, plain lines with rate and ETA otherwise. The end names the folders that cost the most.
+
+    A file or commit that fails to read, parse, redact, embed or store is left out and named (path or
+    commit, stage, reason; --json: "failures"), the rest is ingested, and the exit status is 3: partial."""
     if tracker is not None or path is None:
         from mission_memory.cli.tracker_item_commands import ingest_tracker_items
 
@@ -99,6 +102,7 @@ def ingest(
     data = report.to_json()
     if json_output:
         print_json(data)
+        _exit_partial(report.partial)
         return
     table = Table(title=f"Ingested {data['path']} as mission '{data['mission']}'", title_justify="left")
     for column in ("layer", "added", "updated", "unchanged", "removed"):
@@ -127,6 +131,18 @@ def ingest(
         f" ({data['records_per_second']:.1f} records/s)" if data["records_per_second"] else ""
     )
     console.print(f"HEAD {data['head'] or '(not a git repository)'} · {data['embedded']} records embedded{rate}")
+    if data["failures"]:
+        console.print(f"Partial ingest: {len(data['failures'])} left out (named in the warnings above; re-run"
+                      " after fixing them, the rest is stored)", markup=False)
+    _exit_partial(report.partial)
+
+
+def _exit_partial(partial: bool) -> None:
+    """Exit with :data:`~mission_memory.ingest.record_failures.PARTIAL_EXIT_CODE` when records were left out."""
+    if partial:
+        from mission_memory.ingest.record_failures import PARTIAL_EXIT_CODE
+
+        raise typer.Exit(PARTIAL_EXIT_CODE)
 
 
 def query(

@@ -16,21 +16,27 @@ records and seconds, so a user knows what to exclude.
 
 Records are written in batches, each batch one transaction: a process killed mid-ingest leaves a
 sound store holding the batches already committed, and a re-run completes the rest.
+
+One bad record never stops a run (`mission_memory.ingest.record_failures`, ADR 0085): a file or commit
+whose reading, parsing, redaction, embedding or writing raises is left out, named in the report's
+``failures`` and in a warning, and the ingest goes on; what was stored of a failed file before is kept,
+and commits are read again from the last complete run until none fails.
 """
 
 from __future__ import annotations
 
 import time as clock
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from mission_memory.decisions import Principle
+from mission_memory.decisions import Decision, Principle
 from mission_memory.embeddings import Embedder
-from mission_memory.errors import InputError
+from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.fence import check_mission_name
 from mission_memory.ingest.access_levels import AccessRules, with_access
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
@@ -47,6 +53,7 @@ from mission_memory.ingest.generated_documents import generated_kind, generated_
 from mission_memory.ingest.git_history import Commit, GitRepository, History
 from mission_memory.ingest.passage_heads import passage_text
 from mission_memory.ingest.principles import find_principle_paths, parse_principles
+from mission_memory.ingest.record_failures import RecordFailure, failure_of
 from mission_memory.ingest.recorded_decisions import reconcile_recorded, survives_ingest
 from mission_memory.ingest.source import RepositorySource
 from mission_memory.ingest.structured_documents import (
@@ -57,7 +64,7 @@ from mission_memory.ingest.structured_documents import (
 from mission_memory.ingest.tracked_tree import store_tracked_files
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind, source_key_for
 from mission_memory.stores.base import MemoryStore
-from mission_memory.stores.write_path import store_records
+from mission_memory.stores.write_path import passage_vectors, store_records
 
 __all__ = ["MAX_RECORDS_PER_FILE", "IngestReport", "ProgressFn", "ingest_repository"]
 
@@ -101,6 +108,9 @@ class IngestReport:
         unreadable_history: blobs of the history git could not read (a damaged or partial clone),
             each ``{"commit", "path", "object"}``: the commit is ingested, that file's diffstat is left
             out (:meth:`~mission_memory.ingest.git_history.GitRepository.history`).
+        failures: records left out because a stage raised
+            (:class:`~mission_memory.ingest.record_failures.RecordFailure`: path or commit, stage,
+            reason), each also named in ``warnings``; the run is partial when there is one.
     """
 
     mission: str
@@ -119,6 +129,29 @@ class IngestReport:
     vectors_reused: int = 0
     shallow: bool = False
     unreadable_history: list[dict[str, str]] = field(default_factory=list)
+    failures: list[RecordFailure] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        """True when records were left out because a stage raised (see ``failures``)."""
+        return bool(self.failures)
+
+    def fail(self, source: str, stage: str, exc: BaseException) -> RecordFailure:
+        """Name ``source`` (a path, ``path#anchor`` or commit sha) as left out at ``stage`` because of
+        ``exc``, in ``failures`` and ``warnings``; returns the failure."""
+        failure = failure_of(source, stage, exc)
+        self.failures.append(failure)
+        self.warnings.append(failure.warning())
+        return failure
+
+    @contextmanager
+    def isolated(self, source: str, stage: str) -> Iterator[None]:
+        """Run the block for ``source``; an exception it raises is named with :meth:`fail` instead of
+        propagating (the rest of the block is skipped), so one record never stops the run (ADR 0085)."""
+        try:
+            yield
+        except Exception as exc:  # noqa: BLE001 - one bad record never stops a run (ADR 0085)
+            self.fail(source, stage, exc)
 
     def costliest_folders(self, limit: int = 10) -> list[dict[str, Any]]:
         """The folders that cost the most seconds, most first: ``[{"folder", "records", "embedded", "seconds"}]``."""
@@ -171,6 +204,8 @@ class IngestReport:
             "warnings": list(self.warnings),
             "shallow": self.shallow,
             "unreadable_history": list(self.unreadable_history),
+            "partial": self.partial,
+            "failures": [f.to_json() for f in self.failures],
             "seconds": round(self.seconds, 2),
             "records_per_second": round(self.embedded / self.seconds, 2) if self.seconds > 0 else None,
             "folders": self.costliest_folders(limit=len(self.folders)),
@@ -332,6 +367,44 @@ def _principle_records(
     return out
 
 
+def _file_records(
+    source: RepositorySource, mission: str, path: str, text: str, mission_type: str | None,
+    report: IngestReport, cap: int,
+) -> list[Record]:
+    """The document records of one file (:func:`_document_records`), or none: YAML/TOML that does not
+    parse is skipped with the parser's reason, any other exception names the file in
+    ``report.failures`` (ADR 0085). Never raises."""
+    with report.isolated(_readable_file_name(path), "parse"):
+        try:
+            return _document_records(source, mission, path, text, mission_type, report, cap)
+        except StructuredDocumentError as exc:
+            report.skipped.append({"path": _readable_file_name(path), "reason": exc.reason, "detail": exc.detail})
+    return []
+
+
+def _decision_records(
+    source: RepositorySource, mission: str, adrs: list[tuple[str, Decision]], principles: list[Principle],
+    mission_type: str | None, report: IngestReport,
+) -> list[Record]:
+    """The decision records of the parsed ADRs (:func:`decision_records`, which links them to each
+    other). When that raises, each ADR is tried alone: those that raise are named in
+    ``report.failures`` and the rest are built again together, so their links stay (ADR 0085)."""
+    try:
+        return decision_records(source, mission, adrs, principles, mission_type, report.warnings)
+    except Exception:  # noqa: BLE001 - find the ADRs that raise; the others are built together below
+        good = []
+        for rel, decision in adrs:
+            with report.isolated(_readable_file_name(rel), "parse"):
+                decision_records(source, mission, [(rel, decision)], principles, mission_type, [])
+                good.append((rel, decision))
+    try:
+        return decision_records(source, mission, good, principles, mission_type, report.warnings)
+    except Exception as exc:  # noqa: BLE001 - only together do they raise: each is named, left out
+        for rel, _ in good:
+            report.fail(_readable_file_name(rel), "parse", exc)
+        return []
+
+
 def ingest_repository(
     store: MemoryStore,
     embedder: Embedder,
@@ -420,11 +493,14 @@ def ingest_repository(
     for i, rel in enumerate(candidates, start=1):
         read_started = clock.perf_counter()
         shown = _readable_file_name(rel)
-        text, reason = (None, "undecodable file name") if shown != rel else _read_text(source.root, rel, max_file_bytes)
-        if text is None:
-            report.skipped.append({"path": shown, "reason": reason or "unreadable"})
-        else:
-            texts[rel] = text
+        with report.isolated(shown, "read"):
+            text, reason = (
+                (None, "undecodable file name") if shown != rel else _read_text(source.root, rel, max_file_bytes)
+            )
+            if text is None:
+                report.skipped.append({"path": shown, "reason": reason or "unreadable"})
+            else:
+                texts[rel] = text
         report._charge(_folder_of(rel), seconds=clock.perf_counter() - read_started)
         if progress:
             progress("read", i, len(candidates))
@@ -432,28 +508,30 @@ def ingest_repository(
     principles: list[Principle] = []
     principle_records: list[Record] = []
     for rel in sorted(principle_paths & texts.keys()):
-        parsed = parse_principles(texts[rel], rel)
-        principles.extend(parsed)
-        principle_records.extend(_principle_records(source, mission, rel, parsed, mission_type))
-    adrs = [(rel, parse_adr(texts[rel], rel)) for rel in sorted(adr_paths & texts.keys())]
-    records: list[Record] = principle_records + decision_records(
-        source, mission, adrs, principles, mission_type, report.warnings
+        with report.isolated(_readable_file_name(rel), "parse"):
+            parsed = parse_principles(texts[rel], rel)
+            built = _principle_records(source, mission, rel, parsed, mission_type)
+            principles.extend(parsed)
+            principle_records.extend(built)
+    adrs = []
+    for rel in sorted(adr_paths & texts.keys()):
+        with report.isolated(_readable_file_name(rel), "parse"):
+            adrs.append((rel, parse_adr(texts[rel], rel)))
+    records: list[Record] = principle_records + _decision_records(
+        source, mission, adrs, principles, mission_type, report
     )
     for rel, d in adrs:
         if len(d.text.strip()) > RECORD_TEXT_CAP:
-            records.extend(_document_records(source, mission, rel, texts[rel], mission_type, report,
-                                             max_records_per_file))
+            records.extend(_file_records(source, mission, rel, texts[rel], mission_type, report,
+                                         max_records_per_file))
             report.warnings.append(
                 f"{rel}: the decision's text ({len(d.text):,} characters) is kept to its first "
                 f"{RECORD_TEXT_CAP:,} in the decision record; the whole text is ingested as document chunks"
             )
     for rel in doc_paths:
         if rel in texts:
-            try:
-                records.extend(_document_records(source, mission, rel, texts[rel], mission_type, report,
-                                                 max_records_per_file))
-            except StructuredDocumentError as exc:
-                report.skipped.append({"path": _readable_file_name(rel), "reason": exc.reason, "detail": exc.detail})
+            records.extend(_file_records(source, mission, rel, texts[rel], mission_type, report,
+                                         max_records_per_file))
     access = access_rules or AccessRules({})
     records = access.assign(records, texts)  # before anything is stored
     file_levels = access.file_levels(records)  # a commit takes the levels of the files it touches
@@ -473,6 +551,7 @@ def ingest_repository(
         file_levels = AccessRules.file_levels(outside) | file_levels
     access_print = access.fingerprint(file_levels)
 
+    commit_shas: set[str] = set()
     if source.git is not None:
         report.head = source.git.head()
         since = store.get_state(mission, f"git_head:{source.root}")
@@ -487,10 +566,11 @@ def ingest_repository(
         if store.get_state(mission, f"git_shallow:{source.root}") == "true" and not report.shallow:
             since = None  # the clone was deepened: the history before the old boundary is new
         history = source.git.history(since)
-        records.extend(
-            with_access(_commit_record(source, mission, c, mission_type), access.commit_level(c.files, file_levels))
-            for c in history.commits
-        )
+        commit_shas = {c.sha for c in history.commits}
+        for c in history.commits:
+            with report.isolated(c.sha, "parse"):
+                records.append(with_access(_commit_record(source, mission, c, mission_type),
+                                           access.commit_level(c.files, file_levels)))
         _report_history(report, source.root, history)
 
     _store_new(store, embedder, records, report, progress, passage_heads)
@@ -503,9 +583,12 @@ def ingest_repository(
     # Replaced records were deleted by upsert; files that disappeared leave records behind: drop them.
     # A decision recorded while this run embedded is not in file_keys: the store judges each record it
     # is about to delete, as stored then, by the rule reconcile_recorded used (docs/adr/0056).
-    for kind, n in _delete_missing(store, mission, file_kinds, file_keys, source.root).items():
+    # What was stored of a file that failed this time stays: the file is still there (ADR 0085).
+    failed_paths = {f.source.split("#", 1)[0] for f in report.failures}
+    for kind, n in _delete_missing(store, mission, file_kinds, file_keys, source.root, failed_paths).items():
         report.removed[kind] += n
-    if report.head:
+    if report.head and not any(f.source in commit_shas for f in report.failures):
+        # A commit that failed is read again next time: the run does not move past it.
         store.set_state(mission, f"git_head:{source.root}", report.head)
     if source.git is not None:
         store.set_state(mission, f"commit_access:{source.root}", access_print)
@@ -573,11 +656,18 @@ def _store_new(
     store: MemoryStore, embedder: Embedder, records: list[Record], report: IngestReport,
     progress: ProgressFn | None, passage_heads: Mapping[RecordKind, int] | None = None,
 ) -> None:
+    """Embed and write the records not stored yet, :data:`_BATCH` per transaction. A batch that raises
+    is stored record by record: a record whose embedding or writing raises is left out and named in
+    ``report.failures`` (ADR 0085). The store failing a write (:class:`BackendUnavailable`), or no
+    record of a batch of several embedding alone (the embedder is down), stops the run."""
     unique = list({r.id: r for r in records}.values())
     known = store.known_ids(r.id for r in unique)
     for r in unique:
         report._charge(_record_folder(r), records=1)
-    total = sum(1 for r in unique if r.id not in known)
+        if r.id in known:
+            report.unchanged[r.kind.value] += 1
+    fresh = [r for r in unique if r.id not in known]
+    total = len(fresh)
     done = 0
     if progress:
         progress("embed", 0, total)
@@ -591,19 +681,57 @@ def _store_new(
         if progress:
             progress("embed", done, total)
 
-    result = store_records(
-        store, embedder, unique, passage=lambda r: passage_text(r, passage_heads), batch=_BATCH,
-        reuse_vectors=True, on_batch=charged,
-    )
-    report.added.update(result.added)
-    report.updated.update(result.replaced)
-    report.unchanged.update(result.unchanged)
-    report.embedded += result.embedded
-    report.vectors_reused += result.vectors_reused
+    def passage(record: Record) -> str:
+        return passage_text(record, passage_heads)
+
+    def stored(chunk: Sequence[Record]) -> None:
+        result = store_records(store, embedder, chunk, passage=passage, batch=None, reuse_vectors=True,
+                               on_batch=charged)
+        report.added.update(result.added)
+        report.updated.update(result.replaced)
+        report.unchanged.update(result.unchanged)
+        report.embedded += result.embedded
+        report.vectors_reused += result.vectors_reused
+
+    for start in range(0, len(fresh), _BATCH):
+        chunk = fresh[start : start + _BATCH]
+        try:
+            stored(chunk)
+            continue
+        except Exception:  # noqa: BLE001, S112 - find the records that raise; store the others one by one
+            pass
+        unembeddable: list[Exception] = []
+        failed_before = len(report.failures)
+        for record in chunk:
+            try:
+                passage_vectors(embedder, [record], [passage(record)])
+            except Exception as exc:  # noqa: BLE001 - this record's vector fails: named, left out
+                unembeddable.append(exc)
+                report.fail(record.provenance.ref, "embed", exc)
+                continue
+            try:
+                stored([record])
+            except BackendUnavailable:
+                raise  # the store cannot be written: no record's fault, the run stops
+            except Exception as exc:  # noqa: BLE001 - this record's write fails: named, left out
+                report.fail(record.provenance.ref, "store", exc)
+        if len(chunk) > 1 and len(unembeddable) == len(chunk):
+            raise unembeddable[0]  # not one record of the batch embeds: the embedder fails, not a record
+        done += len(report.failures) - failed_before  # left out, but no longer waiting
+        if progress:
+            progress("embed", done, total)
 
 
-def _delete_missing(store: MemoryStore, mission: str, kinds: list[str], keep: list[str], root: Path) -> Counter[str]:
+def _delete_missing(
+    store: MemoryStore, mission: str, kinds: list[str], keep: list[str], root: Path, failed_paths: set[str],
+) -> Counter[str]:
+    """Delete the records of ``kinds`` whose source key is not in ``keep``, sparing recorded decisions
+    that survive the ingest and the records of files that failed in this run."""
+
+    def spare(record: Record) -> bool:
+        return survives_ingest(record, root) or record.attributes.get("path") in failed_paths
+
     removed: Counter[str] = Counter()
     for kind in kinds:
-        removed[kind] += store.delete_missing(mission, [kind], keep, spare=lambda r: survives_ingest(r, root))
+        removed[kind] += store.delete_missing(mission, [kind], keep, spare=spare)
     return +removed
