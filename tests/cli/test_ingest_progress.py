@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
-from mission_memory.cli.progress_lines import ProgressLines, format_eta
+from mission_memory.cli.progress_lines import ProgressLines, format_eta, observed_eta
 
 runner = CliRunner()
 
@@ -39,7 +39,7 @@ def test_progress_lines_carry_done_total_rate_and_eta() -> None:
     assert out.getvalue().splitlines() == [
         "embed records: 0/400 (0%)",
         "embed records: 100/400 (25%) · 10.0/s · ETA 30 s",
-        "embed records: 400/400 (100%) · 13.3/s · done in 30 s",
+        "embed records: 400/400 (100%) · 14.0/s · done in 30 s",  # 350 items in the 25 s after the first batch
     ]
 
 
@@ -72,6 +72,33 @@ def test_a_slow_phase_still_prints_every_interval() -> None:
     lines = out.getvalue().splitlines()
     assert len(lines) == 4
     assert lines[-1] == "embed records: 3/5000 (0%) · 0.1/s · ETA 15 h 16 min"  # 4,997 left at 3 per 33 s
+
+
+def test_the_eta_comes_from_the_rate_after_the_first_batch_not_the_start_up() -> None:
+    """Issue 34: the first batch carries the embedder's start-up (80 s for 64 records here), the rest
+    run at 4 records/s. The first estimate counted the start-up and said 22 min 24 s for 7 min 28 s of work."""
+    out, clock = io.StringIO(), SteppedClock()
+    progress = ProgressLines(out, every_items=64, every_seconds=600, clock=clock)
+    progress("embed", 0, 1920)
+    clock.now += 80
+    progress("embed", 64, 1920)
+    clock.now += 16
+    progress("embed", 128, 1920)
+    clock.now += 16
+    progress("embed", 192, 1920)
+    assert out.getvalue().splitlines() == [
+        "embed records: 0/1920 (0%)",
+        "embed records: 64/1920 (3%) · ETA …",  # one batch: no rate to go by yet
+        "embed records: 128/1920 (6%) · 4.0/s · ETA 7 min 28 s",  # 1,792 left at 4 per second
+        "embed records: 192/1920 (10%) · 4.0/s · ETA 7 min 12 s",
+    ]
+
+
+def test_observed_eta_counts_only_the_batches_after_the_first() -> None:
+    assert observed_eta(None, 64, 640, 140.0) is None
+    assert observed_eta((64, 140.0), 64, 640, 150.0) is None  # no batch since the first
+    assert observed_eta((64, 140.0), 128, 640, 160.0) == (3.2, 160.0)  # 64 in 20 s; 512 left
+    assert observed_eta((64, 140.0), 640, 640, 300.0) == (3.6, 0.0)
 
 
 def test_eta_is_written_in_seconds_minutes_or_hours() -> None:
@@ -147,9 +174,10 @@ def test_ctrl_c_during_an_ingest_says_how_to_continue_and_a_rerun_finishes(tmp_p
     assert report["mission"] == "notes"
 
 
-def test_the_terminal_bar_has_an_eta_from_the_first_embedded_batch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One batch of 64 records taking 40 s (1.6 records/s) is enough for an estimate: rich's own
-    column, which keeps only its last 30 s of samples, showed ``ETA -:--:--`` for half an hour (issue 21)."""
+def test_the_terminal_bar_has_an_eta_from_the_second_embedded_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bar's estimate comes from the batches after the first, whose 40 s carry the start-up (issue 34):
+    64 records in the next 20 s give 3.2 records/s. rich's own column, which keeps only its last 30 s of
+    samples, showed ``ETA -:--:--`` for half an hour (issue 21)."""
     from rich.console import Console
 
     from mission_memory.cli import progress_lines
@@ -161,8 +189,10 @@ def test_the_terminal_bar_has_an_eta_from_the_first_embedded_batch(monkeypatch: 
     with progress_lines.progress_display(True) as update:
         update("embed", 0, 640)
         clock.now += 40
-        update("embed", 64, 640)  # 576 left at 64 per 40 s: 6 minutes
+        update("embed", 64, 640)
+        clock.now += 20
+        update("embed", 128, 640)  # 512 left at 64 per 20 s: 2 min 40 s
     frames = screen.getvalue()
-    assert "64/640" in frames
-    assert "ETA 6 min 00 s" in frames
+    assert "128/640" in frames
+    assert "ETA 2 min 40 s" in frames and "ETA 4 min" not in frames  # not 512 at 128 per 60 s
     assert "-:--:--" not in frames

@@ -4,8 +4,11 @@ A rich progress bar draws nothing useful into a file, so an ingest redirected to
 half an hour (issue 12 item 6). :class:`ProgressLines` takes the same ``progress(phase, done, total)``
 callbacks as the bar and writes a line such as ``embed: 640/1178 (54%) · 21.3 records/s · ETA 25 s``
 when a phase starts, every ``every_items`` items or ``every_seconds`` seconds (whichever comes first),
-and when it completes. A one-step phase (``index``: ``0/1``, then ``1/1``) gets no rate, only its time. The rate and ETA come from the phase's own start, so a slow read phase does not
-skew the embedding estimate. The clock is injected, so tests drive it without sleeping (ADR 0035).
+and when it completes. A one-step phase (``index``: ``0/1``, then ``1/1``) gets no rate, only its time. The rate and
+ETA come from what the phase did after its first batch (:func:`observed_eta`): the first batch of an
+ingest carries the embedder's start-up, so a rate that counted it made the first estimate of a
+9-minute ingest 43 minutes (issue 34); until a second batch is done the line says ``ETA …``. The clock
+is injected, so tests drive it without sleeping (ADR 0035).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any, TextIO
 
 from mission_memory.cli.output import err_console
 
-__all__ = ["ProgressLines", "format_eta", "progress_display"]
+__all__ = ["ProgressLines", "format_eta", "observed_eta", "progress_display"]
 
 _LABELS = {"read": "read files", "embed": "embed records", "index": "prepare search indexes"}
 
@@ -31,6 +34,29 @@ def format_eta(seconds: float) -> str:
     if whole < 3600:
         return f"{whole // 60} min {whole % 60:02d} s"
     return f"{whole // 3600} h {whole % 3600 // 60:02d} min"
+
+
+def observed_eta(first: tuple[int, float] | None, done: int, total: int, now: float) -> tuple[float, float] | None:
+    """``(rate, seconds left)`` of a phase at the rate it showed after its first batch, or None before
+    there is such a rate.
+
+    Args:
+        first: ``(items done, clock seconds)`` when the phase's first batch completed (the first
+            progress call with items done), or None when none has yet.
+        done: items done now; total: items of the phase; now: the clock now (same clock as ``first``).
+
+    Returns:
+        Items per second over the batches since the first, and ``(total - done) / rate`` seconds;
+        None while no batch after the first has completed (the first one's time includes start-up
+        costs, the embedder's graph and the page cache, that the rest of the phase does not pay).
+    """
+    if first is None:
+        return None
+    first_done, first_time = first
+    if done <= first_done or now <= first_time:
+        return None
+    rate = (done - first_done) / (now - first_time)
+    return rate, max(0, total - done) / rate
 
 
 class ProgressLines:
@@ -57,10 +83,13 @@ class ProgressLines:
         self.clock = clock
         self._started: dict[str, float] = {}
         self._last: dict[str, tuple[int, float]] = {}
+        self._first_batch: dict[str, tuple[int, float]] = {}
 
     def __call__(self, phase: str, done: int, total: int) -> None:
         """Record progress of ``phase``: ``done`` of ``total`` items; print a line when one is due."""
         now = self.clock()
+        if done > 0 and phase not in self._first_batch:
+            self._first_batch[phase] = (done, now)
         if phase not in self._started:
             self._started[phase] = now
             self._last[phase] = (done, now)
@@ -77,11 +106,12 @@ class ProgressLines:
         share = f" ({100 * done // total}%)" if total else ""
         elapsed = now - self._started[phase]
         parts = [f"{label}: {done}/{total}{share}"]
-        if done and elapsed > 0 and total > 1:  # a one-step phase (``index``) has no meaningful rate
-            rate = done / elapsed
-            parts.append(f"{rate:.1f}/s")
-            if done < total:
-                parts.append(f"ETA {format_eta((total - done) / rate)}")
+        if total > 1:  # a one-step phase (``index``) has no meaningful rate
+            observed = observed_eta(self._first_batch.get(phase), done, total, now)
+            if observed is not None:
+                parts.append(f"{observed[0]:.1f}/s")
+            if 0 < done < total:
+                parts.append("ETA …" if observed is None else f"ETA {format_eta(observed[1])}")
         if total and done >= total:
             parts.append(f"done in {format_eta(elapsed)}")
         print(" · ".join(parts), file=self.stream, flush=True)
@@ -90,7 +120,8 @@ class ProgressLines:
 @contextmanager
 def progress_display(enabled: bool) -> Iterator[Any]:
     """Progress on stderr, fed by ``progress(phase, done, total)`` callbacks: a rich bar with the time
-    left (from the phase's rate since it started, so from its first batch on) when stderr is a terminal, else :class:`ProgressLines` (ADR 0035).
+    left (from the phase's rate after its first batch, :func:`observed_eta`) when stderr is a terminal, else
+    :class:`ProgressLines` (ADR 0035).
 
     Args:
         enabled: False yields None (``--json`` runs print nothing but their result).
@@ -116,20 +147,20 @@ def progress_display(enabled: bool) -> Iterator[Any]:
     from rich.text import Text
 
     class PhaseEta(ProgressColumn):
-        """The time left at the phase's own rate since it started, as :class:`ProgressLines` gives it.
+        """The time left at the phase's rate after its first batch, as :class:`ProgressLines` gives it.
 
         rich's ``TimeRemainingColumn`` estimates from the samples of its last 30 s, so a phase whose
         batches take longer than that (64 records at 1.6 records/s) showed ``-:--:--`` for half an hour
-        (issue 21); this one has an estimate from the first batch on."""
+        (issue 21); this one has an estimate from the second batch on (:func:`observed_eta`)."""
 
         def render(self, task: Task) -> Text:
-            elapsed = task.elapsed or 0.0
             if task.finished or not task.total:
                 return Text("")
-            if not task.completed or elapsed <= 0:
+            observed = observed_eta(task.fields.get("first_batch"), int(task.completed), int(task.total),
+                                    task.get_time())
+            if observed is None:
                 return Text("ETA …", style="progress.remaining")
-            rate = task.completed / elapsed
-            return Text(f"ETA {format_eta((task.total - task.completed) / rate)}", style="progress.remaining")
+            return Text(f"ETA {format_eta(observed[1])}", style="progress.remaining")
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), PhaseEta())
     with Progress(*columns, console=err_console, transient=True) as bar:
@@ -139,6 +170,9 @@ def progress_display(enabled: bool) -> Iterator[Any]:
             label = {"read": "Reading files", "embed": "Embedding new records", "index": "Preparing search indexes"}.get(phase, phase)
             if phase not in tasks:
                 tasks[phase] = bar.add_task(label, total=total)
+            task = bar.tasks[[t.id for t in bar.tasks].index(tasks[phase])]
+            if done > 0 and "first_batch" not in task.fields:
+                bar.update(tasks[phase], first_batch=(done, bar.get_time()))
             bar.update(tasks[phase], completed=done, total=total)
 
         yield update
