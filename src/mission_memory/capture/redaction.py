@@ -1352,6 +1352,9 @@ _CRED_PARTS = ("password", "passwd", "passphrase", "pass", "pwd", "secret", "sec
 ``SNYK_API_KEY``, ``sumologic.accessId``), matched as a component of the name: between separators
 (``_``, ``-``, ``.``) or at a change to upper case, so ``passenger``, ``tokens`` and ``bypass`` are not."""
 
+_CRED_STEMS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "psk", "login", "access", "bundle_")
+"""Every part of :data:`_CRED_PARTS` holds one of these: a text with none of them has no keyed value."""
+
 _WEAK_PARTS = frozenset(("key", "auth", "login", "accessid", "access_id"))
 """Name parts that are common words too: they count only at the end of the name, before a value that
 looks random (12+ characters, two character classes or more, no space)."""
@@ -1448,10 +1451,15 @@ def _redact_keyed_values(text: str, low: str, counts: dict[str, int]) -> str:
     value="x" />``. Precision by construction: references, names and placeholders are not secrets
     (:func:`_not_a_secret_value`); a weak part (``key``, ``auth``, ``login``) needs a random-looking value.
     """
+    stems = [stem for stem in _CRED_STEMS if stem in low]
+    if not stems:
+        return text  # the usual prompt: no credential word at all (about 1 µs)
     spans: list[tuple[int, int]] = []
     seen: set[int] = set()
     n = len(text)
     for part in (*_CRED_PARTS, "bundle_"):
+        if not any(stem in part for stem in stems):
+            continue
         at = low.find(part)
         while at >= 0:
             start = at
