@@ -31,7 +31,7 @@ from mission_memory.records import LAYER_OF_KIND, Layer, RecordKind
 from mission_memory.stores.filters import SearchFilter
 from mission_memory.stores.sqlite_filters import filter_sql
 
-__all__ = ["EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "HNSW_MIN_ROWS", "VectorPlanner", "vector_text"]
+__all__ = ["EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "HNSW_MIN_ROWS", "INDEX_DEADLINE_SECONDS", "VectorPlanner", "vector_text"]
 
 HNSW_MIN_ROWS = 50_000
 """Vectors of one model in one mission from which the mission is searched through its own HNSW
@@ -40,6 +40,11 @@ EF_SEARCH_MIN = 100
 """The smallest HNSW candidate list (``hnsw.ef_search``)."""
 EF_SEARCH_FACTOR = 4
 """``hnsw.ef_search`` is this many times the rows asked for (at most 1,000, pgvector's limit)."""
+
+INDEX_DEADLINE_SECONDS = 900.0
+"""The ``statement_timeout`` of one HNSW index build (it runs once per mission, when the mission
+crosses :data:`HNSW_MIN_ROWS`, inside that write's transaction: longer than one ordinary statement's
+deadline, still bounded)."""
 
 Row = tuple[str, str, str, float]
 """A dense hit as the planner returns it: ``(record id, layer, kind, cosine)``."""
@@ -80,6 +85,7 @@ class VectorPlanner:
     def create_index(self, tx: Any, model_id: str, mission: str, dim: int) -> str:
         """Create (or find) the partial HNSW index of ``mission``'s vectors of ``model_id``; its name."""
         name = self.index_name(model_id, mission)
+        tx.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(sql.Literal(f"{round(INDEX_DEADLINE_SECONDS)}s")))
         tx.execute(sql.SQL(
             "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((embedding::vector({dim})) vector_ip_ops)"
             " WHERE model_id = {model} AND mission = {mission}"
@@ -87,6 +93,7 @@ class VectorPlanner:
                  mission=sql.Literal(mission)))
         tx.execute("INSERT INTO vector_indexes (name, model_id, mission, dim) VALUES (%s, %s, %s, %s)"
                    " ON CONFLICT DO NOTHING", (name, model_id, mission, dim))
+        tx.execute("SET LOCAL statement_timeout = DEFAULT")  # back to the connection's deadline
         return name
 
     @staticmethod
