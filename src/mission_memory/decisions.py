@@ -88,6 +88,11 @@ class Decision:
         task_ids: tracker keys mentioned ("ABC-123", "#45").
         format: the template recognised.
         text: the full original text.
+        amends: decisions this one amends (changes in part; they stay in force).
+        amended_by: decisions that amend this one ("Amended by ADR-21"); this one stays in force.
+        probably_supersedes: earlier decisions this one names while saying it replaces, reverses or
+            fixes what they decided, without a "Supersedes" line (docs/adr/0084): a probable link,
+            shown as such, never a stated one.
     """
 
     number: int | None
@@ -112,6 +117,9 @@ class Decision:
     task_ids: tuple[str, ...]
     format: AdrFormat
     text: str
+    amends: tuple[str, ...] = ()
+    amended_by: tuple[str, ...] = ()
+    probably_supersedes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from mission_memory.front_matter import split_front_matter
 
@@ -101,7 +102,14 @@ def find_markdown_headings(lines: Sequence[str], start: int = 0) -> list[Markdow
     Returns:
         Top-level headings in document order.
     """
-    tokens = _MARKDOWN.parse("\n".join(lines[start:]))
+    body = list(lines[start:])
+    tokens = _MARKDOWN.parse("\n".join(body))
+    rows = _table_rows_read_as_headings(tokens, body)
+    while rows:  # each pass escapes at least one line, so this ends
+        for row in rows:
+            body[row] = body[row].replace("#", "\\#", 1)
+        tokens = _MARKDOWN.parse("\n".join(body))
+        rows = _table_rows_read_as_headings(tokens, body)
     headings: list[MarkdownHeading] = []
     for index, token in enumerate(tokens):
         if token.type != "heading_open" or token.level != 0 or token.map is None:
@@ -110,6 +118,26 @@ def find_markdown_headings(lines: Sequence[str], start: int = 0) -> list[Markdow
         text = " ".join(inline.content.split("\n")).strip()
         headings.append(MarkdownHeading(int(token.tag[1]), text, token.map[0] + start, token.map[1] + start))
     return headings
+
+
+def _table_rows_read_as_headings(tokens: Sequence[Token], lines: Sequence[str]) -> list[int]:
+    """Lines CommonMark reads as ATX headings that continue a pipe table (``# 443 | TLS`` right under its
+    rows): GitHub's table extension ends a table at such a line, but writers mean a row, and read as
+    a heading it would cut the section (a "Decision" that ends in a table fragment, issue 34)."""
+    rows: list[int] = []
+    table_end: int | None = None
+    for index, token in enumerate(tokens):
+        if token.level != 0 or token.map is None:
+            continue
+        if token.type == "table_open":
+            table_end = token.map[1]
+        elif token.type == "heading_open" and token.map[0] == table_end and "|" in lines[token.map[0]]:
+            if token.markup.startswith("#") and tokens[index + 1].content.strip():
+                rows.append(token.map[0])
+                table_end = token.map[1]  # the next row continues the same table
+        elif token.type not in ("table_close",):
+            table_end = None if token.type.endswith("_open") else table_end
+    return rows
 
 
 _INLINE_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)|!?\[([^\]]*)\]\[[^\]]*\]")

@@ -25,7 +25,7 @@ from mission_memory.ingest.adr.plain_text import (
     _split_list,
     _strip_emoji,
 )
-from mission_memory.ingest.adr.references import _number_ref, _refs_in, _supersede_refs
+from mission_memory.ingest.adr.references import _link_refs, _number_ref, _refs_in
 from mission_memory.ingest.adr.sections import (
     _headings_with_pseudo,
     _list_items,
@@ -67,6 +67,8 @@ class _Draft:
     principles: tuple[str, ...] = ()
     supersedes: tuple[str, ...] = ()
     superseded_by: tuple[str, ...] = ()
+    amends: tuple[str, ...] = ()
+    amended_by: tuple[str, ...] = ()
     related: tuple[str, ...] = ()
     title: str | None = None
 
@@ -91,6 +93,10 @@ def _apply_field(draft: _Draft, key: str, value: str, definitions: dict[str, str
         draft.supersedes += tuple(_refs_in(value, definitions, loose=True))
     elif key == "superseded_by":
         draft.superseded_by += tuple(_refs_in(value, definitions, loose=True))
+    elif key == "amends":
+        draft.amends += tuple(_refs_in(value, definitions, loose=True))
+    elif key == "amended_by":
+        draft.amended_by += tuple(_refs_in(value, definitions, loose=True))
     elif key == "related":
         draft.related += tuple(_refs_in(value, definitions, loose=True))
     elif key == "title" and draft.title is None:
@@ -314,10 +320,14 @@ def _parse_markdown_adr(text: str, path: str, file_title: str, file_number: int 
 
     supersedes = list(draft.supersedes)
     superseded_by = list(draft.superseded_by)
+    amends = list(draft.amends)
+    amended_by = list(draft.amended_by)
     for line in status_lines:
-        of, by = _supersede_refs(line, definitions)
-        supersedes.extend(of)
-        superseded_by.extend(by)
+        links = _link_refs(line, definitions)
+        supersedes.extend(links["of"])
+        superseded_by.extend(links["by"])
+        amends.extend(links["amends"])
+        amended_by.extend(links["amended_by"])
 
     context = _role_text(by_role, "context")
     decision_text = _decision_text(by_role)
@@ -354,7 +364,9 @@ def _parse_markdown_adr(text: str, path: str, file_title: str, file_number: int 
     all_refs = _refs_in(_FENCED_BLOCK.sub("\n", _HTML_COMMENT.sub(" ", normalised)), definitions, loose=False)
     supersedes_t = tuple(dict.fromkeys(r for r in supersedes if r and r != self_ref))
     superseded_by_t = tuple(dict.fromkeys(r for r in superseded_by if r and r != self_ref))
-    linked = {*supersedes_t, *superseded_by_t}
+    amends_t = tuple(dict.fromkeys(r for r in amends if r and r != self_ref and r not in superseded_by_t))
+    amended_by_t = tuple(dict.fromkeys(r for r in amended_by if r and r != self_ref and r not in superseded_by_t))
+    linked = {*supersedes_t, *superseded_by_t, *amends_t, *amended_by_t}
     related = tuple(
         dict.fromkeys(r for r in (*draft.related, *all_refs) if r and r != self_ref and r not in linked)
     )
@@ -386,4 +398,6 @@ def _parse_markdown_adr(text: str, path: str, file_title: str, file_number: int 
         task_ids=task_ids,
         format=_adr_format(front, by_role, sections, explicit, y is not None, status_text),
         text=text,
+        amends=amends_t,
+        amended_by=amended_by_t,
     )

@@ -71,20 +71,34 @@ def _refs_in(segment: str, definitions: dict[str, str], loose: bool) -> list[str
     return refs
 
 
-_SUPERSEDED_BY = re.compile(r"\b(?:superseded|replaced)\s+by\b|\bзамінен[оеаий]\w*", re.IGNORECASE)
-_SUPERSEDES = re.compile(r"\b(?:supersedes|replaces)\b|\bзамінює\b", re.IGNORECASE)
+_SUPERSEDED_BY = re.compile(
+    r"\b(?:super[sc]{1,3}e{1,2}ded|replaced|obsoleted|deprecated)\s+by\b|\bdeprecated\s+in\s+favou?r\s+of\b"
+    r"|\bзамінен[оеаий]\w*",
+    re.IGNORECASE,
+)  # "Superceded by" and "Superceeded by" are misspellings real ADRs carry (issue 34)
+_SUPERSEDES = re.compile(r"\b(?:super[sc]{1,3}edes|replaces|obsoletes)\b|\bзамінює\b", re.IGNORECASE)
+_AMENDED_BY = re.compile(r"\bamended\s+by\b", re.IGNORECASE)
+_AMENDS = re.compile(r"\bamends\b", re.IGNORECASE)
 
 
 def _supersede_refs(line: str, definitions: dict[str, str]) -> tuple[list[str], list[str]]:
     """(supersedes, superseded_by) named on one line."""
-    supersedes: list[str] = []
-    superseded_by: list[str] = []
+    links = _link_refs(line, definitions)
+    return links["of"], links["by"]
+
+
+def _link_refs(line: str, definitions: dict[str, str]) -> dict[str, list[str]]:
+    """The decisions one line names after each relation word: ``of`` (supersedes), ``by`` (superseded
+    by, replaced by, obsoleted by, deprecated in favour of), ``amends`` and ``amended_by``; each
+    relation's references run to the next relation word or the end of the line."""
+    found: dict[str, list[str]] = {"of": [], "by": [], "amends": [], "amended_by": []}
     matches = sorted(
         [(m.start(), m.end(), "by") for m in _SUPERSEDED_BY.finditer(line)]
         + [(m.start(), m.end(), "of") for m in _SUPERSEDES.finditer(line)]
+        + [(m.start(), m.end(), "amended_by") for m in _AMENDED_BY.finditer(line)]
+        + [(m.start(), m.end(), "amends") for m in _AMENDS.finditer(line)]
     )
     for index, (_, end, kind) in enumerate(matches):
         stop = matches[index + 1][0] if index + 1 < len(matches) else len(line)
-        refs = _refs_in(line[end:stop].strip(" :,.;-—"), definitions, loose=True)
-        (superseded_by if kind == "by" else supersedes).extend(refs)
-    return supersedes, superseded_by
+        found[kind].extend(_refs_in(line[end:stop].strip(" :,.;-—"), definitions, loose=True))
+    return found

@@ -8,11 +8,12 @@ import re
 from mission_memory.decisions import DecisionStatus
 
 _STATUS_WORDS: tuple[tuple[str, DecisionStatus], ...] = (
-    (r"superseded|replaced|заміщен|замінен", DecisionStatus.SUPERSEDED),
+    # "Superceded", "Superceeded", "Superseeded": misspellings real ADRs carry (issue 34)
+    (r"super[sc]{1,3}e{1,2}ded|replaced|obsoleted\s+by|заміщен|замінен", DecisionStatus.SUPERSEDED),
     (r"deprecated|obsolete|retired|withdrawn|застар|скасован", DecisionStatus.DEPRECATED),
     (r"rejected|declined|refused|відхилен", DecisionStatus.REJECTED),
     (
-        r"accepted|approved|adopted|agreed|decided|implemented|done|active|final|прийнят|ухвален|затверджен|чинн",
+        r"accepted|amended|approved|adopted|agreed|decided|implemented|done|active|final|прийнят|ухвален|затверджен|чинн",
         DecisionStatus.ACCEPTED,
     ),
     (
