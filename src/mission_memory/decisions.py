@@ -185,6 +185,11 @@ class DecisionAttributes:
         decided_by: the operator (or ``agent``) who recorded it; session_id: their session;
             recorded: True for a decision recorded through ``decide`` / ``record_decision``.
         mission_type: the mission's type, when the ingest named one.
+        amends, amended_by: decisions this one amends / that amend it (stated; both stay in force).
+        probably_supersedes, probably_superseded_by: probable replacement links read from an ADR's
+            prose (docs/adr/0084): the earlier decision is demoted and shown as probably superseded,
+            its status stays as written. These four are stored only when not empty, so the ids of
+            decision records without them do not change.
     """
 
     number: int | None = None
@@ -211,6 +216,10 @@ class DecisionAttributes:
     session_id: str | None = None
     recorded: bool = False
     mission_type: str | None = None
+    amends: tuple[str, ...] = ()
+    amended_by: tuple[str, ...] = ()
+    probably_supersedes: tuple[str, ...] = ()
+    probably_superseded_by: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
     """Stored keys this model does not name, kept so a rewrite loses nothing."""
 
@@ -249,6 +258,10 @@ class DecisionAttributes:
             session_id=_text(attributes.get("session_id")),
             recorded=attributes.get("recorded") is True,
             mission_type=_text(attributes.get("mission_type")),
+            amends=_texts(attributes.get("amends")),
+            amended_by=_texts(attributes.get("amended_by")),
+            probably_supersedes=_texts(attributes.get("probably_supersedes")),
+            probably_superseded_by=_texts(attributes.get("probably_superseded_by")),
             extra={k: v for k, v in attributes.items() if k not in known},
         )
 
@@ -282,19 +295,35 @@ class DecisionAttributes:
             out.update(decided_by=self.decided_by, session_id=self.session_id, recorded=True)
         if self.mission_type:
             out["mission_type"] = self.mission_type
+        for key, links in (("amends", self.amends), ("amended_by", self.amended_by),
+                           ("probably_supersedes", self.probably_supersedes),
+                           ("probably_superseded_by", self.probably_superseded_by)):
+            if links:
+                out[key] = list(links)
         out.update({k: v for k, v in self.extra.items() if k not in out})
         return out
 
     @property
     def is_superseded(self) -> bool:
-        """The status says superseded, or a later decision names this one."""
-        return self.status == DecisionStatus.SUPERSEDED.value or bool(self.superseded_by)
+        """The status says superseded, or a later decision names this one, stated or probably
+        (docs/adr/0084): ranking demotes it and the digest marks it."""
+        return (self.status == DecisionStatus.SUPERSEDED.value or bool(self.superseded_by)
+                or bool(self.probably_superseded_by))
+
+    @property
+    def only_probably_superseded(self) -> bool:
+        """Superseded only by a probable link read from a later ADR's prose, nothing stated."""
+        return bool(self.probably_superseded_by) and not (
+            self.status == DecisionStatus.SUPERSEDED.value or self.superseded_by
+        )
 
     @staticmethod
     def marks_superseded(attributes: Mapping[str, Any]) -> bool:
-        """:attr:`is_superseded` of a stored mapping, reading only its two fields (pull asks it of every
+        """:attr:`is_superseded` of a stored mapping, reading only its three fields (pull asks it of every
         candidate, so it skips building the whole model)."""
-        return attributes.get("status") == DecisionStatus.SUPERSEDED.value or bool(_texts(attributes.get("superseded_by")))
+        return (attributes.get("status") == DecisionStatus.SUPERSEDED.value
+                or bool(_texts(attributes.get("superseded_by")))
+                or bool(_texts(attributes.get("probably_superseded_by"))))
 
     @property
     def decider(self) -> str | None:

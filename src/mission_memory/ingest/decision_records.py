@@ -120,6 +120,34 @@ def _supersessions(
     return {path: sorted(refs) for path, refs in later.items()}, kept_current
 
 
+def _derived_links(
+    adrs: Sequence[tuple[str, Decision]], later_of: dict[str, list[str]]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """(amended by, probably superseded by) of each ADR path, as ADR numbers ("0021") or paths.
+
+    "Amended by" joins the ADR's own line with every ADR that says it amends this one. "Probably
+    superseded by" names each later-numbered ADR whose prose names this one as replaced
+    (:attr:`Decision.probably_supersedes`, docs/adr/0084), unless a stated link between the two exists.
+    """
+    by_number = {f"{d.number:04d}": path for path, d in adrs if d.number is not None}
+    amended: dict[str, set[str]] = {path: set(d.amended_by) for path, d in adrs}
+    probable: dict[str, set[str]] = {path: set() for path, _ in adrs}
+    for path, d in adrs:
+        key = f"{d.number:04d}" if d.number is not None else path
+        for ref in d.amends:
+            if by_number.get(ref, ref) in amended:
+                amended[by_number.get(ref, ref)].add(key)
+        for ref in d.probably_supersedes:
+            target = by_number.get(ref)
+            if target is None or d.number is None or target == path:
+                continue
+            stated = key in later_of.get(target, ()) or ref in d.supersedes or ref in d.superseded_by
+            if not stated:
+                probable[target].add(key)
+    return ({path: sorted(refs) for path, refs in amended.items()},
+            {path: sorted(refs) for path, refs in probable.items()})
+
+
 def _decision_label(path: str, decision: Decision) -> str:
     return f"ADR-{decision.number:04d} ({path})" if decision.number is not None else path
 
@@ -145,6 +173,7 @@ def decision_records(
         One record per ADR, in ``adrs`` order.
     """
     later_of, kept_current = _supersessions(source, adrs, warnings)
+    amended_of, probable_of = _derived_links(adrs, later_of)
     records = []
     for path, d in adrs:
         sha, changed = source.changed(path)
@@ -177,6 +206,10 @@ def decision_records(
             format=d.format.value,
             path=path,
             mission_type=mission_type or None,
+            amends=tuple(d.amends),
+            amended_by=tuple(amended_of[path]),
+            probably_supersedes=tuple(d.probably_supersedes),
+            probably_superseded_by=tuple(probable_of[path]),
         )
         records.append(
             Record.build(

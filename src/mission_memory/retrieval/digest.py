@@ -178,6 +178,11 @@ def _ago(moment: datetime, now: datetime) -> str:
     return age if age in ("today", "in the future") else f"{age} ago"
 
 
+def _decision_ref(link: str) -> str:
+    """``ADR-0021`` for a stored ADR number, else the link as stored (a path or a label)."""
+    return f"ADR-{link}" if link.isdigit() else link
+
+
 def render_excerpt(record: Record, section: str = "") -> str:
     """The text shown for a record: structured fields first for decisions and commits, then its text.
 
@@ -199,6 +204,11 @@ def excerpt_parts(record: Record, section: str = "") -> list[tuple[str, str]]:
             parts.append(("Superseded by", "Superseded by: " + ", ".join(d.superseded_by)))
         if d.supersedes:
             parts.append(("Supersedes", "Supersedes: " + ", ".join(d.supersedes)))
+        for name, links in (("Probably superseded by", d.probably_superseded_by),
+                            ("Probably supersedes", d.probably_supersedes),
+                            ("Amended by", d.amended_by), ("Amends", d.amends)):
+            if links:
+                parts.append((name, f"{name}: " + ", ".join(_decision_ref(link) for link in links)))
         if d.decision:
             parts.append(("Decision", "Decision: " + d.decision))
         if section:
@@ -386,7 +396,10 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
     r = cand.record
     assert r is not None
     p = r.provenance
-    mark = " [SUPERSEDED]" if cand.superseded else ""
+    mark = ""
+    if cand.superseded:  # a probable link read from a later ADR's prose is shown as probable (docs/adr/0084)
+        probable = r.kind is RecordKind.DECISION and DecisionAttributes.read(r.attributes).only_probably_superseded
+        mark = " [PROBABLY SUPERSEDED]" if probable else " [SUPERSEDED]"
     ref = p.ref if p.kind.value != "commit" else p.ref[:12]
     at = f" @ {p.commit[:12]}" if p.commit and p.kind.value != "commit" else ""
     if cand.group_note:

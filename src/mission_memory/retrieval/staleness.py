@@ -218,6 +218,9 @@ def replace_stale(
             continue
         successors = current_successors(store, record, where, newer_by_mission)
         if not successors:
+            if (record.kind is RecordKind.DECISION and is_superseded(record)
+                    and (history or DecisionAttributes.read(record.attributes).number in named)):
+                kept_superseded.append(cand.record_id)  # asked for: no near-duplicate hides it (ADR 0084)
             continue
         for successor in successors:
             present = by_id.get(successor.id)

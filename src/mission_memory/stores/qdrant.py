@@ -58,6 +58,7 @@ import numpy.typing as npt
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ApiException, ResponseHandlingException, UnexpectedResponse
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
@@ -600,12 +601,11 @@ class QdrantStore:
         for p in self._retrieve(self._records, record_ids, ["record"]):
             record = _record_of(p)
             attrs = record.attributes
-            later = attrs.get("superseded_by")
             out[record.id] = RecordPriors(
                 layer=record.layer, kind=record.kind,
                 bare_merge=bool(attrs.get("merge")) and attrs.get("has_body") in (False, 0),
                 criticality=record.criticality,
-                superseded=record.kind is RecordKind.DECISION and (attrs.get("status") == "superseded" or bool(later)),
+                superseded=record.kind is RecordKind.DECISION and DecisionAttributes.marks_superseded(attrs),
                 time=record.provenance.time,
             )
         return out

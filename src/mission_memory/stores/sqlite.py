@@ -50,6 +50,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
@@ -600,19 +601,20 @@ class SqliteStore:
         conn = self._conn()
         for chunk in _chunks(list(dict.fromkeys(record_ids))):
             marks = ",".join("?" * len(chunk))
-            for rid, layer, kind, merge, has_body, criticality, status, superseded_by, moment in conn.execute(
+            for rid, layer, kind, merge, has_body, criticality, status, superseded_by, probably, moment in conn.execute(
                 "SELECT id, layer, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body'),"
-                " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by'), time"
-                f" FROM records WHERE id IN ({marks})",
+                " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by'),"
+                f" json_extract(attributes, '$.probably_superseded_by'), time FROM records WHERE id IN ({marks})",
                 chunk,
             ):
                 kind = RecordKind(kind)
-                later = superseded_by
-                if isinstance(later, str) and later[:1] in ("[", "{"):
-                    later = json.loads(later)
+                links = {"status": status, "superseded_by": superseded_by, "probably_superseded_by": probably}
+                for key in ("superseded_by", "probably_superseded_by"):
+                    if isinstance(links[key], str) and links[key][:1] in ("[", "{"):
+                        links[key] = json.loads(links[key])
                 out[rid] = RecordPriors(
                     layer=Layer(layer), kind=kind, bare_merge=bool(merge) and has_body == 0, criticality=criticality,
-                    superseded=kind is RecordKind.DECISION and (status == "superseded" or bool(later)),
+                    superseded=kind is RecordKind.DECISION and DecisionAttributes.marks_superseded(links),
                     time=datetime.fromtimestamp(moment, UTC) if isinstance(moment, (int, float)) else None,
                 )
         return out

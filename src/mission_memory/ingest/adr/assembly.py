@@ -26,6 +26,7 @@ from mission_memory.ingest.adr.plain_text import (
     _strip_emoji,
 )
 from mission_memory.ingest.adr.references import _link_refs, _number_ref, _refs_in
+from mission_memory.ingest.adr.replacement import probable_supersedes
 from mission_memory.ingest.adr.sections import (
     _headings_with_pseudo,
     _list_items,
@@ -370,6 +371,17 @@ def _parse_markdown_adr(text: str, path: str, file_title: str, file_number: int 
     related = tuple(
         dict.fromkeys(r for r in (*draft.related, *all_refs) if r and r != self_ref and r not in linked)
     )
+    prose = list(lines)
+    if title_line is not None:  # the title without its own numbering: "Revert ADR 3 ..." names what it replaces
+        prose[title_line] = title or ""
+    for index, heading in enumerate(headings):
+        if _heading_role(heading.text) in ("status", "links"):  # their links are stated ones
+            end = next((h.line for h in headings[index + 1 :] if h.level <= heading.level), len(lines))
+            prose[heading.line : end] = [""] * (end - heading.line)
+    probable = tuple(
+        r for r in probable_supersedes(prose[consumed:], number, definitions)
+        if r not in linked and r not in supersedes_t and r != self_ref
+    )
     id_lines = list(lines)
     if title_line is not None:
         id_lines[title_line] = ""
@@ -400,4 +412,5 @@ def _parse_markdown_adr(text: str, path: str, file_title: str, file_number: int 
         text=text,
         amends=amends_t,
         amended_by=amended_by_t,
+        probably_supersedes=probable,
     )

@@ -78,7 +78,11 @@ _SUPERSEDED_BY = re.compile(
 )  # "Superceded by" and "Superceeded by" are misspellings real ADRs carry (issue 34)
 _SUPERSEDES = re.compile(r"\b(?:super[sc]{1,3}edes|replaces|obsoletes)\b|\bзамінює\b", re.IGNORECASE)
 _AMENDED_BY = re.compile(r"\bamended\s+by\b", re.IGNORECASE)
-_AMENDS = re.compile(r"\bamends\b", re.IGNORECASE)
+_AMENDS = re.compile(
+    r"\bamends\b|\b(?:in\s+part|partly|partially)\s+super[sc]{1,3}edes\b"
+    r"|\bsuper[sc]{1,3}edes\s+(?:some\s+aspects|some\s+parts?|parts?)\s+of\b",
+    re.IGNORECASE,
+)  # a decision superseded in part stays in force: the later one amends it
 
 
 def _supersede_refs(line: str, definitions: dict[str, str]) -> tuple[list[str], list[str]]:
@@ -98,7 +102,11 @@ def _link_refs(line: str, definitions: dict[str, str]) -> dict[str, list[str]]:
         + [(m.start(), m.end(), "amended_by") for m in _AMENDED_BY.finditer(line)]
         + [(m.start(), m.end(), "amends") for m in _AMENDS.finditer(line)]
     )
-    for index, (_, end, kind) in enumerate(matches):
-        stop = matches[index + 1][0] if index + 1 < len(matches) else len(line)
+    kept: list[tuple[int, int, str]] = []
+    for match in sorted(matches, key=lambda m: (m[0], -m[1])):
+        if not kept or match[0] >= kept[-1][1]:  # "in part supersedes" is one relation, not two
+            kept.append(match)
+    for index, (_, end, kind) in enumerate(kept):
+        stop = kept[index + 1][0] if index + 1 < len(kept) else len(line)
         found[kind].extend(_refs_in(line[end:stop].strip(" :,.;-—"), definitions, loose=True))
     return found
