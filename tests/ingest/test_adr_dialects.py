@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mission_memory.decisions import DecisionStatus
-from mission_memory.ingest.adr import parse_adr
+from mission_memory.ingest.adr import find_adr_paths, parse_adr
 from mission_memory.ingest.documents import find_markdown_headings
 
 
@@ -133,3 +133,30 @@ def test_hash_lines_in_fenced_and_indented_code_are_not_headings() -> None:
 def test_a_heading_with_a_pipe_after_a_paragraph_is_still_a_heading() -> None:
     lines = "Some text.\n\n# Options | overview\n\nbody".split("\n")
     assert [h.text for h in find_markdown_headings(lines)] == ["Options | overview"]
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("# Choix du modèle\n\n* statut : proposé\n* date : 2025-05-27\n\n## Décision\n\nMADR.\n", DecisionStatus.PROPOSED),
+        ("# 3. Knex\n\n## Statut\n\n2020-03-25 accepted\n\n## Contexte\n\nSQL.\n\n## Décision\n\nKnex.\n",
+         DecisionStatus.ACCEPTED),
+        ("# 3. Knex\n\n## Statut\n\nRemplacé par [ADR-0009](0009-x.md)\n\n## Décision\n\nKnex.\n", DecisionStatus.SUPERSEDED),
+        ("# 3. Replace packr2\n\n## Status\n\nInprogress\n\n## Decision\n\nUse go:embed.\n", DecisionStatus.PROPOSED),
+    ],
+    ids=["french-bullet", "french-heading", "french-replaced", "inprogress"],
+)
+def test_french_statuses_and_sections_are_read(text: str, status: DecisionStatus) -> None:
+    decision = parse_adr(text, "docs/decisions/0003-knex.md")
+    assert decision.status is status
+    assert decision.decision is not None
+
+
+def test_numbered_adr_files_at_the_repository_root_and_french_templates() -> None:
+    paths = ["adr-001-use-adrs.md", "adr-002-configuration.md", "README.md", "src/main.clj",
+             "docs/decisions/0000-modele-adr.md", "docs/decisions/0001-choix-du-modele-adr.md",
+             "docs/architecture/decisions/0000-ladr-template.md", "docs/architecture/decisions/0001-record.md"]
+    assert find_adr_paths(paths) == [
+        "adr-001-use-adrs.md", "adr-002-configuration.md", "docs/architecture/decisions/0001-record.md",
+        "docs/decisions/0001-choix-du-modele-adr.md",
+    ]

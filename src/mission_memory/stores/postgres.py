@@ -42,6 +42,7 @@ import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
 
+from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.records import Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
@@ -480,8 +481,7 @@ class PostgresStore:
                 layer=Layer(layer), kind=record_kind,
                 bare_merge=bool(attrs.get("merge")) and attrs.get("has_body") in (False, 0),
                 criticality=float(criticality),
-                superseded=record_kind is RecordKind.DECISION and (
-                    attrs.get("status") == "superseded" or bool(attrs.get("superseded_by"))),
+                superseded=record_kind is RecordKind.DECISION and DecisionAttributes.marks_superseded(attrs),
                 time=datetime.fromtimestamp(float(moment), UTC),
             )
         return out

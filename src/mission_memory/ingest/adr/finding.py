@@ -21,10 +21,12 @@ _ADR_DIR_NAMES = frozenset(
     }
 )
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
-_NUMBERED_FILE = re.compile(r"^(?!\d{4}-\d{2}-\d{2})\d{3,4}[-_].+\.(?:md|markdown)$", re.IGNORECASE)
-"""``0012-title.md``; not a date-named file (``2025-06-01.md``, a diary's day), which a folder of
+_NUMBERED_FILE = re.compile(r"^(?!\d{4}-\d{2}-\d{2})(?:adr[-_]?)?\d{3,4}[-_].+\.(?:md|markdown)$", re.IGNORECASE)
+"""``0012-title.md`` or ``adr-012-title.md``; not a date-named file (``2025-06-01.md``, a diary's day), which a folder of
 numbered files would otherwise turn into decisions."""
 _NOT_A_RECORD = frozenset({"readme", "index", "_index", "toc", "summary", "_sidebar"})
+_TEMPLATE_WORDS = frozenset({"template", "modele", "modèle", "plantilla", "vorlage", "шаблон"})
+"""A file named for a template in English, French, Spanish, German or Ukrainian (``0000-modele-adr.md``)."""
 _NUMBER_PREFIX = re.compile(r"^(?:adr[-_ ]?)?(\d{1,5})(?=[-_. ]|$)", re.IGNORECASE)
 
 
@@ -37,9 +39,10 @@ def _is_record_name(name: str) -> bool:
     if stem in _NOT_A_RECORD:
         return False
     unnumbered = _NUMBER_PREFIX.sub("", stem).lstrip("-_. ")
+    words = re.split(r"[-_. ]+", unnumbered)
     return not (
-        unnumbered.startswith(("template", "adr-template", "adr_template"))
-        or unnumbered.endswith(("-template", "_template"))
+        words[0] in _TEMPLATE_WORDS or words[-1] in _TEMPLATE_WORDS or (len(words) > 1 and words[1] in _TEMPLATE_WORDS
+                                                                         and words[0] in ("adr", "ladr", "madr"))
         or stem in ("template", "adr-template")
     )
 

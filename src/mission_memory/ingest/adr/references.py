@@ -73,7 +73,7 @@ def _refs_in(segment: str, definitions: dict[str, str], loose: bool) -> list[str
 
 _SUPERSEDED_BY = re.compile(
     r"\b(?:super[sc]{1,3}e{1,2}ded|replaced|obsoleted|deprecated)\s+by\b|\bdeprecated\s+in\s+favou?r\s+of\b"
-    r"|\bзамінен[оеаий]\w*",
+    r"|\bremplacée?\s+par\b|\bзамінен[оеаий]\w*",
     re.IGNORECASE,
 )  # "Superceded by" and "Superceeded by" are misspellings real ADRs carry (issue 34)
 _SUPERSEDES = re.compile(r"\b(?:super[sc]{1,3}edes|replaces|obsoletes)\b|\bзамінює\b", re.IGNORECASE)

@@ -9,16 +9,17 @@ from mission_memory.decisions import DecisionStatus
 
 _STATUS_WORDS: tuple[tuple[str, DecisionStatus], ...] = (
     # "Superceded", "Superceeded", "Superseeded": misspellings real ADRs carry (issue 34)
-    (r"super[sc]{1,3}e{1,2}ded|replaced|obsoleted\s+by|заміщен|замінен", DecisionStatus.SUPERSEDED),
-    (r"deprecated|obsolete|retired|withdrawn|застар|скасован", DecisionStatus.DEPRECATED),
-    (r"rejected|declined|refused|відхилен", DecisionStatus.REJECTED),
+    (r"super[sc]{1,3}e{1,2}ded|replaced|obsoleted\s+by|remplacée?|заміщен|замінен", DecisionStatus.SUPERSEDED),
+    (r"deprecated|obsolete|retired|withdrawn|obsolète|dépréciée?|застар|скасован", DecisionStatus.DEPRECATED),
+    (r"rejected|declined|refused|rejetée?|відхилен", DecisionStatus.REJECTED),
     (
-        r"accepted|amended|approved|adopted|agreed|decided|implemented|done|active|final|прийнят|ухвален|затверджен|чинн",
+        r"accepted|amended|approved|adopted|acceptée?|adoptée?|validée?|agreed|decided|implemented|done|active|final|прийнят|ухвален|затверджен|чинн",
         DecisionStatus.ACCEPTED,
     ),
     (
         (
-            r"proposed|proposal|draft|in review|under review|under discussion|open|pending|wip|in progress|"
+            r"proposed|proposal|draft|in review|under review|under discussion|open|pending|wip|in ?progress|"
+            r"proposée?|brouillon|en cours|"
             r"запропонован|пропозиці|чернетк|на розгляді|обговорен"
         ),
         DecisionStatus.PROPOSED,

@@ -17,6 +17,7 @@ _MAX_FIELD_LINE = 400  # characters; longer lines are prose, and the field patte
 _FIELD_KEYS: dict[str, str] = {
     "status": "status",
     "статус": "status",
+    "statut": "status",
     "date": "date",
     "decision date": "date",
     "date decided": "date",
@@ -49,6 +50,7 @@ _FIELD_KEYS: dict[str, str] = {
     "superseded by": "superseded_by",
     "superseded-by": "superseded_by",
     "replaced by": "superseded_by",
+    "remplacé par": "superseded_by",
     "superceded by": "superseded_by",
     "superceeded by": "superseded_by",
     "superseeded by": "superseded_by",
@@ -117,6 +119,15 @@ _SECTION_ROLES: dict[str, str] = {
     "links": "links",
     "related decisions": "links",
     "related": "links",
+    # French
+    "statut": "status",
+    "contexte": "context",
+    "contexte et énoncé du problème": "context",
+    "décision": "decision",
+    "résultat de la décision": "outcome",
+    "conséquences": "consequences",
+    "options considérées": "options",
+    "options envisagées": "options",
     # Ukrainian
     "статус": "status",
     "статус рішення": "status",
