@@ -71,11 +71,20 @@ def _git(*args: str, cwd: Path | None = None) -> str:
 
 
 def _clone(mirror: Path, target: Path, depth: int | None) -> None:
-    """A fresh clone of the mirror's default branch (shallow when ``depth`` is given)."""
-    args = ["clone", "-q"]
-    if depth:
-        args += ["--depth", str(depth)]
-    _git(*args, f"file://{mirror}", str(target))
+    """A fresh clone of the mirror's default branch, made shallow at ``depth`` commits when given.
+
+    A local clone (objects linked, not packed: a mirror may lack a large blob the checkout never needs,
+    and ``git clone --depth`` over ``file://`` refuses such a mirror); the depth is then set as git's
+    own shallow clones set it, in ``.git/shallow``: the commits whose parents are cut off.
+    """
+    _git("clone", "-q", str(mirror), str(target))
+    if not depth:
+        return
+    kept = _git("rev-list", f"--max-count={depth}", "--parents", "HEAD", cwd=target).splitlines()
+    inside = {line.split()[0] for line in kept}
+    boundary = [line.split()[0] for line in kept if any(parent not in inside for parent in line.split()[1:])]
+    if boundary:
+        (target / ".git" / "shallow").write_text("\n".join(boundary) + "\n", encoding="ascii")
 
 
 def _adr_files(clone: Path, entry: dict[str, Any]) -> list[str]:
@@ -210,7 +219,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-real-repos-") as tmp:
         for entry in entries:
             for src in srcs:
-                row = bench_one(entry, src, mirror_root, Path(tmp), args.deadline)
+                try:
+                    row = bench_one(entry, src, mirror_root, Path(tmp), args.deadline)
+                except (subprocess.SubprocessError, OSError) as exc:  # the clone, not the ingest
+                    row = Row(repo=entry["name"], tree=str(src), exit="no clone", note=str(exc)[:120])
                 rows.append(row)
                 _print_row(row, labels[src])
     print("load at end:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
