@@ -91,7 +91,7 @@ class Decision:
         amends: decisions this one amends (changes in part; they stay in force).
         amended_by: decisions that amend this one ("Amended by ADR-21"); this one stays in force.
         probably_supersedes: earlier decisions this one names while saying it replaces, reverses or
-            fixes what they decided, without a "Supersedes" line (docs/adr/0084): a probable link,
+            fixes what they decided, without a "Supersedes" line (docs/adr/0086): a probable link,
             shown as such, never a stated one.
     """
 
@@ -187,7 +187,7 @@ class DecisionAttributes:
         mission_type: the mission's type, when the ingest named one.
         amends, amended_by: decisions this one amends / that amend it (stated; both stay in force).
         probably_supersedes, probably_superseded_by: probable replacement links read from an ADR's
-            prose (docs/adr/0084): the earlier decision is demoted and shown as probably superseded,
+            prose (docs/adr/0086): the earlier decision is demoted and shown as probably superseded,
             its status stays as written. These four are stored only when not empty, so the ids of
             decision records without them do not change.
     """
@@ -306,7 +306,7 @@ class DecisionAttributes:
     @property
     def is_superseded(self) -> bool:
         """The status says superseded, or a later decision names this one, stated or probably
-        (docs/adr/0084): ranking demotes it and the digest marks it."""
+        (docs/adr/0086): ranking demotes it and the digest marks it."""
         return (self.status == DecisionStatus.SUPERSEDED.value or bool(self.superseded_by)
                 or bool(self.probably_superseded_by))
 

@@ -1,4 +1,4 @@
-"""Implicit replacement (issue 34 item 3, docs/adr/0084): a later ADR that names earlier ones and says
+"""Implicit replacement (issue 34 item 3, docs/adr/0086): a later ADR that names earlier ones and says
 what they decided has changed is their *probable* successor: linked, shown as probable in the digest,
 and ranked above them for a question about the current state."""
 

@@ -127,7 +127,7 @@ def _derived_links(
 
     "Amended by" joins the ADR's own line with every ADR that says it amends this one. "Probably
     superseded by" names each later-numbered ADR whose prose names this one as replaced
-    (:attr:`Decision.probably_supersedes`, docs/adr/0084), unless a stated link between the two exists.
+    (:attr:`Decision.probably_supersedes`, docs/adr/0086), unless a stated link between the two exists.
     """
     by_number = {f"{d.number:04d}": path for path, d in adrs if d.number is not None}
     amended: dict[str, set[str]] = {path: set(d.amended_by) for path, d in adrs}

@@ -397,7 +397,7 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
     assert r is not None
     p = r.provenance
     mark = ""
-    if cand.superseded:  # a probable link read from a later ADR's prose is shown as probable (docs/adr/0084)
+    if cand.superseded:  # a probable link read from a later ADR's prose is shown as probable (docs/adr/0086)
         probable = r.kind is RecordKind.DECISION and DecisionAttributes.read(r.attributes).only_probably_superseded
         mark = " [PROBABLY SUPERSEDED]" if probable else " [SUPERSEDED]"
     ref = p.ref if p.kind.value != "commit" else p.ref[:12]

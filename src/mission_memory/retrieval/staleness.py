@@ -220,7 +220,7 @@ def replace_stale(
         if not successors:
             if (record.kind is RecordKind.DECISION and is_superseded(record)
                     and (history or DecisionAttributes.read(record.attributes).number in named)):
-                kept_superseded.append(cand.record_id)  # asked for: no near-duplicate hides it (ADR 0084)
+                kept_superseded.append(cand.record_id)  # asked for: no near-duplicate hides it (ADR 0086)
             continue
         for successor in successors:
             present = by_id.get(successor.id)

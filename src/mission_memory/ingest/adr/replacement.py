@@ -1,5 +1,5 @@
 """Implicit replacement: the earlier decisions an ADR names while saying, in its prose, that it replaces,
-reverses, revisits or fixes what they decided, with no "Supersedes" line (docs/adr/0084).
+reverses, revisits or fixes what they decided, with no "Supersedes" line (docs/adr/0086).
 
 "In ADR008 and ADR014 we decided to use HAProxy ... these problems have since been fixed" names two
 earlier decisions and says their reason is gone; the ADR's status section says nothing about them. Such
