@@ -5,6 +5,8 @@ inside tables and code that are not headings."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mission_memory.decisions import DecisionStatus
 from mission_memory.ingest.adr import find_adr_paths, parse_adr
@@ -160,3 +162,12 @@ def test_numbered_adr_files_at_the_repository_root_and_french_templates() -> Non
         "adr-001-use-adrs.md", "adr-002-configuration.md", "docs/architecture/decisions/0001-record.md",
         "docs/decisions/0001-choix-du-modele-adr.md",
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["| a | b |", "|---|---|", "# 1 | x", "# Title", "x | y", "", "```", "text",
+                                 "Status", "======", "    # code"]), max_size=40))
+def test_heading_finding_ends_on_any_mix_of_tables_hashes_and_fences(lines: list[str]) -> None:
+    headings = find_markdown_headings(lines)
+    assert all(0 <= h.line < h.end_line <= len(lines) for h in headings)
+    parse_adr("\n".join(lines), "docs/adr/0001-x.md")

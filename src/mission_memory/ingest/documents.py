@@ -36,6 +36,7 @@ _MIN_MAX_CHARS = 40
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
 _BLANK = re.compile(r"^\s*$")
+_ATX_START = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def find_markdown_headings(lines: Sequence[str], start: int = 0) -> list[Markdow
     tokens = _MARKDOWN.parse("\n".join(body))
     rows = _table_rows_read_as_headings(tokens, body)
     while rows:  # each pass escapes at least one line, so this ends
-        for row in rows:
+        for row in dict.fromkeys(rows):
             body[row] = body[row].replace("#", "\\#", 1)
         tokens = _MARKDOWN.parse("\n".join(body))
         rows = _table_rows_read_as_headings(tokens, body)
@@ -135,6 +136,11 @@ def _table_rows_read_as_headings(tokens: Sequence[Token], lines: Sequence[str]) 
             if token.markup.startswith("#") and tokens[index + 1].content.strip():
                 rows.append(token.map[0])
                 table_end = token.map[1]  # the next row continues the same table
+                for later in range(token.map[1], len(lines)):  # the rest of the table, up to a blank line,
+                    if not lines[later].strip():             # in this pass: one re-parse per table
+                        break
+                    if "|" in lines[later] and _ATX_START.match(lines[later]):
+                        rows.append(later)
         elif token.type not in ("table_close",):
             table_end = None if token.type.endswith("_open") else table_end
     return rows
