@@ -28,7 +28,6 @@ from mission_memory.fence import listed_name, quote_name
 
 __all__ = [
     "ALL_MISSIONS",
-    "WIDEN_HINT",
     "MissionScope",
     "MissionScopeReason",
     "describe_stored_missions",
@@ -37,6 +36,7 @@ __all__ = [
     "mission_of_directory",
     "resolve_mission_scope",
     "stored_mission_for",
+    "widen_hint",
 ]
 
 ALL_MISSIONS = "*"
@@ -44,8 +44,13 @@ ALL_MISSIONS = "*"
 
 _SHOWN_NAME_CHARS = 80
 
-WIDEN_HINT = f'widen with --all-missions, or the filter mission: "{ALL_MISSIONS}" over MCP'
-"""How a digest answering from its default mission says to widen it: the CLI flag and the MCP filter value."""
+def widen_hint(client: str = "cli") -> str:
+    """How a digest answering from its default mission says to widen it, in the asking shell's words:
+    the CLI's flag for ``cli``; the ``filters.mission`` value for every other caller (an agent over MCP,
+    the Python API), which has no command line."""
+    if client == "cli":
+        return "widen with --all-missions"
+    return f'widen with filters.mission "{ALL_MISSIONS}"'
 
 
 class MissionScopeReason(StrEnum):
@@ -77,10 +82,10 @@ class MissionScope:
     reason: MissionScopeReason
     default_mission: str | None = None
 
-    def header_line(self) -> str:
+    def header_line(self, client: str = "cli") -> str:
         """One line for the digest header, e.g. ``Mission: 'uploader' (the repository asked from; widen with
-        --all-missions, or the filter mission: "*" over MCP)``: a default scope names how to widen it
-        on both shells, as the README does (:data:`WIDEN_HINT`).
+        --all-missions)``: a default scope names how to widen it in the words of the asking ``client``
+        (:func:`widen_hint`: an agent is told the filter, not a command-line flag).
 
         Mission names come from folder names and posted events, so they are shown escaped
         (:func:`~mission_memory.fence.quote_name`): one quoted line, clipped to 80 characters.
@@ -89,7 +94,7 @@ class MissionScope:
             case MissionScopeReason.ASKED:
                 return f"Mission: {_shown(self.mission)}"
             case MissionScopeReason.DEFAULT:
-                return f"Mission: {_shown(self.mission)} (the repository asked from; {WIDEN_HINT})"
+                return f"Mission: {_shown(self.mission)} (the repository asked from; {widen_hint(client)})"
             case MissionScopeReason.ALL_ASKED:
                 return "Missions: all (widened on purpose)"
             case MissionScopeReason.DEFAULT_NOT_STORED:

@@ -60,7 +60,7 @@ def test_with_write_tools_a_correction_is_recorded_and_linked_to_the_query_befor
     assert [t.name for t in tools.tools] == ["workflow_memory_query", "record_correction", "record_decision"]
     assert set(tools.tools[1].input_schema["required"]) == {"correction_class", "category", "outcome", "summary"}
     assert not queried.is_error and not recorded.is_error, recorded.content[0].text
-    text = recorded.content[0].text
+    answer = recorded.structured_content
     with Memory.open() as memory:
         [correction] = memory.corrections()
         [event] = memory.retrieval_events()
@@ -68,7 +68,8 @@ def test_with_write_tools_a_correction_is_recorded_and_linked_to_the_query_befor
     assert correction.session_id == event.session_id and correction.session_id is not None
     assert correction.label.retrieval_event_id == event.id
     [adr2] = correction.label.missed_record_ids
-    assert text == f"Recorded correction {correction.correction_id}; retrieval_caused: true; missed records: {adr2}"
+    assert answer == {"correction_id": correction.correction_id, "mission": "uploader", "retrieval_caused": "true",
+                      "retrieval_event_id": event.id, "missed_record_ids": [adr2]}
     assert correction.component == "docs"
     assert correction.source.value == "explicit"
 
@@ -109,7 +110,7 @@ def test_a_session_id_that_asked_nothing_links_to_no_other_sessions_query(ingest
         ("workflow_memory_query", {"task_description": "How is the ledger file backed up?", "scope": "domain"}),
         ("record_correction", ARGUMENTS),
     )
-    assert recorded.content[0].text.endswith("retrieval_caused: unknown"), recorded.content[0].text
+    assert recorded.structured_content["retrieval_caused"] == "unknown", recorded.content[0].text
     with Memory.open() as memory:
         [correction] = memory.corrections()
     assert correction.session_id == "mcp-session-1" and correction.label.retrieval_event_id is None

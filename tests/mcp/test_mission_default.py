@@ -68,7 +68,7 @@ def test_the_stdio_server_started_in_a_repository_answers_from_its_mission_and_n
     assert not default.is_error
     text = default.content[0].text
     assert ARCHIVE_TITLE in text and UPLOADER_TITLE not in text
-    assert "Mission: 'archive' (the repository asked from; widen with --all-missions, or the filter mission: \"*\"" in text
+    assert "Mission: 'archive' (the repository asked from; widen with filters.mission \"*\")" in text
 
     assert not widened.is_error
     assert ARCHIVE_TITLE in widened.content[0].text and UPLOADER_TITLE in widened.content[0].text

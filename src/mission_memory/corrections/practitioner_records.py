@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -211,12 +212,14 @@ def summary_from_fields(correction_class: str, category: str, component: str | N
     return f"Operator {act} (category {category}){where}; outcome {outcome.value}."
 
 
-def practitioner_record(correction: Correction) -> Record:
+def practitioner_record(correction: Correction, named_source_keys: Sequence[str] = ()) -> Record:
     """The practitioner record of ``correction`` (shape: docs/design.md §3.8, docs/adr/0025).
 
     Title and text are the summary; the slot is the correction id, so re-recording the same
     correction is idempotent, and re-labelling it replaces the record under the same source key
-    (a new record id, the same ``correction_id``).
+    (a new record id, the same ``correction_id``). ``named_source_keys``: the source keys of the
+    records its ``expected`` references name (stable across re-ingests, unlike record ids), kept so
+    a digest ranks the correction after them (``named_source_keys``).
     """
     label = correction.label
     attributes: dict[str, Any] = {
@@ -232,6 +235,7 @@ def practitioner_record(correction: Correction) -> Record:
         "expected": list(correction.expected),
         "missed_record_ids": list(label.missed_record_ids),
         "served_record_ids": list(label.served_record_ids),
+        **({"named_source_keys": sorted(set(named_source_keys))} if named_source_keys else {}),
     }
     cid = correction.correction_id
     return Record.build(

@@ -20,7 +20,7 @@ from mission_memory.corrections.practitioner_records import (
     correction_from_record,
     practitioner_record,
 )
-from mission_memory.corrections.signal import label_correction, resolve_references
+from mission_memory.corrections.signal import label_correction, resolve_reference, resolve_references
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name, quote_name
@@ -138,8 +138,17 @@ def store_corrections(
     ]
     if not labelled:
         return [], UpsertOutcome()
-    records = [practitioner_record(c) for c in labelled]
+    records = [practitioner_record(c, _named_source_keys(store, c)) for c in labelled]
     return labelled, store_records(store, embedder, records, batch=None).outcome
+
+
+def _named_source_keys(store: MemoryStore, correction: Correction) -> list[str]:
+    """The source keys of the records ``correction.expected`` names (those found; none raises here:
+    :func:`check_explicit` refused unknown references of explicit corrections already)."""
+    if not correction.expected:
+        return []
+    ids = sorted({i for ref in correction.expected for i in resolve_reference(store, correction.mission, ref)})
+    return sorted(r.source_key for r in store.get(ids).values())
 
 
 def stored_corrections(

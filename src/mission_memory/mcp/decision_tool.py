@@ -9,7 +9,6 @@ become ``ToolError``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -80,6 +79,23 @@ class DecisionToolArguments(BaseModel):
     )
 
 
+class DecisionRecorded(BaseModel):
+    """``record_decision``'s answer: the fields of ``mission-memory decide --json`` (its structured content)."""
+
+    id: str = Field(description="The decision record's id.")
+    ref: str = Field(description="Its reference (decision/<slug> or the ADR file written).")
+    source_key: str = Field(description="Its source key (mission:decision:ref).")
+    title: str = Field(description="Its title.")
+    mission: str = Field(description="The mission it was recorded in.")
+    status: str | None = Field(description="accepted or proposed.")
+    decided_by: str | None = Field(description="agent, or the operator.")
+    session_id: str | None = Field(description="The session it was taken in.")
+    adr_path: str | None = Field(description="The ADR file written, if any.")
+    supersedes: list[str] = Field(description="What it supersedes.")
+    superseded_records: list[str] = Field(description="Ids of the records it superseded.")
+    added: bool = Field(description="False when the same decision was already recorded.")
+
+
 def decision_tool_schema() -> dict[str, Any]:
     """The JSON Schema of the tool's arguments: the same names, types and defaults as the tool
     :func:`add_decision_tool` registers (a test holds the two together)."""
@@ -121,7 +137,7 @@ def add_decision_tool(
         access_level: Annotated[
             Literal["public", "internal", "restricted", "secret"] | None, Field(description=_ACCESS_LEVEL_HELP)
         ] = None,
-    ) -> str:
+    ) -> DecisionRecorded:
         memory = ctx.request_context.lifespan_context.usable()
         session_id = mcp_session_id(ctx)
         alternatives = [RejectedAlternative(r.option, r.why) for r in rejected or []]
@@ -130,14 +146,14 @@ def add_decision_tool(
         if mission is None and access is not None and len(access.missions) == 1:
             mission = next(iter(access.missions))
 
-        def run() -> str:
+        def run() -> DecisionRecorded:
             outcome = memory.record_decision(
                 title, decision=decision, rationale=rationale, rejected=alternatives, context=context,
                 principles=principles or [], component=component, tasks=tasks or [], supersedes=supersedes,
                 status=status, mission=mission, session_id=session_id, by_agent=decided_by == "agent",
                 access=access, access_level=access_level,
             )
-            return json.dumps(outcome.to_json(), ensure_ascii=False)
+            return DecisionRecorded.model_validate(outcome.to_json())
 
         try:
             return await anyio.to_thread.run_sync(run)

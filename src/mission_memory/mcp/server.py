@@ -39,7 +39,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, InputRequiredResult
-from pydantic import AnyHttpUrl, Field, ValidationError
+from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
 
 from mission_memory import __version__
 from mission_memory.api import Memory
@@ -101,7 +101,7 @@ FiltersArg = Annotated[
             "mission_type, outcome (accepted|rejected|modified), "
             "operator, max_access (public|internal|restricted|secret: at most the caller's clearance), "
             "practitioner_operator (practitioner records of this operator only), "
-            "sector and event_type (domain events, e.g. sector 'north', event_type 'shelling')."
+            "sector and event_type (operational events only, as their source names them)."
         )
     ),
 ]
@@ -240,7 +240,8 @@ def build_server(
         if verifier is not None else None,
     )
 
-    @server.tool(name="workflow_memory_query", description=description)
+    # The digest is the answer, once, as text: no output schema, so no structuredContent copy of it.
+    @server.tool(name="workflow_memory_query", description=description, structured_output=False)
     async def workflow_memory_query(
         task_description: Annotated[str, Field(description="The task or situation in natural language.")],
         ctx: Context[ServedMemory, Any],
@@ -370,6 +371,17 @@ def _add_event_receivers(
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
 
 
+class CorrectionRecorded(BaseModel):
+    """``record_correction``'s answer (its structured content; the SDK adds the same as JSON text)."""
+
+    correction_id: str = Field(description="The correction's id.")
+    mission: str = Field(description="The mission it was recorded in.")
+    retrieval_caused: Literal["true", "false", "unknown"] = Field(
+        description="Whether the digest before it missed a record memory held (unknown: no query to link).")
+    retrieval_event_id: str | None = Field(description="The query it was linked to, if any.")
+    missed_record_ids: list[str] = Field(description="Records memory held but did not serve.")
+
+
 WRITE_TOOL_DESCRIPTION = (
     "Record a correction the operator just made to your work, as a structured abstraction (never "
     "paste the operator's words, code or diffs: summary is one sentence of your own). The memory "
@@ -401,22 +413,22 @@ def _add_write_tools(server: MCPServer[ServedMemory], verifier: OperatorTokenVer
             str | None, Field(description="Your session id (default: this connection's MCP session).")
         ] = None,
         mission: Annotated[str | None, Field(description="The mission (default: the only stored one).")] = None,
-    ) -> str:
+    ) -> CorrectionRecorded:
         memory = ctx.request_context.lifespan_context.usable()
         session = session_id or mcp_session_id(ctx)
         access = caller_access(ctx, verifier)
 
-        def run() -> str:
+        def run() -> CorrectionRecorded:
             correction = memory.record_correction(
                 correction_class=correction_class, category=category, outcome=outcome, summary=summary,
                 component=component, expected=expected or (), session_id=session, mission=mission,
                 access=access,
             )
             label = correction.label
-            missed = f"; missed records: {', '.join(label.missed_record_ids)}" if label.missed_record_ids else ""
-            return (
-                f"Recorded correction {correction.correction_id}; retrieval_caused: "
-                f"{label.retrieval_caused.value}{missed}"
+            return CorrectionRecorded(
+                correction_id=correction.correction_id, mission=correction.mission,
+                retrieval_caused=label.retrieval_caused.value, retrieval_event_id=label.retrieval_event_id,
+                missed_record_ids=list(label.missed_record_ids),
             )
 
         try:

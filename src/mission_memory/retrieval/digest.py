@@ -284,6 +284,8 @@ def render_other(record: Record) -> str:
         return head + ("\n" + "\n".join(extra) if extra else "")
     if record.kind is RecordKind.DOMAIN_EVENT:
         return _event_excerpt(record)
+    if _one_line(record.text) == _one_line(record.title):
+        return ""  # a one-sentence record (a correction): its title line says it, once
     return record.text
 
 
@@ -409,8 +411,9 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
     heading = f"### {index}. {r.kind.value}{mark} · score {cand.score:.2f} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
     quoted = neutralise_headings(neutralise_markers(
         f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n"
-        + (f"repeats: {_one_line(cand.group_members)}\n" if cand.group_members else "") + f"\n{excerpt}"
-    ))
+        + (f"repeats: {_one_line(cand.group_members)}\n" if cand.group_members else "")
+        + (f"\n{excerpt}" if excerpt else "")
+    )).rstrip("\n")
     return f"{heading}\n{open_marker(index, nonce)}\n{quoted}\n{close_marker(index, nonce)}"
 
 
@@ -427,7 +430,7 @@ def _header(query: str, scope: str, budget: int, nonce: str, extra_lines: Sequen
     )
 
 
-def capped_note(critical: int, kinds: int, cap: int) -> str:
+def capped_note(critical: int, kinds: int, cap: int, client: str = "cli") -> str:
     """The footer's line when the entry cap, not relevance, left critical events out (docs/adr/0058).
 
     Args:
@@ -435,12 +438,16 @@ def capped_note(critical: int, kinds: int, cap: int) -> str:
             shows or stands for.
         kinds: how many distinct kinds (groups of repeats) they make.
         cap: the entry cap (``max_digest_entries``).
+        client: the asking shell: the note names its way to ask (the CLI's flags, else the tool's
+            arguments: an agent has no command line).
     """
     if critical <= 0:
         return ""
     what = "1 critical event" if critical == 1 else f"{critical} critical events"
+    how = ("--min-criticality 0.8 or --timeline" if client == "cli"
+           else "filters.criticality 0.8 or timeline true")
     return (f"_{what} ({kinds} distinct {'kind' if kinds == 1 else 'kinds'}, criticality ≥ 0.8) left out by the "
-            f"{cap}-entry cap, not for relevance: ask with --min-criticality 0.8 or --timeline._")
+            f"{cap}-entry cap, not for relevance: ask with {how}._")
 
 
 def _likely(expected: float) -> str:

@@ -109,7 +109,7 @@ def pull(
         client=asking,
         session_id=session_id or process_session_id(),
         operator=operator,
-        scope_note=missions.header_line() if stored else None,
+        scope_note=missions.header_line(asking.value) if stored else None,
         timeline=timeline,
         now=now,
     )

@@ -51,6 +51,7 @@ from mission_memory.retrieval.query_terms import query_terms
 from mission_memory.retrieval.ranking import (
     Candidate,
     RankingParams,
+    after_the_records_they_name,
     apply_priors,
     demote_boilerplate,
     fold_sections,
@@ -162,7 +163,7 @@ def run_query(
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
-        footer_note="\n".join(note for note in (capped_note(*capped, max_entries),
+        footer_note="\n".join(note for note in (capped_note(*capped, max_entries, client.value),
                                                  _queue_note(store, embedder.model_id, layers, clock)) if note),
         cap_left=cap_left, cap=max_entries,
     )
@@ -474,7 +475,8 @@ def select_candidates(
     again (at least :data:`_HEAD_SPARE`) are read in full. A refresh artifact replaced by a later
     refresh of the same task and kind, or a decision superseded by another, gives way to its
     successor, which takes the better score; a superseded decision stays, marked, when the task asks about history or names it (ADR 0030).
-    Near-duplicate suppression then keeps the newest of each group.
+    Near-duplicate suppression then keeps the newest of each group, and a correction follows the
+    records it names (:func:`~mission_memory.retrieval.ranking.after_the_records_they_name`).
 
     Returns:
         The selected candidates (records attached, best first) and how many duplicates were dropped.
@@ -490,9 +492,10 @@ def select_candidates(
     candidates = _named_first(store, task, where, candidates)
     candidates, replaced = replace_stale(store, task, where, candidates, named_references(task)[0])
     vectors = store.vectors_for([c.record_id for c in candidates], model_id)
-    return suppress_near_duplicates(
+    kept, dropped = suppress_near_duplicates(
         candidates, vectors, params.duplicate_cosine, keep=max_entries, exempt=frozenset(replaced.kept_superseded)
     )
+    return after_the_records_they_name(kept), dropped
 
 
 def _demoted(candidates: list[Candidate], params: RankingParams) -> list[Candidate]:

@@ -428,3 +428,30 @@ def demote_boilerplate(
         out.append(cand)
     out.sort(key=lambda c: (-c.score, c.record_id))
     return out
+
+
+def after_the_records_they_name(candidates: Sequence[Candidate]) -> list[Candidate]:
+    """``candidates`` (best first) with each correction placed after every record it names that is among
+    them, its score capped at theirs: a correction points to a record (``--expected ADR-2``) and is
+    read after it, never above it (issue 36).
+
+    A correction names records by source key (``named_source_keys``, kept when it is recorded) or by
+    record id (``missed_record_ids``, from its label). Other candidates keep their order.
+    """
+    out = list(candidates)
+    for cand in list(out):
+        r = cand.record
+        if r is None or r.kind is not RecordKind.CORRECTION_PATTERN:
+            continue
+        keys = set(r.attributes.get("named_source_keys") or ())
+        ids = set(r.attributes.get("missed_record_ids") or ())
+        named = [i for i, c in enumerate(out) if c is not cand and c.record is not None
+                 and (c.record.source_key in keys or c.record_id in ids)]
+        here = out.index(cand)
+        if not named or max(named) < here:
+            continue
+        last = max(named)
+        floor = min(out[i].score for i in named)
+        out.pop(here)
+        out.insert(last, replace(cand, score=min(cand.score, floor)))
+    return out
