@@ -10,6 +10,7 @@ word ``secret`` counted as a prose key), so the store's last guard derived anoth
 from __future__ import annotations
 
 import json
+import subprocess
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -20,7 +21,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from mission_memory.capture.redaction import redact, redact_text
+from mission_memory.capture.redaction import redact, redact_text, redacted_cut
 from mission_memory.cli.app import app
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.stores.sqlite import SqliteStore
@@ -138,3 +139,38 @@ def test_the_stored_id_is_the_id_of_the_stored_text(tmp_path: Path, title: str, 
             assert redact_text(record.text) == record.text and "Qz7!pWm3Lk9v" not in record.text
     finally:
         store.close()
+
+
+def test_every_text_of_the_corpus_is_redacted_once_and_keeps_its_id(corpora: Path, tmp_path: Path) -> None:
+    """Issue 34 item 2 over the repository's corpus (tests/corpora): every Markdown file, commit message
+    and transcript string is a fixed point after one redaction, a cut after redaction is a fixed point,
+    and a record built from it passes the store's guard as itself (same text, same id)."""
+    clone = tmp_path / "tdr-docs"
+    subprocess.run(["git", "clone", "-q", str(corpora / "tdr-docs.bundle"), str(clone)], check=True)
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(clone.rglob("*.md")) if ".git" not in p.parts]
+    log = subprocess.run(["git", "-C", str(clone), "log", "--format=%B%x00"], check=True, capture_output=True, text=True)
+    texts += [body for body in log.stdout.split("\x00") if body.strip()]
+    for path in sorted((corpora / "transcripts").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            texts.extend(_strings(json.loads(line)))
+    assert len(texts) > 700
+    provenance = Provenance(kind=SourceKind.DOC, ref="x", uri="https://example.org/x", mission="m",
+                            time=datetime(2024, 1, 1, tzinfo=UTC))
+    unstable = []
+    for n, text in enumerate(texts):
+        once = redact_text(text)
+        cut = redacted_cut(text, 90)
+        record = Record.build(kind=RecordKind.DOC_CHUNK, title=cut, text=text, provenance=provenance)
+        if redact_text(once) != once or redacted_cut(cut, 90) != cut or record.redacted() is not record:
+            unstable.append(f"{n}: {text[:80]!r}")
+    assert not unstable
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
