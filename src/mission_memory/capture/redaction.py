@@ -850,6 +850,8 @@ def _key_in_name(text: str, start: int, marked: bool) -> bool:
     """
     if marked and _inside_marker(text, start):
         return True
+    if start > 1 and text[start - 1] in "-_" and text[start - 2].isalnum():
+        return True  # a compound name: detect-secrets, AWS-credentials
     begin = start
     while begin > 0 and not text[begin - 1].isspace():
         begin -= 1
@@ -893,8 +895,15 @@ def _prose_value(text: str, pos: int, key: str = "") -> tuple[int, int] | None:
     """
     n = len(text)
     numeric = any(k in key for k in _NUMERIC_KEYS) or "код" in text[pos : pos + 8].lower()
+    key_end = pos
     while pos < n and not text[pos].isspace() and text[pos] not in ":=":
         pos += 1  # the rest of the key word: "пароля", "tokens"
+    rest = text[key_end:pos].rstrip(".,;:!?)»”")
+    if len(rest) > 3 and not rest.startswith("-"):
+        return None  # another word: "tokenizer", "secretariat"
+    quoted_word = text[key_end:pos].rstrip(",;:)")
+    if (rest and rest[0] in _QUOTES) or quoted_word[-1:] in ("\"", "'", "`"):
+        return None  # the word quoted: ("tokens", "…")
     if text[pos - 1] == "]":
         return None  # the key is inside a marker: "[REDACTED:url-password]"
     if pos < n and text[pos] in ",)":
@@ -934,9 +943,17 @@ def _prose_value(text: str, pos: int, key: str = "") -> tuple[int, int] | None:
     if colon >= 0:
         rest = segment[colon:].strip()
         words = rest.split()
-        if 3 <= len(words) <= 6 and all(w.isalpha() and w.islower() for w in words):
+        if 3 <= len(words) <= 6 and all(w.isalpha() and w.islower() and w not in _FUNCTION_WORDS for w in words):
             return pos + colon, pos + colon + len(rest)  # a passphrase of words: "…: correct horse battery staple"
     return None
+
+
+_FUNCTION_WORDS = frozenset((
+    "a", "an", "the", "it", "is", "are", "was", "be", "to", "of", "from", "for", "in", "on", "and", "or", "with",
+    "by", "not", "no", "we", "you", "they", "this", "that", "as", "at", "if", "see", "use", "ask", "comes",
+    "і", "та", "в", "у", "на", "з", "не", "це", "и", "в", "на", "с", "не", "это",
+))
+"""Words of running text: a run holding one is a sentence, not a passphrase of random words."""
 
 
 def _letters_and_digits(word: str) -> bool:
@@ -1526,11 +1543,11 @@ def _keyed_value(text: str, start: int, end: int, weak: bool) -> tuple[int, int]
     while pos < n and text[pos] in " \t":
         pos += 1
     op = next((o for o in _OPERATORS if text.startswith(o, pos)), "")
-    if quoted_key and not op and text.startswith(",", pos):
+    if quoted_key and not op and text.startswith(",", pos) and text[end] in "\"'":
         op = ","  # System.setProperty("X_TOKEN", "value")
     if not op and text.startswith("value=", pos):
         op = "value="  # <add key="ClearTextPassword" value="…" />
-    if not op and text.startswith("(", pos):
+    if not op and pos == end and text.startswith("(", pos):
         op = "("  # std::string secret("…")
     if not op and text.startswith(".assign(", pos):
         op = ".assign("
@@ -1544,9 +1561,9 @@ def _keyed_value(text: str, start: int, end: int, weak: bool) -> tuple[int, int]
             return None
         return None
     quoted = text[pos] in _QUOTES
-    if not op and not quoted:
-        return None  # password "x"; needs the quote
-    if op in (",", "(", ".assign(", "value=") and not quoted:
+    if not op and not (text[pos] in "\"'" and text.find(text[pos] + ";", pos + 1, line_end) > 0):
+        return None  # password "x"; needs the quotes and the semicolon
+    if op in (",", "(", ".assign(", "value=") and text[pos] not in "\"'":
         return None
     if quoted:
         vstart, vend = _value_span(text, pos, _VALUE_STOP)
@@ -1564,7 +1581,7 @@ def _keyed_value(text: str, start: int, end: int, weak: bool) -> tuple[int, int]
             vend += 1
         while vend > vstart and text[vend - 1] in ",;'\"`)":
             vend -= 1
-    return _checked(text, vstart, vend, quoted, weak)
+    return _checked(text, vstart, vend, quoted and text[vstart - 1] != "`", weak)  # a `code span` is not a quote
 
 
 def _checked(text: str, vstart: int, vend: int, quoted: bool, weak: bool) -> tuple[int, int] | None:
