@@ -404,6 +404,9 @@ _TOKEN_PREFIXES = (
     ("sntrys_", 40),
 )
 
+_ALL_PREFIXES = tuple(prefix for prefix, _ in _TOKEN_PREFIXES)
+"""Every prefix at once, for one ``str.startswith`` call before the loop."""
+
 _TOKEN_INFIXES = (".atlasv1.",)
 """Pieces inside a token that mark it as one (Terraform Cloud ``….atlasv1.…``)."""
 
@@ -1093,8 +1096,7 @@ def _redact_seed_phrases(text: str, low: str, counts: dict[str, int]) -> str:
     """
     if len(text) < _SEED_MIN_CHARS:
         return text
-    tokens = low.encode("utf-8", "replace").translate(_SEED_SHAPE).split()  # upper-case phrases too
-    if b"\x01" * _SEED_WORDS not in bytes(map(_SEED_SHAPES.__contains__, tokens)):
+    if not _seed_shaped(text) and not _seed_shaped(text.swapcase()):  # swapped: an upper-case phrase
         return text
     try:
         from mission_memory.capture.bip39_words import WORDS
@@ -1104,6 +1106,12 @@ def _redact_seed_phrases(text: str, low: str, counts: dict[str, int]) -> str:
     if not spans:
         return text
     return _apply_spans(text, spans, "seed-phrase", counts)
+
+
+def _seed_shaped(text: str) -> bool:
+    """Does ``text`` hold 12 words in a row of 3 to 8 lower-case ASCII letters (list numbers skipped)?"""
+    tokens = text.encode("utf-8", "replace").translate(_SEED_SHAPE).split()
+    return b"\x01" * _SEED_WORDS in bytes(map(_SEED_SHAPES.__contains__, tokens))
 
 
 def _seed_runs(low: str, words: frozenset[str]) -> list[tuple[int, int]]:
@@ -1205,9 +1213,6 @@ def _redact_tokens(text: str, low: str, counts: dict[str, int]) -> str:
     for i, chunk in enumerate(chunks):
         if len(chunk) < 20:  # a chunk this short cannot hold a 20-character token
             continue
-        core = chunk.lstrip("\"'`([{=").lower()
-        if core.startswith(_HASH_PREFIXES) or "#sha" in core or "integrity=" in core:
-            continue  # a content hash named by its algorithm (go.sum, lockfiles, image digests)
         if public and i > 0 and chunk.startswith("AAAA") and chunks[i - 1].strip("\"'`").lower() in _PUBLIC_KEY_TYPES:
             continue  # an OpenSSH public key
         bar = chunk.find("|")
@@ -1222,11 +1227,9 @@ def _redact_tokens(text: str, low: str, counts: dict[str, int]) -> str:
             word = word.strip(".")
             if word in found or word.startswith("[REDACTED"):
                 continue
-            if ":" in chunk or "-" in chunk:
-                lowered_chunk = chunk.lower()
-                if any(prefix + word.lower() in lowered_chunk for prefix in _HASH_PREFIXES):
-                    continue  # a digest named by its algorithm inside a longer chunk (image@sha256:…)
             kind = _token_kind(word)
+            if kind is not None and _named_digest(chunk, word):
+                continue  # a content hash named by its algorithm (go.sum h1:, lockfile sha512-, image@sha256:)
             if kind is None and len(word) == 32 and _HEX_CHARS.issuperset(word) and "=" + word in chunk:
                 kind = "high-entropy"  # a 32-digit hex value given to a name (?appid=…, JSESSIONID=…): a key, not an ETag
             if kind is not None:
@@ -1254,7 +1257,7 @@ def _token_kind(word: str) -> str | None:
     """Kind of secret ``word`` is (one delimiter-free token of >= 20 chars), or ``None``."""
     if len(word) == 20 and word[:4] in _AWS_PREFIXES and word.isalnum() and word.isupper():
         return "aws-access-key"
-    for prefix, min_len in _TOKEN_PREFIXES:
+    for prefix, min_len in _TOKEN_PREFIXES if word.startswith(_ALL_PREFIXES) else ():
         if word.startswith(prefix) and len(word) >= min_len:
             rest = word[len(prefix) :]
             plain = rest.replace("-", "")
@@ -1289,6 +1292,15 @@ def _token_kind(word: str) -> str | None:
     if not (has_digit and has_alpha) or _class_changes(word) < 0.35 * len(word):
         return None
     return "high-entropy" if _entropy(word) >= 3.8 else None
+
+
+def _named_digest(chunk: str, word: str) -> bool:
+    """Is ``word`` of ``chunk`` a digest its algorithm names (``h1:…``, ``sha512-…``, ``…@sha256:…``, ``#sha1``)?"""
+    lowered = chunk.lower()
+    if "#sha" in lowered or "integrity=" in lowered or lowered.lstrip("\"'`([{=").startswith(_HASH_PREFIXES):
+        return True
+    word = word.lower()
+    return any(prefix + word in lowered for prefix in _HASH_PREFIXES)
 
 
 def _classes(word: str) -> int:
@@ -1474,33 +1486,55 @@ def _redact_keyed_values(text: str, low: str, counts: dict[str, int]) -> str:
     spans: list[tuple[int, int]] = []
     seen: set[int] = set()
     n = len(text)
-    for part in (*_CRED_PARTS, "bundle_"):
-        if not any(stem in part for stem in stems):
-            continue
-        at = low.find(part)
+    for stem in stems:  # one scan per stem; each name is judged once, by its first matching part
+        at = low.find(stem)
         while at >= 0:
             start = at
             while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_-."):
                 start -= 1
-            stop = at + len(part)
+            stop = at + len(stem)
             while stop < n and (text[stop].isalnum() or text[stop] in "_-."):
                 stop += 1
             if start not in seen:
-                ident = text[start:stop].rstrip(".-")
-                tail_part = low[start:stop].rstrip(".-").endswith(part)
-                bundler = ident.startswith("BUNDLE_") and "__" in ident  # Bundler credentials: BUNDLE_GEMS__EXAMPLE__COM=user:pass
-                if part == "bundle_" and not bundler:
-                    pass
-                elif bundler or (ident and _part_at(ident, low[start:stop], at - start, part)
-                               and (tail_part or not _named_thing(ident))):
-                    seen.add(start)
-                    span = _keyed_value(text, start, start + len(ident), part in _WEAK_PARTS and not bundler)
-                    if span is not None:
-                        spans.append(span)
-            at = low.find(part, stop)
+                seen.add(start)
+                span = _name_value(text, low, start, stop)
+                if span is not None:
+                    spans.append(span)
+            at = low.find(stem, stop)
     if not spans:
         return text
     return _apply_spans(text, spans, "assignment", counts)
+
+
+_AFTER_NAME = frozenset("=:!?(,.+-[>;")
+"""What may follow a credential name before its value (operators, a call, an element's end, a C array,
+``password "x";`` where a quote came first and was skipped)."""
+
+
+def _name_value(text: str, low: str, start: int, stop: int) -> tuple[int, int] | None:
+    """The value span of the name at ``text[start:stop]`` when it is a credential name, else None."""
+    ident = text[start:stop].rstrip(".-")
+    if not ident:
+        return None
+    end = start + len(ident)
+    nxt = end
+    while nxt < len(text) and text[nxt] in " \t\"'`":
+        nxt += 1
+    before = text[:start].rstrip(" \t\"'`")[-1:]
+    if (nxt >= len(text) or text[nxt] not in _AFTER_NAME) and before not in ("=", "<"):
+        return None  # no operator, call, element or comparison around the name: a word of prose
+    low_ident = low[start:end]
+    if ident.startswith("BUNDLE_") and "__" in ident:  # Bundler credentials: BUNDLE_GEMS__EXAMPLE__COM=user:pass
+        return _keyed_value(text, start, start + len(ident), False)
+    for part in _CRED_PARTS:
+        if part not in low_ident:
+            continue
+        at = low_ident.find(part)
+        while at >= 0:
+            if _part_at(ident, low_ident, at, part) and (low_ident.endswith(part) or not _named_thing(ident)):
+                return _keyed_value(text, start, start + len(ident), part in _WEAK_PARTS)
+            at = low_ident.find(part, at + 1)
+    return None
 
 
 def _keyed_value(text: str, start: int, end: int, weak: bool) -> tuple[int, int] | None:
@@ -1655,7 +1689,7 @@ def _redact_password_hashes(text: str, low: str, counts: dict[str, int]) -> str:
                 if end - at >= len(mark) + 12:
                     spans.append((at, end))
             at = low.find(mark, at + len(mark))
-    for mark, digits in (("md5", 32), ("*", 40)):
+    for mark, digits in (("md5", 32), ("'*", 40), ('"*', 40)):
         at = low.find(mark)
         while at >= 0:
             tail = at + len(mark)
