@@ -660,8 +660,8 @@ def _copy_rows(src: Any, url: str) -> None:
         started = time.perf_counter()
         src.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, records_fts, instance)")
         tokens: dict[int, int] = {}
-        conn.execute("ALTER TABLE postings DROP CONSTRAINT postings_seq_fkey")  # checked below, in one pass
-        with conn.cursor() as cur, cur.copy("COPY postings (term, seq, freq) FROM STDIN") as copy:
+        conn.execute("CREATE TEMP TABLE staged_postings (term text, seq bigint, freq int)")
+        with conn.cursor() as cur, cur.copy("COPY staged_postings (term, seq, freq) FROM STDIN") as copy:
             for doc, term, freq, count in src.execute(
                 "SELECT doc, term, sum(CASE col WHEN 'title' THEN ? ELSE 1 END), count(*) FROM temp.v"
                 " GROUP BY doc, term", (TITLE_WEIGHT,)
@@ -682,8 +682,8 @@ def _copy_rows(src: Any, url: str) -> None:
             conn.execute(f"INSERT INTO records (seq, {columns}, tokens) OVERRIDING SYSTEM VALUE"
                          f" SELECT seq, {columns}, tokens FROM staged")
             conn.execute("SELECT setval(pg_get_serial_sequence('records', 'seq'), (SELECT max(seq) FROM records))")
-        conn.execute("ALTER TABLE postings ADD CONSTRAINT postings_seq_fkey FOREIGN KEY (seq) REFERENCES records (seq)"
-                     " ON DELETE CASCADE")
+        conn.execute("INSERT INTO postings (term, seq, freq, tokens) SELECT p.term, p.seq, p.freq, r.tokens"
+                     " FROM staged_postings p JOIN records r ON r.seq = p.seq")
         log(f"copied the records ({time.perf_counter() - started:.1f} s)")
         places = {int(seq): (m, layer, kind) for seq, m, layer, kind in
                   conn.execute("SELECT seq, mission, layer, kind FROM records")}

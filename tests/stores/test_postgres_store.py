@@ -145,3 +145,28 @@ def test_vectors_are_stored_bit_for_bit(postgres_url: str) -> None:
     store.upsert([record], vector, "model-a")
     assert store.vectors_for([record.id], "model-a")[record.id].tobytes() == vector[0].tobytes()
     store.close()
+
+
+def test_bm25_gives_the_sqlite_stores_hits_order_and_scores_after_replacements_and_deletes(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """BM25's statistics (N, Σ|d|, n) follow every write path: add, replace, delete, delete_missing."""
+    words = ["upload", "proxy", "retries", "ledger", "archive", "signing", "key", "rotation", "queue", "backoff"]
+    rng = np.random.default_rng(4)
+    records = [_record(f"r{i}.md", " ".join(rng.choice(words, size=int(rng.integers(3, 40)))),
+                       kind=[RecordKind.DOC_CHUNK, RecordKind.DECISION, RecordKind.COMMIT][i % 3]) for i in range(60)]
+    stores = [SqliteStore(tmp_path / "a.db"), PostgresStore(postgres_url)]
+    for store in stores:
+        store.upsert_records(records)
+        store.upsert_records([_record("r3.md", "upload upload ledger replaced"), _record("r4.md", "key rotation")])
+        store.delete([records[7].id, records[8].id])
+        store.delete_missing("m", ["commit"], [r.source_key for r in records[:30]])
+    every = SearchFilter(tuple(Layer))
+    for terms in (["upload"], ["ledger", "key"], ["archive", "signing", "queue"], ["backoff", "proxy", "upload"]):
+        for where in (every, SearchFilter((Layer.WORKFLOW,), min_criticality=0.1)):
+            sqlite_hits, postgres_hits = (store.bm25_search(terms, where, 15) for store in stores)
+            assert [h.record_id for h in postgres_hits] == [h.record_id for h in sqlite_hits], terms
+            assert [h.score for h in postgres_hits] == pytest.approx([h.score for h in sqlite_hits], rel=1e-12)
+    assert stores[1].phrase_search(["key rotation"], every, 5) == stores[0].phrase_search(["key rotation"], every, 5)
+    for store in stores:
+        store.close()

@@ -348,15 +348,16 @@ class PostgresStore:
                 )
                 by_id = {str(rid): int(seq) for seq, rid in cur.fetchall()}
                 seqs.extend(by_id[row[0]] for row in chunk)
-            with cur.copy("COPY postings (term, seq, freq) FROM STDIN") as copy:
+            with cur.copy("COPY postings (term, seq, freq, tokens) FROM STDIN") as copy:
                 for seq, (title_tokens, text_tokens) in zip(seqs, split, strict=True):
+                    length = len(title_tokens) + len(text_tokens)
                     counts: dict[str, int] = {}
                     for token in title_tokens:
                         counts[token] = counts.get(token, 0) + TITLE_WEIGHT
                     for token in text_tokens:
                         counts[token] = counts.get(token, 0) + 1
                     for token, freq in counts.items():
-                        copy.write_row((token, seq, freq))
+                        copy.write_row((token, seq, freq, length))
         if vectors is not None:
             self._put_vector_rows(tx, seqs, [(r.provenance.mission, r.layer.value, r.kind.value) for r in records],
                                   vectors, model_id)
@@ -651,15 +652,22 @@ class PostgresStore:
         best first, ties in write order. SQL ranks (its sum may differ from FTS5's in the last bits,
         so it reads a margin deeper); each row is then scored as FTS5 scores it."""
         depth = wanted + max(16, wanted // 4)
-        rows = conn.execute(
-            "WITH q AS (SELECT term, idf FROM unnest(%s::text[], %s::float8[]) AS q(term, idf)),"
-            " s AS (SELECT p.seq, sum(q.idf * ((p.freq * 2.2) / (p.freq + 1.2 * (0.25 + 0.75 * r0.tokens / %s))))"
-            " AS score, array_agg(p.term) AS terms, array_agg(p.freq) AS freqs"
-            " FROM q JOIN postings p ON p.term = q.term JOIN records r0 ON r0.seq = p.seq GROUP BY p.seq)"
-            f" SELECT r.seq, r.id, r.layer, r.tokens, s.terms, s.freqs, s.score FROM s JOIN records r ON r.seq = s.seq"
-            f" WHERE {condition} ORDER BY s.score DESC, r.seq LIMIT %s",
-            ([t for t, _ in phrases], [w for _, w in phrases], average, *params, depth),
-        ).fetchall()
+        scores = (
+            "WITH q AS (SELECT term, idf FROM unnest(%s::text[], %s::float8[]) AS q(term, idf))"
+            " SELECT p.seq, sum(q.idf * ((p.freq * 2.2) / (p.freq + 1.2 * (0.25 + 0.75 * p.tokens / %s)))) AS score,"
+            " array_agg(p.term) AS terms, array_agg(p.freq) AS freqs, max(p.tokens) AS tokens"
+            " FROM q JOIN postings p ON p.term = q.term GROUP BY p.seq"
+        )
+        arguments = [[t for t, _ in phrases], [w for _, w in phrases], average]
+        if condition == "TRUE":  # the best rows first, then their records: no join over every match
+            query = (f"SELECT s.seq, r.id, r.layer, s.tokens, s.terms, s.freqs, s.score FROM ({scores}"
+                     " ORDER BY score DESC, p.seq LIMIT %s) s JOIN records r ON r.seq = s.seq")
+            arguments.append(depth)
+        else:
+            query = (f"SELECT s.seq, r.id, r.layer, s.tokens, s.terms, s.freqs, s.score FROM ({scores}) s"
+                     f" JOIN records r ON r.seq = s.seq WHERE {condition} ORDER BY s.score DESC, s.seq LIMIT %s")
+            arguments.extend([*params, depth])
+        rows = conn.execute(query, arguments).fetchall()
         scored = []
         for seq, rid, layer, tokens, found_terms, freqs, _ in rows:
             frequency = dict(zip(found_terms, freqs, strict=True))
@@ -889,7 +897,7 @@ def _one(conn: psycopg.Connection[Any], query: str, params: Sequence[Any] = ()) 
 
 def _totals(conn: psycopg.Connection[Any]) -> tuple[int, int]:
     """BM25's table-wide statistics: ``(records, tokens over all records)``."""
-    row = conn.execute("SELECT count(*), coalesce(sum(tokens), 0) FROM records").fetchone()
+    row = conn.execute("SELECT records, tokens FROM bm25_totals").fetchone()
     return (int(row[0]), int(row[1])) if row is not None else (0, 0)
 
 

@@ -8,9 +8,11 @@ store's (:mod:`~mission_memory.stores.sqlite_migrations`, schema version 5), wit
 
 * ``records.seq`` — the write order (BM25 ties and :meth:`iterate` go by it, as SQLite's by row id);
 * ``records.tokens`` and ``postings`` — the BM25 index: each record's token count and, per token,
-  its weighted frequency (title × 2 + text), tokenised by SQLite's FTS5 tokenizer
+  its weighted frequency (title × 2 + text) beside the record's token count (so a ranking reads
+  ``postings`` alone), tokenised by SQLite's FTS5 tokenizer
   (:class:`~mission_memory.stores.qdrant_terms.TermEncoder`), so scores are FTS5's
-  (docs/adr/0084);
+  (docs/adr/0084); ``bm25_totals`` — BM25's ``N`` and ``Σ|d|``, kept by statement triggers on
+  ``records`` (writes are serialised by the store's lock, so the one row is never contended);
 * ``vectors.embedding`` — pgvector's ``vector`` (any dimension; one model's rows share one);
   a mission with many vectors also gets a partial HNSW index of its own
   (:mod:`~mission_memory.stores.postgres_vectors`).
@@ -62,9 +64,32 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             term text NOT NULL,
             seq bigint NOT NULL REFERENCES records (seq) ON DELETE CASCADE,
             freq integer NOT NULL,
+            tokens integer NOT NULL,
             PRIMARY KEY (term, seq)
         );
         CREATE INDEX postings_seq ON postings (seq);
+        CREATE TABLE bm25_totals (
+            one boolean PRIMARY KEY DEFAULT true CHECK (one),
+            records bigint NOT NULL,
+            tokens bigint NOT NULL
+        );
+        INSERT INTO bm25_totals (records, tokens) VALUES (0, 0);
+        CREATE FUNCTION bm25_totals_add() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE bm25_totals SET records = records + (SELECT count(*) FROM added),
+                                   tokens = tokens + (SELECT coalesce(sum(tokens), 0) FROM added);
+            RETURN NULL;
+        END $$;
+        CREATE FUNCTION bm25_totals_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE bm25_totals SET records = records - (SELECT count(*) FROM removed),
+                                   tokens = tokens - (SELECT coalesce(sum(tokens), 0) FROM removed);
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER records_bm25_added AFTER INSERT ON records REFERENCING NEW TABLE AS added
+            FOR EACH STATEMENT EXECUTE FUNCTION bm25_totals_add();
+        CREATE TRIGGER records_bm25_removed AFTER DELETE ON records REFERENCING OLD TABLE AS removed
+            FOR EACH STATEMENT EXECUTE FUNCTION bm25_totals_remove();
         CREATE TABLE vectors (
             seq bigint PRIMARY KEY REFERENCES records (seq) ON DELETE CASCADE,
             model_id text NOT NULL,
