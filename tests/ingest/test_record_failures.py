@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -119,6 +120,24 @@ def test_a_commit_listing_a_credentials_file_beside_another_never_stops_the_inge
         assert failure.stage in STAGES and failure.reason
 
 
+def test_a_commit_message_holding_gits_separator_characters_is_ingested_whole(
+    make_git_repo: Callable[[str], GitRepo],
+) -> None:
+    """Found by the property below: a message with \\x1e (git log's record separator here) was split in two
+    and the commit silently lost; \\x1f and \\x1d cut its fields."""
+    repo = make_git_repo("separators")
+    repo.commit("first", "2025-04-01T10:00:00+00:00", {"README.md": "# A\n\nText.\n"})
+    message = "OPS-9: parse the \x1e record, \x1f unit and \x1d group separators\n\nBody \x1e still here."
+    repo.commit(message, "2025-04-02T10:00:00+00:00", {"docs/b.md": "# B\n\nMore.\n"})
+    with Memory.open() as memory:
+        report = memory.ingest_repository(repo.root)
+        commits = [r for batch in memory.store.iterate() for r in batch if r.kind is RecordKind.COMMIT]
+    assert report.failures == [] and len(commits) == 2
+    second = next(r for r in commits if r.attributes["tracker_keys"])
+    assert second.title == "OPS-9: parse the \x1e record, \x1f unit and \x1d group separators"
+    assert "Body \x1e still here." in second.text and second.attributes["files"] == ["docs/b.md"]
+
+
 @pytest.fixture(scope="module")
 def shared_memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
     from mission_memory.config import load_settings
@@ -150,7 +169,7 @@ def test_no_exception_escapes_an_ingest_of_arbitrary_files_and_commit_messages(
     if not message.strip():
         message = "(empty)"
     repo.git("commit", "-q", "--allow-empty", "-m", message)
-    mission = "p" + hashlib.sha256(repr((path, text, message)).encode()).hexdigest()[:12]
+    mission = "p" + uuid.uuid4().hex[:12]  # hypothesis runs an example again when it shrinks: a new mission each time
 
     report = shared_memory.ingest_repository(repo.root, mission=mission)
 

@@ -15,6 +15,7 @@ caller names them (:class:`UnreadableObject`). A shallow clone is told by :meth:
 from __future__ import annotations
 
 import re
+import secrets
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -33,7 +34,11 @@ __all__ = [
     "extract_tracker_keys",
 ]
 
-_RS, _US, _GS = "\x1e", "\x1f", "\x1d"
+# Record, unit and group separators of `git log --format` output. A commit message or author name may
+# hold the bare control characters (a message with \x1e was split in two and the commit silently lost),
+# never this process's random token: the separators carry it.
+_TOKEN = secrets.token_hex(8)
+_RS, _US, _GS = f"\x1e{_TOKEN}\x1e", f"\x1f{_TOKEN}\x1f", f"\x1d{_TOKEN}\x1d"
 _LOG = ("log", "--reverse", "--topo-order", "--no-renames", "--diff-merges=first-parent")
 _FORMAT = f"--format={_RS}%H{_US}%P{_US}%an{_US}%aI{_US}%cI{_US}%s{_US}%b{_GS}"
 _NO_OBJECT = "0" * 40
