@@ -120,3 +120,36 @@ def test_salvage_never_writes_over_a_store(store: Path, tmp_path: Path) -> None:
     assert (target / "memory.db").read_bytes() == b"precious"
     same = _cli("salvage", str(store), "--to", str(store.parent))
     assert same.returncode == 1 and "own folder" in same.stderr
+
+
+def test_salvage_of_a_truncated_store_copies_the_rows_on_the_pages_it_still_holds(store: Path, tmp_path: Path) -> None:
+    """A store cut to 59 % of its pages (a copy stopped part way): the starting code copied 0 rows, for
+    SQLite refuses the whole file when its header counts more pages than it holds."""
+    damaged = tmp_path / "cut" / "memory.db"
+    damaged.parent.mkdir()
+    shutil.copyfile(store, damaged)
+    pages = damaged.stat().st_size // 4096
+    kept = int(pages * 0.59)
+    with damaged.open("r+b") as f:
+        f.truncate(kept * 4096)
+    original = _counts(store)
+    conn = sqlite3.connect(store)
+    stored = {str(r[0]): (str(r[1]), str(r[2])) for r in conn.execute("SELECT id, title, text FROM records")}
+    conn.close()
+
+    done = _cli("salvage", str(damaged), "--to", str(tmp_path / "saved"), "--json")
+    assert done.returncode == 1, done.stderr  # rows were lost
+    report = json.loads(done.stdout)
+    assert not report["complete"] and report["missing_pages"] == pages - kept, report
+    saved_db = tmp_path / "saved" / "memory.db"
+    saved = _counts(saved_db)
+    assert 0.3 * original["records"] <= saved["records"] < original["records"], (saved, original)
+    assert saved["records_fts"] == saved["records"] and saved["vectors"] <= saved["records"]
+    conn = sqlite3.connect(saved_db)
+    copied = {str(r[0]): (str(r[1]), str(r[2])) for r in conn.execute("SELECT id, title, text FROM records")}
+    conn.close()
+    assert all(stored[i] == row for i, row in copied.items())  # every row copied is the row stored, whole
+    with Memory(load_settings(data_dir=tmp_path / "saved")) as memory:
+        assert memory.status()["records"] == saved["records"]
+    text = _cli("salvage", str(damaged), "--to", str(tmp_path / "again"))
+    assert text.returncode == 1 and f"{pages - kept} of its {pages} pages" in text.stdout, text.stdout

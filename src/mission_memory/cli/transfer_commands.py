@@ -128,6 +128,9 @@ def salvage_command(
             console.print(f"{table['table']}: {table['copied']} rows copied"
                           + (f"; unreadable: {lost}" if lost else "")
                           + (f"; {table['error']}" if table["error"] else ""), markup=False)
+        if report["missing_pages"]:
+            console.print(f"The file was cut short: {report['missing_pages']} of its {report['pages']} pages are"
+                          " missing; the rows on them could not be read.", markup=False)
         if report["orphan_vectors"]:
             console.print(f"{report['orphan_vectors']} of the vectors copied were dropped: their record could not"
                           " be read.", markup=False)

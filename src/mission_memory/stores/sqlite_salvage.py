@@ -8,6 +8,10 @@ own SQLite, table by table:
 
 * the damaged file (and its ``-wal``, whose committed transactions count) is copied into a
   temporary folder first, so nothing is written next to the original;
+* a file cut short (a copy stopped part way, a truncation) is refused by SQLite as a whole: its
+  header counts more pages than it holds. The copy's header is set to the pages the file does hold
+  (and a partial last page dropped), so SQLite reads the surviving pages and reports the missing ones
+  as damage where a b-tree points at them; how many pages were missing is reported;
 * the new store is a fresh :class:`~mission_memory.stores.sqlite.SqliteStore` at the current schema,
   so its indexes, full-text index and triggers are whole; rows are inserted with their own rowids
   (a vector keeps pointing at its record) and ``INSERT OR IGNORE``, so nothing is replaced;
@@ -74,6 +78,9 @@ class SalvageReport:
         orphan_vectors: vectors dropped because their record could not be read.
         records_without_vector: records copied whose vector could not be read (the embedding queue
             embeds them again).
+        missing_pages: pages the source's header counts that the file no longer holds (it was cut
+            short), 0 when it holds them all.
+        pages: the pages the source's header counts (or the file holds, when more).
     """
 
     source: Path
@@ -81,17 +88,20 @@ class SalvageReport:
     tables: list[TableSalvage]
     orphan_vectors: int = 0
     records_without_vector: int = 0
+    missing_pages: int = 0
+    pages: int = 0
 
     @property
     def complete(self) -> bool:
         """Whether every row of every table was read (the source was readable throughout)."""
-        return all(not t.skipped and not t.error for t in self.tables)
+        return not self.missing_pages and all(not t.skipped and not t.error for t in self.tables)
 
     def to_json(self) -> dict[str, object]:
         """The report as ``salvage --json`` prints it."""
         return {"source": str(self.source), "target": str(self.target), "complete": self.complete,
                 "tables": [t.to_json() for t in self.tables], "orphan_vectors": self.orphan_vectors,
-                "records_without_vector": self.records_without_vector}
+                "records_without_vector": self.records_without_vector, "missing_pages": self.missing_pages,
+                "pages": self.pages}
 
 
 def salvage_sqlite_store(source: Path, data_dir: Path) -> SalvageReport:
@@ -129,6 +139,7 @@ def salvage_sqlite_store(source: Path, data_dir: Path) -> SalvageReport:
         wal = source.with_name(source.name + "-wal")
         if wal.is_file():
             shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        pages, missing = _fit_header_to_file(copy)
         reader = sqlite3.connect(copy, isolation_level=None)
         try:
             found = {str(r[0]) for r in reader.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -153,7 +164,35 @@ def salvage_sqlite_store(source: Path, data_dir: Path) -> SalvageReport:
         finally:
             reader.close()
             writer.close()
-    return SalvageReport(source, target, tables, dropped, unembedded)
+    return SalvageReport(source, target, tables, dropped, unembedded, missing, pages)
+
+
+def _fit_header_to_file(copy: Path) -> tuple[int, int]:
+    """Make a file cut short readable: drop a partial last page and set the header's page count
+    (offset 28, sqlite.org/fileformat.html §1.3.7) to the pages the file holds, when it counted more.
+
+    Returns:
+        ``(pages counted, pages missing)``; the count is the file's own when the header's is not
+        valid (change counter at offset 24 differs from offset 92) or smaller.
+    """
+    with copy.open("r+b") as f:
+        header = bytearray(f.read(100))
+        if len(header) < 100:
+            return 0, 0
+        page_size = int.from_bytes(header[16:18], "big")
+        page_size = 65536 if page_size == 1 else page_size
+        if page_size < 512 or page_size > 65536 or page_size & (page_size - 1):
+            return 0, 0  # not a page size SQLite writes: SQLite's own error says so
+        size = f.seek(0, 2)
+        held = size // page_size
+        counted = int.from_bytes(header[28:32], "big")
+        if header[24:28] != header[92:96] or counted <= held:
+            return max(counted, held), 0
+        f.truncate(held * page_size)
+        header[28:32] = held.to_bytes(4, "big")
+        f.seek(0)
+        f.write(header)
+    return counted, counted - held
 
 
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
