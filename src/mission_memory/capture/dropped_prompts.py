@@ -188,6 +188,6 @@ def _make_dirs(path: str) -> None:
     except OSError:
         _make_dirs(path.rpartition("/")[0])
         try:  # noqa: SIM105 - contextlib would cost an import in the hook
-            _os.mkdir(path)
+            _os.mkdir(path, 0o700)  # the mode of loose_objects.FOLDER_MODE (not imported: hook start-up)
         except FileExistsError:
             pass

@@ -30,7 +30,12 @@ STORED_LIMIT = 4_096
 
 _O_CREATE = _os.O_WRONLY | _os.O_CREAT | _os.O_EXCL | getattr(_os, "O_BINARY", 0)
 _HEAD = b"ref: refs/heads/main\n"
-_CONFIG = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+_CONFIG = b"[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n\tsharedRepository = 0600\n"
+"""``sharedRepository = 0600``: git itself (``prompts forget``, ``gc``) keeps the files it writes 0600, folders 0700."""
+FILE_MODE = 0o600
+"""Every file the hook writes: the prompts are the operator's own (folders: :data:`FOLDER_MODE`)."""
+FOLDER_MODE = 0o700
+"""Every folder the hook creates, ancestors of the data dir too (the XDG base directory rule)."""
 _DESCRIPTION = b"mission-memory prompt corpus: one orphan commit per operator prompt\n"
 
 
@@ -61,9 +66,9 @@ class BareRepository:
         parent = self.path.rpartition("/")[0] or "."
         make_dirs(parent)
         tmp = self._tmp_name(self.path)
-        _os.mkdir(tmp)
+        _os.mkdir(tmp, FOLDER_MODE)
         for sub in ("objects", "objects/info", "objects/pack", "refs", "refs/heads", "refs/tags", "info"):
-            _os.mkdir(tmp + "/" + sub)
+            _os.mkdir(tmp + "/" + sub, FOLDER_MODE)
         _write_new(tmp + "/HEAD", _HEAD)
         _write_new(tmp + "/config", _CONFIG)
         _write_new(tmp + "/description", _DESCRIPTION)
@@ -94,7 +99,7 @@ class BareRepository:
         if _exists(target):
             return sha
         try:  # noqa: SIM105 - contextlib would cost an import in the hook
-            _os.mkdir(folder)
+            _os.mkdir(folder, FOLDER_MODE)
         except FileExistsError:
             pass
         self._publish(target, zlib_stream(data), replace=False)
@@ -205,7 +210,7 @@ def _exists(path: str) -> bool:
 
 def _write_new(path: str, data: bytes) -> None:
     """Create ``path`` with ``data``; a partly written file (full disk) is removed before raising."""
-    fd = _os.open(path, _O_CREATE, 0o644)
+    fd = _os.open(path, _O_CREATE, FILE_MODE)
     try:
         view = memoryview(data)
         while view:
@@ -222,12 +227,12 @@ def _write_new(path: str, data: bytes) -> None:
 
 
 def make_dirs(path: str) -> None:
-    """``os.makedirs(path, exist_ok=True)`` without importing :mod:`os`."""
+    """``os.makedirs(path, FOLDER_MODE, exist_ok=True)`` without importing :mod:`os`."""
     if not path or _exists(path):
         return
     make_dirs(path.rpartition("/")[0])
     try:  # noqa: SIM105 - contextlib would cost an import in the hook
-        _os.mkdir(path)
+        _os.mkdir(path, FOLDER_MODE)
     except FileExistsError:
         pass
 

@@ -179,8 +179,10 @@ def pairs_command(
         if output is None or output == "-":
             sys.stdout.write(text)
             return
+        from mission_memory.stores.snapshot_integrity import write_private_text
+
         try:
-            Path(output).write_text(text, encoding="utf-8")
+            write_private_text(Path(output), text)
         except OSError as exc:
             raise InputError(f"cannot write the pairs to {output}: {exc.strerror or exc}") from exc
     console.print(f"{text.count(chr(10))} pairs written to {output}", highlight=False)

@@ -128,7 +128,9 @@ def export(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        from mission_memory.stores.snapshot_integrity import write_private_text
+
+        write_private_text(output, text)
         console.print(f"Wrote {len(rows)} prompts to {output}")
 
 

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mission_memory.capture.prompt_commit import command_option
+from mission_memory.stores.snapshot_integrity import DATA_FILE_MODE, make_data_folder
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory
@@ -61,9 +62,10 @@ def _data_dir(argv: list[str]) -> Path:
 def _log(data_dir: Path, message: str) -> None:
     try:
         path = data_dir / LOG_NAME
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_data_folder(path.parent)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with path.open("a", encoding="utf-8") as handle:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, DATA_FILE_MODE)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
             handle.write(f"{stamp} pid={os.getpid()} {message[:2000]!s}\n".replace("\r", " "))
     except BaseException:  # noqa: BLE001, S110 - the log is best effort; the hook must exit 0
         pass

@@ -56,6 +56,7 @@ __all__ = [
     "make_data_folder",
     "read_access_problem",
     "remove_orphaned_temporaries",
+    "write_private_text",
     "write_stamp",
 ]
 
@@ -193,6 +194,20 @@ def create_data_file(path: Path, mode: int = DATA_FILE_MODE) -> BinaryIO:
         os.close(fd)
         raise
     return os.fdopen(fd, "wb")
+
+
+def write_private_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` with :data:`DATA_FILE_MODE`, whatever the umask: an export of
+    prompts or corrections holds what the store holds. An existing file is overwritten and made
+    private too.
+
+    Raises:
+        OSError: it cannot be written.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, DATA_FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        os.fchmod(out.fileno(), DATA_FILE_MODE)
+        out.write(text)
 
 
 def make_data_folder(folder: Path) -> None:

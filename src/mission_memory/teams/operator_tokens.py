@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mission_memory.errors import ConfigError, InputError
 from mission_memory.records import AccessLevel
+from mission_memory.stores.snapshot_integrity import DATA_FILE_MODE, make_data_folder
 from mission_memory.teams.access_control import AccessContext, Role
 from mission_memory.utc import as_utc
 
@@ -194,8 +195,9 @@ def _render(entries: Sequence[TokenEntry]) -> str:
 
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
+    make_data_folder(path.parent)
+    fd = os.open(path.with_name(path.name + ".lock"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, DATA_FILE_MODE)
+    with os.fdopen(fd, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
