@@ -518,10 +518,10 @@ class Memory:
         return acknowledge(self.store, brief, operator, as_utc(now) if now is not None else datetime.now(UTC),
                            read_back=read_back)
 
-    def _brief_mission(self, mission: str | None) -> str:
+    def _brief_mission(self, mission: str | None, access: AccessContext | None = None) -> str:
         from mission_memory.mission_scope import stored_mission_for
 
-        return stored_mission_for(mission, self.store.missions())
+        return stored_mission_for(mission, self._store_for(access).missions())  # errors list only readable ones
 
     def _handover_digest(
         self, task_description: str, token_budget: int | None, filters: QueryFilters, *,
@@ -662,9 +662,9 @@ class Memory:
         if mission is not None:
             # the one name rule (ADR 0054), then a stored mission only, as `handover note` does: a typo
             # would otherwise start a mission no brief or query of the next shift looks at
-            mission = self._brief_mission(check_mission_name(mission, "mission"))
+            mission = self._brief_mission(check_mission_name(mission, "mission"), access)
         elif folder is None:
-            mission = self._brief_mission(None)
+            mission = self._brief_mission(None, access)
         near = folder if folder is not None and folder.is_dir() else None
         decided_by = AGENT if by_agent else (resolve_operator(near) or "unknown operator")
         if access is not None:
@@ -958,7 +958,7 @@ class Memory:
         correction = explicit_correction(
             correction_class=correction_class, category=category, outcome=outcome, summary=summary,
             component=component, expected=expected, session_id=session_id,
-            mission=explicit_mission(self.store, mission), operator=operator or resolve_operator(),
+            mission=explicit_mission(self._store_for(access), mission), operator=operator or resolve_operator(),
             time=time if time is not None else datetime.now(UTC),
         )
         store = self._store_for(access)

@@ -113,6 +113,10 @@ def check_explicit(store: MemoryStore, correction: Correction) -> None:
 
 
 def _known_component(store: MemoryStore, mission: str, component: str) -> bool:
+    from mission_memory.teams.access_control import AccessScopedStore
+
+    if isinstance(store, AccessScopedStore) and store.hides_component(component):
+        return False  # only records the caller may not read carry it: recording it would show it to them
     if store.has_component(component) or has_folder(store, mission, component):
         return True
     prefix = component.strip("/") + "/"

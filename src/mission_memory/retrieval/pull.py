@@ -17,13 +17,11 @@ from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name, quote_name
 from mission_memory.mission_scope import resolve_mission_scope
-from mission_memory.records import Layer
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope
 from mission_memory.retrieval.query import run_query
 from mission_memory.retrieval_events import Client, process_session_id
 from mission_memory.stores.base import MemoryStore, stored_mission_names
-from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
 
 __all__ = ["pull"]
@@ -124,18 +122,11 @@ def pull(
 
 def _has_component(store: MemoryStore, seen: MemoryStore, component: str) -> bool:
     """Whether ``component`` is stored and, in an access-scoped view, holds a record the caller may see
-    (a folder of restricted files only does not exist for a lower clearance, docs/adr/0055)."""
-    if not store.has_component(component):
-        return False
-    if seen is store:
-        return True
-    hits = seen.most_critical(SearchFilter(tuple(Layer), QueryFilters(component=component)), 50)
-    return bool(seen.get([h.record_id for h in hits]))  # get applies every rule of the context
+    (:meth:`~mission_memory.teams.access_control.AccessScopedStore.has_component`)."""
+    return seen.has_component(component)
 
 
 def _components(store: MemoryStore, seen: MemoryStore, limit: int) -> list[str]:
     """The stored components, most records first; in a scoped view only those holding a record the
-    caller may see (read among the 4 x ``limit`` largest)."""
-    if seen is store:
-        return list(store.components(limit=limit))
-    return [c for c in store.components(limit=limit * 4) if _has_component(store, seen, c)][:limit]
+    caller may see (:meth:`~mission_memory.teams.access_control.AccessScopedStore.components`)."""
+    return list(seen.components(limit=limit))

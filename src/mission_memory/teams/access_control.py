@@ -333,22 +333,37 @@ class AccessScopedStore:
         return self._store.count_kind(mission, kind)
 
     def missions(self) -> dict[str, int]:
-        """As the wrapped store."""
-        return self._store.missions()
+        """Record counts by mission, of the missions the context is scoped to (all for an unscoped one):
+        an error listing the stored missions names no other (``record_decision``, ``record_correction``)."""
+        return {m: n for m, n in self._store.missions().items() if self._in_scope(m)}
 
     def mission_names(self) -> frozenset[str]:
-        """As the wrapped store (:func:`~mission_memory.stores.base.stored_mission_names`)."""
+        """The stored missions' names (:func:`~mission_memory.stores.base.stored_mission_names`) in the
+        context's scope."""
         from mission_memory.stores.base import stored_mission_names
 
-        return stored_mission_names(self._store)
+        return frozenset(m for m in stored_mission_names(self._store) if self._in_scope(m))
+
+    def _in_scope(self, mission: str) -> bool:
+        return not self.access.missions or mission in self.access.missions
 
     def components(self, limit: int = 30) -> dict[str, int]:
-        """As the wrapped store."""
-        return self._store.components(limit)
+        """The stored components holding a record the context may see, most records first (the
+        wrapped store's counts; read among its 4 x ``limit`` largest)."""
+        return dict(list((c, n) for c, n in self._store.components(limit * 4).items() if self.has_component(c))[:limit])
 
     def has_component(self, component: str) -> bool:
-        """As the wrapped store."""
-        return self._store.has_component(component)
+        """Whether ``component`` is stored and holds a record the context may see: a folder of
+        restricted files only does not exist for a lower clearance (docs/adr/0055)."""
+        if not self._store.has_component(component):
+            return False
+        hits = self._store.most_critical(self.access.narrow(SearchFilter(tuple(Layer), component=component)), 50)
+        return bool(self.get([h.record_id for h in hits]))  # get applies every rule of the context
+
+    def hides_component(self, component: str) -> bool:
+        """Whether records carry ``component`` but none the context may see: a write naming it is refused
+        as one naming a component that is not stored (it would make it visible to this reader)."""
+        return self._store.has_component(component) and not self.has_component(component)
 
     def put_vectors(self, record_ids: Sequence[str], vectors: npt.NDArray[np.float32], model_id: str) -> None:
         """As the wrapped store."""
