@@ -328,12 +328,19 @@ def serve(
 def _warn_if_not_stored(mission: str) -> None:
     """``serve --mission NAME`` for a mission that is not stored (yet) answers from all missions: say
     so on stderr at start (MCP clients log it), listing the stored ones, since a typo would otherwise
-    only show in each digest's header."""
+    only show in each digest's header. A store that cannot be opened (damaged, unreachable) is said
+    the same way and does not stop the server: every call answers with its error."""
+    from mission_memory.errors import BackendUnavailable
     from mission_memory.fence import quote_name
     from mission_memory.mission_scope import known_missions
 
-    with open_memory() as memory:
-        stored = memory.store.missions()
+    try:
+        with open_memory() as memory:
+            stored = memory.store.missions()
+    except BackendUnavailable as exc:  # a damaged or unreachable store: the server still starts
+        err_console.print(f"Warning: {exc}. The server starts and answers every call with this error until the"
+                          " store is usable.", markup=False, highlight=False)
+        return
     if stored and mission not in stored:
         err_console.print(
             f"Warning: no mission named {quote_name(mission)} is stored ({known_missions(mission, stored)}); until it"
