@@ -25,14 +25,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mission_memory.config import Settings, load_settings
-from mission_memory.embeddings import Embedder, SupportsClose, configured_model_id, make_embedder
+from mission_memory.embeddings import configured_model_id
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.fence import check_mission_name, quote_name
 from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import AccessLevel, Record
-from mission_memory.retrieval.digest import Digest
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
-from mission_memory.retrieval.pull import pull
 from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
 from mission_memory.stores.base import DescribedStore, MemoryStore, stored_mission_names
 from mission_memory.stores.registry import OtherStore, open_store, other_backend_store, scheme_of
@@ -42,7 +40,6 @@ from mission_memory.stores.write_path import (
     store_records,
     vector_backlog,
 )
-from mission_memory.tokens import TiktokenTokenizer, Tokenizer
 from mission_memory.utc import as_utc, parse_clock
 
 if TYPE_CHECKING:
@@ -50,6 +47,7 @@ if TYPE_CHECKING:
     from mission_memory.corrections.rate import CorrectionRate
     from mission_memory.corrections.recording import CorrectionImport
     from mission_memory.decisions import RejectedAlternative
+    from mission_memory.embeddings import Embedder
     from mission_memory.handover.acknowledgement import Acknowledgement
     from mission_memory.handover.brief import RotationBrief
     from mission_memory.ingest.recorded_decisions import RecordedDecision
@@ -64,9 +62,11 @@ if TYPE_CHECKING:
     from mission_memory.refresh.artifacts import ArtifactPruneReport
     from mission_memory.refresh.orchestrator import RefreshReport
     from mission_memory.refresh.summarizers import Summarizer
+    from mission_memory.retrieval.digest import Digest
     from mission_memory.retrieval.ranking_tune import TuneReport
     from mission_memory.stores.transfer import TransferSummary
     from mission_memory.teams.access_control import AccessContext
+    from mission_memory.tokens import Tokenizer
     from mission_memory.trackers.base import TaskHistory, Tracker
 
 __all__ = ["Memory"]
@@ -115,6 +115,8 @@ class Memory:
         if self._embedding_queue is not None:
             self._embedding_queue.close()
         self.store.close()
+        from mission_memory.embeddings import SupportsClose
+
         if self._owns_embedder and isinstance(self._embedder, SupportsClose):
             self._embedder.close()
 
@@ -131,6 +133,8 @@ class Memory:
         """The embedder (loaded on first use)."""
         with self._lock:
             if self._embedder is None:
+                from mission_memory.embeddings import make_embedder
+
                 self._embedder = make_embedder(self.settings.embedder, self.settings)
             return self._embedder
 
@@ -139,6 +143,8 @@ class Memory:
         """The tokenizer (loaded on first use)."""
         with self._lock:
             if self._tokenizer is None:
+                from mission_memory.tokens import TiktokenTokenizer
+
                 self._tokenizer = TiktokenTokenizer(self.settings.token_safety_margin)
             return self._tokenizer
 
@@ -267,6 +273,8 @@ class Memory:
             return self._handover_digest(
                 task_description, token_budget, checked, client=client, session_id=session_id, access=access
             )
+        from mission_memory.retrieval.pull import pull
+
         with self._pull_priority():  # the background embedding queue waits while a pull runs
             return pull(
                 self.store, self._store_for(access), self.embedder, self.tokenizer, self.settings,
@@ -532,6 +540,8 @@ class Memory:
             mission=filters.mission, from_operator=filters.operator, since=filters.since,
             token_budget=token_budget, client=client, session_id=session_id, access=access,
         )
+        from mission_memory.retrieval.digest import Digest
+
         return Digest(
             query=task_description, scope=Scope.HANDOVER.value, token_budget=brief.token_budget,
             filters=filters.as_dict(), entries=(), omitted=brief.omitted, duplicates_suppressed=0,

@@ -14,11 +14,9 @@ from rich.markup import escape
 
 from mission_memory.capture import dropped_prompts
 from mission_memory.cli.output import console, print_json, reported_errors
-from mission_memory.config import load_settings
 from mission_memory.errors import InputError
 from mission_memory.hook import installer
 from mission_memory.hook.installer import SettingsScope
-from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
 
 __all__ = ["app"]
 
@@ -40,6 +38,8 @@ def _scope(project: bool, user: bool) -> SettingsScope:
 
 def _data_dir_to_bake(data_dir: Path | None) -> tuple[Path, Path | None]:
     """The effective data dir, and the value to bake into hook commands (``None`` for the default)."""
+    from mission_memory.config import load_settings
+
     settings = load_settings(data_dir=data_dir)
     effective = settings.data_dir.expanduser().resolve()
     default = installer.default_data_dir().expanduser().resolve()
@@ -84,6 +84,8 @@ def install(
     console.print(f"Installed in {path}:")
     for hook in hooks:
         console.print(f"  {hook.event.value} (timeout {hook.timeout}s): {hook.command}")
+    from mission_memory.prompts.corpus import default_prompt_repo
+
     console.print(f"Prompts are stored in {default_prompt_repo(effective)}")
     if duplicates:
         console.print(
@@ -124,6 +126,8 @@ def status(
             for scope in SettingsScope
             for path in [installer.settings_path(scope)]
         }
+        from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
+
         repo = default_prompt_repo(effective)
         corpus = PromptCorpus(repo)
         refs = corpus.refs()

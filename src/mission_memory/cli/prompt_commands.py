@@ -11,19 +11,20 @@ import json
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from mission_memory.cli.output import console, print_json, reported_errors
-from mission_memory.config import load_settings
 from mission_memory.errors import InputError
-from mission_memory.prompts.corpus import CapturedPrompt, PromptCorpus, default_prompt_repo
 from mission_memory.prompts.intents import Intent, label_intent
 from mission_memory.prompts.switching import switching_stats
 from mission_memory.prompts.topics import topic_distribution
 from mission_memory.utc import parse_clock_flag
+
+if TYPE_CHECKING:
+    from mission_memory.prompts.corpus import CapturedPrompt, PromptCorpus
 
 __all__ = ["app"]
 
@@ -48,6 +49,9 @@ SinceOpt = Annotated[
 
 
 def _corpus(repo: Path | None) -> PromptCorpus:
+    from mission_memory.config import load_settings
+    from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
+
     return PromptCorpus(repo or default_prompt_repo(load_settings().data_dir))
 
 

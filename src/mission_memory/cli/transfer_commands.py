@@ -11,7 +11,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -19,7 +19,9 @@ from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, err_console, print_json, reported_errors
 from mission_memory.cli.progress_lines import progress_display
 from mission_memory.errors import InputError
-from mission_memory.records import AccessLevel
+
+if TYPE_CHECKING:
+    from mission_memory.records import AccessLevel
 
 __all__ = ["export_command", "import_command", "register"]
 
@@ -30,7 +32,7 @@ def export_command(
     ] = None,
     mission: Annotated[str | None, typer.Option("--mission", help="Export only this mission (default: all).")] = None,
     max_access_level: Annotated[
-        AccessLevel | None,
+        str | None,  # read as an AccessLevel on use: records (and pydantic) stay unloaded for --help
         typer.Option("--max-access-level", help="Leave out records above this access level "
                      "(public < internal < restricted < secret), and the retrieval events that returned them."),
     ] = None,
@@ -41,8 +43,8 @@ def export_command(
     The file is written next to its destination and renamed into place when complete, so an
     interrupted export leaves no partial file behind.
     """
-    level = max_access_level
     with reported_errors(), open_memory() as memory:
+        level = _access_level(max_access_level)
         if output is None:
             with progress_display(False) as progress:
                 summary = memory.export_memory(sys.stdout, mission=mission, max_access_level=level, progress=progress)
@@ -70,6 +72,23 @@ def export_command(
                  f"events, {data['state']} state values" + (f" to {output}" if output is not None else "")
                  + (f"; left out {data['left_out']} records above {level.value}" if level is not None else ""),
                  markup=False)
+
+
+def _access_level(value: str | None) -> AccessLevel | None:
+    """``--max-access-level`` as an :class:`~mission_memory.records.AccessLevel`, or None when not given.
+
+    Raises:
+        InputError: not one of the levels (they are named).
+    """
+    if value is None:
+        return None
+    from mission_memory.records import AccessLevel
+
+    try:
+        return AccessLevel(value.strip().lower())
+    except ValueError:
+        levels = ", ".join(level.value for level in AccessLevel)
+        raise InputError(f"--max-access-level {value!r} is not one of: {levels}") from None
 
 
 def import_command(
