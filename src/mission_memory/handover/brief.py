@@ -1,21 +1,24 @@
 """The rotation brief: a shift handover built from memory, fenced, within a token budget (docs/design.md §6).
 
-Six sections, in this order (ADR 0026; ICS-201 and SOC/SRE on-call handovers):
+Nine sections (:class:`BriefSection`), in this order (ADR 0026; ICS-201 and SOC/SRE on-call handovers):
 
-1. **Status** — the shift window, from → to, counts of decisions, corrections, open questions and
+1. **Incident handover** — only while the mission is degraded: the escalation, the open alerts and
+   the crisis timeline's lead (ADR 0040, 0061);
+2. **Status** — the shift window, from → to, counts of decisions, corrections, open questions and
    tasks in progress;
-2. **What to do first** — the outgoing operator's handover notes (warnings and next steps first)
+3. **What to do first** — the open handover notes of the mission (warnings and next steps first)
    and the tasks in progress;
-3. **Decisions taken in the window** — with rationale and rejected alternatives; then, in one
+4. **Events recorded in the window** — the operational events operators recorded during the shift;
+5. **Decisions taken in the window** — with rationale and rejected alternatives; then, in one
    compact entry, the decisions linked to the active work (ADR 0038);
-4. **The predecessor's profile** — typical corrections by class and category, then the attention
+6. **The predecessor's profile** — typical corrections by class and category, then the attention
    zones (:mod:`mission_memory.handover.profile`) ranked by corrections and recent activity
    (:mod:`mission_memory.handover.activity`), and the other active components in one line each;
-5. **Open questions** — refresh artifacts' open questions, proposed decisions, unanswered tracker
+7. **Open questions** — refresh artifacts' open questions, proposed decisions, unanswered tracker
    comments;
-6. **Watch items** — failing or stale sources (refresh failures, memory behind the repository) and
+8. **Watch items** — failing or stale sources (refresh failures, memory behind the repository) and
    tasks with activity but no owner;
-7. **Recently changed files** — the files ranked by recent activity, each with its latest commit,
+9. **Recently changed files** — the files ranked by recent activity, each with its latest commit,
    filling the budget the other sections leave (at least :data:`RECENT_FILES_SHARE` of it, ADR 0038).
 
 Every entry carries its provenance. Everything quoted from repositories, trackers, events and notes
