@@ -402,3 +402,42 @@ def test_source_keys_are_built_by_one_function_beside_record() -> None:
         for number, line in enumerate(path.read_text().splitlines(), 1) if SOURCE_KEY_BY_HAND.search(line)
     )
     assert offenders == []
+
+
+RULE_CONSTANTS = (
+    ("config.py", "DEFAULT_TOKEN_BUDGET", 8000, "budget"),
+    ("config.py", "MAX_TOKEN_BUDGET", 200_000, "budget"),
+    ("handover/__init__.py", "DEFAULT_BRIEF_TOKEN_BUDGET", 4000, "budget"),
+)
+"""A rule's constant, where it is defined, its value and the word that marks a use of the rule."""
+
+
+def rule_literal_copies(root: Path, name: str, value: int, word: str, home: str) -> list[str]:
+    """``path:line`` of every line under ``root`` (outside the constant's home line) that writes ``value``
+    as a literal (``8000``, ``8_000``, ``8,000``) within three lines after a mention of ``word``."""
+    spellings = re.compile(rf"(?<![\w.,]){value}(?![\w.])|(?<![\w.,]){value:_}(?![\w.])|(?<![\w.,]){value:,}(?![\w.])")
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_text().splitlines()
+        for number, line in enumerate(lines, 1):
+            if not spellings.search(line):
+                continue
+            if path.relative_to(root).as_posix() == home and line.startswith(f"{name} ="):
+                continue
+            if any(word in lines[i].lower() for i in range(max(0, number - 4), number)):
+                found.append(f"{path.relative_to(root)}:{number}")
+    return found
+
+
+def test_a_rule_s_constant_is_written_once() -> None:
+    """The budget defaults were written in four places each; the MCP tool's own 8000 kept the setting
+    from ever reaching an agent (issue 36). Uses name the constant."""
+    offenders = {name: hits for home, name, value, word in RULE_CONSTANTS
+                 if (hits := rule_literal_copies(PACKAGE, name, value, word, home))}
+    assert offenders == {}
+
+
+def test_the_literal_rule_finds_a_planted_copy(tmp_path: Path) -> None:
+    (tmp_path / "config.py").write_text("DEFAULT_TOKEN_BUDGET = 8000\n")
+    (tmp_path / "tool.py").write_text("def tool(\n    token_budget: int\n    = 8_000,\n) -> None: ...\n")
+    assert rule_literal_copies(tmp_path, "DEFAULT_TOKEN_BUDGET", 8000, "budget", "config.py") == ["tool.py:3"]

@@ -6,7 +6,7 @@ Example::
 
     with Memory.open() as memory:                       # settings from MISSION_MEMORY_* variables
         report = memory.ingest_repository("path/to/repo")
-        digest = memory.query("add retries to the upload proxy", token_budget=4000)
+        digest = memory.query("add retries to the upload proxy", token_budget=3000)
         print(digest.text)
 """
 
@@ -226,7 +226,7 @@ class Memory:
                 the rotation brief of the ``mission`` filter (see :meth:`rotation_brief`; filters
                 ``operator`` = the outgoing operator, ``since`` = the window's start).
             token_budget: bound on the digest, in tokens; defaults to the settings' budget, and may
-                not exceed ``settings.max_token_budget`` (200,000 by default).
+                not exceed ``settings.max_token_budget`` (:data:`~mission_memory.config.MAX_TOKEN_BUDGET` by default).
             filters: ``component``, ``min_criticality`` (alias ``criticality``), ``since``,
                 ``until``, ``mission`` (``*``: all missions, on purpose), ``mission_type``,
                 ``outcome``, ``operator``, ``max_access``.

@@ -257,7 +257,7 @@ def build_server(
         ] = "all",
         token_budget: Annotated[
             int | None,
-            # strict: JSON `true` is not the budget 1, nor "8000" a number (a model's slip, named back to it)
+            # strict: JSON `true` is not the budget 1, nor "2000" a number (a model's slip, named back to it)
             Field(description=(
                 "Upper bound on the digest's size, in tokens (default: the server's setting, "
                 f"{DEFAULT_TOKEN_BUDGET} unless configured; a handover brief's {DEFAULT_BRIEF_TOKEN_BUDGET})."
