@@ -220,6 +220,22 @@ def test_priors_are_read_without_the_records_and_mark_superseded_decisions(store
     assert (priors[doc.id].criticality, priors[doc.id].superseded, priors[doc.id].bare_merge) == (0.4, False, False)
 
 
+def test_priors_mark_a_probably_superseded_decision_as_superseded(store: MemoryStore) -> None:
+    probable, live = (
+        Record.build(
+            kind=RecordKind.DECISION, title=f"ADR-000{n}", text=f"use haproxy {n}",
+            provenance=Provenance(kind=SourceKind.ADR, ref=f"000{n}.md", uri=f"file:///000{n}.md", mission="m",
+                                  time=datetime(2024, 1, 1, tzinfo=UTC)),
+            criticality=0.7, attributes=attributes,
+        )
+        for n, attributes in ((8, {"status": "accepted", "probably_superseded_by": ["0021"]}),
+                              (9, {"status": "accepted", "superseded_by": [], "probably_superseded_by": []}))
+    )
+    store.upsert_records([probable, live])
+    priors = store.priors_of([probable.id, live.id])
+    assert (priors[probable.id].superseded, priors[live.id].superseded) == (True, False)
+
+
 def test_most_critical_returns_the_most_critical_records_passing_the_filter(store: MemoryStore) -> None:
     records = [_record(f"c{i}.md", f"text {i}", criticality=c, component="api" if i < 3 else "web")
                for i, c in enumerate([0.2, 0.9, 0.5, 1.0])]
