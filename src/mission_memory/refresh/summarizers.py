@@ -35,7 +35,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from mission_memory.capture.redaction import redacted_cut
+from mission_memory.capture.redaction import redact_text, redacted_cut
 from mission_memory.http_deadline import Deadline, DeadlineExceeded, post_json_within
 from mission_memory.ingest.adr import find_adr_paths
 from mission_memory.ingest.git_history import Commit
@@ -356,24 +356,28 @@ _REF_SUFFIX = re.compile(r"\s*\[ref:\s*([^\]]+)\]\s*$", re.IGNORECASE)
 
 
 def _material_text(material: SummaryMaterial, max_chars: int = _MAX_MATERIAL_CHARS) -> str:
-    """The material as plain text for a prompt, cut at ``max_chars`` characters with a note."""
+    """The material as plain text for a prompt, cut at ``max_chars`` characters with a note.
+
+    Every piece is redacted before it is cut (issue 35 item 3): a secret a cut would split is
+    redacted whole, so no head of one leaves for the endpoint or comes back in a summary.
+    """
     task = material.task
-    parts = [f"Task {task.key}: {task.title}", task.description.strip()[:2000], _since_text(material.since), ""]
+    parts = [f"Task {task.key}: {redact_text(task.title)}", redacted_cut(task.description.strip(), 2000, ""),
+             _since_text(material.since), ""]
     parts.append(f"Commits ({len(material.commits)}):")
     for c in material.commits:
         files = ", ".join(c.files[:10]) + (" …" if len(c.files) > 10 else "")
-        parts.append(f"[{c.sha[:7]}] {c.committed_at.isoformat()} {c.author}: {c.subject}")
+        parts.append(f"[{c.sha[:7]}] {c.committed_at.isoformat()} {c.author}: {redact_text(c.subject)}")
         if c.body.strip():
-            parts.append("    " + c.body.strip()[:1500].replace("\n", "\n    "))
+            parts.append("    " + redacted_cut(c.body.strip(), 1500, "").replace("\n", "\n    "))
         if files:
             parts.append(f"    files: {files} (+{c.insertions}/-{c.deletions})")
     parts.append(f"\nComments ({len(material.comments)}):")
     for m in material.comments:
-        parts.append(f"[comment:{m.id}] {m.created_at.isoformat()} {m.author or 'unknown'}: {m.text.strip()[:3000]}")
+        parts.append(f"[comment:{m.id}] {m.created_at.isoformat()} {m.author or 'unknown'}: {redacted_cut(m.text.strip(), 3000, '')}")
     text = "\n".join(parts)
-    if len(text) > max_chars:
-        text = text[:max_chars] + "\n[… material cut to fit the prompt]"
-    return text
+    note = "\n[… material cut to fit the prompt]"
+    return text if len(text) <= max_chars else redacted_cut(text, max_chars + len(note), note)
 
 
 def _estimate_tokens(text: str) -> int:
