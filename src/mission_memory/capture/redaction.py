@@ -1096,7 +1096,10 @@ def _redact_seed_phrases(text: str, low: str, counts: dict[str, int]) -> str:
     """
     if len(text) < _SEED_MIN_CHARS:
         return text
-    if not _seed_shaped(text) and not _seed_shaped(text.swapcase()):  # swapped: an upper-case phrase
+    raw = text.encode("utf-8", "replace")
+    if not _seed_shaped(raw, _SEED_SHAPE) and not (
+        len(raw) - len(raw.translate(None, _ASCII_UPPER)) >= _SEED_WORDS * 3 and _seed_shaped(raw, _SEED_SHAPE_UPPER)
+    ):  # the second test: an upper-case phrase, only where upper-case letters are that many
         return text
     try:
         from mission_memory.capture.bip39_words import WORDS
@@ -1108,10 +1111,14 @@ def _redact_seed_phrases(text: str, low: str, counts: dict[str, int]) -> str:
     return _apply_spans(text, spans, "seed-phrase", counts)
 
 
-def _seed_shaped(text: str) -> bool:
-    """Does ``text`` hold 12 words in a row of 3 to 8 lower-case ASCII letters (list numbers skipped)?"""
-    tokens = text.encode("utf-8", "replace").translate(_SEED_SHAPE).split()
-    return b"\x01" * _SEED_WORDS in bytes(map(_SEED_SHAPES.__contains__, tokens))
+def _seed_shaped(raw: bytes, shape: bytes) -> bool:
+    """Does ``raw`` (UTF-8) hold 12 words in a row of 3 to 8 letters of the case ``shape`` maps to ``a``?"""
+    return b"\x01" * _SEED_WORDS in bytes(map(_SEED_SHAPES.__contains__, raw.translate(shape).split()))
+
+
+_ASCII_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_SEED_SHAPE_UPPER = _SEED_SHAPE[:65] + b"a" * 26 + _SEED_SHAPE[91:97] + b"x" * 26 + _SEED_SHAPE[123:]
+""":data:`_SEED_SHAPE` with the cases swapped: upper-case letters -> ``a``, lower-case -> ``x``."""
 
 
 def _seed_runs(low: str, words: frozenset[str]) -> list[tuple[int, int]]:
