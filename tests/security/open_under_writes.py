@@ -51,7 +51,8 @@ class OpenTally:
     checks_to_first_refusal: int
 
 
-def _write(path: str, seed: int, batch: int, counter: Any, max_records: int, go: Any = None) -> None:
+def _write(path: str, seed: int, batch: int, counter: Any, max_records: int, go: Any = None, stop: Any = None,
+           dim: int = _DIM) -> None:
     from mission_memory.records import Provenance, Record, RecordKind, SourceKind
     from mission_memory.stores.sqlite import SqliteStore
 
@@ -62,7 +63,7 @@ def _write(path: str, seed: int, batch: int, counter: Any, max_records: int, go:
         go.wait()
     n = 0
     try:
-        while n < max_records:
+        while n < max_records and not (stop is not None and stop.is_set()):
             records = []
             for _ in range(batch):
                 n += 1
@@ -71,7 +72,7 @@ def _write(path: str, seed: int, batch: int, counter: Any, max_records: int, go:
                     kind=RecordKind.DOC_CHUNK, title=f"w{seed} doc {n}", text=text,
                     provenance=Provenance(kind=SourceKind.DOC, ref=f"w{seed}/{n}.md", uri=f"file:///w{seed}/{n}.md",
                                           mission="m", time=datetime(2025, 1, 1, tzinfo=UTC))))
-            vectors = np_rng.normal(size=(len(records), _DIM)).astype(np.float32)
+            vectors = np_rng.normal(size=(len(records), dim)).astype(np.float32)
             store.upsert(records, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), "bench-model")
             with counter.get_lock():
                 counter.value += len(records)
@@ -79,7 +80,7 @@ def _write(path: str, seed: int, batch: int, counter: Any, max_records: int, go:
         store.close()
 
 
-def _check(path: str, open_every: int, go: Any, done: Any, queue: Any) -> None:
+def _check(path: str, open_every: int, go: Any, done: Any, queue: Any, checks_each: int = 0) -> None:
     from mission_memory.errors import StoreDamaged
     from mission_memory.stores.sqlite import SqliteStore
     from mission_memory.stores.sqlite_integrity import check_file_shape
@@ -89,7 +90,7 @@ def _check(path: str, open_every: int, go: Any, done: Any, queue: Any) -> None:
     first = ""
     go.wait()
     started = time.time()
-    while not done.is_set():
+    while not done.is_set() and not (checks_each and checks >= checks_each):
         checks += 1
         try:
             if open_every and checks % open_every == 0:
@@ -105,10 +106,13 @@ def _check(path: str, open_every: int, go: Any, done: Any, queue: Any) -> None:
 
 
 def run_opens_beside_writers(path: Path, *, writers: int, checkers: int, records_each: int, batch: int = 100,
-                             open_every: int = 200, warmup_records: int = 600) -> OpenTally:
+                             open_every: int = 200, warmup_records: int = 600, checks_each: int = 0,
+                             dim: int = _DIM) -> OpenTally:
     """Run ``writers`` processes each storing ``records_each`` records (``batch`` a transaction, each with
     a 16 KiB vector) into the store ``path``, and ``checkers`` processes checking it until the writers are
-    done; ``warmup_records`` records are stored first, so the file is past its first pages.
+    done; ``warmup_records`` records are stored first, so the file is past its first pages. With
+    ``checks_each``, the run ends instead when every checker has run that many checks (the writers
+    stop then, or at ``records_each``, whichever comes first; ``dim``: the vectors' dimension).
 
     Each checker opens a whole store every ``open_every``-th check (0: never) and runs
     :func:`check_file_shape` otherwise. Returns the counts summed over the checkers.
@@ -119,15 +123,23 @@ def run_opens_beside_writers(path: Path, *, writers: int, checkers: int, records
     queue = ctx.Queue()
     go = ctx.Barrier(writers + checkers)  # every process has imported the package and opened the store
     done = ctx.Event()
-    writing = [ctx.Process(target=_write, args=(str(path), seed, batch, counter, records_each, go))
+    stop = ctx.Event()
+    writing = [ctx.Process(target=_write, args=(str(path), seed, batch, counter, records_each, go, stop, dim))
                for seed in range(writers)]
-    checking = [ctx.Process(target=_check, args=(str(path), open_every, go, done, queue)) for _ in range(checkers)]
+    checking = [ctx.Process(target=_check, args=(str(path), open_every, go, done, queue, checks_each))
+                for _ in range(checkers)]
     for p in writing + checking:
         p.start()
-    for p in writing:
-        p.join()
-    done.set()
-    results = [queue.get(timeout=120) for _ in range(checkers)]
+    if checks_each:
+        results = [queue.get() for _ in range(checkers)]
+        stop.set()
+        for p in writing:
+            p.join()
+    else:
+        for p in writing:
+            p.join()
+        done.set()
+        results = [queue.get(timeout=120) for _ in range(checkers)]
     for p in checking:
         p.join(timeout=60)
     if any(p.exitcode for p in writing):
