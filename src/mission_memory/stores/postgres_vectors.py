@@ -33,9 +33,12 @@ from mission_memory.stores.sqlite_filters import filter_sql
 
 __all__ = ["EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "HNSW_MIN_ROWS", "INDEX_BUILD_MEMORY", "INDEX_DEADLINE_SECONDS", "VectorPlanner", "vector_text"]
 
-HNSW_MIN_ROWS = 50_000
+HNSW_MIN_ROWS = 1_000_000
 """Vectors of one model in one mission from which the mission is searched through its own HNSW
-index; below, an exact scan (docs/adr/0084: p50 of an exact top 60 over 10,000 vectors ≈ 30 ms)."""
+index; below, an exact scan. Measured (docs/adr/0084, 100k random 384-d vectors in one mission, load
+~20): a pull's dense search through the index (one scan per layer and kind) p50 1.36 s at recall@60
+0.41, exact 1.47 s in the pull before computing each distance once and about 0.6 s after, recall 1;
+so the index is not used at or below 100k, and the threshold sits above the largest size measured."""
 EF_SEARCH_MIN = 100
 """The smallest HNSW candidate list (``hnsw.ef_search``)."""
 EF_SEARCH_FACTOR = 4
@@ -135,13 +138,13 @@ class VectorPlanner:
         limit: int, per_kind: bool,
     ) -> list[Row]:
         """The exact best rows (:meth:`search`): every passing vector's inner product, ranked per group."""
-        groups = "r.layer, r.kind" if per_kind else "r.layer"
-        rows = conn.execute(
-            "SELECT id, layer, kind, -distance FROM (SELECT r.id, r.layer, r.kind, v.embedding <#> %s::vector AS"
-            f" distance, row_number() OVER (PARTITION BY {groups} ORDER BY v.embedding <#> %s::vector, r.seq) AS n"
-            f" FROM vectors v JOIN records r ON r.seq = v.seq WHERE v.model_id = %s AND {condition}) ranked"
-            " WHERE n <= %s",
-            (vector_text(query), vector_text(query), model_id, *params, limit),
+        groups = "layer, kind" if per_kind else "layer"
+        rows = conn.execute(  # the distance computed once per row, then ranked per group
+            "SELECT id, layer, kind, -d FROM (SELECT id, layer, kind, d, row_number() OVER"
+            f" (PARTITION BY {groups} ORDER BY d, seq) AS n FROM (SELECT r.seq, r.id, r.layer, r.kind,"
+            " v.embedding <#> %s::vector AS d FROM vectors v JOIN records r ON r.seq = v.seq"
+            f" WHERE v.model_id = %s AND {condition}) scored) ranked WHERE n <= %s",
+            (vector_text(query), model_id, *params, limit),
         ).fetchall()
         return [(str(rid), str(layer), str(kind), float(score)) for rid, layer, kind, score in rows]
 
