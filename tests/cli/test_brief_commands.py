@@ -83,7 +83,7 @@ def test_the_id_a_stored_note_is_printed_with_is_the_one_brief_and_notes_show_an
     assert printed is not None, out
     note_id = printed.group(1)
     code, out, _ = _run(monkeypatch, "bob", "handover", "notes")
-    assert code == 0 and out.startswith(f"[warning] {note_id} by alice at ")
+    assert code == 0 and f"\n### 1. [warning] {note_id} by alice at " in out, out
     code, out, _ = _run(monkeypatch, "bob", "brief")
     assert code == 0 and f"id {note_id}" in out
     code, out, _ = _run(monkeypatch, "alice", "handover", "note", "Again, as JSON.", "--kind", "hypothesis", "--json")

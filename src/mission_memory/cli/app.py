@@ -14,6 +14,7 @@ import typer
 
 from mission_memory.cli.output import clip_argument
 from mission_memory.errors import MissionMemoryError
+from mission_memory.fence import json_terminal_safe, terminal_safe
 
 app = typer.Typer(
     name="mission-memory",
@@ -93,7 +94,7 @@ def main() -> None:
     try:
         app()
     except MissionMemoryError as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(terminal_safe(f"Error: {exc}"), file=sys.stderr)
         raise SystemExit(1) from None
 
 
@@ -107,13 +108,14 @@ def _main_json() -> int:
             "kind": type(exc).__name__,
             "input": {"command": "mission-memory", "argv": [clip_argument(a) for a in sys.argv[1:]]},
         }
-        print(json.dumps(payload, ensure_ascii=False), file=sys.stderr)
+        print(json_terminal_safe(json.dumps(payload, ensure_ascii=False)), file=sys.stderr)
         return int(exc.exit_code)  # type: ignore[attr-defined]
     except typer.Abort:
         print(json.dumps({"error": "aborted", "kind": "Abort"}), file=sys.stderr)
         return 1
     except MissionMemoryError as exc:
-        print(json.dumps({"error": str(exc), "kind": type(exc).__name__}, ensure_ascii=False), file=sys.stderr)
+        print(json_terminal_safe(json.dumps({"error": str(exc), "kind": type(exc).__name__}, ensure_ascii=False)),
+              file=sys.stderr)
         return 1
     return result if isinstance(result, int) else 0
 

@@ -13,8 +13,15 @@ from typing import Annotated
 import typer
 
 from mission_memory.cli.opening import open_memory
-from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
-from mission_memory.fence import quote_name
+from mission_memory.cli.output import (
+    check_budget_flag,
+    console,
+    echo_text,
+    err_console,
+    print_json,
+    reported_errors,
+)
+from mission_memory.fence import fence_notice, fenced, listed_name, new_nonce, quote_name
 from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
 
 __all__ = ["brief_app", "handover_app"]
@@ -70,7 +77,7 @@ def brief(
     if json_output:
         print_json(result.to_json())
     else:
-        typer.echo(result.text)
+        echo_text(result.text)
 
 
 @brief_app.command("ack")
@@ -138,8 +145,12 @@ def notes(
         print_json(rows)
         return
     if not rows:
-        typer.echo("No open handover notes.")
-    for row in rows:
-        # Operator text: printed for a person at a terminal, not handed to an agent.
-        typer.echo(f"[{row['kind']}] {str(row['note_id'])[:_SHOWN_NOTE_ID]} by {row['operator'] or 'unknown'} at {row['time']}\n"
-                   f"{row['text']}\n")
+        echo_text("No open handover notes.")
+        return
+    # Operator text, read by people and by agents alike: each note fenced as the digest fences excerpts.
+    nonce = new_nonce()
+    echo_text(f"{len(rows)} open handover note{'' if len(rows) == 1 else 's'}, newest first.\n{fence_notice(nonce)}\n")
+    for index, row in enumerate(rows, 1):
+        operator = listed_name(str(row["operator"])) if row["operator"] else "unknown"
+        echo_text(f"### {index}. [{row['kind']}] {str(row['note_id'])[:_SHOWN_NOTE_ID]} by {operator} at {row['time']}\n"
+                  f"{fenced(index, nonce, str(row['text']))}\n")

@@ -17,7 +17,14 @@ import typer
 from rich.table import Table
 
 from mission_memory.cli.opening import open_memory
-from mission_memory.cli.output import check_budget_flag, console, err_console, print_json, reported_errors
+from mission_memory.cli.output import (
+    check_budget_flag,
+    console,
+    echo_text,
+    err_console,
+    print_json,
+    reported_errors,
+)
 from mission_memory.cli.progress_lines import progress_display
 from mission_memory.cli.refresh_commands import (
     GithubRepoOption,
@@ -204,7 +211,7 @@ def query(
     if json_output:
         print_json(digest.to_json())
     else:
-        typer.echo(digest.text)
+        echo_text(digest.text)
 
 
 def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
@@ -380,7 +387,7 @@ def demo(
             f"Ingested {root}: {sum(report.added.values())} added, {sum(report.unchanged.values())} unchanged."
         )
         digest = memory.query(task, token_budget=budget, filters={"mission": DEMO_MISSION})
-    typer.echo(digest.text)
+    echo_text(digest.text)
     err_console.print(
         f"The demo's memory is kept apart from your missions, in {demo_dir}. "
         "Remove it with `mission-memory demo --remove`.",

@@ -22,7 +22,7 @@ from rich.table import Table
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 from mission_memory.errors import InputError
-from mission_memory.fence import quote_name
+from mission_memory.fence import neutralise_markers, quote_name
 from mission_memory.utc import parse_clock_flag
 
 if TYPE_CHECKING:
@@ -256,10 +256,15 @@ def firing(
     table = Table(box=None, header_style="bold")
     for column in ("since (UTC)", "criticality", "alert", "sector", "event", "runbook"):
         table.add_column(column, overflow="fold")
-    for a in alerts:
-        table.add_row(a.since.strftime("%Y-%m-%d %H:%M:%S"), f"{a.criticality:.2f}", " ".join(a.type.split()),
-                      " ".join(a.sector.split()), f"event:{a.event_id}", a.runbook_url or "-")
+    for a in alerts:  # stored names and URLs: one line each, no marker-like run (the console escapes controls)
+        table.add_row(a.since.strftime("%Y-%m-%d %H:%M:%S"), f"{a.criticality:.2f}", _cell(a.type), _cell(a.sector),
+                      f"event:{_cell(a.event_id)}", _cell(a.runbook_url or "-"))
     console.print(table, soft_wrap=False)
+
+
+def _cell(text: str) -> str:
+    """Stored text as one table cell: whitespace runs (newlines too) collapsed, marker-like runs neutralised."""
+    return neutralise_markers(" ".join(text.split()))
 
 
 def prune(

@@ -90,7 +90,8 @@ def install(
     if duplicates:
         console.print(
             f"[yellow]Note:[/] {other} also registers a different mission-memory hook command; Claude Code runs "
-            "both, so each prompt would be captured twice. Remove one with `mission-memory hook uninstall`."
+            "both, so each prompt would be captured twice. Remove one with `mission-memory hook uninstall`.",
+            markup=True,
         )
 
 
@@ -151,7 +152,7 @@ def status(
         return
     for scope, info in scopes.items():
         hooks = info["hooks"]
-        console.print(f"[bold]{scope}[/] {info['settings']}: " + ("" if hooks else "not installed"))
+        console.print(f"[bold]{scope}[/] {escape(str(info['settings']))}: " + ("" if hooks else "not installed"), markup=True)
         for hook in hooks:
             ok = "ok" if hook["runnable"] else "BROKEN (interpreter or script missing)"
             console.print(f"  {hook['event']} timeout={hook['timeout']}s {ok}: {hook['command']}")
@@ -159,11 +160,12 @@ def status(
     console.print(
         f"Hook log {log}: {len(problems)} problems" + (f"; last: {problems[-1]}" if problems else "")
     )
-    console.print(_dropped_line(report["dropped_prompts"]))
+    console.print(_dropped_line(report["dropped_prompts"]), markup=True)
     for item in unwritable:
         console.print(
-            f"[red]The hook cannot store prompts: {escape(item['path'])} is not writable ({item['reason']}).[/] "
-            "Prompts sent now are lost, and not even counted: the dropped-prompt record is in that data dir."
+            f"[red]The hook cannot store prompts: {escape(item['path'])} is not writable ({escape(str(item['reason']))}).[/] "
+            "Prompts sent now are lost, and not even counted: the dropped-prompt record is in that data dir.",
+            markup=True,
         )
 
 
@@ -227,15 +229,15 @@ def _dropped_dict(record: dropped_prompts.DroppedPrompts | None, data_dir: Path)
 def _dropped_line(info: Any) -> str:
     if not info["preallocated"]:
         return (
-            f"Dropped prompts: record {info['record']} missing (created by `hook install` or the first stored "
+            f"Dropped prompts: record {escape(str(info['record']))} missing (created by `hook install` or the first stored "
             "prompt); prompts lost before it exists are not counted"
         )
     if not info["total"]:
         return "Dropped prompts: 0"
-    return (
+    return (  # rich markup: the values read from the record are escaped
         f"[red]Dropped prompts: {info['total']}[/] ({info['storage']} not stored: data dir not writable; "
-        f"{info['input']} unreadable hook input); first {info['first']}, last {info['last']} "
-        f"({info['last_reason']})"
+        f"{info['input']} unreadable hook input); first {escape(str(info['first']))}, last {escape(str(info['last']))} "
+        f"({escape(str(info['last_reason']))})"
     )
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from mission_memory.cli.output import console, print_json, reported_errors
+from mission_memory.cli.output import console, echo_text, print_json, reported_errors
 from mission_memory.errors import InputError
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def sessions_command(
             }
             print_json({"sessions": [m.to_dict() for m in metrics], "summary": payload})
         elif csv_output:
-            typer.echo(_sessions_csv(metrics), nl=False)
+            echo_text(_sessions_csv(metrics), nl=False)
         else:
             _print_sessions(metrics, summary, report)
             if plot is not None:

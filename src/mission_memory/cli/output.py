@@ -2,6 +2,13 @@
 
 Errors are mapped in one place, :func:`reported_errors`: ``Error: <message>`` on stderr and exit
 code 1, or, when the command was given ``--json``, one JSON object on stderr with the same exit code.
+
+Stored text reaches the terminal only through this module (issue 35): :data:`console` and
+:data:`err_console` escape every control, bidi and invisible character of what they print
+(:func:`mission_memory.fence.terminal_safe`, applied to every string and every rendered segment,
+tables included) and read no markup unless a call asks for it with ``markup=True`` (then stored
+parts are escaped with :func:`rich.markup.escape`); :func:`echo_text` prints plain text the same
+way and :func:`print_json` writes those characters as JSON escapes.
 """
 
 from __future__ import annotations
@@ -12,12 +19,15 @@ from contextlib import contextmanager
 from typing import Any
 
 import typer
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType
 from rich.markup import escape
+from rich.segment import Segment
+from rich.text import Text
 
 from mission_memory.errors import BudgetError, InputError, MissionMemoryError, user_message
+from mission_memory.fence import json_terminal_safe, terminal_safe
 
-__all__ = ["check_budget_flag", "clip_argument", "console", "err_console", "print_json", "reported_errors"]
+__all__ = ["TerminalConsole", "check_budget_flag", "clip_argument", "console", "echo_text", "err_console", "json_text", "print_json", "reported_errors"]
 
 _ARGUMENT_ECHO_CHARS = 300
 """An argument echoed in a JSON error is cut to this many characters (a 120k-character task is not repeated)."""
@@ -50,13 +60,48 @@ def check_budget_flag(budget: int | None, maximum: int) -> None:
         )
 
 
-console = Console(highlight=False, soft_wrap=True)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+class TerminalConsole(Console):
+    """A rich console that shows stored text as text: controls, bidi and invisible characters escaped
+    (:func:`~mission_memory.fence.terminal_safe`) in every string it renders and in every segment it
+    emits (a :class:`~rich.text.Text` built elsewhere, a table cell), rich's own styling codes kept.
+    Markup, emoji codes and highlighting are off unless a call turns them on."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(markup=False, emoji=False, highlight=False, **kwargs)
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """:meth:`rich.console.Console.render_str` of ``text`` made terminal-safe first (markup tags hold no controls)."""
+        return super().render_str(terminal_safe(text), **kwargs)
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Any:
+        """The segments of ``renderable``, each text segment terminal-safe; control segments (rich's own) unchanged."""
+        for segment in super().render(renderable, options):
+            if segment.control or terminal_safe(segment.text) is segment.text:
+                yield segment
+            else:
+                yield Segment(terminal_safe(segment.text), segment.style)
+
+
+console = TerminalConsole(soft_wrap=True)
+err_console = TerminalConsole(stderr=True, soft_wrap=True)
+
+
+def echo_text(text: str, *, err: bool = False, nl: bool = True) -> None:
+    """Print ``text`` (a digest, a brief, a listing) as it is, with its control, bidi and invisible
+    characters escaped (:func:`~mission_memory.fence.terminal_safe`); on stderr with ``err``."""
+    typer.echo(terminal_safe(text), err=err, nl=nl)
+
+
+def json_text(payload: Any, indent: int | None = 2) -> str:
+    """``payload`` as JSON, non-ASCII kept readable, control, bidi and invisible characters written as
+    JSON escapes (:func:`~mission_memory.fence.json_terminal_safe`): it parses to the same value."""
+    return json_terminal_safe(json.dumps(payload, ensure_ascii=False, indent=indent, default=str))
 
 
 def print_json(payload: Any) -> None:
-    """Print ``payload`` as indented JSON on stdout, non-ASCII kept readable (Ukrainian stays Ukrainian)."""
-    typer.echo(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    """Print ``payload`` as indented JSON on stdout, non-ASCII kept readable (Ukrainian stays Ukrainian),
+    nothing a terminal would act on (:func:`json_text`)."""
+    typer.echo(json_text(payload))
 
 
 @contextmanager
@@ -82,7 +127,7 @@ def reported_errors() -> Iterator[None]:
                 "kind": type(exc).__name__,
                 "input": {"command": ctx.command_path, "arguments": _arguments(ctx)},
             }
-            typer.echo(json.dumps(payload, ensure_ascii=False, default=str), err=True)
+            typer.echo(json_text(payload, indent=None), err=True)
         else:
             err_console.print(f"[bold red]Error:[/] {escape(message)}", markup=True, highlight=False)
         raise typer.Exit(1) from None

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from mission_memory.cli.output import err_console
+from mission_memory.fence import terminal_safe
 
 __all__ = ["ProgressLines", "format_eta", "observed_eta", "progress_display"]
 
@@ -114,7 +115,7 @@ class ProgressLines:
                 parts.append("ETA …" if observed is None else f"ETA {format_eta(observed[1])}")
         if total and done >= total:
             parts.append(f"done in {format_eta(elapsed)}")
-        print(" · ".join(parts), file=self.stream, flush=True)
+        print(terminal_safe(" · ".join(parts)), file=self.stream, flush=True)
 
 
 @contextmanager

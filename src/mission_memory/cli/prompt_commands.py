@@ -7,7 +7,6 @@ with ``--json``, as JSON.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from mission_memory.cli.output import console, print_json, reported_errors
+from mission_memory.cli.output import console, json_text, print_json, reported_errors
 from mission_memory.errors import InputError
 from mission_memory.prompts.intents import Intent, label_intent
 from mission_memory.prompts.switching import switching_stats
@@ -126,9 +125,9 @@ def export(
         prompts = _selected(repo, session, repository, since)
     rows = [{**_record(p), "intent": label.value} for p, label in zip(prompts, _labels(prompts), strict=True)]
     if json_output:
-        text = json.dumps(rows, ensure_ascii=False, indent=2) + "\n"
+        text = json_text(rows) + "\n"
     else:
-        text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        text = "".join(json_text(row, indent=None) + "\n" for row in rows)
     if output is None:
         typer.echo(text, nl=False)
     else:

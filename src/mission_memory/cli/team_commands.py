@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 from rich.table import Column, Table
 
-from mission_memory.cli.output import console, err_console, print_json, reported_errors
+from mission_memory.cli.output import console, echo_text, err_console, print_json, reported_errors
 from mission_memory.errors import InputError
 
 __all__ = ["app"]
@@ -109,7 +109,7 @@ def list_tokens(json_output: JsonOpt = False) -> None:
     if not console.is_terminal:
         # Piped: one tab-separated line per token, whole (a table would be cut to 80 columns).
         for row in (header, *rows):
-            print("\t".join(row))
+            echo_text("\t".join(row))
         return
     table = Table(*(Column(name, overflow="fold") for name in header))
     for row in rows:
