@@ -18,6 +18,7 @@ by :func:`name_problem`.
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 import unicodedata
@@ -27,7 +28,7 @@ from mission_memory.errors import InputError
 __all__ = ["GREATER_THAN_LIKE", "LESS_THAN_LIKE", "MARKER_WEIGHTS", "MAX_NAME_CHARS", "check_mission_name", "check_name",
            "close_marker", "cut_outside_fences", "fence_notice", "fenced", "invisible", "json_terminal_safe", "listed_name",
            "name_problem", "neutralise_headings", "neutralise_markers", "new_nonce", "open_marker", "quote_name",
-           "terminal_safe"]
+           "terminal_safe", "usable_name"]
 
 
 def new_nonce() -> str:
@@ -262,6 +263,7 @@ MAX_NAME_CHARS = 200
 """Longest name, in characters (a folder name, an alert name, an e-mail address fit easily)."""
 
 
+@functools.lru_cache(maxsize=4096)
 def name_problem(name: str) -> str | None:
     """What breaks the name rule in ``name``, as a phrase; None when it is fine.
 
@@ -297,6 +299,15 @@ def name_problem(name: str) -> str | None:
         return (f"holds what looks like a secret ({kinds}); names are stored and shown as given, so a name "
                 "is never redacted: choose another")
     return None
+
+
+def usable_name(name: str | None) -> str | None:
+    """``name`` when it obeys the name rule (:func:`name_problem`), else None.
+
+    For names read from repository content (a top-level folder as a component, an ADR's
+    ``component:`` field): a run never stops on one bad name, the record is kept without it.
+    """
+    return name if name is not None and name_problem(name) is None else None
 
 
 def check_name(name: str, what: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, time
 
 from mission_memory.decisions import Decision, DecisionAttributes, DecisionStatus, Principle
+from mission_memory.fence import usable_name
 from mission_memory.ingest.principles import link_principles
 from mission_memory.ingest.source import RepositorySource
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
@@ -33,8 +34,9 @@ _CRITICALITY = {
 
 
 def component_of(path: str) -> str | None:
-    """The component a repository-relative path belongs to: its top-level folder (None for root files)."""
-    return path.split("/", 1)[0] if "/" in path else None
+    """The component a repository-relative path belongs to: its top-level folder (None for root files,
+    and for a folder whose name breaks the name rule, :func:`~mission_memory.fence.usable_name`)."""
+    return usable_name(path.split("/", 1)[0]) if "/" in path else None
 
 
 def _decision_time(decision: Decision, fallback: datetime) -> datetime:

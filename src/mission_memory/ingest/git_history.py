@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from mission_memory.errors import InputError
+from mission_memory.fence import usable_name
 from mission_memory.git_runner import run_git, run_git_text
 from mission_memory.trackers.keys import extract_tracker_keys
 
@@ -81,9 +82,10 @@ class Commit:
 
     @property
     def component(self) -> str | None:
-        """The top-level folder most of the touched files live in, or None for root-level changes."""
+        """The top-level folder most of the touched files live in, or None for root-level changes (and
+        when that folder's name breaks the name rule, :func:`~mission_memory.fence.usable_name`)."""
         tops = Counter(f.split("/", 1)[0] for f in self.files if "/" in f)
-        return tops.most_common(1)[0][0] if tops else None
+        return usable_name(tops.most_common(1)[0][0]) if tops else None
 
 
 @dataclass(frozen=True)

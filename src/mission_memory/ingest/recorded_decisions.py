@@ -27,6 +27,7 @@ from mission_memory.capture.redaction import redact_text, redact_value
 from mission_memory.decisions import DecisionAttributes, DecisionStatus, RejectedAlternative
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
+from mission_memory.fence import check_name
 from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind, record_id_for
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import ACCESS_ORDER
@@ -201,6 +202,8 @@ def check_statement(
             raise InputError(f"{flag} is given an empty value")
     if supersedes is not None and not supersedes.strip():
         raise InputError("--supersedes is given an empty reference")
+    if component and component.strip():
+        check_name(component.strip(), "component")  # a stored name (ADR 0054): listed, filtered on, printed
     return DecisionStatement(
         title=clean_title,
         decision=decision.strip(),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from mission_memory.decisions import AdrFormat, Decision, DecisionStatus, RejectedAlternative
+from mission_memory.fence import usable_name
 from mission_memory.front_matter import split_front_matter
 from mission_memory.ingest.adr.dates import _parse_date
 from mission_memory.ingest.adr.finding import _NUMBER_PREFIX
@@ -85,7 +86,7 @@ def _apply_field(draft: _Draft, key: str, value: str, definitions: dict[str, str
     elif key == "deciders" and not draft.deciders:
         draft.deciders = _split_list(value)
     elif key == "component" and draft.component is None:
-        draft.component = _plain(value).strip("[]\"'") or None
+        draft.component = usable_name(_plain(value).strip("[]\"'") or None)  # a bad name is left out
     elif key == "tags":
         draft.tags += _split_list(value)
     elif key == "principles":
