@@ -17,6 +17,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mission_memory.api import Memory
@@ -163,3 +165,45 @@ def test_a_real_process_sends_no_raw_control_characters(data_dir: Path) -> None:
                               text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         _assert_terminal_safe(done.stdout + done.stderr, " ".join(args))
+
+
+# -- the transforms themselves: idempotent, complete, lossless where they must be --------------------
+
+_HOSTILE_ALPHABET = st.sampled_from(
+    list("ab <>[]/\\\n\t\r#") + [chr(c) for c in (0x1B, 0x07, 0x08, 0x7F, 0x85, 0x9B, 0x202E, 0x2066, 0x200B, 0x200D,
+                                                   0x2800, 0x2028, 0xFEFF, 0xE0041, 0xD800, 0x22D8, 0x226A, 0x25C1,
+                                                   0x140A, 0xFE3F, 0xFF1C, 0x2039, 0x0301, 0x1F600)]
+)
+_TEXTS = st.one_of(st.text(max_size=60), st.text(_HOSTILE_ALPHABET, max_size=60))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_terminal_safe_is_idempotent_and_leaves_nothing_raw(text: str) -> None:
+    from mission_memory.fence import terminal_safe
+
+    shown = terminal_safe(text)
+    assert terminal_safe(shown) == shown
+    assert not {c for c in shown if c in RAW or 0xD800 <= ord(c) <= 0xDFFF}
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.recursive(st.one_of(st.none(), st.integers(), _TEXTS),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXTS, inner, max_size=3),
+                    max_leaves=8))
+def test_json_output_parses_back_to_the_same_value(value: object) -> None:
+    from mission_memory.cli.output import json_text
+
+    encoded = json_text(value)
+    assert json.loads(encoded) == value
+    assert not {c for c in encoded if c in RAW - {"\n"}}
+
+
+@settings(max_examples=400, deadline=None)
+@given(_TEXTS)
+def test_neutralising_markers_is_idempotent_and_leaves_no_run(text: str) -> None:
+    from mission_memory.fence import MARKER_WEIGHTS, neutralise_markers
+
+    once = neutralise_markers(text)
+    assert neutralise_markers(once) == once
+    assert "<<<" not in once and ">>>" not in once and not any(c in once for c in MARKER_WEIGHTS if MARKER_WEIGHTS[c] >= 3)
