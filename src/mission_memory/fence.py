@@ -42,7 +42,7 @@ def new_nonce() -> str:
     return f"{secrets.randbelow(10**12):012d}"
 
 
-# Characters that read as "<" or ">" (ADR 0054, issue 35): derived from Unicode's confusables data
+# Characters that read as "<" or ">" (ADR 0054, 0089): derived from Unicode's confusables data
 # (UTS #39 confusables.txt 14.0.0, the Unicode version of Python 3.11's unicodedata), not listed by
 # hand. A character belongs to the "<" class when its skeleton -- its NFKC form with every character
 # mapped to its confusables prototype -- is made only of the prototypes of the left-pointing angle
@@ -83,7 +83,7 @@ _MARKER_RUN = re.compile(
     f"[{LESS_THAN_LIKE}](?:{_GAP}[{LESS_THAN_LIKE}])*|[{GREATER_THAN_LIKE}](?:{_GAP}[{GREATER_THAN_LIKE}])*"
 )
 _ANGLE = re.compile(f"[{LESS_THAN_LIKE}{GREATER_THAN_LIKE}]")
-# What a terminal must never receive raw (issue 35): C0 controls but newline and tab (ESC, BEL, CR,
+# What a terminal must never receive raw (ADR 0089): C0 controls but newline and tab (ESC, BEL, CR,
 # backspace), DEL and C1 (0x9b is CSI to many terminals), the invisible characters above (bidi
 # overrides and isolates, zero-width characters), line and paragraph separators, the blank lookalikes
 # and lone surrogates (bytes that were not UTF-8, which an encoder refuses).
@@ -156,7 +156,7 @@ def terminal_safe(text: str) -> str:
     surrogates. A Windows line end (CR LF) is shown as a newline. Everything else, markup brackets,
     backslashes and non-Latin text included, is unchanged, so the result is ``text`` itself when
     nothing needed escaping. Idempotent: the escapes are printable ASCII. Every CLI print path of
-    stored text goes through this (:mod:`mission_memory.cli.output`; issue 35).
+    stored text goes through this (:mod:`mission_memory.cli.output`; ADR 0089).
     """
     if _TERMINAL_UNSAFE.search(text) is None:
         return text
@@ -253,7 +253,7 @@ def fenced(index: int, nonce: str, text: str) -> str:
     """``text`` as excerpt ``index`` of a fenced listing: its opening marker, the text with marker-like
     runs and Markdown headings neutralised (:func:`neutralise_markers`, :func:`neutralise_headings`),
     its closing marker, one per line. Stored text printed by a CLI command for an agent to read goes
-    through this, as the digest's excerpts do (issue 35)."""
+    through this, as the digest's excerpts do (ADR 0089)."""
     return f"{open_marker(index, nonce)}\n{neutralise_headings(neutralise_markers(text))}\n{close_marker(index, nonce)}"
 
 

@@ -3,7 +3,7 @@
 Errors are mapped in one place, :func:`reported_errors`: ``Error: <message>`` on stderr and exit
 code 1, or, when the command was given ``--json``, one JSON object on stderr with the same exit code.
 
-Stored text reaches the terminal only through this module (issue 35): :data:`console` and
+Stored text reaches the terminal only through this module (ADR 0089): :data:`console` and
 :data:`err_console` escape every control, bidi and invisible character of what they print
 (:func:`mission_memory.fence.terminal_safe`, applied to every string and every rendered segment,
 tables included) and read no markup unless a call asks for it with ``markup=True`` (then stored
