@@ -49,7 +49,7 @@ def new_nonce() -> str:
 # shapes: "<" itself, the angle bracket ❬, the triangles ⊲ ◀ ◂ ◃ ◄ ◅, precedes ≺, Canadian
 # syllabics ᐊ, the guillemet «, the double brackets 《 ⟪ and the ornaments ❰ ⧼ ≮; the ">" class
 # mirrors it. tests/security/test_marker_lookalikes.py recomputes both classes from the vendored
-# data file (tests/security/data/confusables.txt) over the whole code space and fails when these
+# data file (tests/security/data/confusables.txt.gz) over the whole code space and fails when these
 # strings drift from it, printing the strings to paste here.
 LESS_THAN_LIKE = (
     "<\u00ab\u02c2\u140a\u1438\u16b2\u2039\u226a\u226e\u227a\u22b2\u22d8\u2329\u25c0\u25c1\u25c2\u25c3"
