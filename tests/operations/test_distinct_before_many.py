@@ -149,5 +149,5 @@ def test_a_distinct_critical_event_older_than_the_newest_2000_keeps_its_timeline
             memory.record_events(events[start:start + 500], embed=False, now=now)
         digest = memory.query(QUESTION, filters={"mission": "hadoop"}, token_budget=4000, timeline=True)
     timeline = digest.text.split("## Crisis timeline")[1].split("<<<end excerpt 0")[0]
-    assert "only the newest 2000 events" in timeline
+    assert "cascades are traced over the newest 2000 events" in timeline
     assert re.search(r"- E7 · DataNode · 0\.90 · \d\d:\d\d:\d\d: event:disk-full", timeline)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -41,11 +41,11 @@ from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import InputError
 from mission_memory.operations.alert_state import OpenAlert, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
-from mission_memory.operations.escalation import EscalationMode, EscalationState
+from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
-from mission_memory.operations.event_groups import group_events, group_members
+from mission_memory.operations.event_groups import event_kinds, kind_members
 from mission_memory.records import Layer, Record, RecordKind
-from mission_memory.stores.base import MemoryStore
+from mission_memory.stores.base import EventKind, MemoryStore
 from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
 
@@ -73,8 +73,9 @@ TIMELINE_SHARE = 0.5
 """Largest share of a digest's token budget the timeline's summary may take (the events' entries follow
 within the rest); at most :data:`mission_memory.retrieval.timeline_section.MAX_TIMELINE_TOKENS`."""
 
-_CRITICAL_READ = 500  # the window's most critical events, read besides the newest when those are cut
-_MAX_EVENTS = 2000  # a window of 2,000 events is 200 times the default capacity; reading them costs ~0.1 s
+_MAX_EVENTS = 2000
+"""Newest events of the period read to trace cascades (a window of 2,000 events is 200 times the default
+capacity); the rates and the critical kinds are counted in the store over every event (docs/adr/0084)."""
 
 _TREND_BAND = 0.2
 
@@ -310,6 +311,9 @@ class CrisisReport:
         open_questions: proposed decisions and unanswered tracker comments of the mission, newest first.
         truncated: True when more than the events read fell in the period (the oldest were left out).
         firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057).
+        critical: every kind of critical event of the window (criticality ≥
+            :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, not resolved), counted in the
+            store over all its events, with its best event; most critical, then latest first (docs/adr/0084).
     """
 
     mission: str
@@ -323,6 +327,7 @@ class CrisisReport:
     truncated: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     firing: tuple[OpenAlert, ...] = ()
+    critical: tuple[tuple[EventKind, DomainEvent], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form: the timeline, the decisions and open questions."""
@@ -375,14 +380,6 @@ def crisis_report(
     truncated = len(records) > max_events
     records = records[:max_events]
     newest_read = len(records)
-    if truncated:
-        # The newest events of a long flood can all be repeats: the window's critical events are read by
-        # criticality too, so a distinct kind older than the newest ones keeps its line (docs/adr/0057).
-        read = {r.id for r in records}
-        critical = store.most_critical(SearchFilter((Layer.DOMAIN,), mission=mission, min_criticality=CRITICAL_EVENT,
-                                                    since=at - state.window, until=at), _CRITICAL_READ)
-        records += [r for r in store.get([h.record_id for h in critical if h.record_id not in read]).values()
-                    if r.kind is RecordKind.DOMAIN_EVENT]
     events: dict[str, DomainEvent] = {}
     record_ids: dict[str, str] = {}
     for record in records:
@@ -393,6 +390,9 @@ def crisis_report(
         events[ev.id] = ev
         record_ids[ev.id] = record.id
     timeline = build_crisis_timeline(list(events.values()), state, at, proximity=proximity)
+    if truncated:  # the rates are counted in the store over every event, not over the newest read
+        timeline = replace(timeline, sectors=_exact_sectors(store, mission, state, at))
+    critical = _critical_kinds(store, mission, state, at)
     # The escalation began with the window whose count crossed capacity, one window before the switch.
     decided_since = began - state.window if degraded else start
     decisions = [
@@ -417,9 +417,38 @@ def crisis_report(
     return CrisisReport(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
-        truncated=truncated, firing=tuple(open_alerts(store, mission, at)),
+        truncated=truncated, firing=tuple(open_alerts(store, mission, at)), critical=critical,
         extra={"newest_read": newest_read} if truncated else {},
     )
+
+
+def _exact_sectors(store: MemoryStore, mission: str, state: EscalationState, at: datetime) -> tuple[SectorTrend, ...]:
+    """Each sector's events in this window and the one before, counted in the store, with its trend."""
+    kinds = [RecordKind.DOMAIN_EVENT.value]
+    now = store.count_by_component(kinds, mission=mission, after=at - state.window, through=at)
+    before = store.count_by_component(kinds, mission=mission, after=at - 2 * state.window, through=at - state.window)
+    sectors = [SectorTrend(s, now.get(s, 0), before.get(s, 0), _trend(now.get(s, 0), before.get(s, 0)),
+                           s in state.escalating_sectors) for s in set(now) | set(before)]
+    return tuple(sorted(sectors, key=lambda s: (not s.escalating, -s.rate, s.sector)))
+
+
+def _critical_kinds(store: MemoryStore, mission: str, state: EscalationState,
+                    at: datetime) -> tuple[tuple[EventKind, DomainEvent], ...]:
+    """Every kind of critical event of the window ending at ``at``, exact, each with its best event."""
+    where = SearchFilter((Layer.DOMAIN,), mission=mission, min_criticality=CRITICAL_CRITICALITY,
+                         since=at - state.window, until=at)
+    kinds = [k for k in event_kinds(store, where) if k.last_seen > at - state.window]
+    records = store.get([k.best_id for k in kinds])
+    out = []
+    for kind in kinds:
+        record = records.get(kind.best_id)
+        if record is None:
+            continue
+        try:
+            out.append((kind, event_from_record(record)))
+        except InputError:
+            continue  # a damaged record does not hide the other kinds
+    return tuple(out)
 
 
 def _hm(moment: datetime) -> str:
@@ -444,9 +473,9 @@ def _open_event(alert: OpenAlert) -> DomainEvent:
                        fingerprint=alert.fingerprint, runbook_url=alert.runbook_url)
 
 
-CRITICAL_EVENT = 0.8
-"""Events at or above this criticality are listed in the timeline, one line per group of repeats, most
-critical then latest first (the issue's threshold for events triage must never drop; docs/adr/0057)."""
+CRITICAL_EVENT = CRITICAL_CRITICALITY
+"""Events at or above this criticality are listed in the timeline, one line per kind of repeats, most
+critical then latest first (:data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`; docs/adr/0057)."""
 
 
 def _timeline_lines(
@@ -475,30 +504,25 @@ def _timeline_lines(
         lines.append(f"- {' '.join(trend.sector.split())}: {trend.rate} / {trend.previous_rate} · {trend.trend}{flag}")
     if len(t.sectors) > sectors:
         lines.append(f"- … {len(t.sectors) - sectors} more sectors")
-    urgent = [e for e in report.events.values() if e.criticality >= CRITICAL_EVENT and t.at - t.window < e.time <= t.at
-              and e.state is not EventState.RESOLVED]
     # Critical alerts still firing that started before the window are current too (docs/adr/0057).
-    in_window = {e.id for e in urgent}
-    urgent += [_open_event(a) for a in report.firing
-               if a.criticality >= CRITICAL_EVENT and a.event_id not in in_window and a.since <= t.at - t.window]
-    if urgent:
-        groups = group_events(urgent)  # docs/adr/0057: every distinct kind before any repeat
-        lines.append(f"Critical events of this window and alerts still firing (criticality ≥ {CRITICAL_EVENT:g}; {len(urgent)} in "
-                     f"{len(groups)} distinct kinds, repeats grouped; most critical, then latest first):")
-        for group in groups[:critical]:
-            kind, sector, _ = group.key
-            rep = group.representative
-            cited = [rep, *[e for e in group.events if e.id != rep.id][: max(0, ids - 1)]]
-            more = group.count - len(cited)
-            span = (f" · ×{group.count} {_hm(group.first_seen)}–{_hm(group.last_seen)}" if group.count > 1
-                    else f" · {_hm(rep.time)}")
+    in_window = {e.id for _, e in report.critical}
+    open_before = [_open_event(a) for a in report.firing
+                   if a.criticality >= CRITICAL_EVENT and a.event_id not in in_window and a.since <= t.at - t.window]
+    urgent = [*((k.count, k.max_criticality, k.first_seen, k.last_seen, e, kind_members(k)) for k, e in report.critical),
+              *((1, e.criticality, e.time, e.time, e, "") for e in open_before)]
+    urgent.sort(key=lambda u: (-u[1], -u[3].timestamp()))
+    if urgent:  # docs/adr/0057, 0084: every distinct kind, counted over all its events, before any repeat
+        lines.append(f"Critical events of this window and alerts still firing (criticality ≥ {CRITICAL_EVENT:g}; "
+                     f"{sum(u[0] for u in urgent)} in {len(urgent)} distinct kinds, repeats grouped; most critical, "
+                     "then latest first):")
+        for count, top, first, last, rep, all_of in urgent[:critical]:
+            span = f" · ×{count} {_hm(first)}–{_hm(last)}" if count > 1 else f" · {_hm(rep.time)}"
             runbook = f" · runbook {rep.runbook_url}" if rep.runbook_url else ""
-            lines.append(f"- {kind} · {sector} · {group.max_criticality:.2f}{span}: "
-                         + ", ".join(f"event:{e.id}" for e in cited) + (f" (+{more} more of {group_members(group)})" if more > 0 else "")
-                         + runbook)
-        if len(groups) > critical:
-            rest = groups[critical:]
-            lines.append(f"- … {len(rest)} more kinds ({sum(g.count for g in rest)} events), less critical or older")
+            lines.append(f"- {' '.join(rep.type.split())} · {' '.join(rep.sector.split())} · {top:.2f}{span}: "
+                         f"event:{rep.id}" + (f" ({all_of})" if count > 1 else "") + runbook)
+        if len(urgent) > critical:
+            rest = urgent[critical:]
+            lines.append(f"- … {len(rest)} more kinds ({sum(u[0] for u in rest)} events), less critical or older")
     # The critical alerts are listed above with the window's critical events; the others still firing are
     # named here, whatever their severity (docs/adr/0057). They go before the critical kinds when room is short.
     below = [a for a in report.firing if a.criticality < CRITICAL_EVENT]
@@ -539,7 +563,8 @@ def _timeline_lines(
         lines.append("- none recorded")
     if report.truncated:
         newest = report.extra.get("newest_read", len(report.events))
-        lines.append(f"(only the newest {newest} events of the period were read, and the window's most critical)")
+        lines.append(f"(cascades are traced over the newest {newest} events of the period; the rates and critical "
+                     "kinds above count every event)")
     return lines
 
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
 from mission_memory.fence import MAX_NAME_CHARS, name_problem
+from mission_memory.operations.event_template import kind_key
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
 from mission_memory.utc import as_utc
 
@@ -316,6 +317,7 @@ def _event_record(event: DomainEvent, mission: str, history: Mapping[str, Any] |
             "unit": event.unit,
             "state": event.state.value,
             "source_criticality": event.criticality,
+            "kind_key": kind_key(event.type, event.sector, event.text, event.fingerprint),
             **({"fingerprint": event.fingerprint} if event.fingerprint else {}),
             **({"labels": dict(event.labels)} if event.labels else {}),
             **({"runbook_url": event.runbook_url} if event.runbook_url else {}),

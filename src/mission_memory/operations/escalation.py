@@ -29,6 +29,7 @@ from typing import Any
 from mission_memory.errors import InputError
 
 __all__ = [
+    "CRITICAL_CRITICALITY",
     "EscalationMode",
     "EscalationState",
     "FloodPolicy",
@@ -37,6 +38,11 @@ __all__ = [
     "event_rates",
     "triage_alpha",
 ]
+
+
+CRITICAL_CRITICALITY = 0.8
+"""An event or alert at or above this criticality is critical: triage, the crisis timeline and the
+digest never drop it silently, and the first critical alert opens an incident (docs/adr/0057)."""
 
 
 class EscalationMode(StrEnum):

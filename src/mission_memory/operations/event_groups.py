@@ -21,49 +21,28 @@ the crisis timeline choose among them, so every distinct critical kind comes bef
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from functools import lru_cache
+from datetime import UTC, datetime
 
 from mission_memory.operations.domain_events import DomainEvent
+from mission_memory.operations.event_template import event_template, kind_key
 from mission_memory.records import Record, RecordKind
+from mission_memory.stores.base import EventKind, EventKindIndex, MemoryStore, sort_event_kinds
+from mission_memory.stores.filters import SearchFilter
 
-__all__ = ["EventGroup", "event_template", "group_events", "group_key", "group_key_of_record", "group_members"]
-
-_MASKS = (
-    re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE),  # URLs
-    re.compile(r"(?<![\w/])(?:[\w.-]*/)+[\w.@:-]+"),  # paths, host/ip pairs, class paths with slashes
-    re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE),  # UUIDs
-    re.compile(r"\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}\b", re.IGNORECASE),  # IPv6
-    re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"),  # IPv4 with an optional port
-    re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b", re.IGNORECASE),  # hex
-    re.compile(r"\S*\d\S*"),  # any token holding a digit: counters, ids, ports, times
-)
-_MASK = "<*>"
-
-
-@lru_cache(maxsize=32_768)
-def event_template(text: str) -> str:
-    """``text`` with its variable parts replaced by ``<*>``, whitespace collapsed, lower-cased.
-
-    Kept for the last 32,768 texts seen: a flood repeats its texts, and every degraded pull groups the
-    same events again (docs/adr/0057).
-
-    Args:
-        text: an event's text (any language; only ASCII digits, hex, addresses and paths are masked).
-
-    Returns:
-        The template; two repeats of one message differing only in numbers, ids, hexadecimal values,
-        IP addresses or paths have the same one.
-    """
-    out = text
-    for mask in _MASKS:
-        out = mask.sub(_MASK, out)
-    out = re.sub(r"(?:<\*>[\s,:;=/-]*)+<\*>", _MASK, out)  # runs of masks are one variable part
-    return " ".join(out.split()).lower()
-
+__all__ = [
+    "EventGroup",
+    "event_kinds",
+    "event_template",
+    "group_events",
+    "group_key",
+    "group_key_of_record",
+    "group_members",
+    "kind_key",
+    "kind_members",
+    "kind_note",
+]
 
 def group_key(event: DomainEvent) -> tuple[str, str, str]:
     """``(type, sector, template)`` of ``event``, whitespace-normalised."""
@@ -71,19 +50,17 @@ def group_key(event: DomainEvent) -> tuple[str, str, str]:
 
 
 def group_key_of_record(record: Record) -> str | None:
-    """The group key of a domain-event record as one string (None for other kinds).
-
-    A record with a source fingerprint is keyed by it (``fingerprint:<fp>``), else by
-    ``type · sector · template`` of its stored attributes and text.
-    """
+    """The kind key of a domain-event record (None for other kinds): the ``kind_key`` intake stored
+    (:func:`~mission_memory.operations.event_template.kind_key`), or, for a record stored before it was kept,
+    the same key computed from its fingerprint, else its type, sector and text."""
     if record.kind is not RecordKind.DOMAIN_EVENT:
         return None
     a = record.attributes
-    if a.get("fingerprint"):
-        return f"fingerprint:{a['fingerprint']}"
-    kind = " ".join(str(a.get("event_type") or "event").split())
-    sector = " ".join(str(a.get("sector") or record.component or "").split())
-    return f"{kind}\x1f{sector}\x1f{event_template(record.text)}"
+    stored = a.get("kind_key")
+    if isinstance(stored, str) and stored:
+        return stored
+    return kind_key(str(a.get("event_type") or "event"), str(a.get("sector") or record.component or ""), record.text,
+                    str(a["fingerprint"]) if a.get("fingerprint") else None)
 
 
 @dataclass(frozen=True)
@@ -180,3 +157,59 @@ def group_members(group: EventGroup) -> str:
     """
     oldest, newest = group.events[-1], group.events[0]
     return f"the {group.count} from event:{oldest.id} to event:{newest.id}"
+
+
+_FALLBACK_READ = 2000
+"""Records read per page by :func:`event_kinds` from a store without :class:`~mission_memory.stores.base.EventKindIndex`."""
+
+
+def event_kinds(store: MemoryStore, where: SearchFilter) -> list[EventKind]:
+    """Every kind of domain event passing ``where``, exact over all of them (docs/adr/0084).
+
+    A store with :class:`~mission_memory.stores.base.EventKindIndex` aggregates in the store; for
+    another every passing event is read (by :meth:`~mission_memory.stores.base.RecordStore.most_critical`
+    with no cut, then in pages) and folded here: the same answer, slower.
+
+    Returns:
+        The kinds, most critical first, then last seen newest first, then by key.
+    """
+    if isinstance(store, EventKindIndex):
+        return store.event_kinds(where)
+    hits = store.most_critical(where, 2**62)
+    out: dict[str, tuple[int, float, float, float, tuple[float, float, str], tuple[float, str, str], tuple[float, str, str]]] = {}
+    for start in range(0, len(hits), _FALLBACK_READ):
+        records = store.get([h.record_id for h in hits[start:start + _FALLBACK_READ]])
+        for rid, record in records.items():
+            key = group_key_of_record(record)
+            if key is None:
+                continue
+            when, crit, ref = record.provenance.time.timestamp(), record.criticality, record.provenance.ref
+            seen = out.get(key)
+            if seen is None:
+                out[key] = (1, when, when, crit, (crit, when, rid), (when, rid, ref), (when, rid, ref))
+                continue
+            n, first, last, top, best, oldest, newest = seen
+            out[key] = (n + 1, min(first, when), max(last, when), max(top, crit), max(best, (crit, when, rid)),
+                        min(oldest, (when, rid, ref)), max(newest, (when, rid, ref)))
+    return sort_event_kinds(
+        EventKind(key=key, count=n, first_seen=datetime.fromtimestamp(first, UTC),
+                  last_seen=datetime.fromtimestamp(last, UTC), max_criticality=top, best_id=best[2],
+                  oldest_ref=oldest[2], newest_ref=newest[2])
+        for key, (n, first, last, top, best, oldest, newest) in out.items()
+    )
+
+
+def kind_note(kind: EventKind) -> str:
+    """The entry heading's note for the event standing for ``kind`` (numbers and times only; "" for one event).
+
+    Example: ``repeated 5000× · first 03:00:00 · last 03:08:59 UTC · highest criticality 0.80``.
+    """
+    if kind.count < 2:
+        return ""
+    return (f"repeated {kind.count}× · first {kind.first_seen.astimezone(UTC):%H:%M:%S} · last "
+            f"{kind.last_seen.astimezone(UTC):%H:%M:%S} UTC · highest criticality {kind.max_criticality:.2f}")
+
+
+def kind_members(kind: EventKind) -> str:
+    """Every event of ``kind`` cited compactly: ``the N from event:<oldest> to event:<newest>`` (as :func:`group_members`)."""
+    return f"the {kind.count} from {kind.oldest_ref} to {kind.newest_ref}"

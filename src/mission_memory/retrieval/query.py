@@ -163,7 +163,7 @@ def run_query(
     text, entries, tokens_used, omitted = pack_digest(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
-        footer_note="\n".join(note for note in (capped_note(*capped, max_entries, client.value),
+        footer_note="\n".join(note for note in (capped_note(*capped, max_entries, client.value), triage.footer_line(candidates),
                                                  _queue_note(store, embedder.model_id, layers, clock)) if note),
         cap_left=cap_left, cap=max_entries,
     )

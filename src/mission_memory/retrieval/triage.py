@@ -4,13 +4,14 @@ In normal mode pull ranks by similarity with a small fixed criticality prior, an
 nothing (the digest is byte for byte what it was without it). When the mission's escalation state
 (:mod:`mission_memory.operations.escalation_state`) says degraded, two things change:
 
-1. **the candidate set** — the :data:`TRIAGE_CANDIDATES` most critical *groups* of domain events of
-   the flood (since one window before it began) join the candidates by their representative, whatever
-   their similarity, because the similarity cut-offs before the priors would otherwise drop an event
-   worded unlike the query. Repeats of one event (same fingerprint, or same type, sector and text
-   template; :mod:`~mission_memory.operations.event_groups`) are one group, so a retry loop logging one
-   error a hundred times takes one place, and every distinct critical kind comes before any repeat
-   (docs/adr/0057);
+1. **the candidate set** — every *kind* of domain event of the flood (since one window before it
+   began) joins the candidates by its best event, whatever its similarity, because the similarity
+   cut-offs before the priors would otherwise drop an event worded unlike the query. Repeats of one
+   event (same fingerprint, or same type, sector and text template; :mod:`~mission_memory.operations.event_groups`)
+   are one kind, so a retry loop logging one error five thousand times takes one place. The kinds,
+   their exact counts and first and last times come from one aggregate over the whole window in the
+   store (:func:`~mission_memory.operations.event_groups.event_kinds`), so a flood of any size costs
+   about the same and no event of it is left unread (docs/adr/0057, 0084);
 2. **the score** — every candidate scores ``α · criticality(e) + (1 − α) · sim(q, e)``, where
    ``sim`` is the candidate's relevance from the two retrievers alone (reciprocal rank fusion of
    its dense and BM25 ranks, scaled to [0, 1]; 0 for an event only criticality brought in), and α
@@ -26,37 +27,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from mission_memory.errors import InputError
 from mission_memory.fence import listed_name
 from mission_memory.operations.alert_state import alert_record_ids, open_alerts
-from mission_memory.operations.domain_events import DomainEvent, event_from_record
-from mission_memory.operations.escalation import EscalationMode, EscalationState
+from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
-from mission_memory.operations.event_groups import EventGroup, group_events, group_members
+from mission_memory.operations.event_groups import event_kinds, group_key_of_record, kind_members, kind_note
 from mission_memory.records import Layer, RecordKind
 from mission_memory.retrieval.candidates import CandidateLists
 from mission_memory.retrieval.query_terms import term_words
 from mission_memory.retrieval.ranking import Candidate, RankingParams
-from mission_memory.stores.base import Hit, MemoryStore, stored_mission_names
+from mission_memory.stores.base import EventKind, Hit, MemoryStore, stored_mission_names
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 
-__all__ = ["TRIAGE_CANDIDATES", "TRIAGE_SCAN", "Triage", "group_note", "names_alert", "triage_for"]
-
-TRIAGE_CANDIDATES = 20
-"""Most critical recent groups of events whose representatives join the candidates in degraded mode."""
+__all__ = ["Triage", "names_alert", "triage_for"]
 
 TRIAGE_RECENCY_HALF_LIFE = timedelta(hours=6)
 """In degraded mode a domain event's triage score halves per this much age before the clock: a flood is
 about now, and an event of last year (or dated year 1) must not take a current one's place (docs/adr/0058)."""
-
-TRIAGE_SCAN = 500
-"""Most critical recent events read first to form those groups (a group's count says "at least" past it)."""
-
-TRIAGE_SCAN_MAX = 2000
-"""The scan doubles, up to this many events (as many as the crisis timeline reads), until it holds :data:`TRIAGE_CANDIDATES` distinct groups:
-2,000 repeats of one alert at 0.90 filled the first 500 and hid a distinct 0.90 event older than
-them and a 0.80 one, while the digest said nothing relevant was omitted."""
-
 
 NAMED_ALERT_READ = 10
 """Best lexical domain-event hits read to find the alerts a question names (:func:`names_alert`)."""
@@ -82,20 +69,6 @@ def names_alert(task_words: set[str], alert_name: str) -> bool:
     return len(words) > 1 and all(w in task_words for w in words)
 
 
-def group_note(group: EventGroup, truncated: bool = False) -> str:
-    """The entry heading's note for an event standing for ``group`` (numbers and times only).
-
-    ``truncated``: the group may have members that were not read (its count is then "at least").
-
-    Example: ``repeated 70× · first 12:01:40 · last 12:03:58 UTC · highest criticality 0.80``.
-    """
-    if group.count < 2:
-        return ""
-    at_least = "≥" if truncated else ""
-    return (f"repeated {at_least}{group.count}× · first {group.first_seen.astimezone(UTC):%H:%M:%S} · last "
-            f"{group.last_seen.astimezone(UTC):%H:%M:%S} UTC · highest criticality {group.max_criticality:.2f}")
-
-
 @dataclass(frozen=True)
 class Triage:
     """The escalation pull answers under, and what it changes in ranking.
@@ -107,9 +80,12 @@ class Triage:
 
     state: EscalationState = field(default_factory=EscalationState)
     mission: str | None = None
-    groups: dict[str, tuple[EventGroup, bool, str]] = field(default_factory=dict, compare=False)
-    """Filled by :meth:`widen`: record id -> (its group among the flood's most critical events, whether the
-    group may have members the scan did not read, the record id of the group's representative)."""
+    kinds: list[EventKind] = field(default_factory=list, compare=False)
+    """Filled by :meth:`widen`: every kind of domain event of the flood's window, most critical first (exact)."""
+    best_of: dict[str, EventKind] = field(default_factory=dict, compare=False)
+    """Filled by :meth:`widen`: the record id of each kind's best event -> its kind."""
+    repeat_of: dict[str, str] = field(default_factory=dict, compare=False)
+    """Filled by :meth:`widen`: the record id of a candidate event that is not its kind's best -> the best's record id."""
     named: set[str] = field(default_factory=set, compare=False)
     """Filled by :meth:`widen`: record ids of alerts the question names (:func:`names_alert`), firing or resolved."""
 
@@ -119,12 +95,12 @@ class Triage:
         return self.state.mode is EscalationMode.DEGRADED
 
     def widen(self, store: MemoryStore, lists: CandidateLists, where: SearchFilter, task: str = "") -> CandidateLists:
-        """Add the most critical domain events of the flood, and the alerts still firing, to the candidate
-        lists (degraded mode only).
+        """Add the best event of every kind of the flood's window, and the alerts still firing, to the
+        candidate lists (degraded mode only); note which similarity hits are repeats of a kind.
 
         An alert open at the assessment's clock (:func:`~mission_memory.operations.alert_state.open_alerts`)
         joins whatever its severity or start time, when it passes ``where``: it is current even when it
-        started before the window the scan reads (docs/adr/0057). The alerts among the best lexical
+        started before the window (docs/adr/0057). The alerts among the best lexical
         domain-event hits whose name ``task`` names are noted for :meth:`rescore`.
 
         Args:
@@ -141,39 +117,14 @@ class Triage:
             since = start - self.state.window
             if where.filters.since is None or where.filters.since < since:
                 recent = SearchFilter((Layer.DOMAIN,), where.filters, since=since)
-        events: dict[str, DomainEvent] = {}
-        record_of: dict[str, str] = {}
-        read: set[str] = set()
-        limit = TRIAGE_SCAN
-        while True:  # until TRIAGE_CANDIDATES distinct groups, the end of the events, or TRIAGE_SCAN_MAX
-            scanned = store.most_critical(recent, limit)
-            fresh = [h.record_id for h in scanned if h.record_id not in read]
-            read.update(fresh)
-            records = store.get(fresh)
-            for rid in fresh:
-                record = records.get(rid)
-                if record is None or record.kind is not RecordKind.DOMAIN_EVENT:
-                    continue
-                try:
-                    event = event_from_record(record)
-                except InputError:
-                    continue  # a damaged record does not hide the others
-                events[event.id] = event
-                record_of[event.id] = record.id
-            chosen = group_events(events.values())
-            if len(scanned) < limit or len(chosen) >= TRIAGE_CANDIDATES or limit >= TRIAGE_SCAN_MAX:
-                break
-            limit = min(limit * 2, TRIAGE_SCAN_MAX)
-        # A full scan read every event more critical than its last one: a group all of whose members are
-        # is whole (its count exact, its members citable); another may have unread members.
-        cutoff = scanned[-1].score if len(scanned) >= limit else None
-        score_of = {h.record_id: h.score for h in scanned}
-        for group in chosen:
-            partial = cutoff is not None and min(score_of[record_of[e.id]] for e in group.events) <= cutoff
-            for member in group.events:
-                self.groups[record_of[member.id]] = (group, partial, record_of[group.representative.id])
-        wanted = [record_of[g.representative.id] for g in chosen[:TRIAGE_CANDIDATES]]
-        wanted += [rid for rid in self._firing(store, where) if rid not in wanted]
+        # every kind of the window, exact, aggregated in the store: no event is left unread (docs/adr/0084)
+        kinds = event_kinds(store, recent)
+        self.kinds[:] = kinds
+        self.best_of.update({k.best_id: k for k in kinds})
+        self._note_repeats(store, lists, {k.key: k.best_id for k in kinds})
+        wanted = [k.best_id for k in kinds]
+        wanted += [rid for rid in self._firing(store, where) if rid not in self.best_of]
+        score_of = {k.best_id: k.max_criticality for k in kinds}
         self._note_named(store, lists, task)
         priors = {**lists.priors, **store.priors_of([rid for rid in wanted if rid not in lists.priors])}
         events_hits = [Hit(record_id=rid, score=score_of.get(rid, priors[rid].criticality if rid in priors else 0.0))
@@ -181,7 +132,7 @@ class Triage:
                        if rid in priors and priors[rid].kind is RecordKind.DOMAIN_EVENT]
         if not events_hits:
             return lists
-        critical = {layer: dict(kinds) for layer, kinds in lists.critical.items()}
+        critical = {layer: dict(by_kind) for layer, by_kind in lists.critical.items()}
         domain = critical.setdefault(Layer.DOMAIN, {})
         known = {h.record_id for h in domain.get(RecordKind.DOMAIN_EVENT, [])}
         domain[RecordKind.DOMAIN_EVENT] = domain.get(RecordKind.DOMAIN_EVENT, []) + [
@@ -199,6 +150,15 @@ class Triage:
         return [ids[a.event_id] for a in alerts if a.event_id in ids and ids[a.event_id] in records
                 and matches(where, filter_columns(records[ids[a.event_id]]))]
 
+    def _note_repeats(self, store: MemoryStore, lists: CandidateLists, best_of_key: dict[str, str]) -> None:
+        """Note which domain events among the similarity hits are repeats of a kind whose best event is another."""
+        hits = {h.record_id for found in (lists.dense, lists.bm25)
+                for h in found.get(Layer.DOMAIN, {}).get(RecordKind.DOMAIN_EVENT, []) if h.record_id not in self.best_of}
+        for rid, record in store.get(list(hits)).items():
+            best = best_of_key.get(group_key_of_record(record) or "")
+            if best is not None and best != rid:
+                self.repeat_of[rid] = best
+
     def _note_named(self, store: MemoryStore, lists: CandidateLists, task: str) -> None:
         """Note the alerts (events with a fingerprint) among the best lexical domain-event hits that ``task`` names."""
         words = set(term_words(task))
@@ -211,16 +171,34 @@ class Triage:
                 self.named.add(rid)
 
     def annotate(self, candidates: Sequence[Candidate]) -> list[Candidate]:
-        """Each candidate standing for a group of repeats gets the group's :func:`group_note` (after :meth:`widen`),
-        and, when the scan read the whole group, its members (:func:`~mission_memory.operations.event_groups.group_members`)."""
+        """Each candidate standing for a kind of repeated events gets the kind's exact :func:`~mission_memory.operations.event_groups.kind_note`
+        and its members cited (:func:`~mission_memory.operations.event_groups.kind_members`), after :meth:`widen`."""
         out = []
         for cand in candidates:
-            found = self.groups.get(cand.record_id)
-            note = group_note(found[0], found[1]) if found is not None else ""
-            # the members are cited only when the scan read the whole group (docs/adr/0057)
-            members = group_members(found[0]) if found is not None and note and not found[1] else ""
-            out.append(replace(cand, group_note=note, group_members=members) if note else cand)
+            kind = self.best_of.get(cand.record_id)
+            note = kind_note(kind) if kind is not None else ""
+            out.append(replace(cand, group_note=note, group_members=kind_members(kind)) if kind is not None and note else cand)
         return out
+
+    def footer_line(self, candidates: Sequence[Candidate]) -> str:
+        """The digest footer's line saying, in numbers, what of the flood's window the entries stand for
+        and what they leave out (degraded mode with events only; else ""). ``candidates``: the entries' candidates."""
+        if not self.degraded or not self.kinds:
+            return ""
+        shown = {c.record_id for c in candidates}
+        kept = [k for k in self.kinds if k.best_id in shown]
+        left = [k for k in self.kinds if k.best_id not in shown]
+        total = sum(k.count for k in self.kinds)
+        folded = sum(k.count - 1 for k in kept)
+        line = (f"_Flood window: {total} events of {len(self.kinds)} distinct kinds, every one read; "
+                f"{len(kept)} kinds shown, {folded} repeats counted in their kind's entry")
+        if left:
+            critical = [k for k in left if k.max_criticality >= CRITICAL_CRITICALITY]
+            line += (f"; {len(left)} kinds ({sum(k.count for k in left)} events, highest criticality "
+                     f"{max(k.max_criticality for k in left):.2f}, {len(critical)} of them critical) left out")
+        else:
+            line += "; no kind left out"
+        return line + "._"
 
     def rescore(self, ranked: Sequence[Candidate], lists: CandidateLists, params: RankingParams) -> list[Candidate]:
         """Score every candidate ``α · criticality + (1 − α) · sim`` (degraded mode; else unchanged).
@@ -241,9 +219,8 @@ class Triage:
         top = 2.0 / (params.rrf_k + 1)
         out = []
         for cand in ranked:
-            found = self.groups.get(cand.record_id)
-            if found is not None and found[2] != cand.record_id:
-                continue  # a repeat: its group's representative stands for it (docs/adr/0057)
+            if cand.record_id in self.repeat_of:
+                continue  # a repeat: its kind's best event stands for it (docs/adr/0057, 0084)
             prior = lists.priors.get(cand.record_id)
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)

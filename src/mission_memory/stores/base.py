@@ -34,6 +34,8 @@ from mission_memory.stores.filters import SearchFilter
 
 __all__ = [
     "DescribedStore",
+    "EventKind",
+    "EventKindIndex",
     "EventRetentionRow",
     "Hit",
     "LexicalIndex",
@@ -49,6 +51,7 @@ __all__ = [
     "UpsertOutcome",
     "VectorIndex",
     "prepare_search",
+    "sort_event_kinds",
     "stored_mission_names",
 ]
 
@@ -103,6 +106,54 @@ class EventRetentionRow:
     event_type: str
     event_id: str
     state: str
+
+
+@dataclass(frozen=True)
+class EventKind:
+    """One kind of domain event within a filter, aggregated over every event of it (docs/adr/0084).
+
+    A kind is the record attribute ``kind_key`` intake stores (the source fingerprint, else type, sector
+    and text template; :func:`~mission_memory.operations.event_template.kind_key`); a record stored
+    without one is a kind of its own (``record:<id>``).
+
+    Attributes:
+        key: the kind key.
+        count: how many events of the kind pass the filter (exact).
+        first_seen, last_seen: the oldest and newest of their provenance times.
+        max_criticality: the highest criticality among them.
+        best_id: the record id of the kind's representative: the most critical, newest among equals,
+            then the highest record id.
+        oldest_ref, newest_ref: the provenance references (``event:<id>``) of the oldest and newest
+            event (by time, then record id).
+    """
+
+    key: str
+    count: int
+    first_seen: datetime
+    last_seen: datetime
+    max_criticality: float
+    best_id: str
+    oldest_ref: str
+    newest_ref: str
+
+
+@runtime_checkable
+class EventKindIndex(Protocol):
+    """A store that aggregates domain events by kind in the store (an SQL ``GROUP BY``, a payload scan).
+
+    :func:`mission_memory.operations.event_groups.event_kinds` uses it when the store has it and reads
+    the events otherwise, so a backend without it answers the same, only slower.
+    """
+
+    def event_kinds(self, where: SearchFilter) -> list[EventKind]:
+        """Every kind of domain event among the records passing ``where`` (:class:`EventKind`), exact
+        over all of them, however many: most critical first, then last seen newest first, then by key."""
+        ...
+
+
+def sort_event_kinds(kinds: Iterable[EventKind]) -> list[EventKind]:
+    """``kinds`` in the order :meth:`EventKindIndex.event_kinds` returns them."""
+    return sorted(kinds, key=lambda k: (-k.max_criticality, -k.last_seen.timestamp(), k.key))
 
 
 @dataclass

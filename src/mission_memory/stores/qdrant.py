@@ -63,12 +63,14 @@ from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.records import LAYER_OF_KIND, Layer, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import (
+    EventKind,
     EventRetentionRow,
     Hit,
     MemoryStore,
     RecordMerge,
     RecordPriors,
     UpsertOutcome,
+    sort_event_kinds,
 )
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.qdrant_filters import PAYLOAD_INDEXES, equals, search_filter
@@ -665,6 +667,33 @@ class QdrantStore:
                  if cast(dict[str, Any], p.payload).get("source_key") not in keep
                  and (spare is None or not spare(_record_of(p)))]
         return self._delete_records(stale)
+
+    def event_kinds(self, where: SearchFilter) -> list[EventKind]:
+        """Every kind of domain event passing ``where``, exact (:class:`~mission_memory.stores.base.EventKindIndex`):
+        the matching points' payloads are scrolled in pages and folded by kind key (docs/adr/0084)."""
+        base = _and(search_filter(where), equals("kind", RecordKind.DOMAIN_EVENT.value))
+        acc: dict[str, list[Any]] = {}
+        for point in self._scroll_all(self._records, base, ["record_id", "time", "criticality", "record"]):
+            payload = cast(dict[str, Any], point.payload)
+            rid, when, crit = str(payload["record_id"]), float(payload["time"]), float(payload["criticality"])
+            record = cast(dict[str, Any], payload["record"])
+            key = str((record.get("attributes") or {}).get("kind_key") or f"record:{rid}")
+            ref = str((record.get("provenance") or {}).get("ref") or "")
+            a = acc.get(key)
+            if a is None:  # [count, first, last, top, best (crit, time, id), oldest (time, id, ref), newest]
+                acc[key] = [1, when, when, crit, (crit, when, rid), (when, rid, ref), (when, rid, ref)]
+                continue
+            a[0] += 1
+            a[1], a[2], a[3] = min(a[1], when), max(a[2], when), max(a[3], crit)
+            a[4] = max(a[4], (crit, when, rid))
+            a[5] = min(a[5], (when, rid, ref))
+            a[6] = max(a[6], (when, rid, ref))
+        return sort_event_kinds(
+            EventKind(key=key, count=a[0], first_seen=datetime.fromtimestamp(a[1], UTC),
+                      last_seen=datetime.fromtimestamp(a[2], UTC), max_criticality=a[3], best_id=a[4][2],
+                      oldest_ref=a[5][2], newest_ref=a[6][2])
+            for key, a in acc.items()
+        )
 
     def event_retention_rows(self, mission: str, until: datetime, batch: int = 5000) -> Iterator[list[EventRetentionRow]]:
         """Domain events of ``mission`` before ``until`` as :class:`EventRetentionRow` s, scrolled in pages."""

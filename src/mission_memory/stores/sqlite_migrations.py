@@ -8,7 +8,10 @@ every store made by an older version opens with the new code (simonw/llm's named
   mission, client (docs/adr/0016). Events logged before it read these as None;
 * ``0003_records_component_index`` — an index on ``records.component``: a query filtered by
   component checks the component exists, and ``status`` counts records per component, without
-  scanning every record (a GROUP BY over 100k records took about 1 s).
+  scanning every record (a GROUP BY over 100k records took about 1 s);
+* ``0004_operations_event_type`` — a domain event's type as a filter column;
+* ``0005_event_kind_key`` — a domain event's kind key as a column, with the indexes that aggregate a
+  window's events by kind in the store (docs/adr/0084).
 """
 
 from __future__ import annotations
@@ -115,6 +118,19 @@ MIGRATIONS: list[tuple[str, str]] = [
         ALTER TABLE records ADD COLUMN event_type TEXT
             GENERATED ALWAYS AS (json_extract(attributes, '$.event_type')) VIRTUAL;
         CREATE INDEX IF NOT EXISTS records_event_type ON records (event_type);
+        """,
+    ),
+    (
+        "0005_event_kind_key",
+        # A domain event's kind key (docs/adr/0084), read from its attributes: the window's kinds, their
+        # counts and first and last times are one GROUP BY over the covering index, their representative
+        # and oldest and newest members one index lookup each, however many events the window holds.
+        """
+        ALTER TABLE records ADD COLUMN kind_key TEXT
+            GENERATED ALWAYS AS (json_extract(attributes, '$.kind_key')) VIRTUAL;
+        CREATE INDEX IF NOT EXISTS records_event_window ON records (mission, kind, time, layer, kind_key, criticality);
+        CREATE INDEX IF NOT EXISTS records_kind_critical ON records (kind_key, criticality, time) WHERE kind_key IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS records_kind_time ON records (kind_key, time) WHERE kind_key IS NOT NULL;
         """,
     ),
 ]

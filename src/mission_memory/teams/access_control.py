@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
     from mission_memory.stores.base import (
+        EventKind,
         EventRetentionRow,
         Hit,
         MemoryStore,
@@ -221,6 +222,12 @@ class AccessScopedStore:
         return visible
 
     # -- searches: narrowed ---------------------------------------------------------------------
+
+    def event_kinds(self, where: SearchFilter) -> list[EventKind]:
+        """As the wrapped store, under the narrowed filter (read through it when it cannot aggregate)."""
+        from mission_memory.operations.event_groups import event_kinds
+
+        return event_kinds(self._store, self.access.narrow(where))
 
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
         """As the wrapped store, under the narrowed filter."""

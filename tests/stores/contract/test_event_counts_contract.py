@@ -63,3 +63,38 @@ def test_event_retention_rows_are_one_missions_events_before_the_cutoff_in_pages
     assert by_id["e3"].state == "resolved" and by_id["e3"].event_type == "Down"
     assert by_id["e4"].event_type == "log" and by_id["e4"].time == T0 - timedelta(minutes=4)
     assert {r.record_id for r in rows} == {e.id for e in events if e.provenance.time < T0 - timedelta(minutes=2)}
+
+
+def test_event_kinds_are_exact_over_every_event_passing_the_filter(store: MemoryStore) -> None:
+    """The window's kinds (docs/adr/0084): exact counts, first and last, the best event, the oldest and newest
+    member; an event stored without a kind key is a kind of its own; the answer equals the fallback's."""
+    from mission_memory.operations.event_groups import event_kinds
+    from mission_memory.records import Layer
+    from mission_memory.stores.base import EventKindIndex
+    from mission_memory.stores.filters import SearchFilter
+
+    def ev(n: int, key: str | None, crit: float, minutes: float, mission: str = "m") -> Record:
+        return Record.build(
+            kind=RecordKind.DOMAIN_EVENT, title=f"e{n}", text=f"event e{n}", criticality=crit,
+            provenance=Provenance(kind=SourceKind.EVENT, ref=f"event:e{n}", uri=f"urn:e{n}", mission=mission,
+                                  time=T0 - timedelta(minutes=minutes)),
+            attributes={"event_id": f"e{n}", **({"kind_key": key} if key else {})})
+
+    loop = [ev(n, "k-loop", 0.8, 30 - n * 0.1) for n in range(300)]
+    records = [*loop, ev(900, "k-loop", 0.9, 40), ev(901, "k-disk", 0.95, 5), ev(902, None, 0.5, 1),
+               ev(903, "k-disk", 0.95, 2), ev(904, "k-loop", 1.0, 1, mission="x")]
+    store.upsert_records(records)
+    where = SearchFilter((Layer.DOMAIN,), mission="m", since=T0 - timedelta(minutes=35))
+    kinds = store.event_kinds(where) if isinstance(store, EventKindIndex) else event_kinds(store, where)
+    assert [(k.key, k.count, k.max_criticality) for k in kinds] == [
+        ("k-disk", 2, 0.95), ("k-loop", 300, 0.8), (f"record:{records[-3].id}", 1, 0.5)]
+    disk, loop_kind, single = kinds
+    assert disk.best_id == records[-2].id  # the most critical, newest among equals
+    assert (disk.oldest_ref, disk.newest_ref) == ("event:e901", "event:e903")
+    assert (loop_kind.first_seen, loop_kind.last_seen) == (T0 - timedelta(minutes=30), T0 - timedelta(minutes=30 - 299 * 0.1))
+    assert (loop_kind.oldest_ref, loop_kind.newest_ref) == ("event:e0", "event:e299")
+    assert loop_kind.best_id == loop[-1].id
+    assert single.best_id == records[-3].id and single.oldest_ref == single.newest_ref == "event:e902"
+    # the older 0.9 repeat is outside the window; with the whole history it is the loop's best
+    whole = {k.key: k for k in event_kinds(store, SearchFilter((Layer.DOMAIN,), mission="m"))}
+    assert whole["k-loop"].count == 301 and whole["k-loop"].best_id == records[300].id
