@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mission_memory.config import Settings, load_settings
+from mission_memory.config import MAX_RETENTION_DAYS, Settings, finite_number, load_settings
 from mission_memory.embeddings import configured_model_id
 from mission_memory.errors import BackendUnavailable, InputError
 from mission_memory.fence import check_mission_name, quote_name
@@ -830,6 +830,9 @@ class Memory:
         clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
         days = self.settings.event_retention_days if max_age_days is None else max_age_days
         kinds = self.settings.event_retention_kinds if per_type_days is None else per_type_days
+        days = finite_number(days, "max_age_days", low=0, high=MAX_RETENTION_DAYS, unit="days")
+        kinds = {k: finite_number(v, f"the retention of {k!r}", low=0, high=MAX_RETENTION_DAYS, unit="days")
+                 for k, v in kinds.items()}
         report = prune_events(
             self.store, now=clock, max_age=timedelta(days=days) if days else None,
             per_type={k: timedelta(days=v) for k, v in kinds.items()}, mission=mission, dry_run=dry_run,
@@ -849,6 +852,7 @@ class Memory:
         """
         from mission_memory.operations.rate_plot import plot_event_rate, rate_series
 
+        finite_number(hours, "hours", low=0, high=MAX_RETENTION_DAYS * 24)
         if hours <= 0:
             raise InputError(f"hours must be positive, got {hours:g}")
         clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)

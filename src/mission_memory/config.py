@@ -9,10 +9,11 @@ point it at a tmp dir and never touch the home directory.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import platformdirs
 from pydantic import (
@@ -26,19 +27,21 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from mission_memory.errors import ConfigError
+from mission_memory.errors import ConfigError, InputError
 from mission_memory.records import AccessLevel
 
 __all__ = [
     "DEFAULT_LABEL",
     "DEFAULT_TOKEN_BUDGET",
     "DENSE_SEARCH_ENV",
+    "MAX_RETENTION_DAYS",
     "MAX_TOKEN_BUDGET",
     "OPERATOR_ENV",
     "AlertmanagerMapping",
     "Settings",
     "environment_variable",
     "exact_dense_search_forced",
+    "finite_number",
     "load_settings",
     "operator_setting",
 ]
@@ -70,6 +73,38 @@ def environment_variable(name: str) -> str | None:
     """One variable of this process's environment, for rules that read several (the operator rule of
     :mod:`mission_memory.capture.prompt_commit` reads git's and the OS user's); None when unset."""
     return os.environ.get(name)
+
+
+MAX_RETENTION_DAYS = 36_525.0
+"""Longest retention accepted, in days (a century): a longer one overflows the clock's arithmetic."""
+
+
+def finite_number(value: float, what: str, *, low: float | None = None, high: float | None = None,
+                  unit: str = "") -> float:
+    """The one rule for a number given from outside (an option, a setting, an API argument): finite, in range.
+
+    Settings apply it through pydantic (``allow_inf_nan=False`` and each field's bounds); command-line
+    options through :func:`mission_memory.cli.numbers.number` and API arguments by calling it.
+
+    Args:
+        value: the number.
+        what: how the caller names it (``--older-than-days``, ``max_age_days``).
+        low, high: inclusive bounds (None: unbounded on that side).
+        unit: the unit, for the message (``days``).
+
+    Returns:
+        ``value`` as a float.
+
+    Raises:
+        InputError: ``<what> must be a finite number of <unit> between <low> and <high>, got <value>``.
+    """
+    number = float(value)
+    if math.isfinite(number) and (low is None or number >= low) and (high is None or number <= high):
+        return number
+    of = f" of {unit}" if unit else ""
+    span = (f" between {low:g} and {high:g}" if low is not None and high is not None
+            else f" of at least {low:g}" if low is not None else f" of at most {high:g}" if high is not None else "")
+    raise InputError(f"{what} must be a finite number{of}{span}, got {value!r}")
 
 
 def _default_data_dir() -> Path:
@@ -220,7 +255,8 @@ class Settings(BaseSettings):
             unmatched files: ``internal``, unless front matter says otherwise.
     """
 
-    model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore")
+    # no setting holds NaN or an infinity (one rule with :func:`finite_number`; issue 37)
+    model_config = SettingsConfigDict(env_prefix="MISSION_MEMORY_", extra="ignore", allow_inf_nan=False)
 
     data_dir: Path = Field(default_factory=_default_data_dir)
     embedder: str = "onnx"
@@ -264,8 +300,8 @@ class Settings(BaseSettings):
     alertmanager_mapping: AlertmanagerMapping = Field(default_factory=AlertmanagerMapping)
     embed_batch: int = Field(default=4, ge=1, le=1024)
     event_max_future_skew_s: float = Field(default=300.0, ge=0)
-    event_retention_days: float = Field(default=90.0, ge=0)
-    event_retention_kinds: dict[str, float] = Field(default_factory=dict)
+    event_retention_days: float = Field(default=90.0, ge=0, le=MAX_RETENTION_DAYS)
+    event_retention_kinds: dict[str, Annotated[float, Field(ge=0, le=MAX_RETENTION_DAYS)]] = Field(default_factory=dict)
     prune_interval_minutes: float = Field(default=60.0, ge=0)
     correction_link_window_minutes: float = Field(default=120.0, gt=0)
     correction_relevance_threshold: float = Field(default=0.87, ge=-1.0, le=1.0)

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from mission_memory.cli.numbers import number
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import (
     check_budget_flag,
@@ -160,7 +161,8 @@ def query(
         "MISSION_MEMORY_MAX_TOKEN_BUDGET).")
     )] = None,
     component: Annotated[str | None, typer.Option(help="Only records of this component.")] = None,
-    min_criticality: Annotated[float | None, typer.Option(help="Only records with criticality ≥ this (0..1).")] = None,
+    min_criticality: Annotated[float | None, typer.Option(parser=number("--min-criticality", low=0, high=1),
+                                                          help="Only records with criticality ≥ this (0..1).")] = None,
     since: Annotated[str | None, typer.Option(help="Only records from this date/time on (ISO 8601).")] = None,
     until: Annotated[str | None, typer.Option(help="Only records up to this date/time (ISO 8601).")] = None,
     mission: Annotated[

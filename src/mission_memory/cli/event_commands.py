@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from mission_memory.cli.numbers import number
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
+from mission_memory.config import MAX_RETENTION_DAYS, finite_number
 from mission_memory.errors import InputError
 from mission_memory.fence import neutralise_markers, quote_name
 from mission_memory.utc import parse_clock_flag
@@ -200,7 +202,8 @@ def status(
     now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the event rate and the flood thresholds to this "
                                               "image (PNG by its suffix).")] = None,
-    hours: Annotated[float, typer.Option(help="How many hours before the clock the plot covers.")] = 6.0,
+    hours: Annotated[float, typer.Option(parser=number("--hours", low=0, high=MAX_RETENTION_DAYS * 24, unit="hours"),
+                                         help="How many hours before the clock the plot covers.")] = 6.0,
     json_output: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
 ) -> None:
     """Assess and print the escalation: mode, α, event rate in the window, escalating sectors."""
@@ -270,7 +273,8 @@ def _cell(text: str) -> str:
 def prune(
     mission: Annotated[str | None, typer.Option(help="Only this mission (default: every mission).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be pruned; delete nothing.")] = False,
-    older_than_days: Annotated[float | None, typer.Option(help="Default retention in days (default: "
+    older_than_days: Annotated[float | None, typer.Option(
+        parser=number("--older-than-days", low=0, high=MAX_RETENTION_DAYS, unit="days"), help="Default retention in days (default: "
                                                            "MISSION_MEMORY_EVENT_RETENTION_DAYS, 90; 0 keeps all).")] = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", help="TYPE=DAYS: retention of one event type "
                                                    "(repeatable; default MISSION_MEMORY_EVENT_RETENTION_KINDS).")] = None,
@@ -288,11 +292,13 @@ def prune(
             for item in kind:
                 name, sep, days = item.partition("=")
                 try:
-                    per_type[name.strip()] = float(days)
+                    value = float(days)
                 except ValueError:
                     sep = ""
                 if not sep or not name.strip():
                     raise InputError(f"--kind {item!r} is not TYPE=DAYS (e.g. --kind heartbeat=2)")
+                per_type[name.strip()] = finite_number(value, f"--kind {name.strip()}", low=0, high=MAX_RETENTION_DAYS,
+                                                       unit="days")
         clock = parse_clock_flag(now, "--now")
         with open_memory() as memory:
             report = memory.prune_events(mission, dry_run=dry_run, now=clock, max_age_days=older_than_days,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from mission_memory.cli.numbers import number
 from mission_memory.cli.output import console, echo_text, print_json, reported_errors
 from mission_memory.errors import InputError
 
@@ -155,7 +156,8 @@ def compare_command(
     label_a: Annotated[str, typer.Option("--label-a", help="Name of group a.")] = "a",
     label_b: Annotated[str, typer.Option("--label-b", help="Name of group b.")] = "b",
     json_output: JsonOption = False,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of intervals.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", parser=number("--confidence", low=0, high=1),
+                                              help="Confidence level of intervals.")] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     init_boundary: InitOption = "first-edit",
@@ -197,7 +199,8 @@ def rotation_command(
         ),
     ] = None,
     json_output: JsonOption = False,
-    confidence: Annotated[float, typer.Option("--confidence", help="Confidence level of intervals.")] = 0.95,
+    confidence: Annotated[float, typer.Option("--confidence", parser=number("--confidence", low=0, high=1),
+                                              help="Confidence level of intervals.")] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
     init_boundary: InitOption = "first-edit",

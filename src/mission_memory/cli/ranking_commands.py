@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from mission_memory.cli.numbers import number
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
 
@@ -25,7 +26,8 @@ def tune(
         Path | None,
         typer.Option("--pairs", help="JSON Lines of retrieval-correction pairs (default: built from the store)."),
     ] = None,
-    holdout: Annotated[float, typer.Option("--holdout", help="Share of the pairs held out, in (0, 1).")] = 0.3,
+    holdout: Annotated[float, typer.Option("--holdout", parser=number("--holdout", low=0, high=1),
+                                           help="Share of the pairs held out, in (0, 1).")] = 0.3,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the train / held-out split.")] = 0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Measure and report; store nothing.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
