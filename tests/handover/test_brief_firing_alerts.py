@@ -43,9 +43,10 @@ def test_a_critical_alert_firing_since_before_the_shift_is_in_the_brief(
         monkeypatch.setenv("MISSION_MEMORY_OPERATOR", "day@x")
         brief = memory.rotation_brief(mission="shop", now=now + timedelta(minutes=1), embed_archived=False)
     text = " ".join(brief.text.split())
-    assert "alerts still firing (2, most critical first)" in text
+    # a critical alert open is an incident, flood or not: the incident block lists the open alerts first
+    assert "Open alerts (2, most critical first" in text
     assert text.index("LedgerWritesFailing") < text.index("DiskFilling")  # most critical first
-    assert "criticality 0.90" in text and "runbook https://runbooks.example/LedgerWritesFailing" in text
+    assert "0.90 · since" in text and "runbook https://runbooks.example/LedgerWritesFailing" in text
     assert "CacheCold" not in text  # resolved: not firing
-    (item,) = [i for i, _ in brief.entries if i.label.startswith("alerts still firing")]
-    assert item.section.value == "What to do first" and len(item.record_ids) == 2
+    (item,) = [i for i, _ in brief.entries if i.section.name == "CRISIS"]
+    assert len(item.record_ids) == 2

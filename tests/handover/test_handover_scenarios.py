@@ -173,7 +173,9 @@ def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_
     text = brief.text
     assert text.split("\n## ", 2)[1].startswith("Incident handover")
     block = next(shown for item, shown in brief.entries if item.section.name == "CRISIS")
-    assert "Severity: critical" in block and "Still firing: 3 distinct alerts, 43 events" in block
+    # log lines are recurring events, not alerts (issue 37): no alert is open
+    assert "Severity: critical" in block and "Open alerts (0" in block
+    assert "Recurring log events (not alerts) in the window: 3 kinds, 43 events" in block
     assert "E54 · LeaseRenewer · ×30" in block and "E4 · RMContainerAllocator · ×12" in block
     assert "Resource Manager doesn't recognize AttemptId" in block  # the FATAL line, quoted, first
     assert block.index("E12") < block.index("E54")
@@ -195,7 +197,7 @@ def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_
 
 
 def test_the_incident_block_is_condensed_by_grouping_and_never_cut_mid_list(corpus: Corpus) -> None:
-    """A flood of 60 distinct alerts at a budget that cannot quote them all: folded, counted, whole lines."""
+    """A flood of 60 distinct log kinds at a budget that cannot quote them all: folded, counted, whole lines."""
     memory = corpus.memory
     start = NOW - timedelta(minutes=5)
     flood = [{"id": f"node-{k}-{i}", "time": start + timedelta(seconds=k * 4 + i), "sector": f"node-{k:02d}",
@@ -210,11 +212,12 @@ def test_the_incident_block_is_condensed_by_grouping_and_never_cut_mid_list(corp
                                       token_budget=budget, archive=False)
         block = next(shown for item, shown in brief.entries if item.section.name == "CRISIS")
         lines = block.splitlines()
-        assert lines[0].startswith("Severity: high") and "Still firing: 60 distinct alerts, 180 events" in block
+        assert lines[0].startswith("Severity: high")
+        assert "Recurring log events (not alerts) in the window: 60 kinds, 180 events" in block
         shown = [i for i, line in enumerate(lines) if re.match(r"- E\d+ · node-\d\d · ×3 ", line)]
         assert 0 < len(shown) < 60
         assert all(lines[i + 1].startswith('  "instruction cache parity error') for i in shown)  # each with its text
-        assert lines[0:1] and f"- +{60 - len(shown)} more distinct alerts, {3 * (60 - len(shown))} events" in block
+        assert lines[0:1] and f"- +{60 - len(shown)} more kinds, {3 * (60 - len(shown))} events" in block
         assert "If the parity errors reach the link cards then drain midplane R02." in block
         assert lines[-1].startswith("Next check: ")  # the block ends whole
         assert brief.tokens_used <= budget

@@ -143,7 +143,9 @@ def test_a_rotation_during_an_escalation_gets_the_timeline_first(monkeypatch: py
     assert first[0].section.value.startswith("Incident handover")
     assert "event:ev-1" in first[0].refs
     assert "Severity: critical" in first[1] and "Evacuate position 3 · by olena" in first[1]
-    assert "- shelling · north · ×1" in first[1] and "Обстріл позиції 3" in first[1]
+    # reports without an alert lifecycle are recurring events, not alerts (issue 37)
+    assert "Recurring log events (not alerts)" in first[1] and "Open alerts (0" in first[1]
+    assert "- shelling · north · once at" in first[1] and "Обстріл позиції 3" in first[1]
     assert first[1].index("shelling · north") < first[1].index("lost_link · north")
     assert "<<<end excerpt 0 nonce=000000000000>>>" not in brief.text
     assert brief.tokens_used <= brief.token_budget

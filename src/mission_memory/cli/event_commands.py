@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from mission_memory.cli.numbers import number
 from mission_memory.cli.opening import open_memory
@@ -256,13 +255,12 @@ def firing(
     if not alerts:
         console.print("No alert is firing.", markup=False)
         return
-    table = Table(box=None, header_style="bold")
-    for column in ("since (UTC)", "criticality", "alert", "sector", "event", "runbook"):
-        table.add_column(column, overflow="fold")
+    console.print(f"{len(alerts)} alerts open, most critical first (since UTC · criticality · alert: title · instance"
+                  " · sector · acknowledged · assigned · event · runbook):", markup=False)
+    from mission_memory.operations.alert_state import alert_line
+
     for a in alerts:  # stored names and URLs: one line each, no marker-like run (the console escapes controls)
-        table.add_row(a.since.strftime("%Y-%m-%d %H:%M:%S"), f"{a.criticality:.2f}", _cell(a.type), _cell(a.sector),
-                      f"event:{_cell(a.event_id)}", _cell(a.runbook_url or "-"))
-    console.print(table, soft_wrap=False)
+        console.print(_cell(alert_line(a)), markup=False, soft_wrap=True)
 
 
 def _cell(text: str) -> str:

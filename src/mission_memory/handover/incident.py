@@ -1,24 +1,29 @@
-"""The incident block: what an incoming on-call operator reads first while a mission is degraded.
+"""The incident block: what an incoming on-call operator reads first while an incident is open.
 
-The order is that of incident handovers (I-PASS; the ICS-201 incident briefing; SRE on-call handover
-templates), ADR 0061:
+An incident is open while the mission is degraded (a flood) or while a critical alert is open
+(criticality ≥ :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`): a P1 page still open
+after the event rate fell is still an incident. The order is that of incident handovers (I-PASS; the
+ICS-201 incident briefing; SRE on-call handover templates), ADR 0061:
 
-1. **Severity and what is affected** — the escalation's mode, since when, the event rate, the
-   highest criticality still firing, the affected sectors with their counts;
-2. **Still firing** — distinct alerts, grouped by type, sector and normalised text (digits and hex
-   runs folded, so "block blk_123 lost" and "block blk_456 lost" are one alert), each with its
-   count, first and last seen, highest criticality and one quoted text; the most critical first;
-3. **Decisions taken** — since the escalation began, with who took them;
-4. **Hypothesis and next step** — the open handover notes of those kinds;
-5. **Contingencies** — open notes that say "if X then Y" (or "if X, Y");
-6. **The next check** — an open next-step note that names a time, else a line saying none is set.
+1. **Severity and what is affected** — the severity level of the open alerts (not of the event rate;
+   :func:`~mission_memory.operations.escalation.severity_level`), the escalation's mode and the events of
+   the last window counted in the store, the affected sectors with their counts;
+2. **Open alerts** — every alert a receiver opened and none resolved
+   (:mod:`~mission_memory.operations.alert_state`), most critical first, each with its title, instance,
+   sector, start, who acknowledged it, who is assigned, its event and runbook. They are never folded:
+   whatever the budget, an incoming operator sees every open alert by name;
+3. **Recurring log events (not alerts)** — the window's kinds of events without an alert lifecycle
+   (log lines, sensor reports), counted in the store over all their events, most critical first, with
+   one quoted text each; folded into one counted line when room is short;
+4. **Decisions taken** — since the escalation began, with who took them;
+5. **Hypothesis and next step** — the open handover notes of those kinds;
+6. **Contingencies** — open notes that say "if X then Y" (or "if X, Y");
+7. **The next check** — an open next-step note that names a time, else a line saying none is set.
 
-The block is built with the project's tokenizer and condensed by grouping: when it does not fit
-its cap, quoted texts are shortened first, then the least critical groups are folded into one
-counted line ("+N more distinct alerts, M events"). A list is never cut in the middle.
-Everything quoted (event text, sectors, types, notes, decision titles) is rendered by the brief
-inside its envelope (ADR 0021). Built on :func:`~mission_memory.operations.crisis_timeline.crisis_report`;
-the repeated-event grouping here is the brief's own.
+When the block does not fit its cap, quoted texts are shortened first, then the least critical
+recurring kinds are folded into one counted line; alert lines and note lines are never dropped.
+Everything quoted (event text, titles, sectors, types, notes, decision titles) is rendered by the
+brief inside its envelope (ADR 0021).
 """
 
 from __future__ import annotations
@@ -28,65 +33,38 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from mission_memory.errors import InputError
+from mission_memory.operations.alert_state import OpenAlert, alert_record_ids, open_alerts
 from mission_memory.operations.crisis_timeline import crisis_report
-from mission_memory.operations.domain_events import DomainEvent, EventState
-from mission_memory.operations.escalation import EscalationMode
+from mission_memory.operations.domain_events import DomainEvent, event_from_record
+from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, severity_level
 from mission_memory.operations.escalation_state import current_state
-from mission_memory.records import Record
-from mission_memory.stores.base import MemoryStore
+from mission_memory.operations.event_groups import event_kinds
+from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.stores.base import EventKind, MemoryStore
+from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
 
-__all__ = ["AlertGroup", "IncidentBlock", "about_incident", "group_alerts", "incident_block", "normalised_text"]
+__all__ = ["IncidentBlock", "RecurringKind", "about_incident", "incident_block"]
 
-_DIGITS = re.compile(r"(?:0x)?[0-9a-f]*\d[0-9a-f]*", re.IGNORECASE)
 _IF_THEN = re.compile(r"\bif\b.+(\bthen\b|,)", re.IGNORECASE | re.DOTALL)
 _TIME = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\bnext (?:check|update)\b|\bin \d+ ?(?:min|minutes|h|hours)\b",
                    re.IGNORECASE)
 _QUOTE_CHARS = (160, 80, 40)
-
-
-def normalised_text(text: str) -> str:
-    """``text`` with case, whitespace and every run holding a digit (numbers, ids, hex) folded to ``#``."""
-    return " ".join(_DIGITS.sub("#", text.lower()).split())
+_RECURRING_SHOWN = 8
 
 
 @dataclass(frozen=True)
-class AlertGroup:
-    """Repeats of one alert: same type, sector and normalised text.
+class RecurringKind:
+    """A kind of event without an alert lifecycle (a log template, a sensor report) recurring in the window.
 
     Attributes:
-        type, sector: as the events state them.
-        count: events in the group.
-        first, last: the earliest and latest event times (UTC).
-        criticality: the highest criticality in the group, in [0, 1].
-        text: the latest event's text (quoted).
-        firing: whether the latest event of the group is still firing (not ``resolved``).
-        event_ids: the events, newest first.
+        kind: its counts over every event of the window (:class:`~mission_memory.stores.base.EventKind`).
+        event: its best event (the most critical, newest among equals).
     """
 
-    type: str
-    sector: str
-    count: int
-    first: datetime
-    last: datetime
-    criticality: float
-    text: str
-    firing: bool
-    event_ids: tuple[str, ...]
-
-
-def group_alerts(events: Sequence[DomainEvent]) -> list[AlertGroup]:
-    """Group ``events`` by (type, sector, normalised text); most critical first, then most frequent, latest."""
-    groups: dict[tuple[str, str, str], list[DomainEvent]] = {}
-    for ev in events:
-        groups.setdefault((ev.type, ev.sector, normalised_text(ev.text)), []).append(ev)
-    out = []
-    for (kind, sector, _), evs in groups.items():
-        evs.sort(key=lambda e: (e.time, e.id), reverse=True)
-        out.append(AlertGroup(kind, sector, len(evs), evs[-1].time, evs[0].time, max(e.criticality for e in evs),
-                              evs[0].text, evs[0].state is not EventState.RESOLVED, tuple(e.id for e in evs)))
-    out.sort(key=lambda g: (-g.criticality, -g.count, -g.last.timestamp(), g.type, g.sector))
-    return out
+    kind: EventKind
+    event: DomainEvent
 
 
 @dataclass(frozen=True)
@@ -95,11 +73,12 @@ class IncidentBlock:
 
     Attributes:
         text: the block (plain lines; the brief fences it).
-        short: the same block condensed to about a third of the cap (the brief's floor).
-        refs: ``event:<id>`` of each group shown, and the decisions' references.
+        short: the same block condensed to about half the cap (the brief's floor); every open alert kept.
+        refs: ``event:<id>`` of each open alert and recurring kind shown, and the decisions' references.
         record_ids: the records of those events and decisions.
         sectors: the affected sectors (the brief keeps commit history of other components out).
-        groups: all alert groups, shown or folded.
+        alerts: every open alert, most critical first.
+        recurring: the window's recurring kinds read, most critical first.
         note_ids: the open handover notes the block quotes (in both forms); the brief does not
             repeat them under "What to do first".
     """
@@ -109,16 +88,13 @@ class IncidentBlock:
     refs: tuple[str, ...]
     record_ids: tuple[str, ...]
     sectors: tuple[str, ...]
-    groups: tuple[AlertGroup, ...]
+    alerts: tuple[OpenAlert, ...]
+    recurring: tuple[RecurringKind, ...] = ()
     note_ids: tuple[str, ...] = ()
 
 
 def _hm(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
-
-
-def _severity(criticality: float) -> str:
-    return "critical" if criticality >= 0.9 else "high" if criticality >= 0.8 else "elevated"
 
 
 def _flat(text: str, limit: int) -> str:
@@ -132,25 +108,38 @@ def _clock(moment: datetime, day: datetime) -> str:
     return moment.strftime("%H:%M:%S") if moment.date() == day.astimezone(UTC).date() else _hm(moment)
 
 
-def _render(head: list[str], groups: Sequence[AlertGroup], tail: list[str], shown: int, quote: int,
-            day: datetime) -> str:
-    lines = list(head)
-    firing = [g for g in groups if g.firing]
-    lines.append(f"Still firing: {len(firing)} distinct alert{'' if len(firing) == 1 else 's'},"
-                 f" {sum(g.count for g in firing)} events")
-    for rank, g in enumerate(firing[:shown]):
-        lines.append(f"- {g.type} · {g.sector} · ×{g.count} · first {_clock(g.first, day)} · last {_clock(g.last, day)}"
-                     f" · max {g.criticality:.2f} · event:{g.event_ids[0]}")
-        # the most critical alert keeps its words (the FATAL line) when the others are shortened
-        lines.append(f"  \"{_flat(g.text, max(quote, _QUOTE_CHARS[0]) if rank == 0 else quote)}\"")
-    rest = firing[shown:]
-    if rest:
-        types = ", ".join(dict.fromkeys(g.type for g in rest[:6]))
-        lines.append(f"- +{len(rest)} more distinct alerts, {sum(g.count for g in rest)} events"
-                     f" (max {max(g.criticality for g in rest):.2f}; types {types})")
-    resolved = [g for g in groups if not g.firing]
-    if resolved:
-        lines.append(f"Resolved since the escalation began: {len(resolved)} alerts, {sum(g.count for g in resolved)} events")
+def _alert_lines(alerts: Sequence[OpenAlert], day: datetime, quote: int) -> list[str]:
+    lines = [f"Open alerts ({len(alerts)}, most critical first; from receivers, open until resolved):"]
+    if not alerts:
+        lines.append("- none open")
+    for a in alerts:
+        title = _flat(a.title, max(quote, 60)) if a.title and _flat(a.title, 999) != _flat(a.type, 999) else ""
+        ack = f"acknowledged by {_flat(a.acknowledged_by, 80)}" if a.acknowledged_by else (
+            "acknowledged" if a.status == "acknowledged" else "not acknowledged")
+        assigned = ", ".join(_flat(x, 60) for x in a.assignees) or "nobody"
+        runbook = f" · runbook {a.runbook_url}" if a.runbook_url else ""
+        lines.append(f"- {_flat(a.type, 80)}{': ' + title if title else ''} · instance {_flat(a.instance, 80) or '-'}"
+                     f" · {_flat(a.sector, 80)} · {a.criticality:.2f} · since {_clock(a.since, day)} · {ack}"
+                     f" · assigned {assigned} · event:{a.event_id}{runbook}")
+    return lines
+
+
+def _render(head: list[str], alerts: Sequence[OpenAlert], recurring: Sequence[RecurringKind], total: tuple[int, int],
+            tail: list[str], shown: int, quote: int, day: datetime) -> str:
+    lines = [*head, *_alert_lines(alerts, day, quote)]
+    kinds, events = total
+    if kinds:
+        lines.append(f"Recurring log events (not alerts) in the window: {kinds} kinds, {events} events; most critical first:")
+    for r in recurring[:shown]:
+        k, e = r.kind, r.event
+        span = f"×{k.count} · first {_clock(k.first_seen, day)} · last {_clock(k.last_seen, day)}" if k.count > 1 else \
+            f"once at {_clock(k.last_seen, day)}"
+        lines.append(f"- {_flat(e.type, 80)} · {_flat(e.sector, 80)} · {span} · max {k.max_criticality:.2f} · event:{e.id}")
+        lines.append(f"  \"{_flat(e.text, quote)}\"")
+    rest_kinds = kinds - min(shown, len(recurring))
+    if rest_kinds > 0:
+        rest_events = events - sum(r.kind.count for r in recurring[:shown])
+        lines.append(f"- +{rest_kinds} more kinds, {rest_events} events")
     return "\n".join(lines + tail)
 
 
@@ -193,7 +182,8 @@ def _note_lines(notes: Sequence[Record], limit: int) -> tuple[list[str], list[st
 
 def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequence[Record], tokenizer: Tokenizer,
                    max_tokens: int = 900) -> IncidentBlock | None:
-    """The incident block of ``mission`` at ``at`` when it is degraded (None in normal mode).
+    """The incident block of ``mission`` at ``at`` while an incident is open: the mission degraded, or a
+    critical alert open (None otherwise).
 
     Args:
         store: the memory's store.
@@ -201,32 +191,43 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         at: the brief's now (timezone-aware).
         notes: the open handover notes (hypotheses, next steps, contingencies come from them).
         tokenizer: counts the block; the block is condensed to ``max_tokens``.
-        max_tokens: the cap on the block's text, in tokens.
+        max_tokens: the cap on the block's text, in tokens (the open alerts are kept whatever it is).
     """
     state = current_state(store, mission, at)
-    if state.mode is not EscalationMode.DEGRADED:
+    degraded = state.mode is EscalationMode.DEGRADED
+    alerts = open_alerts(store, mission, at)
+    if not degraded and not any(a.criticality >= CRITICAL_CRITICALITY for a in alerts):
         return None
     report = crisis_report(store, mission, state, at)
-    events = [e for e in report.events.values() if e.time <= at]
-    groups = group_alerts(events)
-    firing = [g for g in groups if g.firing]
-    top = max((g.criticality for g in firing), default=0.0)
-    by_sector: dict[str, int] = {}
-    for g in firing:
-        by_sector[g.sector] = by_sector.get(g.sector, 0) + g.count
+    window_start = at - state.window
+    began = (state.since if degraded and state.since else at) - state.window
+    recurring, total = _recurring(store, mission, min(began, window_start), at)
+    by_sector = {k: v for k, v in store.count_by_component([RecordKind.DOMAIN_EVENT.value], mission=mission,
+                                                          after=window_start, through=at).items() if v}
+    rate = sum(by_sector.values())
     sectors = sorted(by_sector, key=lambda s: (-by_sector[s], s))
-    since = _hm(state.since) + " UTC" if state.since else "now"
+    for a in alerts:  # an alert's sector is affected while it is open, whatever the window's count
+        if a.sector not in sectors:
+            sectors.append(a.sector)
+    minutes = int(state.window.total_seconds() // 60)
+    if alerts:
+        top = alerts[0].criticality
+        why = (f"highest open alert {top:.2f}; {len(alerts)} alerts open, "
+               f"{sum(1 for a in alerts if a.criticality >= CRITICAL_CRITICALITY)} critical")
+    else:
+        top = max((r.kind.max_criticality for r in recurring), default=0.0)
+        why = f"no alert open; the window's most critical event {top:.2f}"
+    mode = (f"degraded since {_hm(state.since)} UTC" if degraded and state.since else
+            "degraded" if degraded else "event rate normal")
     head = [
-        f"Severity: {_severity(top)} (highest criticality still firing {top:.2f}); degraded since {since};"
-        f" {state.rate} events in the last {int(state.window.total_seconds() // 60)} minutes",
-        "Affected: " + (", ".join(f"{s} ({by_sector[s]} events)" for s in sectors[:8])
+        f"Severity: {severity_level(top)} ({why}); {mode}; {rate} events in the last {minutes} minutes",
+        "Affected: " + (", ".join(f"{s} ({by_sector.get(s, 0)} events)" for s in sectors[:8])
                         + (f", +{len(sectors) - 8} more sectors" if len(sectors) > 8 else "") if sectors else "no sector named"),
     ]
     decided = ["Decisions taken since the escalation began:"]
     decided += ([f"- {_hm(n.time)} {n.text} · by {n.by or 'unknown'} · `{n.ref}`" for n in report.decisions[-8:]]
                 or ["- none recorded"])
-    began = (state.since or at) - state.window
-    names = [*sectors, *(g.type for g in firing)]
+    names = [*sectors, *(a.type for a in alerts)]
     mine = [r for r in notes if about_incident(r, began, names)]
 
     def tail(limit: int) -> tuple[list[str], list[str]]:
@@ -237,21 +238,40 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         return lines, shown
 
     def fit(cap: int, lines: list[str]) -> str:
-        """Shorter quotes first, then fewer groups shown (the least critical folded into one counted
-        line); the note lines are never dropped."""
-        for shown in range(min(len(firing), 12), -1, -1):
+        """Shorter quotes first, then fewer recurring kinds shown (the rest folded into one counted line);
+        the open alerts and the note lines are never dropped."""
+        for shown in range(min(len(recurring), _RECURRING_SHOWN), -1, -1):
             for quote in _QUOTE_CHARS:
-                text = _render(head, groups, lines, shown, quote, at)
+                text = _render(head, alerts, recurring, total, lines, shown, quote, at)
                 if tokenizer.count(text) <= cap:
                     return text
-        return _render(head, groups, lines, 0, 40, at)
+        return _render(head, alerts, recurring, total, lines, 0, 40, at)
 
     whole_tail, note_ids = tail(240)
     text = fit(max_tokens, whole_tail)
-    # The condensed form keeps the alerts, the decisions and its notes, each note cut to one line.
+    # The condensed form keeps every open alert, the decisions and its notes, each note cut to one line.
     short = fit(max(max_tokens // 2, 160), tail(100)[0])
-    refs = [f"event:{g.event_ids[0]}" for g in firing[:12]] + [n.ref for n in report.decisions]
-    ids = [report.record_ids[g.event_ids[0]] for g in firing[:12] if g.event_ids[0] in report.record_ids]
-    ids += [n.record_id for n in report.decisions]
+    alert_ids = alert_record_ids(store, mission, alerts)
+    refs = ([f"event:{a.event_id}" for a in alerts] + [f"event:{r.event.id}" for r in recurring[:_RECURRING_SHOWN]]
+            + [n.ref for n in report.decisions])
+    ids = [alert_ids[a.event_id] for a in alerts if a.event_id in alert_ids]
+    ids += [r.kind.best_id for r in recurring[:_RECURRING_SHOWN]] + [n.record_id for n in report.decisions]
     return IncidentBlock(text, short, tuple(dict.fromkeys(refs)), tuple(dict.fromkeys(ids)), tuple(sectors),
-                         tuple(groups), tuple(note_ids))
+                         tuple(alerts), tuple(recurring), tuple(note_ids))
+
+
+def _recurring(store: MemoryStore, mission: str, since: datetime, at: datetime) -> tuple[list[RecurringKind], tuple[int, int]]:
+    """The window's kinds of events that are not alerts (their best event has no fingerprint), most critical
+    first, and ``(kinds, events)`` of them, counted in the store over every event (docs/adr/0084)."""
+    kinds = event_kinds(store, SearchFilter((Layer.DOMAIN,), mission=mission, since=since, until=at))
+    records = store.get([k.best_id for k in kinds])
+    out: list[RecurringKind] = []
+    for kind in kinds:
+        record = records.get(kind.best_id)
+        if record is None or record.attributes.get("fingerprint"):
+            continue  # an alert: listed with the open alerts while it is open
+        try:
+            out.append(RecurringKind(kind, event_from_record(record)))
+        except InputError:
+            continue  # a damaged record does not hide the other kinds
+    return out, (len(out), sum(r.kind.count for r in out))

@@ -30,12 +30,14 @@ from mission_memory.errors import InputError
 
 __all__ = [
     "CRITICAL_CRITICALITY",
+    "SEVERE_CRITICALITY",
     "EscalationMode",
     "EscalationState",
     "FloodPolicy",
     "RateSnapshot",
     "assess_escalation",
     "event_rates",
+    "severity_level",
     "triage_alpha",
 ]
 
@@ -43,6 +45,17 @@ __all__ = [
 CRITICAL_CRITICALITY = 0.8
 """An event or alert at or above this criticality is critical: triage, the crisis timeline and the
 digest never drop it silently, and the first critical alert opens an incident (docs/adr/0057)."""
+
+
+SEVERE_CRITICALITY = 0.9
+"""At or above this criticality a critical event or alert is the most severe level (a P1 or P2 page)."""
+
+
+def severity_level(criticality: float) -> str:
+    """An incident's severity level from the highest criticality among its open alerts (or, with none open,
+    its window's events): ``critical`` from :data:`SEVERE_CRITICALITY`, ``high`` from
+    :data:`CRITICAL_CRITICALITY`, else ``elevated``."""
+    return "critical" if criticality >= SEVERE_CRITICALITY else "high" if criticality >= CRITICAL_CRITICALITY else "elevated"
 
 
 class EscalationMode(StrEnum):

@@ -86,6 +86,14 @@ def events_from_pagerduty(payload: Any, source: str = "pagerduty webhook") -> li
     resolved = kind == "incident.resolved" or _text(data.get("status")).lower() == "resolved"
     title = _text(data.get("title")) or f"PagerDuty incident {incident}"
     status = _text(data.get("status")) or kind.removeprefix("incident.")
+    assignees = [_text(a.get("summary")) for a in data.get("assignees") or () if isinstance(a, dict) and a.get("summary")]
+    agent = event.get("agent") if isinstance(event.get("agent"), dict) else {}
+    acknowledgers = [_text((a.get("acknowledger") or {}).get("summary")) for a in data.get("acknowledgements") or ()
+                     if isinstance(a, dict) and isinstance(a.get("acknowledger"), dict)]
+    if kind == "incident.acknowledged" and agent.get("type") == "user_reference" and agent.get("summary"):
+        acknowledgers.append(_text(agent["summary"]))
+    labels = {"title": title[:500], "status": status, "incident": _text(data.get("number")) or incident,
+              "assignees": ", ".join(dict.fromkeys(assignees)), "acknowledged_by": ", ".join(dict.fromkeys(acknowledgers))}
     text = f"{'RESOLVED: ' if resolved else ''}{title} (PagerDuty {status}" + (f", {level.upper()}" if level else "") + ")"
     try:
         return [DomainEvent(
@@ -98,6 +106,7 @@ def events_from_pagerduty(payload: Any, source: str = "pagerduty webhook") -> li
             text=text[:MAX_EVENT_TEXT_CHARS],
             state=EventState.RESOLVED if resolved else EventState.FIRING,
             fingerprint=_text(data.get("incident_key")) or f"pagerduty:{incident}",
+            labels=tuple((k, v) for k, v in sorted(labels.items()) if v),
             generator_url=_text(data.get("html_url")) or None,
             ends_at=event.get("occurred_at") if resolved else None,
         )]
@@ -165,8 +174,14 @@ def events_from_opsgenie(payload: Any, source: str = "opsgenie webhook") -> list
             text=text[:MAX_EVENT_TEXT_CHARS],
             state=EventState.RESOLVED if closing else EventState.FIRING,
             fingerprint=_text(alert.get("alias")) or f"opsgenie:{alert_id}",
-            labels=tuple(sorted((str(k), _text(v)) for k, v in details.items()
-                                if k in ("instance", "cluster", "region", "service", "env") and _text(v))),
+            labels=tuple(sorted({
+                **{str(k): _text(v) for k, v in details.items()
+                   if k in ("instance", "cluster", "region", "service", "env") and _text(v)},
+                "title": _text(message.splitlines()[0])[:500],
+                **({"status": "acknowledged", "acknowledged_by": _text(alert.get("username"))}
+                   if action.lower() == "acknowledge" and _text(alert.get("username")) else {}),
+                **({"assignees": _text(alert.get("owner"))} if _text(alert.get("owner")) else {}),
+            }.items())),
             runbook_url=_text(runbook) or None,
             ends_at=ended,
         )]

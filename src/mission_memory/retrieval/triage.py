@@ -39,7 +39,7 @@ from mission_memory.retrieval.ranking import Candidate, RankingParams
 from mission_memory.stores.base import EventKind, Hit, MemoryStore, stored_mission_names
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 
-__all__ = ["Triage", "names_alert", "triage_for"]
+__all__ = ["Triage", "names_alert", "names_title", "triage_for"]
 
 TRIAGE_RECENCY_HALF_LIFE = timedelta(hours=6)
 """In degraded mode a domain event's triage score halves per this much age before the clock: a flood is
@@ -49,6 +49,15 @@ NAMED_ALERT_READ = 10
 """Best lexical domain-event hits read to find the alerts a question names (:func:`names_alert`)."""
 
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def names_title(task_words: set[str], title: str) -> bool:
+    """Does a question name an alert by its title: at least half of the title's words, and at least two?
+
+    Example: ``names_title({"checkout", "5xx", "eu", "prod"}, "Checkout 5xx above 20% in eu-prod-2")`` is True.
+    """
+    words = set(term_words(title))
+    return len(words) >= 2 and len(words & task_words) >= max(2, (len(words) + 1) // 2)
 
 
 def names_alert(task_words: set[str], alert_name: str) -> bool:
@@ -84,6 +93,8 @@ class Triage:
     """Filled by :meth:`widen`: every kind of domain event of the flood's window, most critical first (exact)."""
     best_of: dict[str, EventKind] = field(default_factory=dict, compare=False)
     """Filled by :meth:`widen`: the record id of each kind's best event -> its kind."""
+    open_ids: set[str] = field(default_factory=set, compare=False)
+    """Filled by :meth:`widen`: record ids of the open alerts' latest notifications (current whatever their age)."""
     repeat_of: dict[str, str] = field(default_factory=dict, compare=False)
     """Filled by :meth:`widen`: the record id of a candidate event that is not its kind's best -> the best's record id."""
     named: set[str] = field(default_factory=set, compare=False)
@@ -123,7 +134,9 @@ class Triage:
         self.best_of.update({k.best_id: k for k in kinds})
         self._note_repeats(store, lists, {k.key: k.best_id for k in kinds})
         wanted = [k.best_id for k in kinds]
-        wanted += [rid for rid in self._firing(store, where) if rid not in self.best_of]
+        firing = self._firing(store, where)
+        self.open_ids.update(firing)
+        wanted += [rid for rid in firing if rid not in self.best_of]
         score_of = {k.best_id: k.max_criticality for k in kinds}
         self._note_named(store, lists, task)
         priors = {**lists.priors, **store.priors_of([rid for rid in wanted if rid not in lists.priors])}
@@ -167,7 +180,9 @@ class Triage:
         hits = lists.bm25.get(Layer.DOMAIN, {}).get(RecordKind.DOMAIN_EVENT, [])[:NAMED_ALERT_READ]
         for rid, record in store.get([h.record_id for h in hits]).items():
             a = record.attributes
-            if a.get("fingerprint") and names_alert(words, str(a.get("event_type", ""))):
+            labels = a.get("labels")
+            title = str(labels.get("title") or "") if isinstance(labels, dict) else ""
+            if a.get("fingerprint") and (names_alert(words, str(a.get("event_type", ""))) or names_title(words, title)):
                 self.named.add(rid)
 
     def annotate(self, candidates: Sequence[Candidate]) -> list[Candidate]:
@@ -230,7 +245,8 @@ class Triage:
             if cand.record_id in self.named:
                 # the question names this alert: it ranks by its relevance at least, resolved or not
                 score = max(score, similarity)
-            if prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None:
+            if (prior is not None and prior.kind is RecordKind.DOMAIN_EVENT and clock is not None
+                    and cand.record_id not in self.open_ids):  # an open alert is current, however old its start
                 age = (clock - prior.time).total_seconds() if prior.time is not None else 0.0
                 score *= 0.5 ** (max(0.0, age) / TRIAGE_RECENCY_HALF_LIFE.total_seconds())
             if cand.superseded:
