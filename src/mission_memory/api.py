@@ -857,10 +857,8 @@ class Memory:
             raise InputError(f"hours must be positive, got {hours:g}")
         clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
         policy = self._flood_policy()
-        capacity = policy.flood_start * policy.operators_on_duty
-        release = policy.flood_end * policy.operators_on_duty
         series = rate_series(self.store, self._event_mission(mission), clock - timedelta(hours=hours), clock,
-                             policy.window, capacity, release)
+                             policy.window, policy.capacity, policy.release)
         return plot_event_rate(series, path)
 
     def embed_pending(self, limit: int | None = None) -> int:
@@ -899,6 +897,11 @@ class Memory:
         from mission_memory.mission_scope import event_mission
 
         return event_mission(mission, self.settings.event_mission)
+
+    def flood_policy(self) -> FloodPolicy:
+        """The flood thresholds the settings give (:class:`~mission_memory.operations.escalation.FloodPolicy`):
+        its ``capacity`` and ``release`` are the events per window the operators on duty can process."""
+        return self._flood_policy()
 
     def _flood_policy(self) -> FloodPolicy:
         from datetime import timedelta

@@ -176,7 +176,7 @@ def test_a_degraded_missions_brief_starts_with_the_distinct_still_firing_alerts_
     # log lines are recurring events, not alerts (issue 37): no alert is open
     assert "Severity: critical" in block and "Open alerts (0" in block
     assert "Recurring log events (not alerts) in the window: 3 kinds, 43 events" in block
-    assert "E54 · LeaseRenewer · ×30" in block and "E4 · RMContainerAllocator · ×12" in block
+    assert "E54 · LeaseRenewer · ×30" in block and "E4 · RMContainerAllocator · ×12" in block, block
     assert "Resource Manager doesn't recognize AttemptId" in block  # the FATAL line, quoted, first
     assert block.index("E12") < block.index("E54")
     # the contingencies and the next check are the incident's notes, in the block and nowhere else

@@ -221,7 +221,7 @@ def status(
                     f"(missions: {names}; name one with --mission or MISSION_MEMORY_EVENT_MISSION)"
                 )
             state = memory.escalation_status(name, now=clock)
-            capacity = memory.settings.escalation_flood_start * memory.settings.operators_on_duty
+            capacity = memory.flood_policy().capacity
             drawn = memory.plot_event_rate(plot, name, hours=hours, now=clock) if plot is not None else None
             missing = memory.vectors_missing(now=clock)
     queue = {key: missing[key] for key in ("events", "counted", "oldest_event", "oldest_event_age_s", "queue")}

@@ -50,7 +50,8 @@ __all__ = ["IncidentBlock", "RecurringKind", "about_incident", "incident_block"]
 _IF_THEN = re.compile(r"\bif\b.+(\bthen\b|,)", re.IGNORECASE | re.DOTALL)
 _TIME = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\bnext (?:check|update)\b|\bin \d+ ?(?:min|minutes|h|hours)\b",
                    re.IGNORECASE)
-_QUOTE_CHARS = (160, 80, 40)
+_QUOTE_CHARS = (160, 80, 40, 0)
+"""Quote lengths tried, longest first; 0: only the most critical kind keeps a quote."""
 _RECURRING_SHOWN = 8
 
 
@@ -113,7 +114,7 @@ def _alert_lines(alerts: Sequence[OpenAlert], day: datetime, quote: int) -> list
     if not alerts:
         lines.append("- none open")
     for a in alerts:
-        title = _flat(a.title, max(quote, 60)) if a.title and _flat(a.title, 999) != _flat(a.type, 999) else ""
+        title = _flat(a.title, max(quote, 80)) if a.title and _flat(a.title, 999) != _flat(a.type, 999) else ""
         ack = f"acknowledged by {_flat(a.acknowledged_by, 80)}" if a.acknowledged_by else (
             "acknowledged" if a.status == "acknowledged" else "not acknowledged")
         assigned = ", ".join(_flat(x, 60) for x in a.assignees) or "nobody"
@@ -130,12 +131,14 @@ def _render(head: list[str], alerts: Sequence[OpenAlert], recurring: Sequence[Re
     kinds, events = total
     if kinds:
         lines.append(f"Recurring log events (not alerts) in the window: {kinds} kinds, {events} events; most critical first:")
-    for r in recurring[:shown]:
+    for rank, r in enumerate(recurring[:shown]):
         k, e = r.kind, r.event
-        span = f"×{k.count} · first {_clock(k.first_seen, day)} · last {_clock(k.last_seen, day)}" if k.count > 1 else \
+        span = f"×{k.count} {_clock(k.first_seen, day)}–{_clock(k.last_seen, day)}" if k.count > 1 else \
             f"once at {_clock(k.last_seen, day)}"
         lines.append(f"- {_flat(e.type, 80)} · {_flat(e.sector, 80)} · {span} · max {k.max_criticality:.2f} · event:{e.id}")
-        lines.append(f"  \"{_flat(e.text, quote)}\"")
+        # the most critical kind keeps its words (the FATAL line) when the others are shortened
+        if rank == 0 or quote:
+            lines.append(f"  \"{_flat(e.text, max(quote, _QUOTE_CHARS[0]) if rank == 0 else quote)}\"")
     rest_kinds = kinds - min(shown, len(recurring))
     if rest_kinds > 0:
         rest_events = events - sum(r.kind.count for r in recurring[:shown])
@@ -245,7 +248,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
                 text = _render(head, alerts, recurring, total, lines, shown, quote, at)
                 if tokenizer.count(text) <= cap:
                     return text
-        return _render(head, alerts, recurring, total, lines, 0, 40, at)
+        return _render(head, alerts, recurring, total, lines, 0, 0, at)
 
     whole_tail, note_ids = tail(240)
     text = fit(max_tokens, whole_tail)
@@ -262,7 +265,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
 
 def _recurring(store: MemoryStore, mission: str, since: datetime, at: datetime) -> tuple[list[RecurringKind], tuple[int, int]]:
     """The window's kinds of events that are not alerts (their best event has no fingerprint), most critical
-    first, and ``(kinds, events)`` of them, counted in the store over every event (docs/adr/0084)."""
+    first, and ``(kinds, events)`` of them, counted in the store over every event (docs/adr/0087)."""
     kinds = event_kinds(store, SearchFilter((Layer.DOMAIN,), mission=mission, since=since, until=at))
     records = store.get([k.best_id for k in kinds])
     out: list[RecurringKind] = []

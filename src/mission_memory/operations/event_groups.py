@@ -164,7 +164,7 @@ _FALLBACK_READ = 2000
 
 
 def event_kinds(store: MemoryStore, where: SearchFilter) -> list[EventKind]:
-    """Every kind of domain event passing ``where``, exact over all of them (docs/adr/0084).
+    """Every kind of domain event passing ``where``, exact over all of them (docs/adr/0087).
 
     A store with :class:`~mission_memory.stores.base.EventKindIndex` aggregates in the store; for
     another every passing event is read (by :meth:`~mission_memory.stores.base.RecordStore.most_critical`
@@ -180,9 +180,10 @@ def event_kinds(store: MemoryStore, where: SearchFilter) -> list[EventKind]:
     for start in range(0, len(hits), _FALLBACK_READ):
         records = store.get([h.record_id for h in hits[start:start + _FALLBACK_READ]])
         for rid, record in records.items():
-            key = group_key_of_record(record)
-            if key is None:
+            if record.kind is not RecordKind.DOMAIN_EVENT:
                 continue
+            stored = record.attributes.get("kind_key")  # as the stores: no key stored, a kind of its own
+            key = stored if isinstance(stored, str) and stored else f"record:{rid}"
             when, crit, ref = record.provenance.time.timestamp(), record.criticality, record.provenance.ref
             seen = out.get(key)
             if seen is None:

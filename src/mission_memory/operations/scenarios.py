@@ -30,6 +30,7 @@ from typing import Any
 
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, events_from_alertmanager
+from mission_memory.operations.escalation import CRITICAL_CRITICALITY, FloodPolicy
 
 __all__ = [
     "CRITICAL",
@@ -41,8 +42,11 @@ __all__ = [
     "uav_scenario",
 ]
 
-CRITICAL = 0.8
-"""Events at or above this criticality are the ones triage must never drop (the issue's threshold)."""
+CRITICAL = CRITICAL_CRITICALITY
+"""Events at or above this criticality are the ones triage must never drop
+(:data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, the operations policy's)."""
+_POLICY = FloodPolicy()
+"""The default flood policy: the ground truth's thresholds per 10 minutes (ISA-18.2 defaults)."""
 
 _START = datetime(2026, 3, 1, 6, 0, tzinfo=UTC)
 
@@ -132,8 +136,8 @@ def uav_scenario(
     flood_after: timedelta = timedelta(hours=2),
     flood_length: timedelta = timedelta(minutes=40),
     flood_rate_per_10min: int = 35,
-    capacity: float = 10.0,
-    release: float = 5.0,
+    capacity: float = _POLICY.capacity,
+    release: float = _POLICY.release,
 ) -> Scenario:
     """A UAV situation centre's shift: routine reports, then an escalation cascade in one sector.
 
@@ -251,8 +255,8 @@ def service_estate_scenario(
     hours: float = 4.0,
     outage_after: timedelta = timedelta(hours=1, minutes=30),
     outage_length: timedelta = timedelta(minutes=45),
-    capacity: float = 10.0,
-    release: float = 5.0,
+    capacity: float = _POLICY.capacity,
+    release: float = _POLICY.release,
 ) -> Scenario:
     """A service estate: low-rate warnings, then an outage of ``root`` cascading to its dependents.
 
@@ -375,8 +379,8 @@ def loghub_scenario(
     structured_csv: str,
     *,
     limit: int | None = None,
-    capacity: float = 10.0,
-    release: float = 5.0,
+    capacity: float = _POLICY.capacity,
+    release: float = _POLICY.release,
 ) -> Scenario:
     """Events from a loghub ``*_2k.log_structured.csv`` sample, with flood ground truth and questions.
 

@@ -29,6 +29,7 @@ from mission_memory.fence import (
     new_nonce,
     open_marker,
 )
+from mission_memory.operations.escalation import CRITICAL_CRITICALITY
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import Candidate
 from mission_memory.tokens import Tokenizer
@@ -440,7 +441,8 @@ def capped_note(critical: int, kinds: int, cap: int, client: str = "cli") -> str
     """The footer's line when the entry cap, not relevance, left critical events out (docs/adr/0058).
 
     Args:
-        critical: critical events (criticality ≥ 0.8, not resolved) among the candidates that no entry
+        critical: critical events (criticality ≥ :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`,
+            not resolved) among the candidates that no entry
             shows or stands for.
         kinds: how many distinct kinds (groups of repeats) they make.
         cap: the entry cap (``max_digest_entries``).
@@ -450,9 +452,10 @@ def capped_note(critical: int, kinds: int, cap: int, client: str = "cli") -> str
     if critical <= 0:
         return ""
     what = "1 critical event" if critical == 1 else f"{critical} critical events"
-    how = ("--min-criticality 0.8 or --timeline" if client == "cli"
-           else "filters.criticality 0.8 or timeline true")
-    return (f"_{what} ({kinds} distinct {'kind' if kinds == 1 else 'kinds'}, criticality ≥ 0.8) left out by the "
+    at = CRITICAL_CRITICALITY
+    how = (f"--min-criticality {at:g} or --timeline" if client == "cli"
+           else f"filters.criticality {at:g} or timeline true")
+    return (f"_{what} ({kinds} distinct {'kind' if kinds == 1 else 'kinds'}, criticality ≥ {at:g}) left out by the "
             f"{cap}-entry cap, not for relevance: ask with {how}._")
 
 

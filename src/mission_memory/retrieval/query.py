@@ -39,6 +39,7 @@ from mission_memory.decisions import DecisionAttributes
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import new_nonce
+from mission_memory.operations.escalation import CRITICAL_CRITICALITY
 from mission_memory.operations.event_groups import group_key_of_record
 from mission_memory.records import Layer, RecordKind, source_key_for
 from mission_memory.retrieval.calibration import CALIBRATION, Calibration, calibrate
@@ -221,9 +222,6 @@ def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now:
     return f"_Event vector queue: {line}._" if line else ""
 
 
-_CRITICAL = 0.8
-
-
 def _left_by_the_cap(ranked: Sequence[Candidate], selected: Sequence[Candidate], duplicates: int,
                      max_entries: int) -> int:
     """How many ranked candidates the entry cap left unconsidered (0 when fewer than ``max_entries``
@@ -247,7 +245,7 @@ def _capped_critical(
     shown = {c.record_id for c in selected}
     critical = [c.record_id for c in ranked[:200] if c.record_id not in shown
                 and (p := lists.priors.get(c.record_id)) is not None
-                and p.kind is RecordKind.DOMAIN_EVENT and p.criticality >= _CRITICAL]
+                and p.kind is RecordKind.DOMAIN_EVENT and p.criticality >= CRITICAL_CRITICALITY]
     if not critical:
         return 0, 0
     kept = {group_key_of_record(c.record) for c in selected if c.record is not None}
