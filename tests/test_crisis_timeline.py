@@ -86,7 +86,7 @@ def test_the_rendered_timeline_keeps_the_windows_critical_events_longest_as_the_
     roomy = render_timeline(report, tokenizer, 4000)
     # every event cited: each kind by its best event and its members from the oldest to the newest
     assert "the 15 from event:s1 to event:s29" in roomy and "the 15 from event:s0 to event:s28" in roomy
-    # repeats grouped (docs/adr/0057, 0087): one line per kind, most critical first, exact count and span
+    # repeats grouped (docs/adr/0057, 0088): one line per kind, most critical first, exact count and span
     assert "30 in 2 distinct kinds" in roomy
     assert "- shelling · north · 0.90 · ×15 12:00:15–12:07:15: event:s29 (the 15 from event:s1 to event:s29)" in roomy
     assert roomy.index("- shelling · north") < roomy.index("- lost_link · north · 0.85 · ×15")

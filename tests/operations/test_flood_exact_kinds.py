@@ -4,7 +4,7 @@ On 6adcb71 the degraded views read only the newest 2,000 events (``TRIAGE_SCAN_M
 one 0.8 error in nine minutes beside four distinct events (0.95; 0.80 but older than the newest 2,000
 repeats; 0.79; 0.75), asked "what is failing in the storage layer right now?", kept only the 0.95 one,
 counted the repeat "≥1999×" and closed with "nothing relevant omitted". The kinds, their counts and
-their first and last times are now one aggregate query over the whole window (docs/adr/0087).
+their first and last times are now one aggregate query over the whole window (docs/adr/0088).
 """
 
 from __future__ import annotations

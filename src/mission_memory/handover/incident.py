@@ -265,7 +265,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
 
 def _recurring(store: MemoryStore, mission: str, since: datetime, at: datetime) -> tuple[list[RecurringKind], tuple[int, int]]:
     """The window's kinds of events that are not alerts (their best event has no fingerprint), most critical
-    first, and ``(kinds, events)`` of them, counted in the store over every event (docs/adr/0087)."""
+    first, and ``(kinds, events)`` of them, counted in the store over every event (docs/adr/0088)."""
     kinds = event_kinds(store, SearchFilter((Layer.DOMAIN,), mission=mission, since=since, until=at))
     records = store.get([k.best_id for k in kinds])
     out: list[RecurringKind] = []

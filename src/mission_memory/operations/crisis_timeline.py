@@ -75,7 +75,7 @@ within the rest); at most :data:`mission_memory.retrieval.timeline_section.MAX_T
 
 _MAX_EVENTS = 2000
 """Newest events of the period read to trace cascades (a window of 2,000 events is 200 times the default
-capacity); the rates and the critical kinds are counted in the store over every event (docs/adr/0087)."""
+capacity); the rates and the critical kinds are counted in the store over every event (docs/adr/0088)."""
 
 _TREND_BAND = 0.2
 
@@ -313,7 +313,7 @@ class CrisisReport:
         firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057).
         critical: every kind of critical event of the window (criticality ≥
             :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, not resolved), counted in the
-            store over all its events, with its best event; most critical, then latest first (docs/adr/0087).
+            store over all its events, with its best event; most critical, then latest first (docs/adr/0088).
     """
 
     mission: str
@@ -511,7 +511,7 @@ def _timeline_lines(
     urgent = [*((k.count, k.max_criticality, k.first_seen, k.last_seen, e, kind_members(k)) for k, e in report.critical),
               *((1, e.criticality, e.time, e.time, e, "") for e in open_before)]
     urgent.sort(key=lambda u: (-u[1], -u[3].timestamp()))
-    if urgent:  # docs/adr/0057, 0087: every distinct kind, counted over all its events, before any repeat
+    if urgent:  # docs/adr/0057, 0088: every distinct kind, counted over all its events, before any repeat
         lines.append(f"Critical events of this window and alerts still firing (criticality ≥ {CRITICAL_EVENT:g}; "
                      f"{sum(u[0] for u in urgent)} in {len(urgent)} distinct kinds, repeats grouped; most critical, "
                      "then latest first):")

@@ -164,7 +164,7 @@ _FALLBACK_READ = 2000
 
 
 def event_kinds(store: MemoryStore, where: SearchFilter) -> list[EventKind]:
-    """Every kind of domain event passing ``where``, exact over all of them (docs/adr/0087).
+    """Every kind of domain event passing ``where``, exact over all of them (docs/adr/0088).
 
     A store with :class:`~mission_memory.stores.base.EventKindIndex` aggregates in the store; for
     another every passing event is read (by :meth:`~mission_memory.stores.base.RecordStore.most_critical`

@@ -1,4 +1,4 @@
-"""The text template of an event and the kind key stored with it (docs/adr/0057, 0087).
+"""The text template of an event and the kind key stored with it (docs/adr/0057, 0088).
 
 :func:`event_template` masks an event text's variable parts; :func:`kind_key` is the short key of an
 event's *kind* — its source fingerprint, else its type, sector and template — which intake stores in

@@ -11,7 +11,7 @@ nothing (the digest is byte for byte what it was without it). When the mission's
    are one kind, so a retry loop logging one error five thousand times takes one place. The kinds,
    their exact counts and first and last times come from one aggregate over the whole window in the
    store (:func:`~mission_memory.operations.event_groups.event_kinds`), so a flood of any size costs
-   about the same and no event of it is left unread (docs/adr/0057, 0087);
+   about the same and no event of it is left unread (docs/adr/0057, 0088);
 2. **the score** — every candidate scores ``α · criticality(e) + (1 − α) · sim(q, e)``, where
    ``sim`` is the candidate's relevance from the two retrievers alone (reciprocal rank fusion of
    its dense and BM25 ranks, scaled to [0, 1]; 0 for an event only criticality brought in), and α
@@ -128,7 +128,7 @@ class Triage:
             since = start - self.state.window
             if where.filters.since is None or where.filters.since < since:
                 recent = SearchFilter((Layer.DOMAIN,), where.filters, since=since)
-        # every kind of the window, exact, aggregated in the store: no event is left unread (docs/adr/0087)
+        # every kind of the window, exact, aggregated in the store: no event is left unread (docs/adr/0088)
         kinds = event_kinds(store, recent)
         self.kinds[:] = kinds
         self.best_of.update({k.best_id: k for k in kinds})
@@ -235,7 +235,7 @@ class Triage:
         out = []
         for cand in ranked:
             if cand.record_id in self.repeat_of:
-                continue  # a repeat: its kind's best event stands for it (docs/adr/0057, 0087)
+                continue  # a repeat: its kind's best event stands for it (docs/adr/0057, 0088)
             prior = lists.priors.get(cand.record_id)
             criticality = prior.criticality if prior is not None else (cand.record.criticality if cand.record else 0.0)
             rrf = sum(1.0 / (params.rrf_k + rank) for rank in (cand.dense_rank, cand.bm25_rank) if rank is not None)

@@ -110,7 +110,7 @@ class EventRetentionRow:
 
 @dataclass(frozen=True)
 class EventKind:
-    """One kind of domain event within a filter, aggregated over every event of it (docs/adr/0087).
+    """One kind of domain event within a filter, aggregated over every event of it (docs/adr/0088).
 
     A kind is the record attribute ``kind_key`` intake stores (the source fingerprint, else type, sector
     and text template; :func:`~mission_memory.operations.event_template.kind_key`); a record stored

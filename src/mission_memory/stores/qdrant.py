@@ -670,7 +670,7 @@ class QdrantStore:
 
     def event_kinds(self, where: SearchFilter) -> list[EventKind]:
         """Every kind of domain event passing ``where``, exact (:class:`~mission_memory.stores.base.EventKindIndex`):
-        the matching points' payloads are scrolled in pages and folded by kind key (docs/adr/0087)."""
+        the matching points' payloads are scrolled in pages and folded by kind key (docs/adr/0088)."""
         base = _and(search_filter(where), equals("kind", RecordKind.DOMAIN_EVENT.value))
         acc: dict[str, list[Any]] = {}
         for point in self._scroll_all(self._records, base, ["record_id", "time", "criticality", "record"]):

@@ -663,7 +663,7 @@ class SqliteStore:
 
         One ``GROUP BY`` on the covering index ``records_event_window`` counts the kinds; a kind of more
         than one event then takes three index lookups (its representative, its oldest and newest), so the
-        cost follows the number of kinds and of events in the window, never of reading them (docs/adr/0087).
+        cost follows the number of kinds and of events in the window, never of reading them (docs/adr/0088).
         """
         clauses, params = filter_sql(where, alias="r")
         clauses.append("r.kind = ?")

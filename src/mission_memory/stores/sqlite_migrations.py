@@ -11,7 +11,7 @@ every store made by an older version opens with the new code (simonw/llm's named
   scanning every record (a GROUP BY over 100k records took about 1 s);
 * ``0004_operations_event_type`` — a domain event's type as a filter column;
 * ``0005_event_kind_key`` — a domain event's kind key as a column, with the indexes that aggregate a
-  window's events by kind in the store (docs/adr/0087).
+  window's events by kind in the store (docs/adr/0088).
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
     (
         "0005_event_kind_key",
-        # A domain event's kind key (docs/adr/0087), read from its attributes: the window's kinds, their
+        # A domain event's kind key (docs/adr/0088), read from its attributes: the window's kinds, their
         # counts and first and last times are one GROUP BY over the covering index, their representative
         # and oldest and newest members one index lookup each, however many events the window holds.
         """

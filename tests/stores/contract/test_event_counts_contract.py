@@ -66,7 +66,7 @@ def test_event_retention_rows_are_one_missions_events_before_the_cutoff_in_pages
 
 
 def test_event_kinds_are_exact_over_every_event_passing_the_filter(store: MemoryStore) -> None:
-    """The window's kinds (docs/adr/0087): exact counts, first and last, the best event, the oldest and newest
+    """The window's kinds (docs/adr/0088): exact counts, first and last, the best event, the oldest and newest
     member; an event stored without a kind key is a kind of its own; the answer equals the fallback's."""
     from mission_memory.operations.event_groups import event_kinds
     from mission_memory.records import Layer
