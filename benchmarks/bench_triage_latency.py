@@ -20,8 +20,8 @@ and the digest's token count; the load average is printed beside each round.
 
 Usage::
 
-    nice -n 5 .venv/bin/python benchmarks/bench_triage_latency.py [--loghub DIR] [--flood-events 5000]
-        [--pulls 20] [--compare-src DIR]...
+    nice -n 5 .venv/bin/python benchmarks/bench_triage_latency.py [--loghub DIR] [--flood-events 5000 ...]
+        [--batch 10] [--pulls 20] [--compare-src DIR]...
 
 ``--compare-src DIR`` (repeatable) measures another checkout's ``src/`` (``git archive c55bf25 src |
 tar -x -C DIR``; DIR or DIR/src) beside this one. Works in temporary folders; nothing else is written.
@@ -112,8 +112,9 @@ def _worker(data_dir: Path, events_file: Path) -> None:
     events.sort(key=lambda e: e["time"])
     with Memory.open(data_dir=data_dir, event_mission=mission) as memory:
         memory.embedder.embed_passages(["warm up"])
-        for i in range(0, len(events), 10):
-            batch = events[i:i + 10]
+        size = int(os.environ.get("MM_BENCH_BATCH", "10"))
+        for i in range(0, len(events), size):
+            batch = events[i:i + size]
             memory.record_events(batch, mission, now=datetime.fromisoformat(batch[-1]["time"]), embed=False)
         memory.prepare_search()
         started = time.perf_counter()
@@ -143,7 +144,10 @@ def _pct(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--loghub", type=Path, help="a loghub checkout or bare git dir (Hadoop sample)")
-    parser.add_argument("--flood-events", type=int, default=5000, help="events of the generated retry-loop flood (0: none)")
+    parser.add_argument("--flood-events", type=int, nargs="+", default=[5000],
+                        help="events of the generated retry-loop flood, one dataset per size (0: none)")
+    parser.add_argument("--batch", type=int, default=10,
+                        help="events per record_events call while writing (10: a live feed; 5000: a bulk load)")
     parser.add_argument("--pulls", type=int, default=20, help="pulls per dataset and variant")
     parser.add_argument("--compare-src", type=Path, action="append", default=[],
                         help="also measure the package in this src/ folder (repeatable)")
@@ -159,8 +163,9 @@ def main() -> None:
         datasets.append(("hadoop", *_hadoop_events(args.loghub)))
     else:
         print("hadoop: skipped (no --loghub DIR; `git clone --depth 1 https://github.com/logpai/loghub`)")
-    if args.flood_events:
-        datasets.append((f"retry-loop {args.flood_events}", *_retry_loop_events(args.flood_events)))
+    for size in args.flood_events:
+        if size:
+            datasets.append((f"retry-loop {size}", *_retry_loop_events(size)))
     load = os.getloadavg()
     print(f"load average at start: {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores; "
           f"{args.pulls} pulls per variant at {BUDGET:,} tokens, interleaved in rounds of 2", flush=True)
@@ -171,7 +176,7 @@ def main() -> None:
             spec.write_text(json.dumps({"mission": "flood", "at": at.isoformat(), "events": events}), encoding="utf-8")
             workers = []
             for label, src in variants:
-                env = {**os.environ, "PYTHONPATH": str(src)}
+                env = {**os.environ, "PYTHONPATH": str(src), "MM_BENCH_BATCH": str(args.batch)}
                 data = Path(tmp) / f"data-{len(rows)}-{len(workers)}"
                 proc = subprocess.Popen([sys.executable, __file__, "--worker", str(data), str(spec)], env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
