@@ -273,3 +273,12 @@ def test_over_http_a_critical_alert_worded_unlike_the_task_reaches_the_digest_on
         degraded = anyio.run(ask, url)
     assert "Mode: degraded" in degraded
     assert CRITICAL_TEXT in degraded
+
+
+def test_grafanas_webhook_contact_point_may_put(data_dir: Path) -> None:
+    """Grafana's webhook contact point can be set to send PUT: on 6adcb71 that was answered 405."""
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=_base(url), timeout=60) as http:
+        put = http.put("/alerts/alertmanager?mission=shop&new_mission=1", json=_payload(_alert("HighErrorRate", "g1")))
+        assert put.status_code == 200, put.text
+        assert put.json()["added"] == 1
+    assert [e["event_type"] for e in _events("shop")] == ["HighErrorRate"]

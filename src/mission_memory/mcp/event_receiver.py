@@ -3,7 +3,7 @@
 Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.server.build_server`):
 
 * ``POST /alerts/alertmanager`` — a Prometheus Alertmanager webhook (``webhook_configs``, payload
-  version 4), mapped by :func:`~mission_memory.operations.domain_events.events_from_alertmanager` with the
+  version 4; Grafana's webhook contact point may also ``PUT`` it), mapped by :func:`~mission_memory.operations.domain_events.events_from_alertmanager` with the
   configured :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`;
 * ``POST /alerts/pagerduty`` — a PagerDuty v3 webhook, and ``POST /alerts/opsgenie`` — an Opsgenie
   webhook, mapped by :mod:`~mission_memory.operations.incident_webhooks`;

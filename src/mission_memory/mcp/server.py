@@ -365,7 +365,8 @@ def _add_event_receivers(
         return refused(request) or await event_receiver.receive_opsgenie(
             request, memory_of, poster(request), security, default_mission)
 
-    server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST"])(alertmanager)
+    # Grafana's webhook contact point may send PUT (its "HTTP method" setting); Alertmanager posts
+    server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST", "PUT"])(alertmanager)
     server.custom_route(event_receiver.PAGERDUTY_PATH, methods=["POST"])(pagerduty)
     server.custom_route(event_receiver.OPSGENIE_PATH, methods=["POST"])(opsgenie)
     server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
