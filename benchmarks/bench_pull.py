@@ -682,7 +682,8 @@ def _copy_rows(src: Any, url: str) -> None:
             conn.execute(f"INSERT INTO records (seq, {columns}, tokens) OVERRIDING SYSTEM VALUE"
                          f" SELECT seq, {columns}, tokens FROM staged")
             conn.execute("SELECT setval(pg_get_serial_sequence('records', 'seq'), (SELECT max(seq) FROM records))")
-        conn.execute("INSERT INTO postings (term, seq, freq, tokens) SELECT p.term, p.seq, p.freq, r.tokens"
+        conn.execute("INSERT INTO postings (term, seq, freq, tokens, mission, layer)"
+                     " SELECT p.term, p.seq, p.freq, r.tokens, r.mission, r.layer"
                      " FROM staged_postings p JOIN records r ON r.seq = p.seq")
         log(f"copied the records ({time.perf_counter() - started:.1f} s)")
         places = {int(seq): (m, layer, kind) for seq, m, layer, kind in

@@ -154,7 +154,8 @@ def test_bm25_gives_the_sqlite_stores_hits_order_and_scores_after_replacements_a
     words = ["upload", "proxy", "retries", "ledger", "archive", "signing", "key", "rotation", "queue", "backoff"]
     rng = np.random.default_rng(4)
     records = [_record(f"r{i}.md", " ".join(rng.choice(words, size=int(rng.integers(3, 40)))),
-                       kind=[RecordKind.DOC_CHUNK, RecordKind.DECISION, RecordKind.COMMIT][i % 3]) for i in range(60)]
+                       kind=[RecordKind.DOC_CHUNK, RecordKind.DECISION, RecordKind.COMMIT][i % 3],
+                       mission="n" if i % 5 == 0 else "m") for i in range(60)]
     stores = [SqliteStore(tmp_path / "a.db"), PostgresStore(postgres_url)]
     for store in stores:
         store.upsert_records(records)
@@ -163,10 +164,27 @@ def test_bm25_gives_the_sqlite_stores_hits_order_and_scores_after_replacements_a
         store.delete_missing("m", ["commit"], [r.source_key for r in records[:30]])
     every = SearchFilter(tuple(Layer))
     for terms in (["upload"], ["ledger", "key"], ["archive", "signing", "queue"], ["backoff", "proxy", "upload"]):
-        for where in (every, SearchFilter((Layer.WORKFLOW,), min_criticality=0.1)):
+        for where in (every, SearchFilter((Layer.WORKFLOW,), min_criticality=0.1), SearchFilter(tuple(Layer), mission="m"),
+                      SearchFilter((Layer.DOMAIN, Layer.WORKFLOW), mission="m"), SearchFilter(tuple(Layer), mission="n")):
             sqlite_hits, postgres_hits = (store.bm25_search(terms, where, 15) for store in stores)
             assert [h.record_id for h in postgres_hits] == [h.record_id for h in sqlite_hits], terms
             assert [h.score for h in postgres_hits] == pytest.approx([h.score for h in sqlite_hits], rel=1e-12)
     assert stores[1].phrase_search(["key rotation"], every, 5) == stores[0].phrase_search(["key rotation"], every, 5)
     for store in stores:
         store.close()
+
+
+def test_a_database_of_an_earlier_schema_is_migrated_once_when_opened(postgres_url: str) -> None:
+    store = PostgresStore(postgres_url)
+    kept = [_record("a.md", "ledger upload", mission="m"), _record("b.md", "ledger archive", mission="n")]
+    store.upsert_records(kept)
+    conn = store._conn()  # the database as 0001_initial left it
+    conn.execute("ALTER TABLE postings DROP COLUMN mission, DROP COLUMN layer")
+    conn.execute("DELETE FROM schema_migrations WHERE name = '0002_postings_scope'")
+    store.close()
+    reopened = PostgresStore(postgres_url)
+    assert {h.record_id for h in reopened.bm25_search(["ledger"], SearchFilter(tuple(Layer), mission="n"), 5)} == {
+        kept[1].id}
+    names = [row[0] for row in reopened._conn().execute("SELECT name FROM schema_migrations ORDER BY name")]
+    assert names == ["0001_initial", "0002_postings_scope"]
+    reopened.close()

@@ -348,8 +348,8 @@ class PostgresStore:
                 )
                 by_id = {str(rid): int(seq) for seq, rid in cur.fetchall()}
                 seqs.extend(by_id[row[0]] for row in chunk)
-            with cur.copy("COPY postings (term, seq, freq, tokens) FROM STDIN") as copy:
-                for seq, (title_tokens, text_tokens) in zip(seqs, split, strict=True):
+            with cur.copy("COPY postings (term, seq, freq, tokens, mission, layer) FROM STDIN") as copy:
+                for seq, record, (title_tokens, text_tokens) in zip(seqs, records, split, strict=True):
                     length = len(title_tokens) + len(text_tokens)
                     counts: dict[str, int] = {}
                     for token in title_tokens:
@@ -357,7 +357,7 @@ class PostgresStore:
                     for token in text_tokens:
                         counts[token] = counts.get(token, 0) + 1
                     for token, freq in counts.items():
-                        copy.write_row((token, seq, freq, length))
+                        copy.write_row((token, seq, freq, length, record.provenance.mission, record.layer.value))
         if vectors is not None:
             self._put_vector_rows(tx, seqs, [(r.provenance.mission, r.layer.value, r.kind.value) for r in records],
                                   vectors, model_id)
@@ -615,7 +615,8 @@ class PostgresStore:
                 condition = _sql(clauses)
             else:
                 wanted, condition, params = limit * len(Layer), "TRUE", []
-            ranked = self._bm25_ranked(conn, phrases, average, condition, params, wanted)
+            scope = where if where.active() and all(spec.name == "mission" for spec, _ in where.active()) else None
+            ranked = self._bm25_ranked(conn, phrases, average, condition, params, wanted, scope)
         for record_id, layer, score in ranked:
             if layer in out and len(out[layer]) < limit:
                 out[layer].append(Hit(record_id=record_id, score=score))
@@ -646,11 +647,13 @@ class PostgresStore:
 
     def _bm25_ranked(
         self, conn: psycopg.Connection[Any], phrases: list[tuple[str, float]], average: float,
-        condition: str, params: list[Any], wanted: int,
+        condition: str, params: list[Any], wanted: int, scope: SearchFilter | None = None,
     ) -> list[tuple[str, Layer, float]]:
         """The best ``wanted`` records matching ``phrases`` and ``condition``: ``(id, layer, score)``,
         best first, ties in write order. SQL ranks (its sum may differ from FTS5's in the last bits,
-        so it reads a margin deeper); each row is then scored as FTS5 scores it."""
+        so it reads a margin deeper); each row is then scored as FTS5 scores it. With ``scope`` (a
+        filter of a mission and layers only), the postings' own mission and layer restrict the
+        ranking, which then reads ``postings`` alone, as an unfiltered one does."""
         depth = wanted + max(16, wanted // 4)
         scores = (
             "WITH q AS (SELECT term, idf FROM unnest(%s::text[], %s::float8[]) AS q(term, idf))"
@@ -658,7 +661,11 @@ class PostgresStore:
             " array_agg(p.term) AS terms, array_agg(p.freq) AS freqs, max(p.tokens) AS tokens"
             " FROM q JOIN postings p ON p.term = q.term GROUP BY p.seq"
         )
-        arguments = [[t for t, _ in phrases], [w for _, w in phrases], average]
+        arguments: list[Any] = [[t for t, _ in phrases], [w for _, w in phrases], average]
+        if scope is not None:
+            scores = scores.replace(" GROUP BY p.seq", " WHERE p.mission = %s AND p.layer = ANY(%s) GROUP BY p.seq")
+            arguments.extend([scope.filters.mission, [layer.value for layer in scope.layers]])
+            condition = "TRUE"
         if condition == "TRUE":  # the best rows first, then their records: no join over every match
             query = (f"SELECT s.seq, r.id, r.layer, s.tokens, s.terms, s.freqs, s.score FROM ({scores}"
                      " ORDER BY score DESC, p.seq LIMIT %s) s JOIN records r ON r.seq = s.seq")

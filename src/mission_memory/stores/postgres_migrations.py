@@ -135,8 +135,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             UNIQUE (model_id, mission)
         );
     """),
+    ("0002_postings_scope", """
+        ALTER TABLE postings ADD COLUMN mission text, ADD COLUMN layer text;
+        UPDATE postings p SET mission = r.mission, layer = r.layer FROM records r WHERE r.seq = p.seq;
+        ALTER TABLE postings ALTER COLUMN mission SET NOT NULL, ALTER COLUMN layer SET NOT NULL;
+    """),
 )
-"""``(name, SQL)`` in the order they apply."""
+"""``(name, SQL)`` in the order they apply. ``0002_postings_scope`` gives each posting its record's
+mission and layer, so a ranking restricted to a mission reads ``postings`` alone (docs/adr/0084)."""
 
 SCHEMA_VERSION = 5
 """The record schema the tables hold: the fields of SQLite schema version 5 (``event_type`` included)."""
