@@ -21,7 +21,6 @@ import typer
 from mission_memory.cli.numbers import number
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
-from mission_memory.config import MAX_RETENTION_DAYS, finite_number
 from mission_memory.errors import InputError
 from mission_memory.fence import neutralise_markers, quote_name
 from mission_memory.utc import parse_clock_flag
@@ -45,6 +44,13 @@ class EventFormat(StrEnum):
     jsonl = "jsonl"
     csv = "csv"
 
+
+def _max_retention_days() -> float:
+    """:data:`mission_memory.config.MAX_RETENTION_DAYS`, read when an option is parsed (config stays
+    unloaded for ``--help``)."""
+    from mission_memory.config import MAX_RETENTION_DAYS
+
+    return float(MAX_RETENTION_DAYS)
 
 def _read_input(source: str) -> tuple[bytes, str]:
     """The bytes of ``source`` (``-`` is standard input), read no further than the batch limit allows."""
@@ -201,7 +207,7 @@ def status(
     now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now).")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the event rate and the flood thresholds to this "
                                               "image (PNG by its suffix).")] = None,
-    hours: Annotated[float, typer.Option(parser=number("--hours", low=0, high=MAX_RETENTION_DAYS * 24, unit="hours"),
+    hours: Annotated[float, typer.Option(parser=number("--hours", low=0, high=lambda: _max_retention_days() * 24, unit="hours"),
                                          help="How many hours before the clock the plot covers.")] = 6.0,
     json_output: Annotated[bool, typer.Option("--json", help="Print the state as JSON.")] = False,
 ) -> None:
@@ -272,7 +278,7 @@ def prune(
     mission: Annotated[str | None, typer.Option(help="Only this mission (default: every mission).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Count what would be pruned; delete nothing.")] = False,
     older_than_days: Annotated[float | None, typer.Option(
-        parser=number("--older-than-days", low=0, high=MAX_RETENTION_DAYS, unit="days"), help="Default retention in days (default: "
+        parser=number("--older-than-days", low=0, high=_max_retention_days, unit="days"), help="Default retention in days (default: "
                                                            "MISSION_MEMORY_EVENT_RETENTION_DAYS, 90; 0 keeps all).")] = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", help="TYPE=DAYS: retention of one event type "
                                                    "(repeatable; default MISSION_MEMORY_EVENT_RETENTION_KINDS).")] = None,
@@ -295,6 +301,8 @@ def prune(
                     sep = ""
                 if not sep or not name.strip():
                     raise InputError(f"--kind {item!r} is not TYPE=DAYS (e.g. --kind heartbeat=2)")
+                from mission_memory.config import MAX_RETENTION_DAYS, finite_number
+
                 per_type[name.strip()] = finite_number(value, f"--kind {name.strip()}", low=0, high=MAX_RETENTION_DAYS,
                                                        unit="days")
         clock = parse_clock_flag(now, "--now")
