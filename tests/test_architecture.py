@@ -24,6 +24,7 @@ STORE_BOUNDARY = {
     "mission_memory.stores.filters",
     "mission_memory.stores.transfer",
     "mission_memory.stores.write_path",
+    "mission_memory.stores.private_files",  # file modes (0600 files in 0700 folders), not a backend
 }
 
 

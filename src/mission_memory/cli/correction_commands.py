@@ -179,7 +179,7 @@ def pairs_command(
         if output is None or output == "-":
             sys.stdout.write(text)
             return
-        from mission_memory.stores.snapshot_integrity import write_private_text
+        from mission_memory.stores.private_files import write_private_text
 
         try:
             write_private_text(Path(output), text)

@@ -131,7 +131,7 @@ def export(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        from mission_memory.stores.snapshot_integrity import write_private_text
+        from mission_memory.stores.private_files import write_private_text
 
         write_private_text(output, text)
         console.print(f"Wrote {len(rows)} prompts to {output}")

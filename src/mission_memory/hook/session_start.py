@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mission_memory.capture.prompt_commit import command_option
-from mission_memory.stores.snapshot_integrity import DATA_FILE_MODE, make_data_folder
+from mission_memory.stores.private_files import DATA_FILE_MODE, make_data_folder
 
 if TYPE_CHECKING:
     from mission_memory.api import Memory

@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mission_memory.errors import ConfigError, InputError
 from mission_memory.records import AccessLevel
-from mission_memory.stores.snapshot_integrity import DATA_FILE_MODE, make_data_folder
+from mission_memory.stores.private_files import DATA_FILE_MODE, make_data_folder
 from mission_memory.teams.access_control import AccessContext, Role
 from mission_memory.utc import as_utc
 
