@@ -1555,7 +1555,7 @@ def _keyed_value(text: str, start: int, end: int, weak: bool) -> tuple[int, int]
     for op in ("===", "!==", "==", "!="):
         if head.endswith(op):
             left = head[: -len(op)].rstrip()
-            if left[-1:] in _QUOTES:
+            if left and left[-1] in _QUOTES:
                 q = left[-1]
                 open_at = left.rfind(q, 0, len(left) - 1)
                 if open_at >= 0:
