@@ -91,12 +91,14 @@ def test_a_read_only_operator_in_between_does_not_become_the_predecessor(
 
 def test_the_next_brief_shows_whether_the_last_handover_was_acknowledged_and_its_read_back(corpus: Corpus) -> None:
     memory = corpus.memory
-    memory.rotation_brief(mission=MISSION, from_operator="alice", for_operator="dave", now=NOW - timedelta(hours=2))
-    unread = memory.rotation_brief(mission=MISSION, from_operator="dave", for_operator="erin", now=NOW, archive=False)
+    now = NOW + timedelta(days=30)  # clear of the handovers the module's other tests leave around NOW, in any order
+    _leave_notes(memory, "alice", now - timedelta(hours=3))  # alice's own work: this test needs no other test before it
+    memory.rotation_brief(mission=MISSION, from_operator="alice", for_operator="dave", now=now - timedelta(hours=2))
+    unread = memory.rotation_brief(mission=MISSION, from_operator="dave", for_operator="erin", now=now, archive=False)
     assert "last handover: alice → dave" in unread.entries[0][1] and "not acknowledged" in unread.entries[0][1]
-    memory.acknowledge_brief(for_operator="dave", mission=MISSION, now=NOW - timedelta(hours=1),
+    memory.acknowledge_brief(for_operator="dave", mission=MISSION, now=now - timedelta(hours=1),
                              read_back="I hold the sequence diagram; Jenkins references stay for now.")
-    read = memory.rotation_brief(mission=MISSION, from_operator="dave", for_operator="erin", now=NOW, archive=False)
+    read = memory.rotation_brief(mission=MISSION, from_operator="dave", for_operator="erin", now=now, archive=False)
     assert "acknowledged by dave" in read.entries[0][1]
     assert "read-back: I hold the sequence diagram; Jenkins references stay for now." in read.entries[0][1]
 
