@@ -120,7 +120,7 @@ def _has(path: Path, dotted: str) -> bool:
 
 
 def test_the_checker_finds_a_name_that_does_not_exist() -> None:
-    assert problem("operations/event_intake.record_events") == "operations/event_intake defines no record_events"
+    assert problem("operations/event_intake.record_event") == "operations/event_intake defines no record_event"
     assert problem("operations/event_intake.store_events") is None
     assert problem("Memory.record_events") is None and problem("Memory.no_such_method") is not None
     assert problem("handover/brief.py") is None and problem("handover/briefs.py") is not None

@@ -18,7 +18,6 @@ import shlex
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -27,12 +26,11 @@ from typing import TYPE_CHECKING, Any, TextIO
 from mission_memory.config import MAX_RETENTION_DAYS, Settings, finite_number, load_settings
 from mission_memory.embeddings import configured_model_id
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.fence import check_mission_name, quote_name
 from mission_memory.mission_scope import unknown_mission
 from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
-from mission_memory.retrieval_events import Client, RetrievalEvent, process_session_id, resolve_operator
-from mission_memory.stores.base import DescribedStore, MemoryStore, stored_mission_names
+from mission_memory.retrieval_events import Client, RetrievalEvent, resolve_operator
+from mission_memory.stores.base import DescribedStore, MemoryStore
 from mission_memory.stores.registry import OtherStore, open_store, other_backend_store, scheme_of
 from mission_memory.stores.write_path import (
     embed_stored,
@@ -40,7 +38,7 @@ from mission_memory.stores.write_path import (
     store_records,
     vector_backlog,
 )
-from mission_memory.utc import as_utc, parse_clock
+from mission_memory.utc import as_utc, aware_clock, parse_clock
 
 if TYPE_CHECKING:
     from mission_memory.corrections.practitioner_records import Correction
@@ -265,14 +263,8 @@ class Memory:
         if access is not None:
             access.check_mission(checked.mission)
         if (scope if isinstance(scope, Scope) else parse_scope(scope)) is Scope.HANDOVER:
-            if checked.mission in (None, "*") and default_mission in stored_mission_names(self.store):
-                # the server's mission (serve --mission), not the folder its process runs in (docs/adr/0055)
-                checked = checked.model_copy(update={"mission": default_mission})
-            if access is not None and checked.mission is None and len(access.missions) == 1:
-                checked = checked.model_copy(update={"mission": next(iter(access.missions))})
-            return self._handover_digest(
-                task_description, token_budget, checked, client=client, session_id=session_id, access=access
-            )
+            return self._handover_digest(task_description, token_budget, checked, default_mission,
+                                         client=client, session_id=session_id, access=access)
         from mission_memory.retrieval.pull import pull
 
         with self._pull_priority():  # the background embedding queue waits while a pull runs
@@ -532,22 +524,19 @@ class Memory:
         return stored_mission_for(mission, self._store_for(access).missions())  # errors list only readable ones
 
     def _handover_digest(
-        self, task_description: str, token_budget: int | None, filters: QueryFilters, *,
-        client: Client | str, session_id: str | None, access: AccessContext | None = None,
+        self, task_description: str, token_budget: int | None, filters: QueryFilters, default_mission: str | None,
+        *, client: Client | str, session_id: str | None, access: AccessContext | None = None,
     ) -> Digest:
-        """``query(scope="handover")``: the rotation brief wrapped as a :class:`Digest`."""
+        """``query(scope="handover")``: the rotation brief wrapped as a :class:`Digest` (see
+        :mod:`mission_memory.handover.scope`)."""
+        from mission_memory.handover.scope import brief_as_digest, handover_filters
+
+        filters = handover_filters(self.store, filters, default_mission, access)
         brief = self.rotation_brief(
             mission=filters.mission, from_operator=filters.operator, since=filters.since,
             token_budget=token_budget, client=client, session_id=session_id, access=access,
         )
-        from mission_memory.retrieval.digest import Digest
-
-        return Digest(
-            query=task_description, scope=Scope.HANDOVER.value, token_budget=brief.token_budget,
-            filters=filters.as_dict(), entries=(), omitted=brief.omitted, duplicates_suppressed=0,
-            tokens_used=brief.tokens_used, text=brief.text, retrieval_event_id=brief.retrieval_event_id,
-            extra={"brief": brief.to_json()},
-        )
+        return brief_as_digest(task_description, filters, brief)
 
     # -- push ---------------------------------------------------------------------------------
 
@@ -655,34 +644,13 @@ class Memory:
                 ``"option: why"``; a status other than accepted/proposed; an unknown ``supersedes``
                 reference; a ``write_adr`` folder outside a git work tree or not read by ingest.
         """
-        from mission_memory.ingest.recorded_decisions import AGENT, check_statement, record_decision
+        from mission_memory.ingest.recorded_decisions import record_decision_request
 
-        level = None
-        if access_level is not None:
-            try:
-                level = AccessLevel(access_level)
-            except ValueError:
-                known = ", ".join(v.value for v in AccessLevel)
-                raise InputError(f"access level {access_level!r} is not one of: {known}") from None
-        statement = check_statement(
-            title, decision, rationale, rejected, context=context, principles=principles,
-            component=component, tasks=tasks, supersedes=supersedes, status=status,
-        )
-        folder = Path(write_adr) if write_adr is not None else None
-        if mission is not None:
-            # the one name rule (ADR 0054), then a stored mission only, as `handover note` does: a typo
-            # would otherwise start a mission no brief or query of the next shift looks at
-            mission = self._brief_mission(check_mission_name(mission, "mission"), access)
-        elif folder is None:
-            mission = self._brief_mission(None, access)
-        near = folder if folder is not None and folder.is_dir() else None
-        decided_by = AGENT if by_agent else (resolve_operator(near) or "unknown operator")
-        if access is not None:
-            access.check_mission(mission)
-            decided_by = AGENT if by_agent else access.operator
-        return record_decision(
-            self._store_for(access), self.embedder, statement, mission=mission or "", decided_by=decided_by,
-            session_id=session_id or process_session_id(), write_adr=folder, now=now, access_level=level,
+        return record_decision_request(
+            self._store_for(access), lambda: self.embedder, title, decision=decision, rationale=rationale,
+            rejected=rejected, context=context, principles=principles, component=component, tasks=tasks,
+            supersedes=supersedes, status=status, mission=mission, session_id=session_id, by_agent=by_agent,
+            write_adr=write_adr, now=now, access=access, access_level=access_level,
         )
 
     def ingest_tracker(
@@ -745,33 +713,16 @@ class Memory:
                 (nothing is stored).
             BackendUnavailable: the store cannot be written (nothing is stored).
         """
-        from mission_memory.fence import check_mission_name
-        from mission_memory.operations.domain_events import check_event_times, events_from_objects
-        from mission_memory.operations.escalation_state import assess_mission
-        from mission_memory.operations.event_intake import store_events
+        from mission_memory.operations.event_intake import record_events
 
-        checked = events_from_objects(events)
-        name = check_mission_name(self._event_mission(mission), "mission")
-        if refuse_typo:
-            from mission_memory.mission_scope import confusable_mission, known_missions
-
-            stored = self.store.missions()
-            if name not in stored and confusable_mission(name, stored) is not None:
-                raise InputError(
-                    f"no mission named {quote_name(name)} is stored ({known_missions(name, stored)}): check the"
-                    " name, or say new_mission=1 to start it"
-                )
-        if access is not None:
-            access.check_write_mission(name)
-            # attribution comes from the token, never from the posted body (docs/adr/0055)
-            checked = [e.model_copy(update={"operator": access.operator}) for e in checked]
-        clock = self._clock(now)
-        check_event_times(checked, clock, timedelta(seconds=self.settings.event_max_future_skew_s))
-        report = store_events(self.store, checked, name)
-        state = assess_mission(self.store, name, self._flood_policy(), clock)
+        report = record_events(
+            self.store, events, mission, configured_mission=self.settings.event_mission, now=now,
+            max_future_skew=timedelta(seconds=self.settings.event_max_future_skew_s), policy=self._flood_policy(),
+            access=access, refuse_typo=refuse_typo,
+        )
         if embed and report.added + report.replaced:
             self._queue().notify()
-        return replace(report, escalation=state)
+        return report
 
     def escalation_status(self, mission: str | None = None, *, now: datetime | None = None) -> EscalationState:
         """Assess the mission's escalation at ``now`` (default: now), store it and return it.
@@ -916,11 +867,7 @@ class Memory:
 
     @staticmethod
     def _clock(now: datetime | None) -> datetime:
-        if now is None:
-            return datetime.now(UTC)
-        if now.tzinfo is None:
-            raise InputError(f"now={now.isoformat()} has no timezone: give the escalation clock in UTC")
-        return now
+        return aware_clock(now)
 
     # -- corrections ----------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-__all__ = ["as_utc", "parse_clock", "parse_clock_flag"]
+__all__ = ["as_utc", "aware_clock", "parse_clock", "parse_clock_flag"]
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -55,3 +55,21 @@ def parse_clock_flag(value: str | None, flag: str) -> datetime | None:
         InputError: ``FLAG 'text' is not an ISO 8601 time (e.g. 2026-03-01T12:00:00Z)``.
     """
     return None if value is None else parse_clock(value, flag)
+
+
+def aware_clock(now: datetime | None) -> datetime:
+    """The escalation clock: ``now`` as given when it has a zone, the current UTC time when None.
+
+    Unlike :func:`as_utc`, a naive ``now`` is refused, not read as UTC: an escalation replayed at a
+    local time taken for UTC would be hours off.
+
+    Raises:
+        InputError: a naive ``now`` (the message names it and asks for UTC).
+    """
+    if now is None:
+        return datetime.now(UTC)
+    if now.tzinfo is None:
+        from mission_memory.errors import InputError
+
+        raise InputError(f"now={now.isoformat()} has no timezone: give the escalation clock in UTC")
+    return now

@@ -16,22 +16,27 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from mission_memory.capture.redaction import redact_text, redact_value
 from mission_memory.decisions import DecisionAttributes, DecisionStatus, RejectedAlternative
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
-from mission_memory.fence import check_name
+from mission_memory.fence import check_mission_name, check_name
+from mission_memory.mission_scope import stored_mission_for
 from mission_memory.records import AccessLevel, Provenance, Record, RecordKind, SourceKind, record_id_for
+from mission_memory.retrieval_events import process_session_id, resolve_operator
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.filters import ACCESS_ORDER
 from mission_memory.stores.write_path import store_records
+
+if TYPE_CHECKING:
+    from mission_memory.teams.access_control import AccessContext
 
 __all__ = [
     "AGENT",
@@ -43,6 +48,7 @@ __all__ = [
     "parse_rejected",
     "reconcile_recorded",
     "record_decision",
+    "record_decision_request",
     "resolve_decision_ref",
     "slugify",
     "survives_ingest",
@@ -542,6 +548,90 @@ def record_decision(
     stored = store_records(store, embedder, batch, batch=None)
     added = record.id not in stored.outcome.unchanged
     return RecordedDecision(record=record, adr_path=adr_path, superseded=superseded, added=added)
+
+
+def record_decision_request(
+    store: MemoryStore,
+    embedder: Callable[[], Embedder],
+    title: str,
+    *,
+    decision: str,
+    rationale: str,
+    rejected: Sequence[str | RejectedAlternative] = (),
+    context: str | None = None,
+    principles: Sequence[str] = (),
+    component: str | None = None,
+    tasks: Sequence[str] = (),
+    supersedes: str | None = None,
+    status: str = "accepted",
+    mission: str | None = None,
+    session_id: str | None = None,
+    by_agent: bool = False,
+    write_adr: str | Path | None = None,
+    now: datetime | None = None,
+    access: AccessContext | None = None,
+    access_level: AccessLevel | str | None = None,
+) -> RecordedDecision:
+    """The rules of ``Memory.record_decision``: check a decision as a caller states it, choose its
+    mission and who decided it, then :func:`record_decision`.
+
+    The mission given must obey the name rule (ADR 0054) and be stored, as ``handover note`` asks: a
+    typo would otherwise start a mission no brief or query of the next shift looks at. Without one, it
+    is the only stored mission, else the working directory's stored mission
+    (:func:`~mission_memory.mission_scope.stored_mission_for`); with ``write_adr`` and no mission, the
+    repository the folder lies in. ``decided_by`` is :data:`AGENT` with ``by_agent``, else the operator
+    (``access``'s on a team server, else :func:`~mission_memory.retrieval_events.resolve_operator` near
+    the ``write_adr`` folder, else ``"unknown operator"``).
+
+    Args:
+        store: the store as the caller may see it (with ``access``, the access-scoped view), so
+            ``supersedes`` and the stored missions are only those they may read.
+        embedder: gives the embedder; called only once the request is checked (it may load a model).
+        title, decision, rationale, rejected, context, principles, component, tasks, supersedes, status:
+            the statement, checked by :func:`check_statement`; a rejected option is ``"option: why"``.
+        mission: the mission, or None (see above).
+        session_id: the session taken in (default: this process's, :func:`~mission_memory.retrieval_events.process_session_id`).
+        by_agent: the agent decided on its own.
+        write_adr: a folder of the mission's repository to write the decision into as MADR.
+        now: the decision time (default: now).
+        access: who records on a team server (None: the local user).
+        access_level: ``public``, ``internal``, ``restricted`` or ``confidential`` (None: inherited,
+            see :func:`record_decision`).
+
+    Returns:
+        The :class:`RecordedDecision`.
+
+    Raises:
+        InputError: an unknown access level; an empty title, decision or rationale; a bad rejected option
+            or status; a mission that breaks the name rule or is not stored, or none chosen; an unknown
+            ``supersedes``; a ``write_adr`` folder outside a git work tree or not read by ingest.
+        AccessDenied: ``access`` does not cover the mission.
+    """
+    level = None
+    if access_level is not None:
+        try:
+            level = AccessLevel(access_level)
+        except ValueError:
+            known = ", ".join(v.value for v in AccessLevel)
+            raise InputError(f"access level {access_level!r} is not one of: {known}") from None
+    statement = check_statement(
+        title, decision, rationale, rejected, context=context, principles=principles,
+        component=component, tasks=tasks, supersedes=supersedes, status=status,
+    )
+    folder = Path(write_adr) if write_adr is not None else None
+    if mission is not None:
+        mission = stored_mission_for(check_mission_name(mission, "mission"), store.missions())
+    elif folder is None:
+        mission = stored_mission_for(None, store.missions())
+    near = folder if folder is not None and folder.is_dir() else None
+    decided_by = AGENT if by_agent else (resolve_operator(near) or "unknown operator")
+    if access is not None:
+        access.check_mission(mission)
+        decided_by = AGENT if by_agent else access.operator
+    return record_decision(
+        store, embedder(), statement, mission=mission or "", decided_by=decided_by,
+        session_id=session_id or process_session_id(), write_adr=folder, now=now, access_level=level,
+    )
 
 
 def _cited_records(store: MemoryStore, mission: str, statement: DecisionStatement) -> list[Record]:

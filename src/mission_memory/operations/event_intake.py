@@ -16,26 +16,45 @@ import functools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError, MissionMemoryError
+from mission_memory.fence import check_mission_name, quote_name
+from mission_memory.mission_scope import confusable_mission, event_mission, known_missions
 from mission_memory.operations.alert_state import update_open_alerts
 from mission_memory.operations.domain_events import (
     EARLIER_VERSIONS_KEPT,
     DomainEvent,
+    check_event_times,
     event_from_record,
     event_record,
     event_version,
+    events_from_objects,
     version_id,
 )
-from mission_memory.operations.escalation import EscalationState
+from mission_memory.operations.escalation import EscalationState, FloodPolicy
+from mission_memory.operations.escalation_state import assess_mission
 from mission_memory.records import Record
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import embed_stored, forget_vector_backlog
+from mission_memory.utc import aware_clock
 
-__all__ = ["EmbeddingQueue", "IntakeReport", "store_events"]
+__all__ = ["EmbeddingQueue", "EventPoster", "IntakeReport", "record_events", "store_events"]
+
+
+class EventPoster(Protocol):
+    """Who posts events on a team server, as intake needs them (met by
+    :class:`~mission_memory.teams.access_control.AccessContext`; operations does not import teams)."""
+
+    @property
+    def operator(self) -> str:
+        """The operator every posted event is stored as."""
+
+    def check_write_mission(self, mission: str) -> None:
+        """Raise :class:`~mission_memory.errors.AccessDenied` unless they may post into ``mission``."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +83,66 @@ class IntakeReport:
             "mission": self.mission, "received": self.received, "added": self.added,
             "replaced": self.replaced, "unchanged": self.unchanged, "escalation": self.escalation.to_json(),
         }
+
+
+def record_events(
+    store: MemoryStore,
+    events: Sequence[DomainEvent | dict[str, Any]],
+    mission: str | None,
+    *,
+    configured_mission: str | None,
+    now: datetime | None,
+    max_future_skew: timedelta,
+    policy: FloodPolicy,
+    access: EventPoster | None = None,
+    refuse_typo: bool = False,
+) -> IntakeReport:
+    """The intake rules of ``Memory.record_events``: check the events, the mission and the clock, store
+    the events in one transaction (:func:`store_events`), then assess the mission's escalation.
+
+    Every check runs before anything is written, so a refused batch stores nothing. Vectors are not
+    made here (the caller wakes its :class:`EmbeddingQueue`).
+
+    Args:
+        store: the store written to (the whole store: ``access`` is checked here).
+        events: :class:`~mission_memory.operations.domain_events.DomainEvent` objects or mappings of their fields.
+        mission: the mission asked for, or None for ``configured_mission``, else the current folder's name
+            (:func:`~mission_memory.mission_scope.event_mission`).
+        configured_mission: ``settings.event_mission``.
+        now: the escalation clock (timezone-aware; None: the current time).
+        max_future_skew: how far after ``now`` an event may be dated (``settings.event_max_future_skew_s``).
+        policy: the flood thresholds the escalation is assessed with.
+        access: who posts on a team server: they may post only into their missions, and every event is
+            stored as theirs, whatever ``operator`` the posted event names (docs/adr/0055). None: the local user.
+        refuse_typo: refuse a mission that is not stored and is one typo from a stored one
+            (:func:`~mission_memory.mission_scope.confusable_mission`).
+
+    Returns:
+        The :class:`IntakeReport` with the escalation state after the write.
+
+    Raises:
+        InputError: an invalid event (its index and field named), one dated more than ``max_future_skew``
+            after the clock, a mission name that breaks the name rule, a refused typo, a naive ``now``.
+        AccessDenied: ``access`` does not cover the mission (nothing is stored).
+        BackendUnavailable: the store cannot be written (nothing is stored).
+    """
+    checked = events_from_objects(events)
+    name = check_mission_name(event_mission(mission, configured_mission), "mission")
+    if refuse_typo:
+        stored = store.missions()
+        if name not in stored and confusable_mission(name, stored) is not None:
+            raise InputError(
+                f"no mission named {quote_name(name)} is stored ({known_missions(name, stored)}): check the"
+                " name, or say new_mission=1 to start it"
+            )
+    if access is not None:
+        access.check_write_mission(name)
+        # attribution comes from the token, never from the posted body (docs/adr/0055)
+        checked = [e.model_copy(update={"operator": access.operator}) for e in checked]
+    clock = aware_clock(now)
+    check_event_times(checked, clock, max_future_skew)
+    report = store_events(store, checked, name)
+    return replace(report, escalation=assess_mission(store, name, policy, clock))
 
 
 def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str) -> IntakeReport:
