@@ -113,10 +113,11 @@ class Memory:
         if self._embedding_queue is not None:
             self._embedding_queue.close()
         self.store.close()
-        from mission_memory.embeddings import SupportsClose
+        if self._owns_embedder and self._embedder is not None:  # none made (``status``): NumPy stays unloaded
+            from mission_memory.embeddings import SupportsClose
 
-        if self._owns_embedder and isinstance(self._embedder, SupportsClose):
-            self._embedder.close()
+            if isinstance(self._embedder, SupportsClose):
+                self._embedder.close()
 
     def __enter__(self) -> Memory:
         return self

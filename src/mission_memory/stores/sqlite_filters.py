@@ -9,14 +9,16 @@ A property test holds all three equal on random records and filters.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from mission_memory.records import Layer, RecordKind
 from mission_memory.stores.filters import FILTER_FIELDS, Comparison, SearchFilter
-from mission_memory.stores.vector_table import VectorTable
+
+if TYPE_CHECKING:  # NumPy is imported where a mask is made: opening a store (``status``) loads none
+    import numpy as np
+    import numpy.typing as npt
+
+    from mission_memory.stores.vector_table import VectorTable
 
 __all__ = [
     "CODED_COLUMNS", "FILTER_COLUMNS", "KIND_CODES", "KIND_NAMES", "LAYER_CODES", "NUMERIC_COLUMNS", "filter_mask",
@@ -66,6 +68,8 @@ def filter_sql(where: SearchFilter, alias: str) -> tuple[list[str], list[Any]]:
 
 def filter_mask(table: VectorTable, where: SearchFilter) -> npt.NDArray[np.bool_] | None:
     """Rows of ``table`` passing the filters of ``where`` (layers not applied), or None for all rows."""
+    import numpy as np
+
     mask: npt.NDArray[np.bool_] | None = None
     for spec, value in where.active():
         match spec.comparison:

@@ -14,9 +14,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from mission_memory.errors import BackendUnavailable
 from mission_memory.stores.filters import SearchFilter
@@ -28,7 +26,12 @@ from mission_memory.stores.sqlite_filters import (
     NUMERIC_COLUMNS,
     filter_mask,
 )
-from mission_memory.stores.vector_table import VectorTable
+
+if TYPE_CHECKING:  # NumPy and the table are imported when vectors are read: opening a store loads neither
+    import numpy as np
+    import numpy.typing as npt
+
+    from mission_memory.stores.vector_table import VectorTable
 
 __all__ = ["SqliteVectorCache"]
 
@@ -60,6 +63,8 @@ class SqliteVectorCache:
         then refreshes the snapshot). A snapshot without record kinds (written before
         docs/adr/0050) gets them from one read of ``records`` and is saved again.
         """
+        from mission_memory.stores.vector_table import VectorTable
+
         conn = self._connect()
         deletions = int(conn.execute("SELECT value FROM meta WHERE key = 'vector_deletions'").fetchone()[0])
         max_row = conn.execute("SELECT max(record_rowid) FROM vectors WHERE model_id = ?", (model_id,)).fetchone()[0]
@@ -95,6 +100,8 @@ class SqliteVectorCache:
         """Share of the cached table's rows in ``where``'s layers passing its filters, or None
         when no table is cached; an estimate for sizing a BM25 read (the table may be a little
         behind the database)."""
+        import numpy as np
+
         table = self._table
         if table is None or table.size == 0:
             return None
@@ -114,6 +121,8 @@ class SqliteVectorCache:
             passes (layers and filters), and the rows the table does not hold (all of them when
             no table is cached), for the caller to check another way.
         """
+        import numpy as np
+
         table = self._table
         if table is None or table.size == 0 or not rowids:
             return {}, list(rowids)
@@ -148,6 +157,8 @@ class SqliteVectorCache:
         return self.database.parent / f"{self.database.stem}.vectors"
 
     def _snapshot_path(self, model_id: str) -> Path:
+        from mission_memory.stores.vector_table import VectorTable
+
         return VectorTable.snapshot_path(self.snapshot_folder, model_id)
 
     def _save_snapshot(self, table: VectorTable) -> None:
@@ -157,6 +168,8 @@ class SqliteVectorCache:
 
     def _with_kinds(self, table: VectorTable) -> VectorTable:
         """``table`` with its rows' record kinds read from ``records`` (one pass, no vectors read)."""
+        import numpy as np
+
         code = {name: i for i, name in enumerate(KIND_NAMES)}
         kind = np.full(table.size, -1, dtype=np.int8)
         if table.size:
@@ -172,6 +185,8 @@ class SqliteVectorCache:
         return table.with_kinds(kind, KIND_NAMES)
 
     def _read(self, model_id: str, deletions: int, after: int) -> VectorTable:
+        from mission_memory.stores.vector_table import VectorTable
+
         columns = ", ".join(f"r.{c}" for c in (*NUMERIC_COLUMNS, *CODED_COLUMNS))
         rows = self._connect().execute(
             f"SELECT v.record_rowid, v.vector, r.layer, {columns}, r.kind, v.dim FROM vectors v"

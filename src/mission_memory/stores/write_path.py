@@ -18,14 +18,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
-from mission_memory.embeddings.base import Embedder
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
+
+if TYPE_CHECKING:  # NumPy is imported where vectors are made: opening the memory (``status``) loads none
+    import numpy as np
+    import numpy.typing as npt
+
+    from mission_memory.embeddings.base import Embedder
 
 __all__ = [
     "BatchFn",
@@ -115,6 +117,8 @@ def passage_vectors(
     Returns:
         ``float32`` array of shape ``(len(records), embedder.dim)``.
     """
+    import numpy as np
+
     texts = list(passages)
     owners: list[int] = []
     for index, record in enumerate(records):
@@ -383,6 +387,8 @@ def _vectors_reusing(
 ) -> npt.NDArray[np.float32]:
     """The chunk's vectors: reused from the record each one replaces when that record's passage text is
     the same (a section whose line number moved, a file whose last commit changed), embedded otherwise."""
+    import numpy as np
+
     previous_ids = store.ids_by_source_keys([r.source_key for r in chunk])
     previous = store.get(list(previous_ids.values())) if previous_ids else {}
     stored = store.vectors_for(list(previous), embedder.model_id) if previous else {}
