@@ -16,6 +16,7 @@ all tokens over all rows; FTS5 returns the negated sum.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:  # annotations only: the arithmetic works on floats and arrays alike, and needs no import
@@ -59,3 +60,11 @@ def term_score(term_idf: float, freqs: Value, lengths: Value, avgdl: float) -> V
         avgdl: the table's tokens per row.
     """
     return term_idf * ((freqs * (K1 + 1.0)) / (freqs + K1 * ((1 - B) + B * lengths / avgdl)))
+
+
+def occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> int:
+    """How many times the token sequence ``wanted`` starts in ``tokens``, overlapping ones included (as
+    FTS5 counts a phrase): the phrase frequency the backends without FTS5 score a phrase by."""
+    n = len(wanted)
+    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(wanted))
+

@@ -43,7 +43,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from mission_memory.decisions import DecisionAttributes
-from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.errors import BackendUnavailable
 from mission_memory.records import Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import (
@@ -55,12 +55,13 @@ from mission_memory.stores.base import (
     UpsertOutcome,
 )
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
-from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT, idf, term_score
+from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT, idf, occurrences, term_score
 from mission_memory.stores.postgres_migrations import SCHEMA_VERSION, apply_migrations
 from mission_memory.stores.postgres_vectors import HNSW_MIN_ROWS, VectorPlanner, vector_text
 from mission_memory.stores.qdrant_terms import TermEncoder
 from mission_memory.stores.sqlite_filters import filter_sql
 from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
+from mission_memory.stores.write_path import check_vector_rows
 from mission_memory.utc import as_utc
 
 __all__ = ["DEFAULT_DEADLINE_SECONDS", "WRITE_LOCK", "PostgresStore"]
@@ -263,7 +264,7 @@ class PostgresStore:
             BackendUnavailable: the server failed (nothing is written).
         """
         if vectors is not None:
-            _check_rows(len(records), vectors)
+            check_vector_rows(len(records), vectors)
         records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
         outcome = UpsertOutcome()
         if not records:
@@ -718,7 +719,7 @@ class PostgresStore:
                     found = [(_row_to_record(row[:-1]), int(row[0]), int(row[-1])) for row in rows]
                     split = self._terms.tokens([(r.title, "" if title_only else r.text) for r, _, _ in found])
                     for (record, seq, length), (title_tokens, text_tokens) in zip(found, split, strict=True):
-                        f = TITLE_WEIGHT * _occurrences(title_tokens, tokens) + _occurrences(text_tokens, tokens)
+                        f = TITLE_WEIGHT * occurrences(title_tokens, tokens) + occurrences(text_tokens, tokens)
                         if f > 0:
                             counted[record.id] = float(f)
                             seen[record.id] = (record, seq, length)
@@ -743,7 +744,7 @@ class PostgresStore:
         Raises:
             InputError: ``vectors`` does not have one row per record id (nothing is written).
         """
-        _check_rows(len(record_ids), vectors)
+        check_vector_rows(len(record_ids), vectors)
         if not record_ids:
             return
         row_of = {rid: i for i, rid in enumerate(record_ids)}
@@ -939,17 +940,6 @@ def _row_to_record(row: Sequence[Any]) -> Record:
         criticality=criticality, access_level=access_level, component=component, operator=operator,
         attributes=json.loads(attributes),
     )
-
-
-def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> int:
-    """How often ``wanted`` occurs in ``tokens`` as a contiguous sequence."""
-    n = len(wanted)
-    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(wanted))
-
-
-def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
-    if vectors.ndim != 2 or vectors.shape[0] != expected:
-        raise InputError(f"vectors of shape {vectors.shape} do not give one row for each of the {expected} records")
 
 
 def _conforms(store: PostgresStore) -> MemoryStore:

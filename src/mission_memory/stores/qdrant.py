@@ -73,6 +73,7 @@ from mission_memory.stores.base import (
     sort_event_kinds,
 )
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
+from mission_memory.stores.fts5_bm25 import occurrences
 from mission_memory.stores.qdrant_filters import PAYLOAD_INDEXES, equals, search_filter
 from mission_memory.stores.qdrant_terms import (
     AVERAGE_TOKENS,
@@ -90,6 +91,7 @@ from mission_memory.stores.qdrant_terms import (
     term_index,
 )
 from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
+from mission_memory.stores.write_path import check_vector_rows
 from mission_memory.utc import as_utc
 
 __all__ = ["LAYOUT_VERSION", "QdrantStore", "point_id"]
@@ -464,7 +466,7 @@ class QdrantStore:
             InputError: ``vectors`` does not have one row per record (nothing is written).
         """
         if vectors is not None:
-            _check_rows(len(records), vectors)
+            check_vector_rows(len(records), vectors)
         records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
         outcome = UpsertOutcome()
         stored = self.known_ids([r.id for r in records])
@@ -976,7 +978,7 @@ class QdrantStore:
             split = self._terms.tokens([(r.title, "" if title_only else r.text) for r in records_here])
             counted: dict[str, float] = {}
             for point, record, (title_tokens, text_tokens) in zip(points, records_here, split, strict=True):
-                f = TITLE_WEIGHT * _occurrences(title_tokens, tokens) + _occurrences(text_tokens, tokens)
+                f = TITLE_WEIGHT * occurrences(title_tokens, tokens) + occurrences(text_tokens, tokens)
                 if f > 0:
                     payload = cast(dict[str, Any], point.payload)
                     counted[record.id] = f
@@ -1013,7 +1015,7 @@ class QdrantStore:
         Raises:
             InputError: ``vectors`` does not have one row per record id (nothing is written).
         """
-        _check_rows(len(record_ids), vectors)
+        check_vector_rows(len(record_ids), vectors)
         if not record_ids:
             return
         points = self._retrieve(self._records, record_ids, ["record", "vector_model"])
@@ -1270,17 +1272,6 @@ def _time_window(key: str, since: datetime | None, until: datetime | None) -> li
     return [models.FieldCondition(key=key, range=models.Range(
         gte=_ts(since) if since is not None else None, lt=_ts(until) if until is not None else None,
     ))]
-
-
-def _occurrences(tokens: Sequence[str], wanted: Sequence[str]) -> int:
-    """How many times the token sequence ``wanted`` starts in ``tokens`` (FTS5 counts overlapping ones)."""
-    n = len(wanted)
-    return sum(1 for i in range(len(tokens) - n + 1) if list(tokens[i : i + n]) == list(wanted))
-
-
-def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
-    if vectors.ndim != 2 or vectors.shape[0] != expected:
-        raise InputError(f"vectors of shape {vectors.shape} do not give one row for each of the {expected} records")
 
 
 def _conforms(store: QdrantStore) -> MemoryStore:

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mission_memory.decisions import DecisionAttributes
-from mission_memory.errors import BackendUnavailable, ConfigError, InputError, StoreDamaged
+from mission_memory.errors import BackendUnavailable, ConfigError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import (
@@ -92,6 +92,7 @@ from mission_memory.stores.sqlite_migrations import (
     pending_migrations,
 )
 from mission_memory.stores.sqlite_vector_cache import SqliteVectorCache
+from mission_memory.stores.write_path import check_vector_rows
 from mission_memory.utc import as_utc
 
 if TYPE_CHECKING:  # NumPy is imported where vectors are written, read or searched: opening a store loads none
@@ -447,7 +448,7 @@ class SqliteStore:
         import numpy as np
 
         if vectors is not None:
-            _check_rows(len(records), vectors)
+            check_vector_rows(len(records), vectors)
         records = [record.redacted() for record in records]  # the last guard: no secret reaches disk (docs/adr/0053)
         outcome = UpsertOutcome()
         now = time.time()
@@ -1081,7 +1082,7 @@ class SqliteStore:
         """
         import numpy as np
 
-        _check_rows(len(record_ids), vectors)
+        check_vector_rows(len(record_ids), vectors)
         with self._write() as tx:
             # Rows below the highest vector row id change: make every cached table reload.
             tx.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'vector_deletions'")
@@ -1306,11 +1307,6 @@ def _row_to_record(row: Sequence[Any]) -> Record:
         operator=operator,
         attributes=json.loads(attributes),
     )
-
-
-def _check_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
-    if vectors.ndim != 2 or vectors.shape[0] != expected:
-        raise InputError(f"vectors of shape {vectors.shape} do not give one row for each of the {expected} records")
 
 
 def _chunks(items: list[Any]) -> Iterator[list[Any]]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mission_memory.errors import InputError
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
 
@@ -409,3 +410,14 @@ def _vectors_reusing(
     for index, vector in reuse.items():
         out[index] = vector
     return out
+
+
+def check_vector_rows(expected: int, vectors: npt.NDArray[np.float32]) -> None:
+    """Refuse ``vectors`` unless it is a matrix of shape (``expected``, dim): one row per record.
+
+    Raises:
+        InputError: any other shape.
+    """
+    if vectors.ndim != 2 or vectors.shape[0] != expected:
+        raise InputError(f"vectors of shape {vectors.shape} do not give one row for each of the {expected} records")
+
