@@ -23,8 +23,10 @@ link possible.
 from __future__ import annotations
 
 import functools
+import json
 import uuid
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -138,3 +140,19 @@ class RetrievalEvent(NewRetrievalEvent):
 
     id: str
     time: datetime
+
+    @classmethod
+    def from_table_row(cls, columns: Sequence[str], row: Sequence[Any]) -> RetrievalEvent:
+        """The event a SQL table row holds (SQLite and PostgreSQL store alike): ``filters``,
+        ``record_ids`` and ``scores`` as JSON text, ``time`` as POSIX seconds (UTC).
+
+        Raises:
+            ValueError: ``columns`` and ``row`` differ in length, or a JSON column does not parse.
+            pydantic.ValidationError: the row does not make a valid event.
+        """
+        item = dict(zip(columns, row, strict=True))
+        for key in ("filters", "record_ids", "scores"):
+            item[key] = json.loads(item[key])
+        item["time"] = datetime.fromtimestamp(item["time"], tz=UTC)
+        return cls.model_validate(item)
+

@@ -1119,14 +1119,7 @@ class SqliteStore:
             f"SELECT {', '.join(columns)} FROM retrieval_events WHERE {where} ORDER BY seq DESC LIMIT ?",
             (*params, max(0, limit)),
         ).fetchall()
-        out = []
-        for row in rows:
-            item = dict(zip(_EVENT_COLUMNS, row, strict=True))
-            for key in ("filters", "record_ids", "scores"):
-                item[key] = json.loads(item[key])
-            item["time"] = datetime.fromtimestamp(item["time"], tz=UTC)
-            out.append(RetrievalEvent.model_validate(item))
-        return out
+        return [RetrievalEvent.from_table_row(_EVENT_COLUMNS, row) for row in rows]
 
     def retrieval_events_matching(
         self,
