@@ -7,17 +7,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import (
-    AlertmanagerMapping,
     DomainEvent,
     EventState,
-    alertmanager_fingerprint,
     event_record,
-    events_from_alertmanager,
     read_events_csv,
     read_events_jsonl,
 )
+from mission_memory.operations.sources.alertmanager import alertmanager_fingerprint, events_from_alertmanager
 from mission_memory.records import Layer, RecordKind
 
 SHELLING = {

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from mission_memory.operations.domain_events import events_from_alertmanager
 from mission_memory.operations.escalation import (
     EscalationMode,
     EscalationState,
@@ -13,6 +12,7 @@ from mission_memory.operations.escalation import (
     event_rates,
 )
 from mission_memory.operations.scenarios import CRITICAL, Scenario, service_estate_scenario, uav_scenario
+from mission_memory.operations.sources.alertmanager import events_from_alertmanager
 
 
 def replay_modes(scenario: Scenario) -> list[tuple[object, EscalationMode]]:

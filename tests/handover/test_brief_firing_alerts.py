@@ -14,7 +14,7 @@ import pytest
 
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
-from mission_memory.operations.domain_events import events_from_alertmanager
+from mission_memory.operations.sources.alertmanager import events_from_alertmanager
 
 
 def _alert(name: str, fingerprint: str, started: datetime, *, status: str = "firing",

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from mission_memory.config import load_settings
-from mission_memory.operations.domain_events import events_from_alertmanager
-from mission_memory.operations.incident_webhooks import events_from_pagerduty
+from mission_memory.operations.sources.alertmanager import events_from_alertmanager
+from mission_memory.operations.sources.pagerduty import events_from_pagerduty
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 PAYLOADS = Path(__file__).parents[1] / "operations" / "webhook_payloads"

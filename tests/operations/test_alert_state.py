@@ -15,7 +15,7 @@ import httpx
 
 from mission_memory.api import Memory
 from mission_memory.operations.alert_state import open_alerts
-from mission_memory.operations.domain_events import alertmanager_fingerprint
+from mission_memory.operations.sources.alertmanager import alertmanager_fingerprint
 from mission_memory.records import RecordKind
 from tests.mcp_http_server import http_mcp_server
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
-from mission_memory.operations.domain_events import events_from_alertmanager
+from mission_memory.operations.sources.alertmanager import events_from_alertmanager
 from tests.operations.event_factory import T0, burst, event
 
 runner = CliRunner()

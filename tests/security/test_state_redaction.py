@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
-from mission_memory.operations.domain_events import events_from_alertmanager
+from mission_memory.operations.sources.alertmanager import events_from_alertmanager
 
 AWS_KEY = "AKIA" + "QWERTY1234567890"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

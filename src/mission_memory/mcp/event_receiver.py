@@ -1,13 +1,8 @@
-"""HTTP receivers for domain events on the streamable-HTTP server: Alertmanager webhooks and JSON Lines.
+"""HTTP receivers for domain events on the streamable-HTTP server: one route per event source.
 
-Two Starlette routes beside ``/mcp`` (registered by :func:`~mission_memory.mcp.server.build_server`):
-
-* ``POST /alerts/alertmanager`` — a Prometheus Alertmanager webhook (``webhook_configs``, payload
-  version 4; Grafana's webhook contact point may also ``PUT`` it), mapped by :func:`~mission_memory.operations.domain_events.events_from_alertmanager` with the
-  configured :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`;
-* ``POST /alerts/pagerduty`` — a PagerDuty v3 webhook, and ``POST /alerts/opsgenie`` — an Opsgenie
-  webhook, mapped by :mod:`~mission_memory.operations.incident_webhooks`;
-* ``POST /events`` — JSON Lines of :class:`~mission_memory.operations.domain_events.DomainEvent` objects.
+Every source of :mod:`mission_memory.operations.sources` (Alertmanager, PagerDuty, Opsgenie, JSON
+Lines events …) is served on its own path and methods beside ``/mcp`` (registered by
+:func:`~mission_memory.mcp.server.build_server`), all by :func:`receive`: this module names no source.
 
 All take ``?mission=NAME`` (default: the server's ``--mission``, else its event mission; it obeys
 the name rule of :mod:`mission_memory.fence`) and answer ``200`` with the intake report as JSON. A
@@ -36,14 +31,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from mission_memory.errors import AccessDenied, InputError, MissionMemoryError, user_message
-from mission_memory.operations.domain_events import (
-    MAX_EVENT_BATCH_BYTES,
-    DomainEvent,
-    events_from_alertmanager,
-    load_json,
-    read_events_jsonl,
-)
-from mission_memory.operations.incident_webhooks import events_from_opsgenie, events_from_pagerduty
+from mission_memory.operations.domain_events import MAX_EVENT_BATCH_BYTES
+from mission_memory.operations.sources import JSON_MEDIA_TYPES, Source
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -51,25 +40,10 @@ if TYPE_CHECKING:
     from mission_memory.api import Memory
     from mission_memory.teams.access_control import AccessContext
 
-__all__ = [
-    "ALERTMANAGER_PATH",
-    "EVENTS_PATH",
-    "JSON_CONTENT_TYPES",
-    "OPSGENIE_PATH",
-    "PAGERDUTY_PATH",
-    "receive_alertmanager",
-    "receive_jsonl",
-    "receive_opsgenie",
-    "receive_pagerduty",
-]
+__all__ = ["JSON_CONTENT_TYPES", "receive"]
 
-ALERTMANAGER_PATH = "/alerts/alertmanager"
-PAGERDUTY_PATH = "/alerts/pagerduty"
-OPSGENIE_PATH = "/alerts/opsgenie"
-EVENTS_PATH = "/events"
-
-JSON_CONTENT_TYPES = ("application/json", "application/x-ndjson", "application/jsonl", "application/x-jsonlines")
-"""Media types the receivers accept (parameters such as ``charset`` aside); any other is ``415``."""
+JSON_CONTENT_TYPES = JSON_MEDIA_TYPES
+"""Media types the JSON receivers accept (parameters such as ``charset`` aside); any other is ``415``."""
 
 
 class _TooLarge(Exception):
@@ -93,7 +67,7 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-async def _refused(request: Request, security: TransportSecuritySettings | None, source: str) -> Response | None:
+async def _refused(request: Request, security: TransportSecuritySettings | None, source: Source) -> Response | None:
     """The answer to a request from a foreign page or of a non-JSON type (nothing is read or stored), or None."""
     from mcp.server.transport_security import TransportSecurityMiddleware
 
@@ -102,17 +76,27 @@ async def _refused(request: Request, security: TransportSecuritySettings | None,
     if foreign is not None:
         return foreign
     declared = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-    if declared not in JSON_CONTENT_TYPES:
+    if declared not in source.media_types:
         shown = f"Content-Type {declared!r}" if declared else "no Content-Type"
-        return _error(415, f"{source}: {shown[:100]} is not accepted: send {' or '.join(JSON_CONTENT_TYPES[:2])}; "
+        return _error(415, f"{source.label}: {shown[:100]} is not accepted: send {' or '.join(source.media_types[:2])}; "
                            "nothing was stored")
     return None
 
 
-async def _receive(
-    request: Request, memory_of: Callable[[], Memory], parse: Callable[[bytes, Memory], list[DomainEvent]], source: str,
-    access: AccessContext | None, security: TransportSecuritySettings | None, default_mission: str | None = None,
+async def receive(
+    request: Request, source: Source, memory_of: Callable[[], Memory], access: AccessContext | None = None,
+    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
 ) -> Response:
+    """Handle one request to ``source``'s route (see the module docstring).
+
+    Args:
+        request: the request.
+        source: the event source the route serves.
+        memory_of: where the served memory is (raises MissionMemoryError while it is not usable).
+        access: the posting token's operator (None: the local user).
+        security: the ``/mcp`` route's Host/Origin settings (None: no Host/Origin check, as the SDK).
+        default_mission: the mission of a request that names none.
+    """
     refused = await _refused(request, security, source)
     if refused is not None:
         return refused
@@ -120,14 +104,14 @@ async def _receive(
         body = await _body(request)
     except _TooLarge as exc:
         return _error(
-            413, f"{source}: the body ({exc.args[0]:,} bytes or more) is larger than the "
+            413, f"{source.label}: the body ({exc.args[0]:,} bytes or more) is larger than the "
             f"{MAX_EVENT_BATCH_BYTES:,} bytes accepted in one batch; nothing was stored",
         )
     mission = request.query_params.get("mission") or default_mission or None
     new_mission = request.query_params.get("new_mission", "").strip().lower() in ("1", "true", "yes")
     try:
         memory = memory_of()
-        events = parse(body, memory)
+        events = source.parse(body, memory.settings)
         report = await anyio.to_thread.run_sync(
             lambda: memory.record_events(events, mission, access=access, refuse_typo=not new_mission))
     except AccessDenied as exc:
@@ -137,61 +121,3 @@ async def _receive(
     except MissionMemoryError as exc:
         return _error(503, user_message(exc))
     return JSONResponse(report.to_json())
-
-
-def _json(body: bytes, source: str) -> object:
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{source}: the body is not valid JSON ({exc})") from None
-    return load_json(text, f"{source}: the body")
-
-
-def _alertmanager(body: bytes, memory: Memory) -> list[DomainEvent]:
-    source = "alertmanager webhook"
-    return events_from_alertmanager(_json(body, source), memory.settings.alertmanager_mapping, source)
-
-
-async def receive_pagerduty(
-    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
-) -> Response:
-    """Handle ``POST /alerts/pagerduty``: a PagerDuty v3 webhook (see the module docstring)."""
-    source = "pagerduty webhook"
-    return await _receive(request, memory_of, lambda body, _m: events_from_pagerduty(_json(body, source), source),
-                          source, access, security, default_mission)
-
-
-async def receive_opsgenie(
-    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
-) -> Response:
-    """Handle ``POST /alerts/opsgenie``: an Opsgenie webhook (see the module docstring)."""
-    source = "opsgenie webhook"
-    return await _receive(request, memory_of, lambda body, _m: events_from_opsgenie(_json(body, source), source),
-                          source, access, security, default_mission)
-
-
-async def receive_alertmanager(
-    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
-) -> Response:
-    """Handle ``POST /alerts/alertmanager`` (see the module docstring).
-
-    Args:
-        request, memory_of: the request and where the served memory is.
-        access: the posting token's operator (None: the local user).
-        security: the ``/mcp`` route's Host/Origin settings (None: no Host/Origin check, as the SDK).
-    """
-    return await _receive(request, memory_of, _alertmanager, "alertmanager webhook", access, security, default_mission)
-
-
-async def receive_jsonl(
-    request: Request, memory_of: Callable[[], Memory], access: AccessContext | None = None,
-    security: TransportSecuritySettings | None = None, default_mission: str | None = None,
-) -> Response:
-    """Handle ``POST /events``: JSON Lines of domain events (see the module docstring); arguments as above."""
-    return await _receive(
-        request, memory_of, lambda body, _m: read_events_jsonl(body, "request body"), "request body", access, security,
-        default_mission,
-    )

@@ -28,7 +28,7 @@ not count them either (ADR 0045).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Annotated, Any, Literal
@@ -311,7 +311,7 @@ def _add_event_receivers(
     server: MCPServer[ServedMemory], running: list[ServedMemory], *, authenticated: bool,
     security: TransportSecuritySettings, default_mission: str | None = None,
 ) -> None:
-    """Routes beside ``/mcp`` for Alertmanager webhooks and JSON Lines events (mcp/event_receiver.py).
+    """Routes beside ``/mcp``, one per event source of ``operations/sources/`` (mcp/event_receiver.py).
 
     With ``authenticated``, a request the SDK's bearer middleware did not authenticate gets 401, as
     ``/mcp`` does (the SDK leaves custom routes unguarded), and nothing is stored. ``security``:
@@ -323,6 +323,7 @@ def _add_event_receivers(
     from starlette.responses import JSONResponse, Response
 
     from mission_memory.mcp import event_receiver
+    from mission_memory.operations.sources import Source, sources
 
     def memory_of() -> Memory:
         if not running:
@@ -348,28 +349,14 @@ def _add_event_receivers(
         token = _request_token(request.scope)
         return token.entry.access() if token is not None else None
 
-    async def alertmanager(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_alertmanager(
-            request, memory_of, poster(request), security, default_mission
-        )
+    def route(source: Source) -> Callable[[Request], Awaitable[Response]]:
+        async def receive(request: Request) -> Response:
+            return refused(request) or await event_receiver.receive(
+                request, source, memory_of, poster(request), security, default_mission)
+        return receive
 
-    async def events(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_jsonl(
-            request, memory_of, poster(request), security, default_mission)
-
-    async def pagerduty(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_pagerduty(
-            request, memory_of, poster(request), security, default_mission)
-
-    async def opsgenie(request: Request) -> Response:
-        return refused(request) or await event_receiver.receive_opsgenie(
-            request, memory_of, poster(request), security, default_mission)
-
-    # Grafana's webhook contact point may send PUT (its "HTTP method" setting); Alertmanager posts
-    server.custom_route(event_receiver.ALERTMANAGER_PATH, methods=["POST", "PUT"])(alertmanager)
-    server.custom_route(event_receiver.PAGERDUTY_PATH, methods=["POST"])(pagerduty)
-    server.custom_route(event_receiver.OPSGENIE_PATH, methods=["POST"])(opsgenie)
-    server.custom_route(event_receiver.EVENTS_PATH, methods=["POST"])(events)
+    for source in sources():  # one route per module of operations/sources/
+        server.custom_route(source.path, methods=list(source.methods))(route(source))
 
 
 class CorrectionRecorded(BaseModel):

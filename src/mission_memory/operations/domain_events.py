@@ -3,10 +3,10 @@
 An event is something that happened in a sector (or a service) at a time, with a type and a
 criticality: shelling reported in sector North, a jamming burst, a lost link with part of a swarm, a
 service's error rate above its objective. This module owns the event model, its validation and its
-readers — JSON Lines and CSV files (standard input included) and Prometheus Alertmanager webhook
-payloads — and the conversion of an event into a domain-layer record. Readers parse everything first
+readers of JSON Lines and CSV (files, standard input, posted bodies) and the conversion of an event into a domain-layer record. Readers parse everything first
 and raise one :class:`~mission_memory.errors.InputError` naming the source, the line and the field
-before anything is stored, so a malformed batch stores nothing.
+before anything is stored, so a malformed batch stores nothing. Webhook payloads of alerting services
+are read by their own modules in :mod:`mission_memory.operations.sources`.
 
 Event text is untrusted (it comes from sensors, people and other systems): it is stored as data and
 fenced like every quoted record when a digest shows it.
@@ -27,7 +27,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
-from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
 from mission_memory.fence import MAX_NAME_CHARS, name_problem
 from mission_memory.operations.event_template import kind_key
@@ -37,20 +36,19 @@ from mission_memory.utc import as_utc
 __all__ = [
     "EARLIER_VERSIONS_KEPT",
     "MAX_EVENT_BATCH_BYTES",
+    "MAX_EVENT_TEXT_CHARS",
     "MAX_JSON_DEPTH",
-    "AlertmanagerMapping",
     "DomainEvent",
     "EventState",
-    "alertmanager_fingerprint",
     "check_event_times",
     "event_from_record",
     "event_record",
     "event_version",
-    "events_from_alertmanager",
     "events_from_objects",
     "load_json",
     "read_events_csv",
     "read_events_jsonl",
+    "validation_problems",
     "version_id",
 ]
 
@@ -394,7 +392,7 @@ def _validated_event(record: Record) -> DomainEvent:
         raise InputError(f"record {record.id}: stored event attributes are not a valid event ({exc})") from None
 
 
-def _problems(exc: ValidationError) -> str:
+def validation_problems(exc: ValidationError) -> str:
     """A validation error as ``field: message`` pairs, without pydantic's help links."""
     parts = []
     for err in exc.errors():
@@ -468,7 +466,7 @@ def _event_of(item: Any, where: str, expected: str = "a JSON object") -> DomainE
     try:
         return DomainEvent.model_validate(dict(item))
     except ValidationError as exc:
-        raise InputError(f"{where}: {_problems(exc)}") from None
+        raise InputError(f"{where}: {validation_problems(exc)}") from None
 
 
 def check_event_times(events: Sequence[DomainEvent], clock: datetime, max_future_skew: timedelta,
@@ -547,104 +545,5 @@ def _csv_events(reader: csv.DictReader[str], source: str) -> list[DomainEvent]:
         try:
             events.append(DomainEvent.model_validate(clean))
         except ValidationError as exc:
-            raise InputError(f"{source} line {reader.line_num}: {_problems(exc)}") from None
-    return events
-
-
-_ALERT_TIME_ZERO = "0001-01-01T00:00:00Z"
-
-
-def alertmanager_fingerprint(labels: Mapping[str, str]) -> str:
-    """The fingerprint Alertmanager gives an alert with these labels: FNV-1a 64 over the sorted label
-    names and values, each followed by the separator byte 0xff, as 16 hexadecimal digits (the
-    ``labelSetToFingerprint`` of github.com/prometheus/common, ``model/signature.go``). Used for payloads
-    of Alertmanager versions that do not send a ``fingerprint``."""
-    digest = 0xCBF29CE484222325
-    for name in sorted(labels):
-        for part in (name, str(labels[name])):
-            for byte in part.encode("utf-8") + b"\xff":
-                digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return f"{digest:016x}"
-
-
-def _object(value: Any, where: str, name: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InputError(f"{where}: {name} must be an object of names to values, got {type(value).__name__}")
-    return value
-
-
-def events_from_alertmanager(
-    payload: Any, mapping: AlertmanagerMapping | None = None, source: str = "alertmanager webhook"
-) -> list[DomainEvent]:
-    """Events from one Alertmanager webhook payload (``version`` 4, as ``webhook_configs`` posts it).
-
-    Each alert becomes one event: ``alertname`` -> type, the first present of ``sector_labels``
-    (``service``, then ``namespace`` …) -> sector, ``severity`` -> criticality, ``fingerprint`` (or,
-    from versions that send none, :func:`alertmanager_fingerprint` of the labels) and the start time ->
-    id (so a resolved notification replaces its firing event, and a later re-fire is a new event),
-    ``status`` -> state. The time is ``startsAt`` in both states, so an all-clear adds nothing to the
-    event rate; ``endsAt`` of a resolved alert -> ``ends_at``. The labels of ``kept_labels``
-    (instance, cluster, region …), the ``runbook_url`` annotation (or label) and ``generatorURL`` are kept.
-
-    Raises:
-        InputError: not an object with an ``alerts`` list, or an alert lacking what an event needs or
-            with labels or annotations that are not objects; the message names the alert's index and the field.
-    """
-    mapping = mapping or AlertmanagerMapping()
-    if not isinstance(payload, dict) or not isinstance(payload.get("alerts"), list):
-        raise InputError(f"{source}: expected an Alertmanager webhook object with an 'alerts' list")
-    common = _object(payload.get("commonLabels"), source, "commonLabels")
-    common_annotations = _object(payload.get("commonAnnotations"), source, "commonAnnotations")
-    receiver = str(payload.get("receiver") or "")
-    events = []
-    for index, alert in enumerate(payload["alerts"]):
-        where = f"{source} alerts[{index}]"
-        if not isinstance(alert, dict):
-            raise InputError(f"{where}: expected an object")
-        own = _object(alert.get("labels"), where, "labels")
-        labels = {**common, **own}
-        annotations = {**common_annotations, **_object(alert.get("annotations"), where, "annotations")}
-        name = labels.get("alertname")
-        starts = alert.get("startsAt")
-        if not name:
-            raise InputError(f"{where}: labels.alertname is missing")
-        if not starts:
-            raise InputError(f"{where}: startsAt is missing")
-        fingerprint = str(alert.get("fingerprint") or "") or alertmanager_fingerprint(
-            {str(k): str(v) for k, v in (own or labels).items()})
-        status = str(alert.get("status") or payload.get("status") or "firing").lower()
-        if status not in ("firing", "resolved"):
-            raise InputError(f"{where}: status {status!r} is neither firing nor resolved")
-        ends = alert.get("endsAt")
-        ended = ends if status == "resolved" and ends and ends != _ALERT_TIME_ZERO else None
-        sector = next((str(labels[k]) for k in mapping.sector_labels if labels.get(k)), "unknown")
-        severity = str(labels.get("severity") or "").lower()
-        texts = [str(annotations[k]).strip() for k in mapping.text_annotations if annotations.get(k)]
-        text = "\n".join(t for t in texts if t) or f"{name} on {sector}"
-        if status == "resolved":
-            text = f"RESOLVED: {text}"
-        runbook = annotations.get("runbook_url") or labels.get("runbook_url")
-        generator = alert.get("generatorURL") or payload.get("externalURL")
-        try:
-            events.append(
-                DomainEvent(
-                    id=f"{fingerprint}@{starts}",
-                    time=starts,
-                    sector=sector,
-                    type=str(name),
-                    criticality=mapping.severity_criticality.get(severity, mapping.default_criticality),
-                    source=f"alertmanager/{receiver}" if receiver else "alertmanager",
-                    text=text[:MAX_EVENT_TEXT_CHARS],
-                    state=EventState(status),
-                    fingerprint=fingerprint,
-                    labels=tuple((k, str(labels[k])) for k in sorted(mapping.kept_labels) if labels.get(k)),
-                    runbook_url=str(runbook) if runbook else None,
-                    generator_url=str(generator) if generator else None,
-                    ends_at=ended,
-                )
-            )
-        except ValidationError as exc:
-            raise InputError(f"{where}: {_problems(exc)}") from None
+            raise InputError(f"{source} line {reader.line_num}: {validation_problems(exc)}") from None
     return events

@@ -29,8 +29,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.errors import InputError
-from mission_memory.operations.domain_events import DomainEvent, events_from_alertmanager
+from mission_memory.operations.domain_events import DomainEvent
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, FloodPolicy
+from mission_memory.operations.sources.alertmanager import events_from_alertmanager
 
 __all__ = [
     "CRITICAL",

@@ -1,0 +1,163 @@
+"""Event sources: one module per sender of events, each holding its parser and its route.
+
+Every module of this package (``alertmanager``, ``grafana``, ``pagerduty``, ``opsgenie``, ``events`` …)
+defines ``SOURCE``, a :class:`Source`: its name, the HTTP path and methods it is served on, the media
+types it accepts, how a body becomes :class:`~mission_memory.operations.domain_events.DomainEvent` s,
+and, where the sender signs its requests, how a signature is checked. :func:`sources` finds them all,
+so a new receiver is one new module here; the HTTP server (``mcp/event_receiver.py``) serves each
+one the same way and names none. Settings a source reads (its sector labels, its secrets) are looked
+up by its name.
+
+Everything a sender posts is untrusted: parsers store it as data, and errors are
+:class:`~mission_memory.errors.InputError` naming the field.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from mission_memory.errors import InputError
+from mission_memory.operations.domain_events import DomainEvent, load_json
+
+if TYPE_CHECKING:
+    from mission_memory.config import Settings
+
+__all__ = [
+    "JSON_MEDIA_TYPES",
+    "PRIORITY_CRITICALITY",
+    "Source",
+    "basic_auth_problem",
+    "body_json",
+    "first_label",
+    "one_line",
+    "source_named",
+    "sources",
+]
+
+JSON_MEDIA_TYPES = ("application/json", "application/x-ndjson", "application/jsonl", "application/x-jsonlines")
+"""Media types a JSON source accepts (parameters such as ``charset`` aside). None is a type a web page
+may POST cross-site without the browser asking first (a CORS "simple request"; ADR 0054)."""
+
+PRIORITY_CRITICALITY: Mapping[str, float] = {"p1": 0.95, "p2": 0.9, "p3": 0.7, "p4": 0.5, "p5": 0.3}
+"""Incident priority (``P1`` … ``P5``, as incident-management services name it) -> criticality: P1 and P2
+are pages an on-call engineer must not miss (≥ 0.8)."""
+
+Parser = Callable[[bytes, "Settings"], list[DomainEvent]]
+"""A source's parser: the raw body and the settings -> its events (raises InputError naming the field)."""
+
+Verifier = Callable[[Mapping[str, str], bytes, Any], "str | None"]
+"""A source's own signature check: request headers (lower-case names), the raw body and its configured
+auth -> ``None`` when the request is authentic, else why not (the answer is 401, nothing stored)."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """One sender of events and how it is received.
+
+    Attributes:
+        name: the source's name (``alertmanager``): the key of its settings (sector labels, auth).
+        path: the HTTP path it is served on (``/alerts/alertmanager``).
+        parse: the raw body (bytes) and the settings -> events; raises InputError naming the field.
+        methods: the HTTP methods accepted.
+        media_types: the declared Content-Types accepted; any other is ``415``.
+        sector_labels: the labels tried in order for an event's sector, unless the setting
+            ``MISSION_MEMORY_SECTOR_LABELS`` names others for this source.
+        verify: the sender's own signature check, run when its auth setting holds signing secrets.
+        title: what it is, for the documentation and error messages (``alertmanager webhook``).
+    """
+
+    name: str
+    path: str
+    parse: Parser
+    methods: tuple[str, ...] = ("POST",)
+    media_types: tuple[str, ...] = JSON_MEDIA_TYPES
+    sector_labels: tuple[str, ...] = ()
+    verify: Verifier | None = None
+    title: str = ""
+
+    @property
+    def label(self) -> str:
+        """How messages name the source (its title, else its name)."""
+        return self.title or self.name
+
+
+@cache
+def sources() -> tuple[Source, ...]:
+    """Every source of this package, by name: the ``SOURCE`` of each of its modules.
+
+    Raises:
+        TypeError: a module without a :class:`Source` named ``SOURCE``.
+        ValueError: two sources with one name or one path.
+    """
+    found = []
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        source = getattr(importlib.import_module(f"{__name__}.{module}"), "SOURCE", None)
+        if not isinstance(source, Source):
+            raise TypeError(f"{__name__}.{module} defines no SOURCE (a Source)")
+        found.append(source)
+    for key in ("name", "path"):
+        values = [getattr(s, key) for s in found]
+        if len(set(values)) != len(values):
+            raise ValueError(f"two event sources share one {key}: {sorted(values)}")
+    return tuple(sorted(found, key=lambda s: s.name))
+
+
+def source_named(name: str) -> Source:
+    """The source called ``name``.
+
+    Raises:
+        InputError: no source has that name (the message lists the known ones).
+    """
+    for source in sources():
+        if source.name == name:
+            return source
+    raise InputError(f"no event source is called {name!r} (known: {', '.join(s.name for s in sources())})")
+
+
+def basic_auth_problem(headers: Mapping[str, str], expected: str) -> str | None:
+    """Why a request's HTTP basic credentials are not ``expected`` (``user:password``), or None when they are.
+
+    The comparison runs in constant time over the bytes (:func:`hmac.compare_digest`); the message
+    never repeats what was sent.
+    """
+    scheme, _, value = headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic" or not value.strip():
+        return "HTTP basic credentials are required"
+    try:
+        sent = base64.b64decode(value.strip(), validate=True)
+    except (binascii.Error, ValueError):
+        return "the HTTP basic credentials are not base64"
+    if not hmac.compare_digest(sent, expected.encode("utf-8")):
+        return "the HTTP basic credentials are wrong"
+    return None
+
+
+def body_json(body: bytes, where: str) -> Any:
+    """A request body decoded as UTF-8 JSON (nesting bounded by :func:`~mission_memory.operations.domain_events.load_json`).
+
+    Raises:
+        InputError: ``<where>: the body is not valid JSON (…)`` or nested too deep.
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: the body is not valid JSON ({exc})") from None
+    return load_json(text, f"{where}: the body")
+
+
+def first_label(labels: Mapping[str, Any], names: Sequence[str], default: str = "unknown") -> str:
+    """The value of the first of ``names`` present (non-empty) in ``labels``, else ``default``."""
+    return next((" ".join(str(labels[k]).split()) for k in names if labels.get(k) not in (None, "")), default)
+
+
+def one_line(value: Any) -> str:
+    """``value`` as text with every whitespace run (newlines too) collapsed to one space; ``""`` for None."""
+    return " ".join(str(value).split()) if value is not None else ""
