@@ -80,6 +80,9 @@ class RecordPriors:
         superseded: a decision whose status is superseded or that a later decision supersedes.
         time: the record's provenance time (None when the backend does not read it); degraded-mode
             triage weighs domain events by it (docs/adr/0058).
+        stored: when this version of the record was written to the store (UTC; None when the backend
+            does not read it). The event vector queue is dated by it: an event replayed from 2015 and
+            stored a minute ago has waited a minute (issue 37).
     """
 
     layer: Layer
@@ -88,6 +91,7 @@ class RecordPriors:
     criticality: float
     superseded: bool
     time: datetime | None = None
+    stored: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -473,8 +473,8 @@ class PostgresStore:
     def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
         """:class:`RecordPriors` by record id, read without building the records."""
         out: dict[str, RecordPriors] = {}
-        for rid, layer, kind, criticality, attributes, moment in self._conn().execute(
-            "SELECT id, layer, kind, criticality, attributes, time FROM records WHERE id = ANY(%s)",
+        for rid, layer, kind, criticality, attributes, moment, stored in self._conn().execute(
+            "SELECT id, layer, kind, criticality, attributes, time, ingested_at FROM records WHERE id = ANY(%s)",
             (list(dict.fromkeys(record_ids)),),
         ):
             attrs = json.loads(attributes)
@@ -485,6 +485,7 @@ class PostgresStore:
                 criticality=float(criticality),
                 superseded=record_kind is RecordKind.DECISION and DecisionAttributes.marks_superseded(attrs),
                 time=datetime.fromtimestamp(float(moment), UTC),
+                stored=datetime.fromtimestamp(float(stored), UTC),
             )
         return out
 

@@ -602,15 +602,17 @@ class QdrantStore:
     def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
         """:class:`RecordPriors` by record id."""
         out: dict[str, RecordPriors] = {}
-        for p in self._retrieve(self._records, record_ids, ["record"]):
+        for p in self._retrieve(self._records, record_ids, ["record", _WRITTEN]):
             record = _record_of(p)
             attrs = record.attributes
+            written = (p.payload or {}).get(_WRITTEN)
             out[record.id] = RecordPriors(
                 layer=record.layer, kind=record.kind,
                 bare_merge=bool(attrs.get("merge")) and attrs.get("has_body") in (False, 0),
                 criticality=record.criticality,
                 superseded=record.kind is RecordKind.DECISION and DecisionAttributes.marks_superseded(attrs),
                 time=record.provenance.time,
+                stored=datetime.fromtimestamp(int(written) / 1e9, UTC) if isinstance(written, (int, float)) else None,
             )
         return out
 

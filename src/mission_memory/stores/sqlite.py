@@ -607,10 +607,10 @@ class SqliteStore:
         conn = self._conn()
         for chunk in _chunks(list(dict.fromkeys(record_ids))):
             marks = ",".join("?" * len(chunk))
-            for rid, layer, kind, merge, has_body, criticality, status, superseded_by, probably, moment in conn.execute(
+            for rid, layer, kind, merge, has_body, criticality, status, superseded_by, probably, moment, stored in conn.execute(
                 "SELECT id, layer, kind, json_extract(attributes, '$.merge'), json_extract(attributes, '$.has_body'),"
                 " criticality, json_extract(attributes, '$.status'), json_extract(attributes, '$.superseded_by'),"
-                f" json_extract(attributes, '$.probably_superseded_by'), time FROM records WHERE id IN ({marks})",
+                f" json_extract(attributes, '$.probably_superseded_by'), time, ingested_at FROM records WHERE id IN ({marks})",
                 chunk,
             ):
                 kind = RecordKind(kind)
@@ -622,6 +622,7 @@ class SqliteStore:
                     layer=Layer(layer), kind=kind, bare_merge=bool(merge) and has_body == 0, criticality=criticality,
                     superseded=kind is RecordKind.DECISION and DecisionAttributes.marks_superseded(links),
                     time=datetime.fromtimestamp(moment, UTC) if isinstance(moment, (int, float)) else None,
+                    stored=datetime.fromtimestamp(stored, UTC) if isinstance(stored, (int, float)) else None,
                 )
         return out
 

@@ -244,8 +244,9 @@ class VectorBacklog:
         by_layer: ``{layer: {kind: n}}`` of the oldest ``read`` of them.
         read: how many were read for ``by_layer`` and ``oldest_event`` (``missing`` capped at
             :data:`BACKLOG_READ`).
-        oldest_event: the time of the oldest domain event without a vector among those read (its
-            provenance time: when the event happened), or None.
+        oldest_event: when the oldest domain event without a vector among those read was stored
+            (:attr:`~mission_memory.stores.base.RecordPriors.stored`), or None. Not when the event
+            happened: a replayed or late-delivered event has waited since it was stored (issue 37).
     """
 
     model_id: str
@@ -260,7 +261,8 @@ class VectorBacklog:
         return self.by_layer.get(Layer.DOMAIN.value, {}).get(RecordKind.DOMAIN_EVENT.value, 0)
 
     def event_age_seconds(self, now: datetime) -> float | None:
-        """Seconds from the oldest waiting event to ``now`` (≥ 0), or None when no event waits."""
+        """Seconds the oldest waiting event has waited since it was stored, at ``now`` (≥ 0), or None
+        when no event waits."""
         return None if self.oldest_event is None else max(0.0, (now - self.oldest_event).total_seconds())
 
     def queue_line(self, now: datetime) -> str:
@@ -300,7 +302,8 @@ def vector_backlog(
         store: the memory store.
         model_id: the current embedder's model id.
         read: at most this many records without a vector are read for ``by_layer`` and the oldest
-            event (the queue embeds oldest first, so the oldest waiting event is among the first).
+            event (the queue embeds in the order records were stored, so the event waiting longest
+            is among the first).
         max_age_seconds: an answer computed for this store and model at most this long ago may be
             given again (the digest footer asks on every pull; 0 computes afresh). The answer is
             dropped sooner when the queue catches up or events arrive at a caught-up store
@@ -326,8 +329,8 @@ def vector_backlog(
             kinds = by_layer.setdefault(prior.layer.value, {})
             kinds[prior.kind.value] = kinds.get(prior.kind.value, 0) + 1
             event = prior.kind is RecordKind.DOMAIN_EVENT
-            if event and prior.time is not None and (oldest is None or prior.time < oldest):
-                oldest = prior.time
+            if event and prior.stored is not None and (oldest is None or prior.stored < oldest):
+                oldest = prior.stored
         backlog = VectorBacklog(model_id, missing, by_layer, len(ids), oldest)
     try:
         held = weakref.ref(store)

@@ -220,6 +220,19 @@ def test_priors_are_read_without_the_records_and_mark_superseded_decisions(store
     assert (priors[doc.id].criticality, priors[doc.id].superseded, priors[doc.id].bare_merge) == (0.4, False, False)
 
 
+def test_priors_say_when_a_record_was_stored_not_only_when_it_happened(store: MemoryStore) -> None:
+    """The event vector queue's age is counted from when its oldest event was stored (issue 37): an
+    event from 2015 stored now has waited seconds, not eleven years."""
+    before = datetime.now(UTC)
+    event = _record("line-1", "Notification time out: 3200", kind=RecordKind.DOMAIN_EVENT,
+                    when=datetime(2015, 7, 29, 17, 41, tzinfo=UTC))
+    store.upsert_records([event])
+    after = datetime.now(UTC)
+    prior = store.priors_of([event.id])[event.id]
+    assert prior.time == datetime(2015, 7, 29, 17, 41, tzinfo=UTC)
+    assert prior.stored is not None and before.timestamp() - 1 <= prior.stored.timestamp() <= after.timestamp() + 1
+
+
 def test_priors_mark_a_probably_superseded_decision_as_superseded(store: MemoryStore) -> None:
     probable, live = (
         Record.build(
