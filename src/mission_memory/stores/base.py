@@ -395,6 +395,16 @@ class StateStore(Protocol):
         """Set ``key`` of ``mission`` to ``value``."""
         ...
 
+    def replace_state(self, mission: str, key: str, expected: str | None, value: str) -> bool:
+        """Set ``key`` of ``mission`` to ``value`` only if it holds ``expected`` now (None: no value), as
+        one step no other writer of the store comes between (a compare-and-set); True when set.
+
+        A read-modify-write of a value several processes change (the stored incident, docs/adr/0091)
+        reads with :meth:`get_state`, changes, and replaces; on False it reads again. ``expected`` is
+        compared with the stored value (which :meth:`get_state` returns: redacted as stored).
+        """
+        ...
+
     def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
         """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
         ...

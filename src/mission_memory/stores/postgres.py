@@ -881,6 +881,21 @@ class PostgresStore:
             (mission, key, value),
         )
 
+    def replace_state(self, mission: str, key: str, expected: str | None, value: str) -> bool:
+        """Set ``key`` of ``mission`` to ``value`` if it holds ``expected`` (None: absent), read and written
+        in one transaction holding :data:`WRITE_LOCK` (no other writer between); True when set."""
+        value = redacted_state_value(value)  # the last guard: no secret reaches disk (docs/adr/0053)
+        with self._write() as tx:
+            row = tx.execute("SELECT value FROM ingest_state WHERE mission = %s AND key = %s", (mission, key)).fetchone()
+            if (None if row is None else str(row[0])) != expected:
+                return False
+            tx.execute(
+                "INSERT INTO ingest_state (mission, key, value) VALUES (%s, %s, %s)"
+                " ON CONFLICT (mission, key) DO UPDATE SET value = excluded.value",
+                (mission, key, value),
+            )
+        return True
+
     def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
         """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
         where, params = ("WHERE mission = %s", (mission,)) if mission is not None else ("", ())

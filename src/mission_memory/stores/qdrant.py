@@ -1205,6 +1205,19 @@ class QdrantStore:
             payload={"mission": mission, "key": key, "value": value},
         )], wait=True))
 
+    def replace_state(self, mission: str, key: str, expected: str | None, value: str) -> bool:
+        """Set ``key`` of ``mission`` to ``value`` if it holds ``expected`` (None: absent); True when set.
+
+        Read and written under this store's lock: atomic for one process's threads and for local mode
+        (one process holds its directory). Qdrant has no transaction, so processes sharing a Qdrant
+        server may still interleave (as :meth:`upsert_records`' merge, docs/adr/0078).
+        """
+        with self._lock:
+            if self.get_state(mission, key) != expected:
+                return False
+            self.set_state(mission, key, value)
+            return True
+
     def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
         """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
         where = models.Filter(must=[equals("mission", mission)]) if mission is not None else None

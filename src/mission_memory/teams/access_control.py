@@ -400,6 +400,10 @@ class AccessScopedStore:
         """As the wrapped store."""
         self._store.set_state(mission, key, value)
 
+    def replace_state(self, mission: str, key: str, expected: str | None, value: str) -> bool:
+        """As the wrapped store."""
+        return self._store.replace_state(mission, key, expected, value)
+
     def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
         """As the wrapped store (state holds bookmarks and settings, not records)."""
         return self._store.state_items(mission)

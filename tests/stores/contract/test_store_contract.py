@@ -173,6 +173,18 @@ def test_state_round_trips_per_mission_and_key(store: MemoryStore) -> None:
     assert store.get_state("other", "git_head") == "xyz"
 
 
+def test_state_is_replaced_only_while_it_holds_the_expected_value(store: MemoryStore) -> None:
+    """A compare-and-set: a read-modify-write (the stored incident, docs/adr/0091) loses no other writer's change."""
+    assert store.replace_state("m", "incident", None, "v1") is True
+    assert store.replace_state("m", "incident", None, "v2") is False  # it exists now
+    assert store.replace_state("m", "incident", "stale", "v2") is False
+    assert store.get_state("m", "incident") == "v1"
+    assert store.replace_state("m", "incident", "v1", "v2") is True
+    assert store.get_state("m", "incident") == "v2"
+    assert store.replace_state("other", "incident", "v2", "x") is False  # per mission
+    assert store.get_state("other", "incident") is None
+
+
 def test_delete_missing_keeps_only_the_named_source_keys(store: MemoryStore) -> None:
     keep, stale = _record("keep.md", "k"), _record("stale.md", "s")
     store.upsert_records([keep, stale])
