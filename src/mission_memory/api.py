@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from mission_memory.operations.domain_events import DomainEvent
     from mission_memory.operations.escalation import EscalationState, FloodPolicy
     from mission_memory.operations.event_intake import EmbeddingQueue, IntakeReport
+    from mission_memory.operations.incident_state import Incident
     from mission_memory.operations.retention import EventPruneReport
     from mission_memory.records import AccessLevel
     from mission_memory.refresh.artifacts import ArtifactPruneReport
@@ -733,9 +734,37 @@ class Memory:
         Raises:
             InputError: a naive ``now``.
         """
-        from mission_memory.operations.escalation_state import assess_mission
+        from mission_memory.operations.event_intake import assess_and_sync
 
-        return assess_mission(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
+        return assess_and_sync(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
+
+    def incident(self, mission: str | None = None) -> Incident | None:
+        """The mission's latest incident, open or resolved, or None (docs/adr/0091;
+        :func:`~mission_memory.operations.incident_state.load_incident`).
+
+        Raises:
+            InputError: the stored incident is not readable.
+        """
+        from mission_memory.operations.incident_state import load_incident
+
+        return load_incident(self.store, self._event_mission(mission))
+
+    def change_incident(self, what: str, value: str = "", *, mission: str | None = None, operator: str | None = None,
+                        now: datetime | None = None) -> Incident:
+        """Open, set a field of, or close the mission's incident as an operator (``incident`` commands).
+
+        See :func:`~mission_memory.operations.incident_state.change_incident` (``what``: open, status,
+        commander, next-update, contingency, close). ``operator``: default
+        :func:`~mission_memory.retrieval_events.resolve_operator`; ``now``: default the current time.
+
+        Raises:
+            InputError: a bad field or value, no open incident, or one already open for ``open``.
+            BackendUnavailable: the store cannot be written.
+        """
+        from mission_memory.operations.incident_state import change_incident
+
+        return change_incident(self.store, self._event_mission(mission), what, value,
+                               by=operator or resolve_operator() or "unknown", at=self._clock(now))
 
     def firing_alerts(self, mission: str | None = None, *, now: datetime | str | None = None) -> list[OpenAlert]:
         """The alerts open in ``mission`` at ``now``: fired and not resolved, whenever they started (docs/adr/0057).

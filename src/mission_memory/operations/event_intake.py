@@ -37,12 +37,13 @@ from mission_memory.operations.domain_events import (
 )
 from mission_memory.operations.escalation import EscalationState, FloodPolicy
 from mission_memory.operations.escalation_state import assess_mission
+from mission_memory.operations.incident_state import sync_incident
 from mission_memory.records import Record
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import embed_stored, forget_vector_backlog
 from mission_memory.utc import aware_clock
 
-__all__ = ["EmbeddingQueue", "EventPoster", "IntakeReport", "record_events", "store_events"]
+__all__ = ["EmbeddingQueue", "EventPoster", "IntakeReport", "assess_and_sync", "record_events", "store_events"]
 
 
 class EventPoster(Protocol):
@@ -142,7 +143,17 @@ def record_events(
     clock = aware_clock(now)
     check_event_times(checked, clock, max_future_skew)
     report = store_events(store, checked, name)
-    return replace(report, escalation=assess_mission(store, name, policy, clock))
+    return replace(report, escalation=assess_and_sync(store, name, policy, clock))
+
+
+def assess_and_sync(store: MemoryStore, mission: str, policy: FloodPolicy, now: datetime) -> EscalationState:
+    """Assess the mission's escalation at ``now`` and store it
+    (:func:`~mission_memory.operations.escalation_state.assess_mission`), then bring its stored incident up
+    to date (:func:`~mission_memory.operations.incident_state.sync_incident`: opened by a critical alert
+    or a flood, closed when its alerts resolved and the flood is over). Returns the new state."""
+    state = assess_mission(store, mission, policy, now)
+    sync_incident(store, mission, state, now)
+    return state
 
 
 def store_events(store: MemoryStore, events: Sequence[DomainEvent], mission: str) -> IntakeReport:
