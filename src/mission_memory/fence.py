@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import re
-import secrets
 import unicodedata
 
 from mission_memory.errors import InputError
@@ -39,6 +38,8 @@ def new_nonce() -> str:
     tokens, so which entries fit a budget, and whether the last one was dropped, changed from one
     rendering of the same digest to the next.
     """
+    import secrets  # on first use: it loads base64, hmac and hashlib, which a CLI start needs not
+
     return f"{secrets.randbelow(10**12):012d}"
 
 

@@ -113,7 +113,7 @@ class Provenance(BaseModel):
         commit: for files, the commit that last changed them.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: SourceKind
     ref: str
@@ -142,7 +142,7 @@ class Record(BaseModel):
             JSON-serialisable.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     id: str
     source_key: str

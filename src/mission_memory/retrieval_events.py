@@ -107,7 +107,7 @@ class NewRetrievalEvent(BaseModel):
         client: the shell the query came through; None for events logged before clients were recorded.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     query: str
     scope: str

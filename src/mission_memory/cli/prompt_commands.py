@@ -17,13 +17,11 @@ from rich.table import Table
 
 from mission_memory.cli.output import console, json_text, print_json, reported_errors
 from mission_memory.errors import InputError
-from mission_memory.prompts.intents import Intent, label_intent
-from mission_memory.prompts.switching import switching_stats
-from mission_memory.prompts.topics import topic_distribution
 from mission_memory.utc import parse_clock_flag
 
 if TYPE_CHECKING:
     from mission_memory.prompts.corpus import CapturedPrompt, PromptCorpus
+    from mission_memory.prompts.intents import Intent
 
 __all__ = ["app"]
 
@@ -68,6 +66,8 @@ def _selected(
 
 
 def _labels(prompts: list[CapturedPrompt]) -> list[Intent]:
+    from mission_memory.prompts.intents import label_intent
+
     seen: set[str | None] = set()
     labels = []
     for p in prompts:
@@ -146,6 +146,8 @@ def intents(
     json_output: JsonOpt = False,
 ) -> None:
     """Label every prompt: new-task, correction, clarification, question, approval, meta."""
+    from mission_memory.prompts.intents import Intent
+
     with reported_errors():
         prompts = _selected(repo, session, repository, since)
     labels = _labels(prompts)
@@ -181,6 +183,8 @@ def topics(
     json_output: JsonOpt = False,
 ) -> None:
     """Topic-frequency distribution per ISO week (share of each week's prompts mentioning a topic)."""
+    from mission_memory.prompts.topics import topic_distribution
+
     with reported_errors():
         prompts = _selected(repo, None, repository, since)
         distribution = topic_distribution([(p.timestamp, p.prompt) for p in prompts], top=top)
@@ -212,6 +216,8 @@ def switching(
     json_output: JsonOpt = False,
 ) -> None:
     """Cross-project switching: transitions between repositories, switch rate, dwell per repository."""
+    from mission_memory.prompts.switching import switching_stats
+
     with reported_errors():
         prompts = _selected(repo, None, None, since)
         stats = switching_stats(

@@ -68,6 +68,7 @@ class QueryFilters(BaseModel):
     model_config = ConfigDict(
         frozen=True,
         extra="forbid",
+        defer_build=True,
         populate_by_name=True,
         json_schema_extra={"description": "Restrictions of a memory query; every field is optional."},
     )

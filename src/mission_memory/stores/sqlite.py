@@ -47,7 +47,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable, ConfigError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
@@ -603,6 +602,8 @@ class SqliteStore:
 
     def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
         """:class:`RecordPriors` by record id, read without building the records."""
+        from mission_memory.decisions import DecisionAttributes  # on first use: ``status`` never needs it
+
         out: dict[str, RecordPriors] = {}
         conn = self._conn()
         for chunk in _chunks(list(dict.fromkeys(record_ids))):
