@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from mission_memory.errors import BackendUnavailable, ConfigError, StoreDamaged
 from mission_memory.records import LAYER_OF_KIND, Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
+from mission_memory.stores import sqlite_event_kinds
 from mission_memory.stores.base import (
     EventKind,
     EventRetentionRow,
@@ -58,7 +59,6 @@ from mission_memory.stores.base import (
     RecordMerge,
     RecordPriors,
     UpsertOutcome,
-    sort_event_kinds,
 )
 from mission_memory.stores.filters import SearchFilter, matches
 from mission_memory.stores.snapshot_integrity import (
@@ -561,6 +561,8 @@ class SqliteStore:
         """Records of ``kinds`` with time in ``(after, through]``, counted per component (see the protocol)."""
         if not kinds:
             return {}
+        if list(kinds) == [RecordKind.DOMAIN_EVENT.value]:  # from the per-minute kind summary (docs/adr/0091)
+            return sqlite_event_kinds.count_events_by_component(self._conn(), mission, _ts(after), _ts(through))
         clauses = [f"kind IN ({','.join('?' * len(kinds))})", "time > ?", "time <= ?"]
         params: list[Any] = [*(str(k) for k in kinds), _ts(after), _ts(through)]
         if mission is not None:
@@ -667,36 +669,14 @@ class SqliteStore:
     def event_kinds(self, where: SearchFilter) -> list[EventKind]:
         """Every kind of domain event passing ``where``, exact (:class:`~mission_memory.stores.base.EventKindIndex`).
 
-        One ``GROUP BY`` on the covering index ``records_event_window`` counts the kinds; a kind of more
-        than one event then takes three index lookups (its representative, its oldest and newest), so the
-        cost follows the number of kinds and of events in the window, never of reading them (docs/adr/0088).
+        Read from the per-minute kind summary the triggers keep (``event_kind_minutes``): a summary row
+        wholly inside the time range as kept, one straddling a bound from its events, so the cost follows
+        the kinds and minutes of the window, not its events (docs/adr/0088, 0091).
         """
-        clauses, params = filter_sql(where, alias="r")
-        clauses.append("r.kind = ?")
-        params.append(RecordKind.DOMAIN_EVENT.value)
-        sql_where = " AND ".join(clauses)
-        conn = self._conn()
         try:
-            rows = conn.execute(
-                "SELECT COALESCE(r.kind_key, 'record:' || r.id) AS k, count(*), min(r.time), max(r.time),"
-                f" max(r.criticality), min(r.id), min(r.ref) FROM records r WHERE {sql_where} GROUP BY k",
-                params,
-            ).fetchall()
-            out = []
-            for key, count, first, last, top, some_id, some_ref in rows:
-                best, oldest, newest = some_id, some_ref, some_ref
-                if count > 1:
-                    one = f" FROM records r WHERE r.kind_key = ? AND {sql_where} ORDER BY"
-                    best = conn.execute(f"SELECT r.id{one} r.criticality DESC, r.time DESC, r.id DESC LIMIT 1",
-                                        (key, *params)).fetchone()[0]
-                    oldest = conn.execute(f"SELECT r.ref{one} r.time, r.id LIMIT 1", (key, *params)).fetchone()[0]
-                    newest = conn.execute(f"SELECT r.ref{one} r.time DESC, r.id DESC LIMIT 1", (key, *params)).fetchone()[0]
-                out.append(EventKind(key=str(key), count=int(count), first_seen=datetime.fromtimestamp(first, UTC),
-                                     last_seen=datetime.fromtimestamp(last, UTC), max_criticality=float(top),
-                                     best_id=str(best), oldest_ref=str(oldest), newest_ref=str(newest)))
+            return sqlite_event_kinds.event_kinds(self._conn(), where)
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc
-        return sort_event_kinds(out)
 
     def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
         """Record id by source key, for the keys that are stored."""

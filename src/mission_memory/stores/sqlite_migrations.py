@@ -11,13 +11,18 @@ every store made by an older version opens with the new code (simonw/llm's named
   scanning every record (a GROUP BY over 100k records took about 1 s);
 * ``0004_operations_event_type`` — a domain event's type as a filter column;
 * ``0005_event_kind_key`` — a domain event's kind key as a column, with the indexes that aggregate a
-  window's events by kind in the store (docs/adr/0088).
+  window's events by kind in the store (docs/adr/0088);
+* ``0006_event_kind_minutes`` — per minute, kind of domain event and filter values, the events' count,
+  oldest and newest, kept by triggers on ``records``, so a window's kinds are read from it and not from
+  every event (:mod:`~mission_memory.stores.sqlite_event_kinds`, docs/adr/0091).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
+
+from mission_memory.stores.sqlite_event_kinds import EVENT_KIND_MINUTES_SQL
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "applied_migrations", "apply_migrations", "pending_migrations"]
 
@@ -133,6 +138,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX IF NOT EXISTS records_kind_time ON records (kind_key, time) WHERE kind_key IS NOT NULL;
         """,
     ),
+    ("0006_event_kind_minutes", EVENT_KIND_MINUTES_SQL),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

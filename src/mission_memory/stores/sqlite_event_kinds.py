@@ -1,0 +1,256 @@
+"""The SQLite store's per-kind minute summary of domain events, kept by triggers at intake (docs/adr/0091).
+
+A flood's kinds, their exact counts and first and last times are read by every degraded pull
+(triage and the crisis timeline). A ``GROUP BY`` over the window's records costs one index entry per
+event: 0.4 s at 180,000 events. This module keeps, for each minute, each kind of domain event and each
+combination of the columns a query filters on, one row of ``event_kind_minutes``: how many events, the
+oldest and the newest (time, record id, provenance reference). Triggers on ``records`` keep it on every
+write path (intake, re-sends, retention, salvage): an insert adds its event, a delete takes it away and
+reads the minute's new oldest or newest from the records when it was one of them.
+
+A query then reads:
+
+* the whole minutes inside its time range from the summary (one row per kind, minute and filter values:
+  the cost follows the kinds and the minutes the window spans, not its events);
+* the partial minutes at the range's two ends from ``records`` itself (at most two minutes of events).
+
+Both are folded per kind into :class:`~mission_memory.stores.base.EventKind`; the answer is the one the
+``GROUP BY`` over every event gives. A minute is ``floor(time / 60)``, written the same way in SQL and
+in Python (:func:`minute_sql`, :func:`whole_minutes`).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+from mission_memory.records import RecordKind
+from mission_memory.stores.base import EventKind, sort_event_kinds
+from mission_memory.stores.filters import SearchFilter
+from mission_memory.stores.sqlite_filters import filter_sql
+
+__all__ = ["EVENT_KIND_MINUTES_SQL", "MINUTE", "count_events_by_component", "event_kinds", "minute_sql"]
+
+MINUTE = 60.0
+"""Seconds per summary row's span."""
+
+_EVENT = RecordKind.DOMAIN_EVENT.value
+_FILTERED = ("layer", "component", "operator", "access_level", "mission_type", "event_type", "criticality", "outcome")
+"""The record columns a search filters on besides the mission and the time: each summary row holds one value of each."""
+
+
+def minute_sql(time: str) -> str:
+    """SQL for ``floor(time / 60)`` (SQLite 3.40 may lack ``floor``): the summary minute of a time in seconds."""
+    return f"(CAST({time} / 60 AS INTEGER) - ({time} < CAST({time} / 60 AS INTEGER) * 60))"
+
+
+def _kind(alias: str) -> str:
+    return f"COALESCE({alias}.kind_key, 'record:' || {alias}.id)"
+
+
+def _same_row(alias: str, row: str = "event_kind_minutes") -> str:
+    """SQL: the summary row ``row`` is the one of the record ``alias`` (NULLs equal: ``IS``)."""
+    pairs = [f"{row}.mission = {alias}.mission", f"{row}.kind_key = {_kind(alias)}",
+             f"{row}.minute = {minute_sql(alias + '.time')}"]
+    return " AND ".join(pairs + [f"{row}.{c} IS {alias}.{c}" for c in _FILTERED])
+
+
+def _members(row: str, order: str) -> str:
+    """SQL: ``(time, id, ref)`` of the first record of the summary row ``row`` in ``order``."""
+    match = " AND ".join([f"r.{c} IS {row}.{c}" for c in _FILTERED])
+    return (f"(SELECT r.time, r.id, r.ref FROM records r WHERE r.kind_key = {row}.kind_key AND r.mission = {row}.mission"
+            f" AND r.kind = '{_EVENT}' AND r.time >= {row}.minute * 60 - 1 AND r.time < {row}.minute * 60 + 61"
+            f" AND {minute_sql('r.time')} = {row}.minute AND {match} ORDER BY {order} LIMIT 1)")
+
+
+_COLUMNS = ", ".join(_FILTERED)
+EVENT_KIND_MINUTES_SQL = f"""
+CREATE TABLE IF NOT EXISTS event_kind_minutes (
+    mission TEXT NOT NULL, kind_key TEXT NOT NULL, minute INTEGER NOT NULL,
+    layer TEXT NOT NULL, component TEXT, operator TEXT, access_level TEXT, mission_type TEXT, event_type TEXT,
+    criticality REAL NOT NULL, outcome TEXT,
+    count INTEGER NOT NULL,
+    first_time REAL, first_id TEXT, first_ref TEXT,
+    last_time REAL, last_id TEXT, last_ref TEXT
+);
+CREATE INDEX IF NOT EXISTS event_kind_minutes_window ON event_kind_minutes (mission, minute, kind_key);
+CREATE TRIGGER IF NOT EXISTS records_event_kind_ai AFTER INSERT ON records WHEN new.kind = '{_EVENT}' BEGIN
+    INSERT INTO event_kind_minutes (mission, kind_key, minute, {_COLUMNS}, count,
+                                    first_time, first_id, first_ref, last_time, last_id, last_ref)
+    SELECT new.mission, {_kind('new')}, {minute_sql('new.time')}, {', '.join('new.' + c for c in _FILTERED)}, 0,
+           new.time, new.id, new.ref, new.time, new.id, new.ref
+    WHERE NOT EXISTS (SELECT 1 FROM event_kind_minutes WHERE {_same_row('new')});
+    UPDATE event_kind_minutes SET count = count + 1,
+        first_time = CASE WHEN (new.time, new.id) < (first_time, first_id) THEN new.time ELSE first_time END,
+        first_id = CASE WHEN (new.time, new.id) < (first_time, first_id) THEN new.id ELSE first_id END,
+        first_ref = CASE WHEN (new.time, new.id) < (first_time, first_id) THEN new.ref ELSE first_ref END,
+        last_time = CASE WHEN (new.time, new.id) > (last_time, last_id) THEN new.time ELSE last_time END,
+        last_id = CASE WHEN (new.time, new.id) > (last_time, last_id) THEN new.id ELSE last_id END,
+        last_ref = CASE WHEN (new.time, new.id) > (last_time, last_id) THEN new.ref ELSE last_ref END
+    WHERE {_same_row('new')};
+END;
+CREATE TRIGGER IF NOT EXISTS records_event_kind_ad AFTER DELETE ON records WHEN old.kind = '{_EVENT}' BEGIN
+    UPDATE event_kind_minutes SET count = count - 1 WHERE {_same_row('old')};
+    DELETE FROM event_kind_minutes WHERE {_same_row('old')} AND count <= 0;
+    UPDATE event_kind_minutes SET (first_time, first_id, first_ref) = {_members('event_kind_minutes', 'r.time, r.id')}
+    WHERE {_same_row('old')} AND first_id = old.id;
+    UPDATE event_kind_minutes SET (last_time, last_id, last_ref) = {_members('event_kind_minutes', 'r.time DESC, r.id DESC')}
+    WHERE {_same_row('old')} AND last_id = old.id;
+END;
+INSERT INTO event_kind_minutes (mission, kind_key, minute, {_COLUMNS}, count, first_time, last_time)
+SELECT r.mission, {_kind('r')}, {minute_sql('r.time')} AS m, {', '.join('r.' + c for c in _FILTERED)}, count(*),
+       min(r.time), max(r.time)
+FROM records r WHERE r.kind = '{_EVENT}'
+GROUP BY r.mission, {_kind('r')}, m, {', '.join('r.' + c for c in _FILTERED)};
+UPDATE event_kind_minutes SET (first_time, first_id, first_ref) = (
+    SELECT r.time, r.id, r.ref FROM records r WHERE r.id = substr(event_kind_minutes.kind_key, 8))
+WHERE kind_key LIKE 'record:%';
+UPDATE event_kind_minutes SET (last_time, last_id, last_ref) = (first_time, first_id, first_ref)
+WHERE kind_key LIKE 'record:%';
+UPDATE event_kind_minutes SET (first_time, first_id, first_ref) = {_members('event_kind_minutes', 'r.time, r.id')}
+WHERE kind_key NOT LIKE 'record:%';
+UPDATE event_kind_minutes SET (last_time, last_id, last_ref) = {_members('event_kind_minutes', 'r.time DESC, r.id DESC')}
+WHERE kind_key NOT LIKE 'record:%';
+"""
+"""Migration ``0006_event_kind_minutes``: the table, its index, the two triggers, and the summary of the
+events already stored (a record without a kind key is a kind of its own, ``record:<id>``)."""
+
+
+# A kind's running fold: count, first, last, highest criticality, best (crit, time, id), oldest and newest (time, id, ref)
+_Fold = tuple[int, float, float, float, tuple[float, float, str], tuple[float, str, str], tuple[float, str, str]]
+_ROW = ("kind_key, minute, count, criticality, first_time, first_id, first_ref, last_time, last_id, last_ref, "
+        + _COLUMNS)
+
+
+def _merge(into: dict[str, _Fold], key: str, part: _Fold) -> None:
+    seen = into.get(key)
+    if seen is None:
+        into[key] = part
+        return
+    into[key] = (seen[0] + part[0], min(seen[1], part[1]), max(seen[2], part[2]), max(seen[3], part[3]),
+                 max(seen[4], part[4]), min(seen[5], part[5]), max(seen[6], part[6]))
+
+
+def _summary_rows(conn: sqlite3.Connection, where: SearchFilter | None, mission: str | None,
+                  low: float | None, high: float | None) -> list[tuple[Any, ...]]:
+    """The summary rows passing ``where`` (its time bounds excepted; or of ``mission``) whose minute may hold a
+    time in [``low``, ``high``] (a minute of margin each side: each row's own first and last times decide)."""
+    if where is not None:
+        clauses, params = filter_sql(SearchFilter(where.layers, where.filters.model_copy(
+            update={"since": None, "until": None})), alias="event_kind_minutes")
+    else:
+        clauses, params = [], []
+        if mission is not None:
+            clauses.append("event_kind_minutes.mission = ?")
+            params.append(mission)
+    if low is not None:
+        clauses.append("event_kind_minutes.minute >= ?")
+        params.append(math.floor(low / MINUTE) - 1)
+    if high is not None:
+        clauses.append("event_kind_minutes.minute <= ?")
+        params.append(math.floor(high / MINUTE) + 1)
+    sql_where = " AND ".join(clauses) or "1"
+    return conn.execute(f"SELECT {_ROW} FROM event_kind_minutes WHERE {sql_where}", params).fetchall()
+
+
+def _place(row: tuple[Any, ...], low: float | None, low_open: bool, high: float | None) -> str:
+    """``whole`` when every event of the summary row is in the range, ``none`` when none is, else ``part``."""
+    first, last = float(row[4]), float(row[7])
+
+    def above(t: float) -> bool:
+        return low is None or (t > low if low_open else t >= low)
+
+    def below(t: float) -> bool:
+        return high is None or t <= high
+
+    if above(first) and below(last):
+        return "whole"
+    if not above(last) or not below(first):
+        return "none"
+    return "part"
+
+
+def _row_records(row: tuple[Any, ...], low: float | None, low_open: bool, high: float | None) -> tuple[str, list[Any]]:
+    """SQL over ``records r`` (and its parameters): the events of the summary row ``row`` within the range."""
+    key, minute = str(row[0]), int(row[1])
+    clauses = [f"r.kind = '{_EVENT}'", "r.time >= ?", "r.time < ?", f"{minute_sql('r.time')} = ?"]
+    params: list[Any] = [minute * MINUTE - 1, minute * MINUTE + MINUTE + 1, minute]
+    if key.startswith("record:"):
+        clauses.append("r.id = ?")
+        params.append(key.removeprefix("record:"))
+    else:
+        clauses.append("r.kind_key = ?")
+        params.append(key)
+    for column, value in zip(_FILTERED, row[10:], strict=True):
+        clauses.append(f"r.{column} IS ?")
+        params.append(value)
+    if low is not None:
+        clauses.append(f"r.time {'>' if low_open else '>='} ?")
+        params.append(low)
+    if high is not None:
+        clauses.append("r.time <= ?")
+        params.append(high)
+    return " AND ".join(clauses), params
+
+
+def _fold_row(conn: sqlite3.Connection, row: tuple[Any, ...], place: str, low: float | None,
+              high: float | None) -> _Fold | None:
+    """The fold of the summary row's events within [``low``, ``high``] (read from the records for a ``part`` row)."""
+    top = float(row[3])
+    if place == "whole":
+        t0, t1 = float(row[4]), float(row[7])
+        return (int(row[2]), t0, t1, top, (top, t1, str(row[8])), (t0, str(row[5]), str(row[6])),
+                (t1, str(row[8]), str(row[9])))
+    sql, params = _row_records(row, low, False, high)
+    count = conn.execute(f"SELECT count(*) FROM records r WHERE {sql}", params).fetchone()[0]
+    if not count:
+        return None
+    t0, id0, ref0 = conn.execute(f"SELECT r.time, r.id, r.ref FROM records r WHERE {sql} ORDER BY r.time, r.id LIMIT 1",
+                                 params).fetchone()
+    t1, id1, ref1 = conn.execute(f"SELECT r.time, r.id, r.ref FROM records r WHERE {sql}"
+                                 " ORDER BY r.time DESC, r.id DESC LIMIT 1", params).fetchone()
+    return (int(count), float(t0), float(t1), top, (top, float(t1), str(id1)), (float(t0), str(id0), str(ref0)),
+            (float(t1), str(id1), str(ref1)))
+
+
+def event_kinds(conn: sqlite3.Connection, where: SearchFilter) -> list[EventKind]:
+    """Every kind of domain event passing ``where``, exact: each summary row wholly inside the time range as
+    kept, a row straddling one of its bounds read from the records (one kind's events of one minute).
+
+    Returns:
+        The kinds in :func:`~mission_memory.stores.base.sort_event_kinds` order.
+    """
+    f = where.filters
+    low = f.since.timestamp() if f.since is not None else None
+    high = f.until.timestamp() if f.until is not None else None
+    out: dict[str, _Fold] = {}
+    for row in _summary_rows(conn, where, None, low, high):
+        place = _place(row, low, False, high)
+        if place != "none" and (part := _fold_row(conn, row, place, low, high)) is not None:
+            _merge(out, str(row[0]), part)
+    return sort_event_kinds(
+        EventKind(key=key, count=n, first_seen=datetime.fromtimestamp(t0, UTC), last_seen=datetime.fromtimestamp(t1, UTC),
+                  max_criticality=top, best_id=best[2], oldest_ref=oldest[2], newest_ref=newest[2])
+        for key, (n, t0, t1, top, best, oldest, newest) in out.items()
+    )
+
+
+def count_events_by_component(conn: sqlite3.Connection, mission: str | None, after: float, through: float) -> dict[str, int]:
+    """Domain events with time in (``after``, ``through``] per component ("" for none), exact: the summary rows
+    inside the range as kept, a row straddling a bound counted in the records."""
+    out: dict[str, int] = {}
+    for row in _summary_rows(conn, None, mission, after, through):
+        place = _place(row, after, True, through)
+        if place == "none":
+            continue
+        if place == "whole":
+            n = int(row[2])
+        else:
+            sql, params = _row_records(row, after, True, through)
+            n = int(conn.execute(f"SELECT count(*) FROM records r WHERE {sql}", params).fetchone()[0])
+        if n:
+            component = "" if row[11] is None else str(row[11])
+            out[component] = out.get(component, 0) + n
+    return out

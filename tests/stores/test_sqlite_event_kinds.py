@@ -1,0 +1,119 @@
+"""The SQLite store's per-minute kind summary (stores/sqlite_event_kinds.py, docs/adr/0091) answers exactly
+what a fold over every stored event answers, after inserts, re-sends that move an event, and deletions,
+for windows whose bounds fall anywhere in a minute."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
+from mission_memory.stores.base import EventKind, sort_event_kinds
+from mission_memory.stores.filters import SearchFilter, filter_columns, matches
+from mission_memory.stores.sqlite import SqliteStore
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+_event = st.tuples(
+    st.integers(0, 11),                      # ref slot: a later write of a slot replaces the earlier (re-send)
+    st.sampled_from(["k-a", "k-b", None]),   # kind key (None: a kind of its own)
+    st.sampled_from([0.5, 0.8, 0.95]),
+    st.integers(-200, 200),                  # seconds from T0, in tenths: minutes' bounds crossed
+    st.sampled_from(["north", "south", None]),
+)
+
+
+def _record(slot: int, key: str | None, crit: float, tenths: int, sector: str | None) -> Record:
+    return Record.build(
+        kind=RecordKind.DOMAIN_EVENT, title=f"e{slot}", text=f"event e{slot}", criticality=crit, component=sector,
+        provenance=Provenance(kind=SourceKind.EVENT, ref=f"event:e{slot}", uri=f"urn:e{slot}", mission="m",
+                              time=T0 + timedelta(seconds=tenths * 0.7)),
+        attributes={"event_id": f"e{slot}", **({"kind_key": key} if key else {})})
+
+
+def _expected(records: dict[str, Record], where: SearchFilter) -> list[EventKind]:
+    out: dict[str, list[Record]] = {}
+    for record in records.values():
+        if matches(where, filter_columns(record)):
+            key = record.attributes.get("kind_key") or f"record:{record.id}"
+            out.setdefault(str(key), []).append(record)
+    kinds = []
+    for key, members in out.items():
+        by_time = sorted(members, key=lambda r: (r.provenance.time, r.id))
+        best = max(members, key=lambda r: (r.criticality, r.provenance.time, r.id))
+        kinds.append(EventKind(key=key, count=len(members), first_seen=by_time[0].provenance.time,
+                               last_seen=by_time[-1].provenance.time, max_criticality=best.criticality,
+                               best_id=best.id, oldest_ref=by_time[0].provenance.ref, newest_ref=by_time[-1].provenance.ref))
+    return sort_event_kinds(kinds)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    writes=st.lists(_event, min_size=1, max_size=25),
+    deletions=st.sets(st.integers(0, 11), max_size=4),
+    since=st.one_of(st.none(), st.integers(-150, 150)),
+    until=st.one_of(st.none(), st.integers(-150, 150)),
+    min_crit=st.sampled_from([None, 0.8]),
+    sector=st.sampled_from([None, "north"]),
+)
+def test_the_summary_answers_as_a_fold_over_every_event(
+    tmp_path: Path, writes: list[tuple[int, str | None, float, int, str | None]], deletions: set[int],
+    since: int | None, until: int | None, min_crit: float | None, sector: str | None,
+) -> None:
+    path = tmp_path / f"s{abs(hash((tuple(writes), since, until, min_crit, sector))) % 10**9}"
+    store = SqliteStore(path / "memory.db")
+    try:
+        kept: dict[str, Record] = {}
+        for write in writes:
+            record = _record(*write)
+            store.upsert_records([record])
+            kept = {k: r for k, r in kept.items() if r.provenance.ref != record.provenance.ref}
+            kept[record.id] = record
+        gone = [rid for rid, r in kept.items() if int(r.provenance.ref.removeprefix("event:e")) in deletions]
+        store.delete(gone)
+        for rid in gone:
+            del kept[rid]
+        values = {"mission": "m", "min_criticality": min_crit, "component": sector,
+                  "since": T0 + timedelta(seconds=since * 0.9) if since is not None else None,
+                  "until": T0 + timedelta(seconds=until * 0.9) if until is not None else None}
+        where = SearchFilter((Layer.DOMAIN,), **{k: v for k, v in values.items() if v is not None})
+        assert store.event_kinds(where) == _expected(kept, where)
+        if since is not None and until is not None:
+            after, through = T0 + timedelta(seconds=since * 0.9), T0 + timedelta(seconds=until * 0.9)
+            counts: dict[str, int] = {}
+            for r in kept.values():
+                if after < r.provenance.time <= through:
+                    counts[r.component or ""] = counts.get(r.component or "", 0) + 1
+            assert store.count_by_component([RecordKind.DOMAIN_EVENT.value], mission="m", after=after,
+                                            through=through) == counts
+    finally:
+        store.close()
+
+
+def test_a_store_written_before_the_summary_is_summarised_by_its_migration(tmp_path: Path) -> None:
+    """Migration 0006 summarises the events already stored, keyed or not; a later write adds to that."""
+    path = tmp_path / "memory.db"
+    store = SqliteStore(path)
+    records = [_record(n, "k-a" if n % 3 else None, 0.8, n * 40, "north") for n in range(9)]
+    store.upsert_records(records)
+    store.close()
+    conn = sqlite3.connect(path)  # back to schema 5: no summary, no triggers
+    with conn:
+        conn.execute("DROP TRIGGER records_event_kind_ai")
+        conn.execute("DROP TRIGGER records_event_kind_ad")
+        conn.execute("DROP TABLE event_kind_minutes")
+        conn.execute("DELETE FROM migrations WHERE name = '0006_event_kind_minutes'")
+    conn.close()
+    store = SqliteStore(path)
+    try:
+        extra = _record(20, "k-a", 0.95, 100, "north")
+        store.upsert_records([extra])
+        kept = {r.id: r for r in [*records, extra]}
+        where = SearchFilter((Layer.DOMAIN,), mission="m", since=T0 + timedelta(seconds=30))
+        assert store.event_kinds(where) == _expected(kept, where)
+    finally:
+        store.close()
