@@ -131,9 +131,9 @@ def test_a_group_of_repeats_cites_its_members_first_to_last_with_their_count(bud
 
 
 def test_a_distinct_critical_event_older_than_the_newest_2000_keeps_its_timeline_line() -> None:
-    """The timeline reads the newest 2,000 events of the period; in a longer flood the window's critical
-    events are read by criticality as well, so a distinct kind logged before the last 2,000 lines keeps
-    its line (docs/adr/0057)."""
+    """The window's critical kinds are counted in the store over every event, so a distinct kind logged
+    before the last 2,000 lines keeps its line (docs/adr/0057, 0088); the cascades link kinds over the
+    whole period, with no reading limit to state (docs/adr/0091)."""
     now = datetime.now(UTC)
     early = now - timedelta(minutes=8)
     events = [_ev("disk-full", early, "E7", "DataNode", 0.9, "Disk /data/3 failed: read-only file system")]
@@ -149,5 +149,5 @@ def test_a_distinct_critical_event_older_than_the_newest_2000_keeps_its_timeline
             memory.record_events(events[start:start + 500], embed=False, now=now)
         digest = memory.query(QUESTION, filters={"mission": "hadoop"}, token_budget=4000, timeline=True)
     timeline = digest.text.split("## Crisis timeline")[1].split("<<<end excerpt 0")[0]
-    assert "cascades are traced over the newest 2000 events" in timeline
+    assert "newest 2000" not in timeline and "every event of the period counted" in timeline
     assert re.search(r"- E7 · DataNode · 0\.90 · \d\d:\d\d:\d\d: event:disk-full", timeline)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,7 +44,7 @@ from mission_memory.operations.domain_events import DomainEvent, EventState, eve
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.operations.event_groups import event_kinds, kind_members
-from mission_memory.records import Layer, Record, RecordKind
+from mission_memory.records import Layer, Record, RecordKind, source_key_for
 from mission_memory.stores.base import EventKind, MemoryStore
 from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
@@ -72,10 +72,6 @@ TIMELINE_TITLE = "Crisis timeline"
 TIMELINE_SHARE = 0.5
 """Largest share of a digest's token budget the timeline's summary may take (the events' entries follow
 within the rest); at most :data:`mission_memory.retrieval.timeline_section.MAX_TIMELINE_TOKENS`."""
-
-_MAX_EVENTS = 2000
-"""Newest events of the period read to trace cascades (a window of 2,000 events is 200 times the default
-capacity); the rates and the critical kinds are counted in the store over every event (docs/adr/0088)."""
 
 _TREND_BAND = 0.2
 
@@ -184,6 +180,50 @@ def link_events(
                     links.append(CascadeLink(earlier.id, event.id, "sector+time"))
                     break
         latest_by_sector[event.sector].append(event)
+    return links
+
+
+def link_kinds(
+    nodes: Sequence[tuple[EventKind, DomainEvent]],
+    *,
+    proximity: timedelta = timedelta(minutes=5),
+    min_cause_criticality: float = 0.5,
+) -> list[CascadeLink]:
+    """Links between kinds of events by the cascade rule (module docstring), each kind one node.
+
+    A kind is a node whatever its count (docs/adr/0091): it appears at its first event and stays seen
+    until its last, so a chain holds at most as many nodes as there are distinct kinds. A kind with no
+    stated cause is linked to the kind of the same sector, another type and at least
+    ``min_cause_criticality`` (its highest) that was seen last before it appeared (its last event, or
+    the moment it appeared if that kind was still logging then), if at most ``proximity`` before.
+
+    Args:
+        nodes: each kind with its node event: the kind's best event with the time of the kind's first
+            event, its highest criticality, and its stated causes written as the node ids of their kinds.
+        proximity, min_cause_criticality: as :func:`link_events`.
+
+    Returns:
+        The links, cause and effect named by node ids, in the effects' order of appearance.
+    """
+    ordered = sorted(nodes, key=lambda n: (n[1].time, n[1].id))
+    known = {e.id: e for _, e in ordered}
+    by_sector: dict[str, list[tuple[EventKind, DomainEvent]]] = defaultdict(list)
+    links: list[CascadeLink] = []
+    for kind, event in ordered:
+        stated = [c for c in event.caused_by if c in known and known[c].time <= event.time and c != event.id]
+        if stated:
+            links.extend(CascadeLink(c, event.id, "caused_by") for c in dict.fromkeys(stated))
+        elif not event.caused_by:
+            best: tuple[datetime, datetime, str] | None = None
+            for earlier_kind, earlier in by_sector[event.sector]:
+                seen = min(earlier_kind.last_seen, event.time)
+                if (earlier.type == event.type or earlier.criticality < min_cause_criticality
+                        or event.time - seen > proximity):
+                    continue
+                best = max(best or (seen, earlier.time, earlier.id), (seen, earlier.time, earlier.id))
+            if best is not None:
+                links.append(CascadeLink(best[2], event.id, "sector+time"))
+        by_sector[event.sector].append((kind, event))
     return links
 
 
@@ -301,15 +341,15 @@ class CrisisReport:
     Attributes:
         mission: the mission.
         timeline: sectors, cascades and links (:func:`build_crisis_timeline`).
-        events: the events read, by event id.
-        record_ids: the record id of each event id.
+        events: one node event per kind of the period (its best event, dated at the kind's first event,
+            at its highest criticality; :func:`link_kinds`), by event id.
+        record_ids: the record id of each node's best event.
         start: the start of the period read (the escalation's start minus two windows, or two
             windows before ``at`` in normal mode).
         decided_since: where decisions are read from: one window before the degraded mode began (the
             window whose count crossed capacity), or ``start`` in normal mode.
         decisions: decisions recorded since then, oldest first.
         open_questions: proposed decisions and unanswered tracker comments of the mission, newest first.
-        truncated: True when more than the events read fell in the period (the oldest were left out).
         firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057).
         critical: every kind of critical event of the window (criticality ≥
             :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, not resolved), counted in the
@@ -324,10 +364,10 @@ class CrisisReport:
     decided_since: datetime | None = None
     decisions: tuple[TimelineNote, ...] = ()
     open_questions: tuple[TimelineNote, ...] = ()
-    truncated: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
     firing: tuple[OpenAlert, ...] = ()
     critical: tuple[tuple[EventKind, DomainEvent], ...] = ()
+    kinds: Mapping[str, EventKind] = field(default_factory=dict)
+    """The kind of each node event, by event id (its count and last time for the chain's lines)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form: the timeline, the decisions and open questions."""
@@ -335,7 +375,7 @@ class CrisisReport:
             return {"time": n.time.isoformat(), "text": n.text, "by": n.by, "ref": n.ref, "record_id": n.record_id}
 
         return {
-            "mission": self.mission, "start": self.start.isoformat(), "truncated": self.truncated,
+            "mission": self.mission, "start": self.start.isoformat(),
             **self.timeline.to_json(),
             "decisions": [note(n) for n in self.decisions],
             "open_questions": [note(n) for n in self.open_questions],
@@ -353,7 +393,6 @@ def crisis_report(
     at: datetime,
     *,
     proximity: timedelta = timedelta(minutes=5),
-    max_events: int = _MAX_EVENTS,
 ) -> CrisisReport:
     """Read the timeline of ``mission`` at ``at`` from ``store``.
 
@@ -363,8 +402,6 @@ def crisis_report(
         state: its escalation state at ``at`` (its ``since`` sets where the escalation began).
         at: the clock's now (timezone-aware).
         proximity: the cascade rule's proximity (docs/adr/0023).
-        max_events: at most this many events are read, the newest (a flood of days is summarised
-            from its latest part).
 
     Raises:
         InputError: ``at`` is naive.
@@ -375,23 +412,17 @@ def crisis_report(
     degraded = state.mode is EscalationMode.DEGRADED and state.since is not None
     began = state.since if degraded and state.since is not None else at
     start = min(began, at) - 2 * state.window
-    records = store.records_of_kind([RecordKind.DOMAIN_EVENT.value], mission=mission, since=start,
-                                    until=at + timedelta(microseconds=1), limit=max_events + 1)
-    truncated = len(records) > max_events
-    records = records[:max_events]
-    newest_read = len(records)
-    events: dict[str, DomainEvent] = {}
-    record_ids: dict[str, str] = {}
-    for record in records:
-        try:
-            ev = event_from_record(record)
-        except InputError:
-            continue  # a damaged record does not hide the rest of the timeline
-        events[ev.id] = ev
-        record_ids[ev.id] = record.id
-    timeline = build_crisis_timeline(list(events.values()), state, at, proximity=proximity)
-    if truncated:  # the rates are counted in the store over every event, not over the newest read
-        timeline = replace(timeline, sectors=_exact_sectors(store, mission, state, at))
+    # every kind of the period, exact, from the store: one node per kind, whatever its count (docs/adr/0091)
+    period = SearchFilter((Layer.DOMAIN,), mission=mission, since=start, until=at)
+    nodes = _kind_nodes(store, mission, event_kinds(store, period))
+    events = {e.id: e for _, e in nodes}
+    record_ids = {e.id: k.best_id for k, e in nodes}
+    sectors = _exact_sectors(store, mission, state, at)
+    links = link_kinds(nodes, proximity=proximity)
+    timeline = CrisisTimeline(
+        at=at, since=state.since if degraded else None, mode=state.mode.value, alpha=state.alpha, rate=state.rate,
+        window=state.window, sectors=sectors, cascades=tuple(_cascades(list(events.values()), links)),
+        links=tuple(links))
     critical = _critical_kinds(store, mission, state, at)
     # The escalation began with the window whose count crossed capacity, one window before the switch.
     decided_since = began - state.window if degraded else start
@@ -417,9 +448,39 @@ def crisis_report(
     return CrisisReport(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
-        truncated=truncated, firing=tuple(open_alerts(store, mission, at)), critical=critical,
-        extra={"newest_read": newest_read} if truncated else {},
+        firing=tuple(open_alerts(store, mission, at)), critical=critical, kinds={e.id: k for k, e in nodes},
     )
+
+
+def _kind_nodes(store: MemoryStore, mission: str,
+                kinds: Sequence[EventKind]) -> list[tuple[EventKind, DomainEvent]]:
+    """Each kind with its node event (:func:`link_kinds`): its best event read from the store, dated at the
+    kind's first event, at the kind's highest criticality, its stated causes written as their kinds' nodes."""
+    records = store.get([k.best_id for k in kinds])
+    best: list[tuple[EventKind, DomainEvent]] = []
+    for kind in kinds:
+        record = records.get(kind.best_id)
+        if record is None:
+            continue
+        try:
+            best.append((kind, event_from_record(record)))
+        except InputError:
+            continue  # a damaged record does not hide the rest of the timeline
+    node_of_key = {k.key: e.id for k, e in best}
+    causes = sorted({c for _, e in best for c in e.caused_by})
+    slots = store.ids_by_source_keys([source_key_for(mission, RecordKind.DOMAIN_EVENT, f"event:{c}") for c in causes])
+    cause_records = store.get(list(slots.values()))
+    node_of_cause: dict[str, str] = {}
+    for cause in causes:
+        record = cause_records.get(slots.get(source_key_for(mission, RecordKind.DOMAIN_EVENT, f"event:{cause}"), ""))
+        stored = record.attributes.get("kind_key") if record is not None else None
+        key = stored if isinstance(stored, str) and stored else f"record:{record.id}" if record is not None else None
+        if key is not None and key in node_of_key:
+            node_of_cause[cause] = node_of_key[key]
+    return [(kind, event.model_copy(update={
+        "time": kind.first_seen, "criticality": kind.max_criticality,
+        "caused_by": tuple(c for c in dict.fromkeys(node_of_cause.get(c, c) for c in event.caused_by) if c != event.id)}))
+        for kind, event in best]
 
 
 def _exact_sectors(store: MemoryStore, mission: str, state: EscalationState, at: datetime) -> tuple[SectorTrend, ...]:
@@ -455,15 +516,16 @@ def _hm(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%H:%M:%S")
 
 
-def _event_line(event: DomainEvent, link: CascadeLink | None) -> str:
+def _event_line(event: DomainEvent, link: CascadeLink | None, kind: EventKind | None = None) -> str:
     basis = "" if link is None else (
         f" ← {'stated' if link.basis == 'caused_by' else 'inferred'} from event:{link.cause_id}"
     )
     resolved = ""
     if event.state is EventState.RESOLVED:
         resolved = f" · RESOLVED {_hm(event.ends_at)}" if event.ends_at else " · RESOLVED"
+    repeats = f" · ×{kind.count} to {_hm(kind.last_seen)} ({kind_members(kind)})" if kind and kind.count > 1 else ""
     return (f"{_hm(event.time)} {' '.join(event.type.split())} · {' '.join(event.sector.split())} · "
-            f"{event.criticality:.2f}{resolved} · event:{event.id}{basis}")
+            f"{event.criticality:.2f}{resolved}{repeats} · event:{event.id}{basis}")
 
 
 def _open_event(alert: OpenAlert) -> DomainEvent:
@@ -535,19 +597,21 @@ def _timeline_lines(
         lines.append(f"- … {len(below) - len(shown_below)} more alerts firing below criticality {CRITICAL_EVENT:g}")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
     lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
-                 f"{len(t.links) - stated} inferred from sector, type and time):")
+                 f"{len(t.links) - stated} inferred from sector, type and time; each kind of event one link in a "
+                 "chain, every event of the period counted):")
     if not t.cascades:
         lines.append("- no linked events")
     incoming = {link.effect_id: link for link in t.links}
     for number, cascade in enumerate(t.cascades[:cascades], start=1):
-        lines.append(f"{number}. from event:{cascade.root_id} · {len(cascade.event_ids)} events · "
+        counted = sum(report.kinds[e].count if e in report.kinds else 1 for e in cascade.event_ids)
+        lines.append(f"{number}. from event:{cascade.root_id} · {len(cascade.event_ids)} kinds, {counted} events · "
                      f"{_hm(cascade.start)}–{_hm(cascade.end)} · sectors {', '.join(' '.join(s.split()) for s in cascade.sectors)}"
                      f" · max criticality {cascade.max_criticality:.2f}")
         shown = cascade.event_ids[:members]
         for event_id in shown:
-            lines.append("   " + _event_line(report.events[event_id], incoming.get(event_id)))
+            lines.append("   " + _event_line(report.events[event_id], incoming.get(event_id), report.kinds.get(event_id)))
         if len(cascade.event_ids) > members:
-            lines.append(f"   … {len(cascade.event_ids) - members} more events in this chain")
+            lines.append(f"   … {len(cascade.event_ids) - members} more kinds in this chain")
     if len(t.cascades) > cascades:
         lines.append(f"… {len(t.cascades) - cascades} more chains")
     began = f"{(report.decided_since or report.start).astimezone(UTC):%Y-%m-%d %H:%M} UTC"
@@ -561,10 +625,6 @@ def _timeline_lines(
         lines.append(f"- {n.text} · {n.ref}")
     if not report.open_questions:
         lines.append("- none recorded")
-    if report.truncated:
-        newest = report.extra.get("newest_read", len(report.events))
-        lines.append(f"(cascades are traced over the newest {newest} events of the period; the rates and critical "
-                     "kinds above count every event)")
     return lines
 
 
