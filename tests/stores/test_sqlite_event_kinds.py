@@ -29,7 +29,7 @@ _event = st.tuples(
 
 def _record(slot: int, key: str | None, crit: float, tenths: int, sector: str | None) -> Record:
     return Record.build(
-        kind=RecordKind.DOMAIN_EVENT, title=f"e{slot}", text=f"event e{slot}", criticality=crit, component=sector,
+        kind=RecordKind.DOMAIN_EVENT, title=f"e{slot}", text=f"event e{slot} at {tenths}", criticality=crit, component=sector,
         provenance=Provenance(kind=SourceKind.EVENT, ref=f"event:e{slot}", uri=f"urn:e{slot}", mission="m",
                               time=T0 + timedelta(seconds=tenths * 0.7)),
         attributes={"event_id": f"e{slot}", **({"kind_key": key} if key else {})})
