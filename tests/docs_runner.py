@@ -118,6 +118,11 @@ class Sandbox:
     port: str = DOCUMENTED_PORT
     servers: list[_Server] = field(default_factory=list)
     timings: list[tuple[Block, float]] = field(default_factory=list)
+    outputs: dict[Block, str] = field(default_factory=dict)
+
+    def output_of(self, guide: str, command: str) -> str:
+        """What the first block of ``guide`` whose code holds ``command`` printed (stdout, then stderr)."""
+        return next(out for block, out in self.outputs.items() if block.guide == guide and command in block.code)
 
     def remaining(self, block: Block) -> float:
         left = self.deadline - time.monotonic()
@@ -140,6 +145,7 @@ class Sandbox:
             if done.returncode != 0:
                 raise BlockFailed(f"{block.guide}:{block.line}: exit {done.returncode}\n{code}\n--- stdout\n"
                                   f"{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
+            self.outputs[block] = done.stdout + done.stderr
         self.timings.append((block, time.monotonic() - started))
 
     def _localised(self, code: str) -> str:

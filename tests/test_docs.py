@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import GitRepo
-from tests.docs_runner import Block, BlockFailed, run_guide, sandbox, shell_blocks
+from tests.docs_runner import Block, BlockFailed, Sandbox, run_guide, sandbox, shell_blocks
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDES = ("README.md", "docs/coding-agents.md", "docs/on-call.md", "docs/teams.md", "docs/store.md",
@@ -85,3 +85,20 @@ def test_the_shell_blocks_run_on_a_fresh_store(mission_repo: GitRepo, data_dir: 
     print(f"{ran} blocks in {time.monotonic() - started:.1f} s; slowest:",
           ", ".join(f"{block.guide}:{block.line} {seconds:.1f} s" for block, seconds in slowest))
     assert ran >= 10
+    _the_on_call_drill_tells_its_story(box)
+
+
+def _the_on_call_drill_tells_its_story(box: Sandbox) -> None:
+    """docs/on-call.md's drill (issue 37): the alert is received and listed, the flood turns the mission
+    degraded, the incoming operator's brief opens with the incident, the alert and the note, and the
+    resolved notification closes the alert."""
+    guide = "docs/on-call.md"
+    assert '"added":1' in box.output_of(guide, "@docs/examples/alertmanager-firing.json")
+    assert '"mode":"degraded"' in box.output_of(guide, "@flood.jsonl")
+    firing = box.output_of(guide, "mission-memory events firing --mission checkout\nmission-memory escalation")
+    assert "1 alerts open" in firing and "CheckoutErrorBudgetBurn" in firing and "checkout-api-7:9102" in firing
+    assert "Escalation: degraded" in firing
+    brief = box.output_of(guide, "mission-memory brief --mission checkout")
+    assert brief.index("Severity: critical") < brief.index("CheckoutErrorBudgetBurn") < brief.index("×60")
+    assert "roll release 142 back" in brief
+    assert "No alert is firing." in box.output_of(guide, "@docs/examples/alertmanager-resolved.json")
