@@ -72,7 +72,7 @@ def main() -> None:
                 vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
                 store.upsert(records, vectors, "bench-model")
             load_s = time.perf_counter() - started
-            store._conn().execute("ANALYZE")
+            store._run("ANALYZE")
             queries = rng.normal(size=(args.queries, DIM)).astype(np.float32)
             queries /= np.linalg.norm(queries, axis=1, keepdims=True)
             where = SearchFilter(tuple(Layer), mission=mission)
@@ -91,7 +91,7 @@ def main() -> None:
             with store._write() as tx:
                 store.vectors.create_index(tx, "bench-model", mission, DIM)
             index_s = time.perf_counter() - started
-            store._conn().execute("ANALYZE")
+            store._run("ANALYZE")
             hnsw_ms, approx = timed(queries)
             hit = sum(len(set(a[layer]) & set(e[layer])) for a, e in zip(approx, exact, strict=True) for layer in e)
             total = sum(len(e[layer]) for e in exact for layer in e)

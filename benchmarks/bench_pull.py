@@ -979,25 +979,26 @@ def postgres_agreement(memory: Any, n_queries: int, limit: int = 60) -> dict[str
     from mission_memory.stores.sqlite_filters import filter_sql
 
     store, embedder = memory.store, memory.embedder
-    conn = store._conn()
-    found = wanted = through_index = 0
-    for task, filters in query_set(n_queries):
-        where = SearchFilter(tuple(Layer), QueryFilters(**{**(filters or {}), "mission": MISSION}))
-        vector = embedder.embed_query(task)
-        fast = store.dense_search_by_layer(vector, embedder.model_id, where, limit)
-        clauses, params = filter_sql(where, alias="r")
-        exact = store.vectors.exact(conn, vector, embedder.model_id, " AND ".join(clauses).replace("?", "%s"),
-                                    params, limit, False)
-        through_index += all(spec.name == "mission" for spec, _ in where.active())
-        for layer in where.layers:
-            truth = {rid for rid, lay, _, _ in exact if lay == layer.value}
-            found += len(truth & {h.record_id for h in fast[layer]})
-            wanted += len(truth)
+    with store._connection() as conn:
+        found = wanted = through_index = 0
+        for task, filters in query_set(n_queries):
+            where = SearchFilter(tuple(Layer), QueryFilters(**{**(filters or {}), "mission": MISSION}))
+            vector = embedder.embed_query(task)
+            fast = store.dense_search_by_layer(vector, embedder.model_id, where, limit)
+            clauses, params = filter_sql(where, alias="r")
+            exact = store.vectors.exact(conn, vector, embedder.model_id, " AND ".join(clauses).replace("?", "%s"),
+                                        params, limit, False)
+            through_index += all(spec.name == "mission" for spec, _ in where.active())
+            for layer in where.layers:
+                truth = {rid for rid, lay, _, _ in exact if lay == layer.value}
+                found += len(truth & {h.record_id for h in fast[layer]})
+                wanted += len(truth)
+        indexed = store.vectors.indexed(conn)
     return {
         "dense_recall_at_60": round(found / max(wanted, 1), 4),
         "bm25_recall_at_60": None,
         "dense_search": f"postgres: HNSW per mission from {store.vectors.hnsw_min_rows} vectors"
-                        f" (indexes: {store.vectors.indexed(conn)}), exact otherwise;"
+                        f" (indexes: {indexed}), exact otherwise;"
                         f" {through_index}/{n_queries} queries could use the index",
     }
 

@@ -210,7 +210,10 @@ class Settings(BaseSettings):
         postgres_password: the PostgreSQL user's password (read from the environment, never stored,
             logged or shown; unset: libpq's own ``PGPASSWORD`` or ``~/.pgpass``).
         postgres_deadline_seconds: total seconds one PostgreSQL connection attempt or statement may
-            take (``connect_timeout``, ``statement_timeout``).
+            take (``connect_timeout``, ``statement_timeout``); also the longest a call waits for a
+            free connection of the store's pool.
+        postgres_pool_size: connections one process keeps at most to PostgreSQL, shared by its
+            threads (unset: the store's ``DEFAULT_POOL_SIZE``, docs/adr/0084).
         qdrant_api_key: the Qdrant server's API key, sent as the ``api-key`` header (read from the
             environment, never stored or logged).
         qdrant_deadline_seconds: total seconds one Qdrant request may take (the client's timeout).
@@ -292,6 +295,7 @@ class Settings(BaseSettings):
     qdrant_replication_factor: int | None = Field(default=None, ge=1, le=16)
     postgres_password: SecretStr | None = None
     postgres_deadline_seconds: float = Field(default=30.0, gt=0)
+    postgres_pool_size: int | None = Field(default=None, ge=1, le=1000)
     event_mission: str | None = None
     escalation_window_minutes: float = Field(default=10.0, gt=0)
     escalation_flood_start: float = Field(default=10.0, gt=0)

@@ -90,26 +90,27 @@ def test_a_large_mission_is_searched_through_its_own_hnsw_index_with_the_exact_r
     small = [_record(f"s{i}.md", f"small {i}", mission="small") for i in range(50)]
     vectors = _unit(450, dim=16, seed=5)
     store.upsert(big[:200], vectors[:200], "model-a")
-    assert store.vectors.indexed(store._conn()) == []  # 200 < 300: exact scan only
+    with store._connection() as conn:
+        assert store.vectors.indexed(conn) == []  # 200 < 300: exact scan only
     store.upsert(big[200:] + small, vectors[200:], "model-a")
-    assert store.vectors.indexed(store._conn()) == [("model-a", "big")]
-    conn = store._conn()
-    for q in range(5):
-        query = _unit(1, dim=16, seed=100 + q)[0]
-        for per_kind in (False, True):
-            where = SearchFilter((Layer.DOMAIN, Layer.WORKFLOW), mission="big")
-            through_index = store.dense_search_by_layer(query, "model-a", where, 10, per_kind=per_kind)
-            exact = store.vectors.exact(conn, query, "model-a", "r.mission = %s AND r.layer = ANY(%s)",
-                                        ["big", ["domain", "workflow"]], 10, per_kind)
-            for layer, hits in through_index.items():
-                wanted = sorted((s, rid) for rid, lay, _, s in exact if lay == layer.value)
-                assert [h.record_id for h in hits] == [rid for _, rid in sorted(wanted, key=lambda w: -w[0])]
-    plan = conn.execute(
-        "EXPLAIN SELECT seq FROM vectors WHERE model_id = 'model-a' AND mission = 'big'"
-        " ORDER BY embedding::vector(16) <#> %s::vector(16) LIMIT 10", (str(query.tolist()),)).fetchall()
-    assert "vectors_hnsw_" in " ".join(row[0] for row in plan)
-    assert store.delete_vectors_not_of("model-b") == 450
-    assert store.vectors.indexed(conn) == []
+    assert store._rows("SELECT model_id, mission FROM vector_indexes") == [("model-a", "big")]
+    with store._connection() as conn:
+        for q in range(5):
+            query = _unit(1, dim=16, seed=100 + q)[0]
+            for per_kind in (False, True):
+                where = SearchFilter((Layer.DOMAIN, Layer.WORKFLOW), mission="big")
+                through_index = store.dense_search_by_layer(query, "model-a", where, 10, per_kind=per_kind)
+                exact = store.vectors.exact(conn, query, "model-a", "r.mission = %s AND r.layer = ANY(%s)",
+                                            ["big", ["domain", "workflow"]], 10, per_kind)
+                for layer, hits in through_index.items():
+                    wanted = sorted((s, rid) for rid, lay, _, s in exact if lay == layer.value)
+                    assert [h.record_id for h in hits] == [rid for _, rid in sorted(wanted, key=lambda w: -w[0])]
+        plan = conn.execute(
+            "EXPLAIN SELECT seq FROM vectors WHERE model_id = 'model-a' AND mission = 'big'"
+            " ORDER BY embedding::vector(16) <#> %s::vector(16) LIMIT 10", (str(query.tolist()),)).fetchall()
+        assert "vectors_hnsw_" in " ".join(row[0] for row in plan)
+        assert store.delete_vectors_not_of("model-b") == 450
+        assert store.vectors.indexed(conn) == []
     store.close()
 
 
@@ -178,13 +179,12 @@ def test_a_database_of_an_earlier_schema_is_migrated_once_when_opened(postgres_u
     store = PostgresStore(postgres_url)
     kept = [_record("a.md", "ledger upload", mission="m"), _record("b.md", "ledger archive", mission="n")]
     store.upsert_records(kept)
-    conn = store._conn()  # the database as 0001_initial left it
-    conn.execute("ALTER TABLE postings DROP COLUMN mission, DROP COLUMN layer")
-    conn.execute("DELETE FROM schema_migrations WHERE name = '0002_postings_scope'")
+    store._run("ALTER TABLE postings DROP COLUMN mission, DROP COLUMN layer")  # as 0001_initial left it
+    store._run("DELETE FROM schema_migrations WHERE name = '0002_postings_scope'")
     store.close()
     reopened = PostgresStore(postgres_url)
     assert {h.record_id for h in reopened.bm25_search(["ledger"], SearchFilter(tuple(Layer), mission="n"), 5)} == {
         kept[1].id}
-    names = [row[0] for row in reopened._conn().execute("SELECT name FROM schema_migrations ORDER BY name")]
+    names = [row[0] for row in reopened._rows("SELECT name FROM schema_migrations ORDER BY name")]
     assert names == ["0001_initial", "0002_postings_scope"]
     reopened.close()

@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import BackendUnavailable
@@ -64,7 +65,7 @@ from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
 from mission_memory.stores.write_path import check_vector_rows
 from mission_memory.utc import as_utc
 
-__all__ = ["DEFAULT_DEADLINE_SECONDS", "WRITE_LOCK", "PostgresStore"]
+__all__ = ["DEFAULT_DEADLINE_SECONDS", "DEFAULT_POOL_SIZE", "WRITE_LOCK", "PostgresStore"]
 
 T = TypeVar("T")
 
@@ -72,6 +73,11 @@ WRITE_LOCK = 0x6D6D_7772_6974
 """The ``pg_advisory_xact_lock`` key every write transaction takes first (one writer at a time)."""
 DEFAULT_DEADLINE_SECONDS = 30.0
 """Total seconds one connection attempt or one statement may take, unless the caller says otherwise."""
+DEFAULT_POOL_SIZE = 10
+"""Connections one store (one process) keeps at most, shared by its threads (``psycopg_pool``): a
+server's tool calls run on many threads, and each call holds a connection only while it runs, so
+a server process opens at most this many sessions however many calls it serves at once
+(``MISSION_MEMORY_POSTGRES_POOL_SIZE``; docs/adr/0084)."""
 
 _RECORD_COLUMNS = (
     "seq, id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, "
@@ -123,7 +129,8 @@ class PostgresStore:
     """Records, BM25, pgvector vectors, retrieval events and state in one PostgreSQL database.
 
     Implements :class:`~mission_memory.stores.base.MemoryStore`. Safe to use from several threads
-    (one connection per thread) and from any number of processes at once.
+    (they share a pool of at most ``pool_size`` connections; each call holds one while it runs) and
+    from any number of processes at once.
 
     Args:
         conninfo: a libpq connection string or ``postgresql://`` URL (it may carry a password; it
@@ -132,6 +139,8 @@ class PostgresStore:
             statement (``statement_timeout``) may take.
         hnsw_min_rows: a mission with at least this many vectors of one model gets a partial HNSW
             index and is searched through it (docs/adr/0084); below, an exact scan.
+        pool_size: connections kept at most (:data:`DEFAULT_POOL_SIZE`); a call that finds none
+            free waits at most ``deadline_seconds``, then raises :class:`BackendUnavailable`.
 
     Raises:
         BackendUnavailable: the server cannot be reached, refuses the login, or the schema cannot
@@ -143,23 +152,32 @@ class PostgresStore:
 
     def __init__(
         self, conninfo: str, deadline_seconds: float = DEFAULT_DEADLINE_SECONDS, hnsw_min_rows: int = HNSW_MIN_ROWS,
+        pool_size: int = DEFAULT_POOL_SIZE,
     ) -> None:
-        self._conninfo = conninfo
         self._deadline = deadline_seconds
+        self._pool_size = max(1, pool_size)
         params = psycopg.conninfo.conninfo_to_dict(conninfo)
         host = str(params.get("host") or "localhost")
         port = str(params.get("port") or "5432")
         self._where = f"{host}:{port}/{params.get('dbname') or params.get('user') or 'postgres'}"
         self._local = threading.local()
-        self._connections: list[psycopg.Connection[Any]] = []
-        self._conn_lock = threading.Lock()
         self._terms = TermEncoder()
         self._closed = False
         self.vectors = VectorPlanner(hnsw_min_rows)
+        deadline_ms = max(1, round(deadline_seconds * 1000))
+        settings: dict[str, Any] = {
+            "autocommit": True, "connect_timeout": max(1, round(deadline_seconds)), "application_name": "mission-memory",
+            "options": f"-c statement_timeout={deadline_ms} -c idle_in_transaction_session_timeout={deadline_ms}",
+        }
+        self._pool: ConnectionPool[Any] | None = None
         try:
-            conn = self._conn()
-            apply_migrations(conn)
-            register_vector(conn)
+            with psycopg.connect(conninfo, **settings) as first:  # the schema first: pooled connections load its types
+                apply_migrations(first)
+            self._pool = ConnectionPool(
+                conninfo, kwargs=settings, min_size=1, max_size=self._pool_size, timeout=deadline_seconds,
+                configure=register_vector, name="mission-memory", open=False,
+            )
+            self._pool.open(wait=True, timeout=deadline_seconds)
         except psycopg.Error as exc:
             self.close()
             raise self._translate(exc) from exc
@@ -168,6 +186,11 @@ class PostgresStore:
 
     def _translate(self, exc: psycopg.Error) -> BackendUnavailable:
         """The package error for a driver failure; names ``host:port/database``, never a password."""
+        if isinstance(exc, PoolTimeout):
+            return BackendUnavailable(
+                f"PostgreSQL at {self._where}: no connection of its pool ({self._pool_size}) was free within"
+                f" {self._deadline:g} s (MISSION_MEMORY_POSTGRES_POOL_SIZE)"
+            )
         if isinstance(exc, psycopg.errors.QueryCanceled):
             return BackendUnavailable(
                 f"PostgreSQL at {self._where} did not answer within {self._deadline:g} s (statement_timeout)"
@@ -177,28 +200,46 @@ class PostgresStore:
             return BackendUnavailable(f"PostgreSQL at {self._where} cannot be reached: {text}")
         return BackendUnavailable(f"PostgreSQL at {self._where} failed: {type(exc).__name__}: {text}")
 
-    def _conn(self) -> psycopg.Connection[Any]:
-        """This thread's connection (autocommit; writes open their own transaction)."""
-        conn: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
-        if conn is None or conn.closed:
-            deadline_ms = max(1, round(self._deadline * 1000))
-            conn = psycopg.connect(
-                self._conninfo, autocommit=True, connect_timeout=max(1, round(self._deadline)),
-                options=f"-c statement_timeout={deadline_ms} -c idle_in_transaction_session_timeout={deadline_ms}",
-                application_name="mission-memory",
-            )
-            if self._connections:  # the first connection registers after migrations created the type
-                register_vector(conn)
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of the pool for one call (autocommit; writes open their own transaction).
+
+        A call made while this thread already holds one (a method calling another) gets the same
+        connection, so a thread never waits for itself. Waiting for a free one takes at most the
+        store's deadline, then :class:`~psycopg_pool.PoolTimeout` (a ``psycopg.Error``).
+        """
+        held: psycopg.Connection[Any] | None = getattr(self._local, "conn", None)
+        if held is not None:
+            yield held
+            return
+        if self._pool is None:
+            raise psycopg.OperationalError("the store is closed")
+        with self._pool.connection(timeout=self._deadline) as conn:
             self._local.conn = conn
-            with self._conn_lock:
-                self._connections.append(conn)
-        return conn
+            try:
+                yield conn
+            finally:
+                self._local.conn = None
+
+    def _rows(self, query: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Every row ``query`` returns, read on a pooled connection (see :meth:`_connection`)."""
+        with self._connection() as conn:
+            return conn.execute(query, params).fetchall()
+
+    def _row(self, query: str, params: Sequence[Any] = ()) -> tuple[Any, ...] | None:
+        """The first row ``query`` returns (None when none), read on a pooled connection."""
+        with self._connection() as conn:
+            return conn.execute(query, params).fetchone()
+
+    def _run(self, query: str, params: Sequence[Any] = ()) -> int:
+        """Run one statement that returns no rows on a pooled connection (autocommit); its row count."""
+        with self._connection() as conn:
+            return int(conn.execute(query, params).rowcount)
 
     @contextmanager
     def _write(self) -> Iterator[psycopg.Connection[Any]]:
         """One write transaction holding :data:`WRITE_LOCK`: committed on success, rolled back on any error."""
-        conn = self._conn()
-        with conn.transaction():
+        with self._connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield conn
 
@@ -219,20 +260,18 @@ class PostgresStore:
 
     def ensure_sound(self) -> None:
         """Raise :class:`BackendUnavailable` when the server cannot be reached or a table is missing."""
-        conn = self._conn()
         for table in ("records", "postings", "vectors", "retrieval_events", "ingest_state", "vector_indexes"):
-            if _one(conn, "SELECT to_regclass(%s) IS NULL", (table,)):
+            if self._row("SELECT to_regclass(%s) IS NULL", (table,)) == (True,):
                 raise BackendUnavailable(f"PostgreSQL at {self._where}: table {table} is missing")
 
     def close(self) -> None:
-        """Close every connection and the tokenizer."""
+        """Close the pool (every connection) and the tokenizer."""
         if self._closed:
             return
         self._closed = True
-        with self._conn_lock:
-            for conn in self._connections:
-                conn.close()
-            self._connections.clear()
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
         self._terms.close()
 
     # -- records --------------------------------------------------------------------------------
@@ -240,7 +279,7 @@ class PostgresStore:
     def known_ids(self, record_ids: Iterable[str]) -> set[str]:
         """Which of ``record_ids`` are stored."""
         wanted = list(dict.fromkeys(record_ids))
-        rows = self._conn().execute("SELECT id FROM records WHERE id = ANY(%s)", (wanted,)).fetchall()
+        rows = self._rows("SELECT id FROM records WHERE id = ANY(%s)", (wanted,))
         return {str(row[0]) for row in rows}
 
     def upsert_records(self, records: Sequence[Record], *, merge: RecordMerge | None = None) -> UpsertOutcome:
@@ -425,10 +464,10 @@ class PostgresStore:
                 clauses.append(f"{column} = %s")
                 params.append(value)
         _time_window(clauses, params, since, until)
-        rows = self._conn().execute(
+        rows = self._rows(
             f"SELECT {_RECORD_COLUMNS} FROM records WHERE {' AND '.join(clauses)} ORDER BY time DESC, seq DESC LIMIT %s",
             (*params, max(0, limit)),
-        ).fetchall()
+        )
         return [_row_to_record(row) for row in rows]
 
     def count_by_component(
@@ -442,9 +481,9 @@ class PostgresStore:
         if mission is not None:
             clauses.append("mission = %s")
             params.append(mission)
-        rows = self._conn().execute(
+        rows = self._rows(
             f"SELECT coalesce(component, ''), count(*) FROM records WHERE {' AND '.join(clauses)} GROUP BY 1", params
-        ).fetchall()
+        )
         return {str(component): int(n) for component, n in rows}
 
     def delete_mission(self, mission: str) -> dict[str, int]:
@@ -465,15 +504,15 @@ class PostgresStore:
 
     def get(self, record_ids: Sequence[str]) -> dict[str, Record]:
         """Records by id (ids that are not stored are absent from the result)."""
-        rows = self._conn().execute(
+        rows = self._rows(
             f"SELECT {_RECORD_COLUMNS} FROM records WHERE id = ANY(%s)", (list(dict.fromkeys(record_ids)),)
-        ).fetchall()
+        )
         return {str(row[1]): _row_to_record(row) for row in rows}
 
     def priors_of(self, record_ids: Sequence[str]) -> dict[str, RecordPriors]:
         """:class:`RecordPriors` by record id, read without building the records."""
         out: dict[str, RecordPriors] = {}
-        for rid, layer, kind, criticality, attributes, moment, stored in self._conn().execute(
+        for rid, layer, kind, criticality, attributes, moment, stored in self._rows(
             "SELECT id, layer, kind, criticality, attributes, time, ingested_at FROM records WHERE id = ANY(%s)",
             (list(dict.fromkeys(record_ids)),),
         ):
@@ -495,11 +534,11 @@ class PostgresStore:
         last = 0
         while True:
             try:
-                rows = self._conn().execute(
+                rows = self._rows(
                     "SELECT seq, id, time, attributes FROM records WHERE mission = %s AND kind = %s AND time < %s"
                     " AND seq > %s ORDER BY seq LIMIT %s",
                     (mission, RecordKind.DOMAIN_EVENT.value, as_utc(until).timestamp(), last, max(1, batch)),
-                ).fetchall()
+                )
             except psycopg.Error as exc:
                 raise self._translate(exc) from exc
             if not rows:
@@ -517,18 +556,18 @@ class PostgresStore:
     def most_critical(self, where: SearchFilter, limit: int) -> list[Hit]:
         """The ``limit`` most critical records passing ``where``, newest first among equals."""
         clauses, params = filter_sql(where, alias="r")
-        rows = self._conn().execute(
+        rows = self._rows(
             f"SELECT r.id, r.criticality FROM records r WHERE {_sql(clauses)}"
             " ORDER BY r.criticality DESC, r.time DESC, r.id LIMIT %s",
             (*params, max(0, limit)),
-        ).fetchall()
+        )
         return [Hit(record_id=str(rid), score=float(criticality)) for rid, criticality in rows]
 
     def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
         """Record id by source key, for the keys that are stored."""
-        rows = self._conn().execute(
+        rows = self._rows(
             "SELECT id, source_key FROM records WHERE source_key = ANY(%s)", (list(keys),)
-        ).fetchall()
+        )
         return {str(key): str(rid) for rid, key in rows}
 
     def iterate(self, batch: int = 256) -> Iterator[list[Record]]:
@@ -536,9 +575,9 @@ class PostgresStore:
         last = 0
         while True:
             try:
-                rows = self._conn().execute(
+                rows = self._rows(
                     f"SELECT {_RECORD_COLUMNS} FROM records WHERE seq > %s ORDER BY seq LIMIT %s", (last, max(1, batch))
-                ).fetchall()
+                )
             except psycopg.Error as exc:
                 raise self._translate(exc) from exc
             if not rows:
@@ -549,39 +588,39 @@ class PostgresStore:
     def counts(self) -> dict[str, dict[str, int]]:
         """Record counts as ``{layer: {kind: n}}``."""
         out: dict[str, dict[str, int]] = {layer.value: {} for layer in Layer}
-        for layer, kind, n in self._conn().execute("SELECT layer, kind, count(*) FROM records GROUP BY layer, kind"):
+        for layer, kind, n in self._rows("SELECT layer, kind, count(*) FROM records GROUP BY layer, kind"):
             out.setdefault(str(layer), {})[str(kind)] = int(n)
         return out
 
     def components(self, limit: int = 30) -> dict[str, int]:
         """Record counts of the most common components."""
-        rows = self._conn().execute(
+        rows = self._rows(
             "SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL"
             " GROUP BY component ORDER BY n DESC, component LIMIT %s",
             (limit,),
-        ).fetchall()
+        )
         return {str(c): int(n) for c, n in rows}
 
     def has_component(self, component: str) -> bool:
         """Whether any record has ``component`` (an index lookup)."""
-        return self._conn().execute("SELECT 1 FROM records WHERE component = %s LIMIT 1", (component,)).fetchone() is not None
+        return self._row("SELECT 1 FROM records WHERE component = %s LIMIT 1", (component,)) is not None
 
     def count_kind(self, mission: str, kind: str) -> int:
         """How many records of ``kind`` ``mission`` holds."""
-        row = self._conn().execute("SELECT count(*) FROM records WHERE mission = %s AND kind = %s", (mission, kind)).fetchone()
+        row = self._row("SELECT count(*) FROM records WHERE mission = %s AND kind = %s", (mission, kind))
         return int(row[0]) if row else 0
 
     def missions(self) -> dict[str, int]:
         """Record counts by mission."""
-        return {str(m): int(n) for m, n in self._conn().execute("SELECT mission, count(*) FROM records GROUP BY mission")}
+        return {str(m): int(n) for m, n in self._rows("SELECT mission, count(*) FROM records GROUP BY mission")}
 
     def mission_names(self) -> frozenset[str]:
         """The missions holding at least one record, by one index seek per mission (docs/adr/0049)."""
-        rows = self._conn().execute(
+        rows = self._rows(
             "WITH RECURSIVE m(name) AS (SELECT min(mission) FROM records UNION ALL"
             " SELECT (SELECT min(mission) FROM records WHERE mission > m.name) FROM m WHERE m.name IS NOT NULL)"
             " SELECT name FROM m WHERE name IS NOT NULL"
-        ).fetchall()
+        )
         return frozenset(str(row[0]) for row in rows)
 
     # -- lexical search -------------------------------------------------------------------------
@@ -605,8 +644,7 @@ class PostgresStore:
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if not terms or limit <= 0:
             return out
-        conn = self._conn()
-        with conn.transaction():  # one snapshot for the statistics and the ranking
+        with self._connection() as conn, conn.transaction():  # one snapshot for the statistics and the ranking
             plan = self._lexical_plan(conn, terms)
             if plan is None:
                 return out
@@ -699,8 +737,7 @@ class PostgresStore:
         wanted = [tokens for tokens in self._terms.term_tokens(phrases) if tokens]
         if not wanted or limit <= 0:
             return []
-        conn = self._conn()
-        with conn.transaction():
+        with self._connection() as conn, conn.transaction():
             records, total = _totals(conn)
             if not records:
                 return []
@@ -769,7 +806,8 @@ class PostgresStore:
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if limit <= 0:
             return out
-        found = self.vectors.search(self._conn(), np.asarray(query, dtype=np.float32), model_id, where, limit, per_kind)
+        with self._connection() as conn:
+            found = self.vectors.search(conn, np.asarray(query, dtype=np.float32), model_id, where, limit, per_kind)
         for rid, layer, kind, score in found:
             out[Layer(layer)].append(Hit(record_id=rid, score=score, kind=RecordKind(kind) if per_kind else None))
         for hits in out.values():
@@ -780,18 +818,18 @@ class PostgresStore:
 
     def vectors_for(self, record_ids: Sequence[str], model_id: str) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors by record id (records without a vector of ``model_id`` are absent)."""
-        rows = self._conn().execute(
+        rows = self._rows(
             "SELECT r.id, v.embedding FROM vectors v JOIN records r ON r.seq = v.seq"
             " WHERE r.id = ANY(%s) AND v.model_id = %s", (list(dict.fromkeys(record_ids)), model_id),
-        ).fetchall()
+        )
         return {str(rid): np.asarray(vector.to_numpy(), dtype=np.float32) for rid, vector in rows}
 
     def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
         """Up to ``limit`` ids of records with no vector of ``model_id``, in write order."""
-        rows = self._conn().execute(
+        rows = self._rows(
             "SELECT r.id FROM records r WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.seq = r.seq AND"
             " v.model_id = %s) ORDER BY r.seq LIMIT %s", (model_id, max(0, limit)),
-        ).fetchall()
+        )
         return [str(row[0]) for row in rows]
 
     def delete_vectors_not_of(self, model_id: str) -> int:
@@ -803,14 +841,14 @@ class PostgresStore:
 
     def vector_models(self) -> dict[str, int]:
         """Stored vector counts by model id."""
-        return {str(m): int(n) for m, n in self._conn().execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
+        return {str(m): int(n) for m, n in self._rows("SELECT model_id, count(*) FROM vectors GROUP BY model_id")}
 
     # -- retrieval events and state -------------------------------------------------------------
 
     def log_retrieval_event(self, event: NewRetrievalEvent) -> RetrievalEvent:
         """Store one retrieval event (docs/design.md §4), giving it an id and the current time."""
         stored = RetrievalEvent(**event.model_dump(), id=uuid.uuid4().hex, time=datetime.now(UTC))
-        self._conn().execute(
+        self._run(
             f"INSERT INTO retrieval_events ({', '.join(_EVENT_COLUMNS)}) VALUES ({','.join(['%s'] * len(_EVENT_COLUMNS))})",
             _event_row(stored),
         )
@@ -821,10 +859,10 @@ class PostgresStore:
         return self._select_events("TRUE", [], limit)
 
     def _select_events(self, where: str, params: Sequence[Any], limit: int) -> list[RetrievalEvent]:
-        rows = self._conn().execute(
+        rows = self._rows(
             f"SELECT {', '.join(_EVENT_COLUMNS)} FROM retrieval_events WHERE {where} ORDER BY seq DESC LIMIT %s",
             (*params, max(0, limit)),
-        ).fetchall()
+        )
         return [RetrievalEvent.from_table_row(_EVENT_COLUMNS, row) for row in rows]
 
     def retrieval_events_matching(
@@ -849,7 +887,7 @@ class PostgresStore:
 
     def count_retrieval_events(self) -> int:
         """How many retrieval events are stored."""
-        row = self._conn().execute("SELECT count(*) FROM retrieval_events").fetchone()
+        row = self._row("SELECT count(*) FROM retrieval_events")
         return int(row[0]) if row else 0
 
     def put_retrieval_events(self, events: Sequence[RetrievalEvent]) -> int:
@@ -867,15 +905,15 @@ class PostgresStore:
 
     def get_state(self, mission: str, key: str) -> str | None:
         """A named value of ``mission``, or None."""
-        row = self._conn().execute(
+        row = self._row(
             "SELECT value FROM ingest_state WHERE mission = %s AND key = %s", (mission, key)
-        ).fetchone()
+        )
         return None if row is None else str(row[0])
 
     def set_state(self, mission: str, key: str, value: str) -> None:
         """Set a named value of ``mission`` (redacted first: :func:`redacted_state_value`)."""
         value = redacted_state_value(value)  # the last guard: no secret reaches disk (docs/adr/0053)
-        self._conn().execute(
+        self._run(
             "INSERT INTO ingest_state (mission, key, value) VALUES (%s, %s, %s)"
             " ON CONFLICT (mission, key) DO UPDATE SET value = excluded.value",
             (mission, key, value),
@@ -899,17 +937,11 @@ class PostgresStore:
     def state_items(self, mission: str | None = None) -> list[tuple[str, str, str]]:
         """Every ``(mission, key, value)``, of ``mission`` only when given, sorted."""
         where, params = ("WHERE mission = %s", (mission,)) if mission is not None else ("", ())
-        rows = self._conn().execute(
+        rows = self._rows(
             f"SELECT mission, key, value FROM ingest_state {where} ORDER BY mission COLLATE \"C\", key COLLATE \"C\"",
             params,
-        ).fetchall()
+        )
         return [(str(m), str(k), str(v)) for m, k, v in rows]
-
-
-def _one(conn: psycopg.Connection[Any], query: str, params: Sequence[Any] = ()) -> Any:
-    """The first column of the first row ``query`` returns (None when it returns none)."""
-    row = conn.execute(query, params).fetchone()
-    return None if row is None else row[0]
 
 
 def _totals(conn: psycopg.Connection[Any]) -> tuple[int, int]:

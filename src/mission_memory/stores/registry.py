@@ -69,7 +69,7 @@ SCHEME_ALIASES: dict[str, str] = {"postgresql": "postgres"}
 
 EXTRA_OF_BACKEND: dict[str, tuple[str, tuple[str, ...]]] = {
     "qdrant": ("qdrant", ("qdrant_client",)),
-    "postgres": ("postgres", ("psycopg", "pgvector")),
+    "postgres": ("postgres", ("psycopg", "psycopg_pool", "pgvector")),
 }
 """Backend scheme -> (the package extra that installs its client, the modules it needs)."""
 
@@ -218,7 +218,8 @@ def open_postgres_store(spec: str, data_dir: Path, settings: Settings | None = N
 
     The URL may carry no password: it comes from ``MISSION_MEMORY_POSTGRES_PASSWORD`` (or libpq's
     ``PGPASSWORD`` / ``~/.pgpass``), so that it never appears in a setting that is shown. Every
-    connection attempt and statement has the total deadline ``MISSION_MEMORY_POSTGRES_DEADLINE_SECONDS``.
+    connection attempt and statement has the total deadline ``MISSION_MEMORY_POSTGRES_DEADLINE_SECONDS``;
+    ``MISSION_MEMORY_POSTGRES_POOL_SIZE`` bounds the process's connections.
 
     Raises:
         ConfigError: ``spec`` is not such a URL, or holds a password.
@@ -245,7 +246,8 @@ def open_postgres_store(spec: str, data_dir: Path, settings: Settings | None = N
     extra: dict[str, str] = {}
     if settings.postgres_password is not None:
         extra["password"] = settings.postgres_password.get_secret_value()
-    return PostgresStore(make_conninfo(url, **extra), deadline_seconds=settings.postgres_deadline_seconds)
+    sizing = {} if settings.postgres_pool_size is None else {"pool_size": settings.postgres_pool_size}
+    return PostgresStore(make_conninfo(url, **extra), deadline_seconds=settings.postgres_deadline_seconds, **sizing)
 
 
 def salvage_sqlite(source: Path, data_dir: Path) -> dict[str, object]:
