@@ -186,5 +186,5 @@ def test_a_database_of_an_earlier_schema_is_migrated_once_when_opened(postgres_u
     assert {h.record_id for h in reopened.bm25_search(["ledger"], SearchFilter(tuple(Layer), mission="n"), 5)} == {
         kept[1].id}
     names = [row[0] for row in reopened._rows("SELECT name FROM schema_migrations ORDER BY name")]
-    assert names == ["0001_initial", "0002_postings_scope"]
+    assert names == ["0001_initial", "0002_postings_scope", "0003_event_kind_key"]
     reopened.close()

@@ -48,12 +48,14 @@ from mission_memory.errors import BackendUnavailable
 from mission_memory.records import Layer, Provenance, Record, RecordKind, redacted_state_value
 from mission_memory.retrieval_events import NewRetrievalEvent, RetrievalEvent
 from mission_memory.stores.base import (
+    EventKind,
     EventRetentionRow,
     Hit,
     MemoryStore,
     RecordMerge,
     RecordPriors,
     UpsertOutcome,
+    sort_event_kinds,
 )
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT, idf, occurrences, term_score
@@ -562,6 +564,28 @@ class PostgresStore:
             (*params, max(0, limit)),
         )
         return [Hit(record_id=str(rid), score=float(criticality)) for rid, criticality in rows]
+
+    def event_kinds(self, where: SearchFilter) -> list[EventKind]:
+        """Every kind of domain event passing ``where``, exact (:class:`~mission_memory.stores.base.EventKindIndex`):
+        one ``GROUP BY`` in the server over the stored kind key, each kind's best, oldest and newest event
+        taken in the same pass; nothing is read into Python but one row per kind (docs/adr/0088)."""
+        clauses, params = filter_sql(where, alias="r")
+        clauses.append("r.kind = ?")
+        params.append(RecordKind.DOMAIN_EVENT.value)
+        rows = self._rows(
+            "SELECT COALESCE(r.kind_key, 'record:' || r.id) AS k, count(*), min(r.time), max(r.time), max(r.criticality),"
+            ' (array_agg(r.id ORDER BY r.criticality DESC, r.time DESC, r.id COLLATE "C" DESC))[1],'
+            ' (array_agg(r.ref ORDER BY r.time, r.id COLLATE "C"))[1],'
+            ' (array_agg(r.ref ORDER BY r.time DESC, r.id COLLATE "C" DESC))[1]'
+            f" FROM records r WHERE {_sql(clauses)} GROUP BY k",
+            params,
+        )
+        return sort_event_kinds(
+            EventKind(key=str(key), count=int(count), first_seen=datetime.fromtimestamp(first, UTC),
+                      last_seen=datetime.fromtimestamp(last, UTC), max_criticality=float(top), best_id=str(best),
+                      oldest_ref=str(oldest), newest_ref=str(newest))
+            for key, count, first, last, top, best, oldest, newest in rows
+        )
 
     def ids_by_source_keys(self, keys: Sequence[str]) -> dict[str, str]:
         """Record id by source key, for the keys that are stored."""

@@ -140,9 +140,18 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         UPDATE postings p SET mission = r.mission, layer = r.layer FROM records r WHERE r.seq = p.seq;
         ALTER TABLE postings ALTER COLUMN mission SET NOT NULL, ALTER COLUMN layer SET NOT NULL;
     """),
+    ("0003_event_kind_key", """
+        ALTER TABLE records ADD COLUMN kind_key text GENERATED ALWAYS AS (
+            CASE WHEN kind = 'domain_event' THEN (attributes::jsonb ->> 'kind_key') END) STORED;
+        CREATE INDEX records_event_window ON records (mission, time) INCLUDE (layer, kind_key, criticality)
+            WHERE kind = 'domain_event';
+    """),
 )
 """``(name, SQL)`` in the order they apply. ``0002_postings_scope`` gives each posting its record's
-mission and layer, so a ranking restricted to a mission reads ``postings`` alone (docs/adr/0084)."""
+mission and layer, so a ranking restricted to a mission reads ``postings`` alone (docs/adr/0084).
+``0003_event_kind_key`` stores a domain event's kind key as a column (read from its attributes), with a
+partial index over the events of a mission by time, so a window's kinds are one aggregate in the
+server (:meth:`~mission_memory.stores.postgres.PostgresStore.event_kinds`, docs/adr/0088)."""
 
 SCHEMA_VERSION = 5
 """The record schema the tables hold: the fields of SQLite schema version 5 (``event_type`` included)."""

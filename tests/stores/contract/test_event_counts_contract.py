@@ -98,3 +98,26 @@ def test_event_kinds_are_exact_over_every_event_passing_the_filter(store: Memory
     # the older 0.9 repeat is outside the window; with the whole history it is the loop's best
     whole = {k.key: k for k in event_kinds(store, SearchFilter((Layer.DOMAIN,), mission="m"))}
     assert whole["k-loop"].count == 301 and whole["k-loop"].best_id == records[300].id
+
+
+def test_every_backend_aggregates_event_kinds_in_the_store(store: MemoryStore) -> None:
+    """No backend answers the window's kinds by reading every event into Python (docs/adr/0088): each
+    implements ``EventKindIndex`` and counts events with and without a kind key exactly."""
+    from mission_memory.records import Layer
+    from mission_memory.stores.base import EventKindIndex
+    from mission_memory.stores.filters import SearchFilter
+
+    assert isinstance(store, EventKindIndex), f"{type(store).__name__} has no in-store kind aggregate"
+    records = [Record.build(kind=RecordKind.DOMAIN_EVENT, title=f"e{n}", text=f"event e{n}", criticality=0.5 + n / 100,
+                            provenance=Provenance(kind=SourceKind.EVENT, ref=f"event:e{n}", uri=f"urn:e{n}", mission="m",
+                                                  time=T0 - timedelta(seconds=n % 5)),
+                            attributes={"event_id": f"e{n}", **({"kind_key": f"k{n % 3}"} if n % 4 else {})})
+               for n in range(24)]
+    store.upsert_records(records)
+    where = SearchFilter((Layer.DOMAIN,), mission="m", min_criticality=0.55)
+    kinds = store.event_kinds(where)
+    assert sum(k.count for k in kinds) == 19 and len(kinds) == 3 + 4
+    by_key = {k.key: k for k in kinds}
+    assert by_key["k1"].count == 5 and by_key["k1"].best_id == records[22].id  # e7 e10 e13 e19 e22
+    assert (by_key["k1"].oldest_ref, by_key["k1"].newest_ref) == ("event:e19", "event:e10")
+    assert by_key[f"record:{records[8].id}"].count == 1 and by_key[f"record:{records[8].id}"].best_id == records[8].id
