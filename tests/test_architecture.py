@@ -24,6 +24,7 @@ STORE_BOUNDARY = {
     "mission_memory.stores.filters",
     "mission_memory.stores.transfer",
     "mission_memory.stores.write_path",
+    "mission_memory.stores.status",  # what `status` reports, over the protocols
     "mission_memory.stores.private_files",  # file modes (0600 files in 0700 folders), not a backend
 }
 
@@ -449,11 +450,9 @@ def test_the_literal_rule_finds_a_planted_copy(tmp_path: Path) -> None:
 MEMORY_METHOD_LINES = 16
 """Lines of code (docstring and lazy imports not counted) a ``Memory`` method may hold: enough to open,
 check an argument's type and call the room that owns the rule, too few to hold the rule itself."""
-MEMORY_LINES_ALLOWED = {"status": 28, "record_correction": 18}
-"""Methods still above the bound, at their present size (may only shrink): their rules are still to move."""
-DELEGATING = {"record_events": 8, "record_decision": 6}
+DELEGATING = {"record_events": 8, "record_decision": 6, "status": 1, "record_correction": 5}
 """Methods whose body is one call into the room that owns their rules (record_events also wakes its
-embedding queue)."""
+embedding queue; status's rules live in stores/status.py, record_correction's in corrections/recording.py)."""
 
 
 def memory_method_lines(source: str) -> dict[str, int]:
@@ -479,7 +478,7 @@ def test_memory_methods_dispatch_and_hold_no_feature_rules() -> None:
     checks, record_decision's mission and operator rules, query's handover branch); they live in
     operations/, ingest/ and handover/ now, and must not grow back into the dispatcher."""
     sizes = memory_method_lines((PACKAGE / "api.py").read_text())
-    limits = {**MEMORY_LINES_ALLOWED, **DELEGATING}
+    limits = DELEGATING
     too_long = {name: n for name, n in sizes.items() if n > limits.get(name, MEMORY_METHOD_LINES)}
     assert too_long == {}
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shlex
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -31,7 +30,7 @@ from mission_memory.records import AccessLevel, Record
 from mission_memory.retrieval.filters import QueryFilters, Scope, parse_filters, parse_scope
 from mission_memory.retrieval_events import Client, RetrievalEvent, resolve_operator
 from mission_memory.stores.base import DescribedStore, MemoryStore
-from mission_memory.stores.registry import OtherStore, open_store, other_backend_store, scheme_of
+from mission_memory.stores.registry import OtherStore, open_store, other_backend_store
 from mission_memory.stores.write_path import (
     embed_stored,
     forget_vector_backlog,
@@ -943,27 +942,13 @@ class Memory:
             InputError: a field is invalid, or names a mission, component or record that is not
                 stored; nothing is written then.
         """
-        from mission_memory.corrections.pipeline import explicit_correction
-        from mission_memory.corrections.recording import check_explicit, explicit_mission, store_corrections
+        from mission_memory.corrections.recording import record_explicit
 
-        if access is not None:
-            access.check_mission(mission)
-            operator = access.operator
-        correction = explicit_correction(
-            correction_class=correction_class, category=category, outcome=outcome, summary=summary,
-            component=component, expected=expected, session_id=session_id,
-            mission=explicit_mission(self._store_for(access), mission), operator=operator or resolve_operator(),
-            time=time if time is not None else datetime.now(UTC),
+        return record_explicit(
+            self._store_for(access), lambda: self.embedder, correction_class=correction_class, category=category,
+            outcome=outcome, summary=summary, component=component, expected=expected, session_id=session_id,
+            mission=mission, operator=operator, time=time, access=access, **self._signal_settings(),
         )
-        store = self._store_for(access)
-        check_explicit(store, correction)
-        labelled, _ = store_corrections(store, self.embedder, [correction], **self._signal_settings())
-        if access is None:
-            return labelled[0]
-        label = labelled[0].label
-        visible = store.get(list(label.missed_record_ids))
-        shown = tuple(r for r in label.missed_record_ids if r in visible)
-        return labelled[0].model_copy(update={"label": label.model_copy(update={"missed_record_ids": shown})})
 
     def import_corrections(
         self,
@@ -1118,34 +1103,9 @@ class Memory:
         ``{"store", "path", "records", "advice"}``: the setting that opens it, its path, its record
         count, and how to use or move it (:class:`~mission_memory.stores.registry.OtherStore`).
         """
-        counts = self.store.counts()
-        records = sum(sum(kinds.values()) for kinds in counts.values())
-        if isinstance(self.store, DescribedStore):
-            backend, described, database = self.store.backend, self.store.description, self.store.location
-        else:
-            backend, described, database = scheme_of(self.settings.store), self.settings.store, ""
-        other = self._other_store() if records == 0 else None
-        return {
-            "data_dir": str(self.settings.data_dir),
-            "exposed": _exposed_paths([self.settings.data_dir, *([Path(database)] if database.startswith("/") else [])]),
-            "store": described,
-            "backend": backend,
-            "database": database,
-            "other_store": None if other is None else {
-                "store": other.store, "path": str(other.path), "records": other.records,
-                "advice": other.advice(self.settings.store),
-            },
-            "schema_version": self.store.schema_version,
-            "embedding_model": configured_model_id(self.settings),
-            "records": records,
-            "layers": counts,
-            "missions": self.store.missions(),
-            "components": self.store.components(),
-            "vectors_by_model": self.store.vector_models(),
-            "retrieval_events": self.store.count_retrieval_events(),
-            "read_only": self.store.read_only,
-            "without_vectors": self.vectors_missing(),
-        }
+        from mission_memory.stores.status import store_status
+
+        return store_status(self.store, self.settings, other_store=self._other_store, without_vectors=self.vectors_missing())
 
     def _other_store(self) -> OtherStore | None:
         """The other backend's non-empty store in the data dir, when this memory opened the store its
@@ -1249,17 +1209,3 @@ def _parse_since(value: datetime | str | None, now: datetime) -> datetime | None
         raise InputError(
             f"since {value!r} is not a date, a time or a number of days (use e.g. 2025-05-01, 2025-05-01T09:00:00Z or 7d)"
         ) from None
-
-
-def _exposed_paths(paths: Sequence[Path]) -> list[dict[str, str]]:
-    """The paths of ``paths`` that exist and grant their group or others any access, with the fix."""
-    out = []
-    for path in dict.fromkeys(paths):
-        try:
-            mode = path.stat().st_mode & 0o777
-        except OSError:
-            continue
-        if mode & 0o077:
-            private = "700" if path.is_dir() else "600"
-            out.append({"path": str(path), "mode": f"{mode:04o}", "fix": f"chmod {private} {shlex.quote(str(path))}"})
-    return out

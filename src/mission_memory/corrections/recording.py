@@ -9,11 +9,11 @@ operator content reaches the vectors either. Bad input raises before anything is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mission_memory.corrections.practitioner_records import (
     Correction,
@@ -29,11 +29,15 @@ from mission_memory.records import RecordKind
 from mission_memory.stores.base import MemoryStore, UpsertOutcome
 from mission_memory.stores.write_path import store_records
 
+if TYPE_CHECKING:
+    from mission_memory.teams.access_control import AccessContext
+
 __all__ = [
     "CorrectionImport",
     "SourceCounts",
     "check_explicit",
     "explicit_mission",
+    "record_explicit",
     "store_corrections",
     "stored_corrections",
 ]
@@ -89,6 +93,66 @@ def explicit_mission(store: MemoryStore, given: str | None, cwd: Path | None = N
     from mission_memory.mission_scope import stored_mission_for
 
     return stored_mission_for(given, store.missions(), cwd, new_store_takes_given=True)
+
+
+def record_explicit(
+    store: MemoryStore,
+    embedder: Callable[[], Embedder],
+    *,
+    correction_class: str,
+    category: str,
+    outcome: str,
+    summary: str,
+    component: str | None,
+    expected: Sequence[str],
+    session_id: str | None,
+    mission: str | None,
+    operator: str | None,
+    time: datetime | None,
+    access: AccessContext | None,
+    window: timedelta,
+    threshold: float,
+) -> Correction:
+    """Record one explicit operator correction (:meth:`~mission_memory.api.Memory.record_correction`
+    documents the fields): validate it, choose its mission (:func:`explicit_mission`), check it
+    against the store (:func:`check_explicit`), then label and store it (:func:`store_corrections`).
+
+    Args:
+        store: the store as the caller sees it (scoped to ``access`` on a team server).
+        embedder: gives the embedder; called only once the correction passed every check.
+        operator: default :func:`~mission_memory.retrieval_events.resolve_operator`; with ``access``
+            the correction is ``access.operator``'s and this is ignored.
+        time: default now (UTC).
+        access: who records it on a team server: ``mission`` must be one of theirs, and the
+            returned label names only the missed records they may see (ADR 0045).
+        window, threshold: the labelling's link window and relevance threshold (:mod:`.signal`).
+
+    Returns:
+        The correction with its label.
+
+    Raises:
+        InputError: a field is invalid, or names a mission, component or record that is not stored;
+            nothing is written then.
+        AccessDenied: ``mission`` is not one ``access`` may write to.
+    """
+    from mission_memory.corrections.pipeline import explicit_correction
+    from mission_memory.retrieval_events import resolve_operator
+
+    if access is not None:
+        access.check_mission(mission)
+        operator = access.operator
+    correction = explicit_correction(
+        correction_class=correction_class, category=category, outcome=outcome, summary=summary,
+        component=component, expected=expected, session_id=session_id, mission=explicit_mission(store, mission),
+        operator=operator or resolve_operator(), time=time if time is not None else datetime.now(UTC),
+    )
+    check_explicit(store, correction)
+    labelled = store_corrections(store, embedder(), [correction], window=window, threshold=threshold)[0][0]
+    if access is None:
+        return labelled
+    visible = store.get(list(labelled.label.missed_record_ids))
+    shown = tuple(r for r in labelled.label.missed_record_ids if r in visible)
+    return labelled.model_copy(update={"label": labelled.label.model_copy(update={"missed_record_ids": shown})})
 
 
 def check_explicit(store: MemoryStore, correction: Correction) -> None:
