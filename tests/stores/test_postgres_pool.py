@@ -1,8 +1,9 @@
-"""The PostgreSQL store's connections (issue 38, docs/adr/0084).
+"""The PostgreSQL store's connections and its read paths at scale (issue 38, docs/adr/0084).
 
 A server process serves tool calls from many threads: they share a bounded pool of connections,
-and a call that finds none free waits at most the store's deadline. Every test runs against the
-real server of the ``postgres_server`` fixture.
+and a call that finds none free waits at most the store's deadline. The BM25 ranking reads each
+query term's postings from one index (an index-only scan), not from rows spread over the table.
+Every test runs against the real server of the ``postgres_server`` fixture.
 """
 
 from __future__ import annotations
@@ -76,3 +77,18 @@ def test_a_nested_call_on_one_thread_reuses_its_connection(postgres_url: str) ->
         assert conn.execute("SELECT count(*) FROM records").fetchone() == (1,)
     store.close()
 
+
+def test_bm25_reads_a_terms_postings_by_an_index_only_scan(postgres_url: str) -> None:
+    """Each posting carries what the ranking reads (frequency, token count, layer) in the index, so
+    a term's postings are read from the index and not from heap rows spread over the table."""
+    store = PostgresStore(postgres_url)
+    store.upsert_records([_record(f"r{i}.md", f"ledger upload {i}", mission="m") for i in range(50)])
+    with store._connection() as conn:
+        conn.execute("VACUUM ANALYZE postings")
+        with conn.transaction():
+            conn.execute("SET LOCAL enable_seqscan = off")
+            conn.execute("SET LOCAL enable_bitmapscan = off")
+            plan = " ".join(row[0] for row in conn.execute(
+                "EXPLAIN SELECT seq, freq, tokens, layer FROM postings WHERE term = 'ledger' AND mission = 'm'"))
+    assert "Index Only Scan" in plan, plan
+    store.close()

@@ -180,11 +180,14 @@ def test_a_database_of_an_earlier_schema_is_migrated_once_when_opened(postgres_u
     kept = [_record("a.md", "ledger upload", mission="m"), _record("b.md", "ledger archive", mission="n")]
     store.upsert_records(kept)
     store._run("ALTER TABLE postings DROP COLUMN mission, DROP COLUMN layer")  # as 0001_initial left it
-    store._run("DELETE FROM schema_migrations WHERE name = '0002_postings_scope'")
+    store._run("ALTER TABLE postings ADD PRIMARY KEY (term, seq)")
+    store._run("DELETE FROM schema_migrations WHERE name IN ('0002_postings_scope', '0004_postings_covering_key')")
     store.close()
     reopened = PostgresStore(postgres_url)
     assert {h.record_id for h in reopened.bm25_search(["ledger"], SearchFilter(tuple(Layer), mission="n"), 5)} == {
         kept[1].id}
     names = [row[0] for row in reopened._rows("SELECT name FROM schema_migrations ORDER BY name")]
-    assert names == ["0001_initial", "0002_postings_scope", "0003_event_kind_key"]
+    assert names == ["0001_initial", "0002_postings_scope", "0003_event_kind_key", "0004_postings_covering_key"]
+    assert "(term, mission, seq) INCLUDE (freq, tokens, layer)" in reopened._row(
+        "SELECT pg_get_indexdef('postings_pkey'::regclass)")[0]
     reopened.close()

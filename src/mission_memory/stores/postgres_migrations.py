@@ -22,10 +22,18 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MIGRATIONS", "MIGRATION_LOCK", "SCHEMA_VERSION", "applied_migrations", "apply_migrations"]
+__all__ = [
+    "MIGRATIONS", "MIGRATION_DEADLINE_SECONDS", "MIGRATION_LOCK", "SCHEMA_VERSION", "applied_migrations", "apply_migrations",
+]
 
 MIGRATION_LOCK = 0x6D6D_6D69_6772
 """The ``pg_advisory_xact_lock`` key migrations hold (any fixed number no other lock uses)."""
+MIGRATION_DEADLINE_SECONDS = 1800
+"""The ``statement_timeout`` of one migration: longer than one ordinary statement's deadline, since a
+migration may rebuild an index over every posting (``0004`` took about a minute at 100k records,
+9.7M postings, on a loaded 2-core machine), and still bounded."""
+MIGRATION_BUILD_MEMORY = "256MB"
+"""``maintenance_work_mem`` of one migration (an index rebuilt over every posting sorts them all)."""
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_initial", """
@@ -146,12 +154,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX records_event_window ON records (mission, time) INCLUDE (layer, kind_key, criticality)
             WHERE kind = 'domain_event';
     """),
+    ("0004_postings_covering_key", """
+        ALTER TABLE postings DROP CONSTRAINT IF EXISTS postings_pkey;
+        ALTER TABLE postings ADD PRIMARY KEY (term, mission, seq) INCLUDE (freq, tokens, layer);
+    """),
 )
 """``(name, SQL)`` in the order they apply. ``0002_postings_scope`` gives each posting its record's
 mission and layer, so a ranking restricted to a mission reads ``postings`` alone (docs/adr/0084).
 ``0003_event_kind_key`` stores a domain event's kind key as a column (read from its attributes), with a
 partial index over the events of a mission by time, so a window's kinds are one aggregate in the
-server (:meth:`~mission_memory.stores.postgres.PostgresStore.event_kinds`, docs/adr/0088)."""
+server (:meth:`~mission_memory.stores.postgres.PostgresStore.event_kinds`, docs/adr/0088).
+``0004_postings_covering_key`` keys postings by ``(term, mission, seq)`` and carries what a ranking
+reads (frequency, token count, layer) in that index, so a term's postings are read by an
+index-only scan instead of one heap page each, spread over the table: a six-term query over
+80k postings at 100k records read 77k heap pages (1.4 s) before, none (0.3 s) after."""
 
 SCHEMA_VERSION = 5
 """The record schema the tables hold: the fields of SQLite schema version 5 (``event_type`` included)."""
@@ -185,6 +201,8 @@ def apply_migrations(conn: Any) -> list[str]:
             )
             if conn.execute("SELECT 1 FROM schema_migrations WHERE name = %s", (name,)).fetchone():
                 continue
+            conn.execute(f"SET LOCAL statement_timeout = '{MIGRATION_DEADLINE_SECONDS}s'")
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{MIGRATION_BUILD_MEMORY}'")
             conn.execute(sql)
             conn.execute("INSERT INTO schema_migrations (name) VALUES (%s)", (name,))
             done.append(name)
