@@ -138,7 +138,7 @@ def test_a_v1_store_is_migrated_and_answers_queries_and_keeps_its_old_events(dat
     _make_v1_store(data_dir / "memory.db", record)
 
     with Memory.open() as memory:
-        assert memory.status()["schema_version"] == SCHEMA_VERSION == 6
+        assert memory.status()["schema_version"] == SCHEMA_VERSION == 7
         old = memory.retrieval_events(10)
         assert len(old) == 1
         assert old[0].query == "old question" and old[0].record_ids == (record.id,)

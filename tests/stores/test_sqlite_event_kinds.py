@@ -22,7 +22,7 @@ _event = st.tuples(
     st.integers(0, 11),                      # ref slot: a later write of a slot replaces the earlier (re-send)
     st.sampled_from(["k-a", "k-b", None]),   # kind key (None: a kind of its own)
     st.sampled_from([0.5, 0.8, 0.95]),
-    st.integers(-200, 200),                  # seconds from T0, in tenths: minutes' bounds crossed
+    st.one_of(st.integers(-40, 40), st.integers(-200, 200)),  # 0.7 s steps from T0: seconds shared, minutes crossed
     st.sampled_from(["north", "south", None]),
 )
 
@@ -55,8 +55,8 @@ def _expected(records: dict[str, Record], where: SearchFilter) -> list[EventKind
 @given(
     writes=st.lists(_event, min_size=1, max_size=25),
     deletions=st.sets(st.integers(0, 11), max_size=4),
-    since=st.one_of(st.none(), st.integers(-150, 150)),
-    until=st.one_of(st.none(), st.integers(-150, 150)),
+    since=st.one_of(st.none(), st.integers(-35, 35), st.integers(-150, 150)),
+    until=st.one_of(st.none(), st.integers(-35, 35), st.integers(-150, 150)),
     min_crit=st.sampled_from([None, 0.8]),
     sector=st.sampled_from([None, "north"]),
 )
@@ -95,25 +95,53 @@ def test_the_summary_answers_as_a_fold_over_every_event(
 
 
 def test_a_store_written_before_the_summary_is_summarised_by_its_migration(tmp_path: Path) -> None:
-    """Migration 0006 summarises the events already stored, keyed or not; a later write adds to that."""
+    """Migrations 0006 and 0007 summarise the events already stored, keyed or not; a later write adds to that."""
     path = tmp_path / "memory.db"
     store = SqliteStore(path)
     records = [_record(n, "k-a" if n % 3 else None, 0.8, n * 40, "north") for n in range(9)]
     store.upsert_records(records)
     store.close()
-    conn = sqlite3.connect(path)  # back to schema 5: no summary, no triggers
+    conn = sqlite3.connect(path)  # back to schema 5: no summaries, no triggers
     with conn:
-        conn.execute("DROP TRIGGER records_event_kind_ai")
-        conn.execute("DROP TRIGGER records_event_kind_ad")
+        for trigger in ("records_event_kind", "records_event_kind_seconds"):
+            conn.execute(f"DROP TRIGGER {trigger}_ai")
+            conn.execute(f"DROP TRIGGER {trigger}_ad")
         conn.execute("DROP TABLE event_kind_minutes")
-        conn.execute("DELETE FROM migrations WHERE name = '0006_event_kind_minutes'")
+        conn.execute("DROP TABLE event_kind_seconds")
+        conn.execute("DELETE FROM migrations WHERE name IN ('0006_event_kind_minutes', '0007_event_kind_seconds')")
     conn.close()
     store = SqliteStore(path)
     try:
         extra = _record(20, "k-a", 0.95, 100, "north")
         store.upsert_records([extra])
         kept = {r.id: r for r in [*records, extra]}
-        where = SearchFilter((Layer.DOMAIN,), mission="m", since=T0 + timedelta(seconds=30))
-        assert store.event_kinds(where) == _expected(kept, where)
+        for since in (30.0, 30.5, 84.1):  # a bound inside a minute, inside a second
+            where = SearchFilter((Layer.DOMAIN,), mission="m", since=T0 + timedelta(seconds=since))
+            assert store.event_kinds(where) == _expected(kept, where)
+    finally:
+        store.close()
+
+
+def test_a_bound_inside_a_busy_second_reads_that_second_exactly(tmp_path: Path) -> None:
+    """A flood's bound falls inside a second holding many events of one kind: the minute and the second
+    straddle it, and only that second's events are read from the records, exactly."""
+    store = SqliteStore(tmp_path / "memory.db")
+    try:
+        burst = [Record.build(kind=RecordKind.DOMAIN_EVENT, title=f"b{n}", text=f"retry {n}", criticality=0.8,
+                              component="north",
+                              provenance=Provenance(kind=SourceKind.EVENT, ref=f"event:b{n}", uri=f"urn:b{n}",
+                                                    mission="m", time=T0 + timedelta(seconds=30 + n / 20)),
+                              attributes={"event_id": f"b{n}", "kind_key": "k-loop"}) for n in range(60)]
+        store.upsert_records(burst)
+        kept = {r.id: r for r in burst}
+        for since in (30.0, 30.52, 31.0, 31.97, 32.96):  # 20 events per second from 30 s to 32.95 s
+            where = SearchFilter((Layer.DOMAIN,), mission="m", since=T0 + timedelta(seconds=since))
+            assert store.event_kinds(where) == _expected(kept, where)
+            until = SearchFilter((Layer.DOMAIN,), mission="m", until=T0 + timedelta(seconds=since))
+            assert store.event_kinds(until) == _expected(kept, until)
+            after = T0 + timedelta(seconds=since)
+            assert store.count_by_component([RecordKind.DOMAIN_EVENT.value], mission="m", after=after,
+                                            through=T0 + timedelta(minutes=2)) == (
+                {"north": n} if (n := sum(1 for r in burst if r.provenance.time > after)) else {})
     finally:
         store.close()

@@ -14,7 +14,9 @@ every store made by an older version opens with the new code (simonw/llm's named
   window's events by kind in the store (docs/adr/0088);
 * ``0006_event_kind_minutes`` — per minute, kind of domain event and filter values, the events' count,
   oldest and newest, kept by triggers on ``records``, so a window's kinds are read from it and not from
-  every event (:mod:`~mission_memory.stores.sqlite_event_kinds`, docs/adr/0091).
+  every event (:mod:`~mission_memory.stores.sqlite_event_kinds`, docs/adr/0091);
+* ``0007_event_kind_seconds`` — the same per second, read only for a minute that straddles a query's
+  time bound, so a bound inside a flood reads one second of a kind's events, not one minute.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from mission_memory.stores.sqlite_event_kinds import EVENT_KIND_MINUTES_SQL
+from mission_memory.stores.sqlite_event_kinds import EVENT_KIND_MINUTES_SQL, EVENT_KIND_SECONDS_SQL
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "applied_migrations", "apply_migrations", "pending_migrations"]
 
@@ -139,6 +141,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
     ("0006_event_kind_minutes", EVENT_KIND_MINUTES_SQL),
+    ("0007_event_kind_seconds", EVENT_KIND_SECONDS_SQL),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
