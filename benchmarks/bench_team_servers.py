@@ -6,11 +6,14 @@ unit vectors tagged with the real embedder's model id, then starts one server, a
 from a data dir of its own, and has ``--clients`` MCP clients (one streamable-HTTP session each,
 spread over the servers) call ``workflow_memory_query`` with ``bench_pull``'s varied tasks for
 ``--seconds``. Reports completed queries per second and the p50/p95 latency of a call, with the
-load average (docs/adr/0084).
+load average (docs/adr/0084). With ``--compare-src DIR`` (``git archive REV src | tar -x -C DIR``)
+the same servers run that checkout's code too, in the same run, one after the other for each
+server count, so before/after figures share the machine's load.
 
 Usage::
 
     nice .venv/bin/python benchmarks/bench_team_servers.py [--records 5000] [--clients 4] [--seconds 30]
+        [--compare-src DIR]
 
 Writes ``benchmarks/out/bench_team_servers.json``.
 """
@@ -41,12 +44,15 @@ OUT = ROOT / "benchmarks" / "out" / "bench_team_servers.json"
 
 
 @contextlib.contextmanager
-def serving(url: str, data_dir: Path) -> Iterator[str]:
-    """One ``serve --transport http`` process on ``url``'s database; yields its MCP URL once it listens."""
+def serving(url: str, data_dir: Path, src: Path | None = None) -> Iterator[str]:
+    """One ``serve --transport http`` process on ``url``'s database (running the package in ``src``
+    when given); yields its MCP URL once it listens."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = dict(os.environ, MISSION_MEMORY_STORE=url, MISSION_MEMORY_DATA_DIR=str(data_dir))
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
     with subprocess.Popen([sys.executable, "-m", "mission_memory", "serve", "--transport", "http", "--port", str(port),
                            "--mission", "bench"], env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
                           text=True) as server:
@@ -115,6 +121,9 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--postgres-url", help="an empty database (default: a server started here)")
+    parser.add_argument("--compare-src", type=Path, help="also serve the package in this src/ folder (before/after)")
+    parser.add_argument("--rounds", type=int, default=1, help="measurements of each code and server count, the"
+                        " codes' order reversed every other round (so a drifting load weighs on both alike)")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="mm-bench-team-"))
     server = None
@@ -132,19 +141,30 @@ def main() -> None:
         store.close()
         tasks = [task for task, _ in query_set(40)]
         results = []
+        codes: list[tuple[str, Path | None]] = [("this checkout", None)]
+        if args.compare_src is not None:
+            src = args.compare_src.resolve()
+            codes.insert(0, ("compare-src", src / "src" if (src / "src" / "mission_memory").is_dir() else src))
         for count in (1, 2):
-            with contextlib.ExitStack() as stack:
-                urls = [stack.enter_context(serving(url, root / f"server-{n}")) for n in range(count)]
-                load(urls, len(urls), 5.0, tasks)  # warm: the first query of each process loads the model
-                row = load(urls, args.clients, args.seconds, tasks)
-            print(json.dumps(row), flush=True)
-            results.append(row)
+            for code, src_dir in [c for r in range(args.rounds) for c in (codes if r % 2 == 0 else codes[::-1])]:
+                with contextlib.ExitStack() as stack:
+                    urls = [stack.enter_context(serving(url, root / f"server-{n}", src_dir)) for n in range(count)]
+                    load(urls, len(urls), 5.0, tasks)  # warm: the first query of each process loads the model
+                    row = {"code": code, **load(urls, args.clients, args.seconds, tasks)}
+                print(json.dumps(row), flush=True)
+                results.append(row)
     finally:
         if server is not None:
             stop_server(server)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps({"benchmark": "bench_team_servers", "records": args.records, "results": results},
                               indent=2))
+    for count in (1, 2):
+        for code, _ in codes:
+            rows = [r for r in results if r["servers"] == count and r["code"] == code]
+            calls, seconds = sum(r["calls"] for r in rows), sum(r["seconds"] for r in rows)
+            print(f"{count} server(s), {code}: {calls / seconds:.2f} calls/s over {len(rows)} round(s),"
+                  f" errors {sum(r['errors'] for r in rows)}")
 
 
 if __name__ == "__main__":

@@ -152,10 +152,21 @@ class VectorPlanner:
         self, conn: Any, query: npt.NDArray[np.float32], model_id: str, mission: str, dim: int,
         layers: Sequence[Layer], limit: int, per_kind: bool,
     ) -> list[Row]:
-        """The best rows through the mission's partial HNSW index: one index scan per layer (and kind)."""
-        groups: list[tuple[str, str | None]] = [
-            (layer.value, kind.value) for layer in layers for kind in RecordKind if LAYER_OF_KIND[kind] is layer
-        ] if per_kind else [(layer.value, None) for layer in layers]
+        """The best rows through the mission's partial HNSW index: one index scan per layer (and kind).
+
+        Per kind, only the kinds the mission holds are scanned (read by one index seek per kind):
+        a scan for a kind it lacks would walk the index to ``hnsw.max_scan_tuples`` finding nothing."""
+        if per_kind:
+            held = {str(row[0]) for row in conn.execute(
+                "WITH RECURSIVE k(kind) AS (SELECT min(kind) FROM records WHERE mission = %s UNION ALL"
+                " SELECT (SELECT min(kind) FROM records WHERE mission = %s AND kind > k.kind) FROM k"
+                " WHERE k.kind IS NOT NULL) SELECT kind FROM k WHERE kind IS NOT NULL", (mission, mission)).fetchall()}
+            groups: list[tuple[str, str | None]] = [
+                (layer.value, kind.value) for layer in layers for kind in RecordKind
+                if LAYER_OF_KIND[kind] is layer and kind.value in held
+            ]
+        else:
+            groups = [(layer.value, None) for layer in layers]
         vector = sql.SQL("embedding::vector({})").format(sql.Literal(dim))
         out: list[Row] = []
         with conn.transaction():
