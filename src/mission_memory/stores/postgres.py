@@ -311,6 +311,9 @@ class PostgresStore:
         if not records:
             return outcome
         now = time.time()
+        # Tokenised before the write lock is taken: the lock is held for SQL only (a batch of 5000
+        # records took more than the 30 s deadline to tokenise at load 20, holding every writer back).
+        tokens = dict(zip((r.id for r in records), self._terms.tokens([(r.title, r.text) for r in records]), strict=True))
         with self._write() as tx:
             stored_ids = {str(r[0]) for r in tx.execute(
                 "SELECT id FROM records WHERE id = ANY(%s)", ([r.id for r in records],))}
@@ -358,15 +361,21 @@ class PostgresStore:
             kept = sorted(pending.values(), key=lambda item: item[0])
             if kept:
                 self._insert(tx, [r for _, r in kept], now,
-                             None if vectors is None else vectors[[i for i, _ in kept]], model_id)
+                             None if vectors is None else vectors[[i for i, _ in kept]], model_id, tokens)
         return outcome
 
     def _insert(
         self, tx: psycopg.Connection[Any], records: Sequence[Record], now: float,
         vectors: npt.NDArray[np.float32] | None, model_id: str,
+        tokenised: dict[str, tuple[list[str], list[str]]] | None = None,
     ) -> None:
-        """Insert ``records`` (in this order, so ``seq`` follows it), their postings and vectors."""
-        split = self._terms.tokens([(r.title, r.text) for r in records])
+        """Insert ``records`` (in this order, so ``seq`` follows it), their postings and vectors;
+        ``tokenised`` holds ``(title tokens, text tokens)`` by record id made beforehand (a record
+        missing from it, such as a merge's result, is tokenised here)."""
+        known = tokenised or {}
+        missing = [r for r in records if r.id not in known]
+        made = dict(zip((r.id for r in missing), self._terms.tokens([(r.title, r.text) for r in missing]), strict=True))
+        split = [known[r.id] if r.id in known else made[r.id] for r in records]
         rows = []
         for record, (title_tokens, text_tokens) in zip(records, split, strict=True):
             p = record.provenance
