@@ -1,13 +1,16 @@
 """The incident block: what an incoming on-call operator reads first while an incident is open.
 
-An incident is open while the mission is degraded (a flood) or while a critical alert is open
-(criticality ≥ :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`): a P1 page still open
-after the event rate fell is still an incident. The order is that of incident handovers (I-PASS; the
+The block shows while the mission's stored incident is open
+(:mod:`~mission_memory.operations.incident_state`, docs/adr/0091), and, for a store whose incident was
+never synced, while the mission is degraded (a flood) or a critical alert is open (criticality ≥
+:data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`): a P1 page still open after the
+event rate fell is still an incident. The order is that of incident handovers (I-PASS; the
 ICS-201 incident briefing; SRE on-call handover templates), ADR 0061:
 
-1. **Severity and what is affected** — the severity level of the open alerts (not of the event rate;
-   :func:`~mission_memory.operations.escalation.severity_level`), the escalation's mode and the events of
-   the last window counted in the store, the affected sectors with their counts;
+1. **Severity and what is affected** — the stored incident's severity (else that of the open alerts; never
+   of the event rate: :func:`~mission_memory.operations.escalation.severity_level`), the escalation's mode
+   and the events of the last window counted in the store; the stored incident's id, title, status,
+   start and commander; the affected sectors with their counts;
 2. **Open alerts** — every alert a receiver opened and none resolved
    (:mod:`~mission_memory.operations.alert_state`), most critical first, each with its title, instance,
    sector, start, who acknowledged it, who is assigned, its event and runbook. They are never folded:
@@ -17,8 +20,10 @@ ICS-201 incident briefing; SRE on-call handover templates), ADR 0061:
    one quoted text each; folded into one counted line when room is short;
 4. **Decisions taken** — since the escalation began, with who took them;
 5. **Hypothesis and next step** — the open handover notes of those kinds;
-6. **Contingencies** — open notes that say "if X then Y" (or "if X, Y");
-7. **The next check** — an open next-step note that names a time, else a line saying none is set.
+6. **Contingencies** — those set on the incident (``incident contingency``), then open notes that say
+   "if X then Y" (or "if X, Y");
+7. **The next check** — the incident's next update time (``incident next-update``; how long until it, or
+   how overdue), else an open next-step note that names a time, else a line saying none is set.
 
 When the block does not fit its cap, quoted texts are shortened first, then the least critical
 recurring kinds are folded into one counted line; alert lines and note lines are never dropped.
@@ -40,6 +45,13 @@ from mission_memory.operations.domain_events import DomainEvent, event_from_reco
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, severity_level
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.operations.event_groups import event_kinds
+from mission_memory.operations.incident_state import (
+    Incident,
+    contingency_lines,
+    incident_head,
+    load_incident,
+    next_update_line,
+)
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import EventKind, MemoryStore
 from mission_memory.stores.filters import SearchFilter
@@ -199,7 +211,8 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     state = current_state(store, mission, at)
     degraded = state.mode is EscalationMode.DEGRADED
     alerts = open_alerts(store, mission, at)
-    if not degraded and not any(a.criticality >= CRITICAL_CRITICALITY for a in alerts):
+    stored = _open_incident(store, mission, at)
+    if stored is None and not degraded and not any(a.criticality >= CRITICAL_CRITICALITY for a in alerts):
         return None
     report = crisis_report(store, mission, state, at)
     window_start = at - state.window
@@ -219,11 +232,14 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
                f"{sum(1 for a in alerts if a.criticality >= CRITICAL_CRITICALITY)} critical")
     else:
         top = max((r.kind.max_criticality for r in recurring), default=0.0)
-        why = f"no alert open; the window's most critical event {top:.2f}"
+        why = ("no alert open; the incident's level, held" if stored is not None
+               else f"no alert open; the window's most critical event {top:.2f}")
     mode = (f"degraded since {_hm(state.since)} UTC" if degraded and state.since else
             "degraded" if degraded else "event rate normal")
+    level = stored.severity if stored is not None else severity_level(top)  # the stored one holds (ADR 0091)
     head = [
-        f"Severity: {severity_level(top)} ({why}); {mode}; {rate} events in the last {minutes} minutes",
+        f"Severity: {level} ({why}); {mode}; {rate} events in the last {minutes} minutes",
+        *([incident_head(stored, severity=False, day=at)] if stored is not None and _set_by_someone(stored) else []),
         "Affected: " + (", ".join(f"{s} ({by_sector.get(s, 0)} events)" for s in sectors[:8])
                         + (f", +{len(sectors) - 8} more sectors" if len(sectors) > 8 else "") if sectors else "no sector named"),
     ]
@@ -235,6 +251,9 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
 
     def tail(limit: int) -> tuple[list[str], list[str]]:
         hypo_next, contingencies, next_check, shown = _note_lines(mine, limit)
+        if stored is not None:  # what the operators set on the incident comes first (ADR 0091)
+            contingencies = [*contingency_lines(stored), *contingencies]
+            next_check = next_update_line(stored, at) or next_check
         lines = [*decided, "Hypothesis and next step (open handover notes about the incident, not repeated below):", *(hypo_next or ["- none left"]),
                  "Contingencies (if … then …):", *(contingencies or ["- none left"]),
                  "Next check: " + (next_check or "not set: agree the next update time at the handover")]
@@ -261,6 +280,23 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     ids += [r.kind.best_id for r in recurring[:_RECURRING_SHOWN]] + [n.record_id for n in report.decisions]
     return IncidentBlock(text, short, tuple(dict.fromkeys(refs)), tuple(dict.fromkeys(ids)), tuple(sectors),
                          tuple(alerts), tuple(recurring), tuple(note_ids))
+
+
+def _set_by_someone(incident: Incident) -> bool:
+    """Whether the incident's line says more than the severity line: an alert or an operator opened it, or an
+    operator set a field. A flood's incident nobody has touched is the severity line's "degraded since"."""
+    return incident.opened_by != "flood" or any(change.by != "system" for change in incident.log)
+
+
+def _open_incident(store: MemoryStore, mission: str, at: datetime) -> Incident | None:
+    """The mission's stored incident when it is open at ``at`` (started by then, not resolved by then)."""
+    try:
+        incident = load_incident(store, mission)
+    except InputError:
+        return None  # an unreadable stored incident does not hide the open alerts; `incident` names the damage
+    if incident is None or incident.started > at or (incident.resolved_at is not None and incident.resolved_at <= at):
+        return None
+    return incident
 
 
 def _recurring(store: MemoryStore, mission: str, since: datetime, at: datetime) -> tuple[list[RecurringKind], tuple[int, int]]:

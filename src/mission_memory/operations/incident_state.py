@@ -63,8 +63,12 @@ __all__ = [
     "IncidentAlert",
     "IncidentChange",
     "change_incident",
+    "contingency_lines",
+    "describe_incident",
+    "incident_head",
     "incident_records",
     "load_incident",
+    "next_update_line",
     "next_update_time",
     "sync_incident",
 ]
@@ -158,7 +162,7 @@ class Incident:
     Attributes:
         id: ``INC-<start as YYYYMMDD-HHMMSS>`` (UTC).
         mission: the mission.
-        title: what it is about (the operator's title, else the opening alert's title, else "Event flood").
+        title: what it is about (the operator's title, else the opening alert's title; "" for a flood).
         opened_by: ``alert``, ``flood`` or ``operator``.
         started: when it began (timezone-aware).
         status: one of :data:`STATUSES`.
@@ -355,7 +359,7 @@ def sync_incident(store: MemoryStore, mission: str, state: EscalationState, at: 
             started = state.since or at
             top = _flood_criticality(store, mission, state, at)
             level = severity_level(top)
-            opened = Incident(id=_new_id(started), mission=mission, title="Event flood", opened_by="flood",
+            opened = Incident(id=_new_id(started), mission=mission, title="", opened_by="flood",
                               started=started, severity=level, peak_severity=level)
             why = f"flood: {state.rate} events in {int(state.window.total_seconds() // 60)} min"
         else:
@@ -482,3 +486,62 @@ def incident_records(store: MemoryStore, incident: Incident, at: datetime) -> li
     records = store.records_of_kind([RecordKind.HANDOVER_NOTE.value, RecordKind.DECISION.value],
                                     mission=incident.mission, since=incident.started, until=until, limit=500)
     return sorted(records, key=lambda r: (r.provenance.time, r.id))
+
+
+def _flat(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _when(moment: datetime, day: datetime | None = None) -> str:
+    moment = moment.astimezone(UTC)
+    return f"{moment:%H:%M} UTC" if day is not None and moment.date() == day.astimezone(UTC).date() else \
+        f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def _due(due: datetime, at: datetime) -> str:
+    minutes = int((due - at).total_seconds() // 60)
+    return (f"{_when(due)} (in {minutes} min)" if minutes >= 0 else
+            f"{_when(due)} (OVERDUE by {-minutes} min: give the update now)")
+
+
+def incident_head(incident: Incident, *, severity: bool = True, day: datetime | None = None) -> str:
+    """The incident in one line: id, title, status, severity and peak (unless ``severity`` is False: the
+    brief gives it on its own line), start and what opened it, the commander, and when it resolved.
+    Times on ``day``'s date are given as ``HH:MM`` (the brief's own day). Whitespace-collapsed, not escaped."""
+    level = (f" · severity {incident.severity}" + (f" (peak {incident.peak_severity})"
+             if incident.peak_severity != incident.severity else "")) if severity else ""
+    return (f"Incident {incident.id}" + (f": {_flat(incident.title)}" if incident.title else "")
+            + f" · status {incident.status}{level} · since {_when(incident.started, day)} ({incident.opened_by})"
+            + " · commander " + (_flat(incident.commander, 200) if incident.commander else "not set")
+            + (f" · resolved at {_when(incident.resolved_at, day)}" if incident.resolved_at else ""))
+
+
+def next_update_line(incident: Incident, at: datetime) -> str:
+    """When the next update is due and how long until it at ``at`` (or how overdue it is); "" when not set."""
+    return _due(incident.next_update, at) if incident.next_update else ""
+
+
+def contingency_lines(incident: Incident) -> list[str]:
+    """One line per contingency, in the order set, with who set it and when."""
+    return [f"- {_flat(text, 1000)} ({_flat(by, 80) or 'unknown'}, {_when(when)})" for text, by, when in incident.contingencies]
+
+
+def describe_incident(incident: Incident, at: datetime) -> list[str]:
+    """The whole incident in lines (``incident show``): :func:`incident_head`, the next update, the
+    contingencies, why it closed, and every alert it has had with the source's id, who acknowledged and
+    who is assigned. Text is whitespace-collapsed, not escaped: callers fence it and escape it for the terminal."""
+    lines = [incident_head(incident),
+             "Next update: " + (next_update_line(incident, at) or "not set: agree it at the handover (`incident next-update HH:MM`)"),
+             f"Contingencies ({len(incident.contingencies)}):",
+             *(contingency_lines(incident) or ["- none set (`incident contingency \"if X then Y\"`)"])]
+    if incident.closed_by:
+        lines.append(f"Closed: {_flat(incident.closed_by)}")
+    lines.append(f"Its alerts ({len(incident.open_alerts)} open of {len(incident.alerts)}):")
+    for a in incident.alerts:
+        state_of = "open" if a.resolved_at is None else f"resolved {_when(a.resolved_at)}"
+        ack = f"acknowledged by {_flat(a.acknowledged_by, 80)}" if a.acknowledged_by else "not acknowledged"
+        lines.append(f"- {state_of} · {_flat(a.type, 80)}: {_flat(a.title, 160)} · instance {_flat(a.instance, 80) or '-'}"
+                     f" · {a.criticality:.2f} · since {_when(a.since)} · {ack}"
+                     f" · assigned {', '.join(_flat(x, 60) for x in a.assignees) or 'nobody'} · event:{a.event_id}")
+    return lines

@@ -1,0 +1,111 @@
+"""``incident`` commands: show the mission's incident, and open, set or close it as the on-call operator.
+
+Each command calls one :class:`~mission_memory.api.Memory` method (``incident``, ``change_incident``) and
+prints the incident: readable lines for people (operator text fenced and escaped for the terminal),
+``--json`` for scripts. The rules live in :mod:`mission_memory.operations.incident_state` (docs/adr/0091).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from mission_memory.cli.opening import open_memory
+from mission_memory.cli.output import echo_text, print_json, reported_errors
+from mission_memory.fence import fence_notice, fenced, new_nonce
+from mission_memory.operations.incident_state import STATUSES, Incident, describe_incident
+from mission_memory.utc import aware_clock, parse_clock_flag
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    rich_markup_mode="markdown", invoke_without_command=True, no_args_is_help=False,
+    help="The mission's incident: `incident` shows it; `open`, `status`, `commander`, `next-update`, "
+         "`contingency` and `close` change it. A critical alert or a flood opens one by itself; it closes when "
+         "its alerts resolve and the flood is over.",
+)
+
+Mission = Annotated[str | None, typer.Option(help="Mission; default: MISSION_MEMORY_EVENT_MISSION or this folder's name.")]
+Json = Annotated[bool, typer.Option("--json", help="Print the incident as JSON.")]
+Now = Annotated[str | None, typer.Option(help="The clock (ISO 8601; default now), for replays.")]
+
+
+def _clock(now: str | None) -> datetime:
+    return aware_clock(parse_clock_flag(now, "--now"))
+
+
+def _print(incident: Incident | None, json_output: bool, at: datetime) -> None:
+    if json_output:
+        print_json(incident.to_json() if incident is not None else None)
+        return
+    if incident is None:
+        echo_text("No incident: none has been opened on this mission (`incident open \"<title>\"` opens one).")
+        return
+    # Operator and alert text, read by people and agents alike: fenced as `handover notes` fences notes.
+    nonce = new_nonce()
+    echo_text(f"{fence_notice(nonce)}\n{fenced(1, nonce, chr(10).join(describe_incident(incident, at)))}")
+
+
+def _change(what: str, value: str, mission: str | None, json_output: bool, now: str | None) -> None:
+    with reported_errors():
+        at = _clock(now)
+        with open_memory() as memory:
+            incident = memory.change_incident(what, value, mission=mission, now=at)
+    _print(incident, json_output, at)
+
+
+@app.callback()
+def show(ctx: typer.Context, mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Show the mission's incident (the open one, else the latest resolved): status, severity, start,
+    commander, next update, contingencies and its alerts."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with reported_errors():
+        at = _clock(now)
+        with open_memory() as memory:
+            incident = memory.incident(mission)
+    _print(incident, json_output, at)
+
+
+@app.command("open")
+def open_(title: Annotated[str, typer.Argument(help="What the incident is about, in a line.")],
+          mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Open an incident yourself (refused while one is open); its status is `investigating`."""
+    _change("open", title, mission, json_output, now)
+
+
+@app.command("status")
+def status(value: Annotated[str, typer.Argument(help=f"One of: {', '.join(STATUSES)} (resolved closes it).")],
+           mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Set the open incident's status: investigating → identified → monitoring → resolved."""
+    _change("status", value, mission, json_output, now)
+
+
+@app.command("commander")
+def commander(name: Annotated[str, typer.Argument(help="Who commands the incident (a name or email).")],
+              mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Name the open incident's commander."""
+    _change("commander", name, mission, json_output, now)
+
+
+@app.command("next-update")
+def next_update(when: Annotated[str, typer.Argument(help="HH:MM (UTC, the next such time), 30m, 2h, or an ISO 8601 time.")],
+                mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Set when the next status update is due; the brief says how long until it, or how overdue it is."""
+    _change("next-update", when, mission, json_output, now)
+
+
+@app.command("contingency")
+def contingency(text: Annotated[str, typer.Argument(help='A plan: "if X then Y".')],
+                mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Add a contingency to the open incident (kept in order, with who set it)."""
+    _change("contingency", text, mission, json_output, now)
+
+
+@app.command("close")
+def close(reason: Annotated[str, typer.Argument(help="Why it is closed (default: closed by the operator).")] = "",
+          mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Close the open incident (status resolved, with the time); its alerts do not reopen it."""
+    _change("close", reason, mission, json_output, now)
