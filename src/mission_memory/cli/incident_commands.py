@@ -8,15 +8,17 @@ prints the incident: readable lines for people (operator text fenced and escaped
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import echo_text, print_json, reported_errors
 from mission_memory.fence import fence_notice, fenced, new_nonce
-from mission_memory.operations.incident_state import STATUSES, Incident, describe_incident
 from mission_memory.utc import aware_clock, parse_clock_flag
+
+if TYPE_CHECKING:  # the rules load with the command, not with --help (tests/cli/test_startup_imports.py)
+    from mission_memory.operations.incident_state import Incident
 
 __all__ = ["app"]
 
@@ -37,6 +39,8 @@ def _clock(now: str | None) -> datetime:
 
 
 def _print(incident: Incident | None, json_output: bool, at: datetime) -> None:
+    from mission_memory.operations.incident_state import describe_incident
+
     if json_output:
         print_json(incident.to_json() if incident is not None else None)
         return
@@ -77,7 +81,7 @@ def open_(title: Annotated[str, typer.Argument(help="What the incident is about,
 
 
 @app.command("status")
-def status(value: Annotated[str, typer.Argument(help=f"One of: {', '.join(STATUSES)} (resolved closes it).")],
+def status(value: Annotated[str, typer.Argument(help="investigating, identified, monitoring, or resolved (closes it).")],
            mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
     """Set the open incident's status: investigating → identified → monitoring → resolved."""
     _change("status", value, mission, json_output, now)
