@@ -71,8 +71,8 @@ def test_the_incoming_brief_shows_what_the_outgoing_operator_set_on_the_incident
     assert flat.startswith("Severity: critical")
     assert ("Incident INC-20260301-112000: Checkout burns its error budget 14x · status identified"
             " · since 11:20 UTC (alert) · commander night@x") in flat
-    assert re.search(r"Next check: 2026-03-01 12:30 UTC \(in 30 min\)", flat), block
-    assert CONTINGENCY in flat and "(night@x, 2026-03-01 11:55 UTC)" in flat
+    assert re.search(r"Next check: 12:30 UTC \(in 30 min\)", flat), block
+    assert CONTINGENCY in flat and "(night@x, 11:55 UTC)" in flat
     assert brief.tokens_used <= budget
     # operator text reaches the incoming agent only inside the brief's fence
     fenced = re.search(r"<<<excerpt (\d+) nonce=(\d+)>>>\n(.*?)<<<end excerpt \1 nonce=\2>>>", brief.text, re.DOTALL)

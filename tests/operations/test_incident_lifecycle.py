@@ -163,3 +163,24 @@ def test_the_next_update_time_is_read_as_an_operator_types_it(typed: str, due: d
 def test_a_bad_next_update_time_is_refused_naming_it(typed: str) -> None:
     with pytest.raises(InputError, match="next-update"):
         next_update_time(typed, T0)
+
+
+def test_the_crisis_timeline_reads_the_stored_incident(data_dir: Path) -> None:
+    from mission_memory.operations.crisis_timeline import crisis_report, render_timeline
+
+    with Memory.open() as memory:
+        memory.record_events(list(events_from_alertmanager(_alert("CheckoutDown", "critical", "firing", T0))),
+                             mission="shop", now=T0, embed=False)
+        at = T0 + timedelta(minutes=5)
+        memory.record_events(_logs(400, at, "flood"), mission="shop", now=at, embed=False)
+        memory.change_incident("commander", "bob@x", mission="shop", operator="bob@x", now=at)
+        memory.change_incident("next-update", "12:30", mission="shop", operator="bob@x", now=at)
+        memory.change_incident("contingency", "if the replica lags then fail over", mission="shop",
+                               operator="bob@x", now=at)
+        state = memory.escalation_status("shop", now=at)
+        report = crisis_report(memory.store, "shop", state, at)
+        tight = render_timeline(report, memory.tokenizer, 400)
+    lines = tight.splitlines()
+    assert lines[1] == ("Incident INC-20260301-115500: CheckoutDown on api-7 · status investigating · severity critical"
+                        " · since 11:55 UTC (alert) · commander bob@x · next update 12:30 UTC (in 30 min)"), tight
+    assert lines[2] == "  contingency - if the replica lags then fail over (bob@x, 12:00 UTC)"

@@ -49,7 +49,7 @@ from mission_memory.operations.incident_state import (
     Incident,
     contingency_lines,
     incident_head,
-    load_incident,
+    incident_open_at,
     next_update_line,
 )
 from mission_memory.records import Layer, Record, RecordKind
@@ -211,7 +211,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     state = current_state(store, mission, at)
     degraded = state.mode is EscalationMode.DEGRADED
     alerts = open_alerts(store, mission, at)
-    stored = _open_incident(store, mission, at)
+    stored = incident_open_at(store, mission, at)
     if stored is None and not degraded and not any(a.criticality >= CRITICAL_CRITICALITY for a in alerts):
         return None
     report = crisis_report(store, mission, state, at)
@@ -252,8 +252,8 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     def tail(limit: int) -> tuple[list[str], list[str]]:
         hypo_next, contingencies, next_check, shown = _note_lines(mine, limit)
         if stored is not None:  # what the operators set on the incident comes first (ADR 0091)
-            contingencies = [*contingency_lines(stored), *contingencies]
-            next_check = next_update_line(stored, at) or next_check
+            contingencies = [*contingency_lines(stored, at), *contingencies]
+            next_check = next_update_line(stored, at, at) or next_check
         lines = [*decided, "Hypothesis and next step (open handover notes about the incident, not repeated below):", *(hypo_next or ["- none left"]),
                  "Contingencies (if … then …):", *(contingencies or ["- none left"]),
                  "Next check: " + (next_check or "not set: agree the next update time at the handover")]
@@ -286,17 +286,6 @@ def _set_by_someone(incident: Incident) -> bool:
     """Whether the incident's line says more than the severity line: an alert or an operator opened it, or an
     operator set a field. A flood's incident nobody has touched is the severity line's "degraded since"."""
     return incident.opened_by != "flood" or any(change.by != "system" for change in incident.log)
-
-
-def _open_incident(store: MemoryStore, mission: str, at: datetime) -> Incident | None:
-    """The mission's stored incident when it is open at ``at`` (started by then, not resolved by then)."""
-    try:
-        incident = load_incident(store, mission)
-    except InputError:
-        return None  # an unreadable stored incident does not hide the open alerts; `incident` names the damage
-    if incident is None or incident.started > at or (incident.resolved_at is not None and incident.resolved_at <= at):
-        return None
-    return incident
 
 
 def _recurring(store: MemoryStore, mission: str, since: datetime, at: datetime) -> tuple[list[RecurringKind], tuple[int, int]]:

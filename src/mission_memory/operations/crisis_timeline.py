@@ -44,6 +44,13 @@ from mission_memory.operations.domain_events import DomainEvent, EventState, eve
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.operations.event_groups import event_kinds, kind_members
+from mission_memory.operations.incident_state import (
+    Incident,
+    contingency_lines,
+    incident_head,
+    incident_open_at,
+    next_update_line,
+)
 from mission_memory.records import Layer, Record, RecordKind, source_key_for
 from mission_memory.stores.base import EventKind, MemoryStore
 from mission_memory.stores.filters import SearchFilter
@@ -354,6 +361,8 @@ class CrisisReport:
         critical: every kind of critical event of the window (criticality ≥
             :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, not resolved), counted in the
             store over all its events, with its best event; most critical, then latest first (docs/adr/0088).
+        incident: the mission's stored incident when open at ``at`` (docs/adr/0091): the timeline's second
+            line gives its status, commander, next update and contingencies.
     """
 
     mission: str
@@ -366,6 +375,7 @@ class CrisisReport:
     open_questions: tuple[TimelineNote, ...] = ()
     firing: tuple[OpenAlert, ...] = ()
     critical: tuple[tuple[EventKind, DomainEvent], ...] = ()
+    incident: Incident | None = None
     kinds: Mapping[str, EventKind] = field(default_factory=dict)
     """The kind of each node event, by event id (its count and last time for the chain's lines)."""
 
@@ -449,6 +459,7 @@ def crisis_report(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
         firing=tuple(open_alerts(store, mission, at)), critical=critical, kinds={e.id: k for k, e in nodes},
+        incident=incident_open_at(store, mission, at),
     )
 
 
@@ -552,6 +563,10 @@ def _timeline_lines(
     else:
         lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
                      f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
+    if report.incident is not None:  # the stored incident, as the operators set it (docs/adr/0091)
+        i = report.incident
+        lines.append(f"{incident_head(i, day=t.at)} · next update {next_update_line(i, t.at, t.at) or 'not set'}")
+        lines += [f"  contingency {line}" for line in contingency_lines(i, t.at)]
     if report.firing:
         critical_open = [a for a in report.firing if a.criticality >= CRITICAL_EVENT]
         older = [a for a in report.firing if a.since <= t.at - t.window]

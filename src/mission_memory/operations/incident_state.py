@@ -66,6 +66,7 @@ __all__ = [
     "contingency_lines",
     "describe_incident",
     "incident_head",
+    "incident_open_at",
     "incident_records",
     "load_incident",
     "next_update_line",
@@ -262,6 +263,19 @@ def load_incident(store: StateStore, mission: str) -> Incident | None:
         InputError: the stored value is not readable (the message names the mission).
     """
     return _parse(mission, store.get_state(mission, INCIDENT_KEY))
+
+
+def incident_open_at(store: StateStore, mission: str, at: datetime) -> Incident | None:
+    """The mission's incident if it is open at ``at`` (started by then and not resolved by then), for the
+    views that read it (the brief's incident block, the crisis timeline). A stored incident that is not
+    readable reads as None there: it never hides the open alerts; ``incident`` names the damage."""
+    try:
+        incident = load_incident(store, mission)
+    except InputError:
+        return None
+    if incident is None or incident.started > at or (incident.resolved_at is not None and incident.resolved_at <= at):
+        return None
+    return incident
 
 
 def _update(store: StateStore, mission: str, change: Callable[[Incident | None], Incident | None]) -> Incident | None:
@@ -499,10 +513,10 @@ def _when(moment: datetime, day: datetime | None = None) -> str:
         f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
-def _due(due: datetime, at: datetime) -> str:
+def _due(due: datetime, at: datetime, day: datetime | None) -> str:
     minutes = int((due - at).total_seconds() // 60)
-    return (f"{_when(due)} (in {minutes} min)" if minutes >= 0 else
-            f"{_when(due)} (OVERDUE by {-minutes} min: give the update now)")
+    return (f"{_when(due, day)} (in {minutes} min)" if minutes >= 0 else
+            f"{_when(due, day)} (OVERDUE by {-minutes} min: give the update now)")
 
 
 def incident_head(incident: Incident, *, severity: bool = True, day: datetime | None = None) -> str:
@@ -517,14 +531,16 @@ def incident_head(incident: Incident, *, severity: bool = True, day: datetime | 
             + (f" · resolved at {_when(incident.resolved_at, day)}" if incident.resolved_at else ""))
 
 
-def next_update_line(incident: Incident, at: datetime) -> str:
-    """When the next update is due and how long until it at ``at`` (or how overdue it is); "" when not set."""
-    return _due(incident.next_update, at) if incident.next_update else ""
+def next_update_line(incident: Incident, at: datetime, day: datetime | None = None) -> str:
+    """When the next update is due and how long until it at ``at`` (or how overdue it is); "" when not set.
+    A time on ``day``'s date is given as ``HH:MM``."""
+    return _due(incident.next_update, at, day) if incident.next_update else ""
 
 
-def contingency_lines(incident: Incident) -> list[str]:
-    """One line per contingency, in the order set, with who set it and when."""
-    return [f"- {_flat(text, 1000)} ({_flat(by, 80) or 'unknown'}, {_when(when)})" for text, by, when in incident.contingencies]
+def contingency_lines(incident: Incident, day: datetime | None = None) -> list[str]:
+    """One line per contingency, in the order set, with who set it and when (``HH:MM`` on ``day``'s date)."""
+    return [f"- {_flat(text, 1000)} ({_flat(by, 80) or 'unknown'}, {_when(when, day)})"
+            for text, by, when in incident.contingencies]
 
 
 def describe_incident(incident: Incident, at: datetime) -> list[str]:
