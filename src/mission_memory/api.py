@@ -1114,14 +1114,14 @@ class Memory:
             return None
         return other_backend_store(self.settings.store, self.settings.data_dir, self.settings)
 
-    def _empty_store_note(self) -> str | None:
+    def _empty_store_note(self, client: Client) -> str | None:
         """The empty digest's closing line when the data dir holds the other backend's store (the
         backend was switched): what it holds and how to use or move it; None otherwise."""
         other = self._other_store()
         if other is None:
             return None
         described = self.store.description if isinstance(self.store, DescribedStore) else self.settings.store
-        return f"Nothing is ingested in this store ({described}) yet: {other.advice(self.settings.store)}."
+        return f"Nothing is ingested in this store ({described}) yet: {other.advice(self.settings.store, client)}."
 
     def vectors_missing(self, *, now: datetime | None = None) -> dict[str, Any]:
         """Records stored without a vector of the configured model, and what to do about it (issue 21).

@@ -281,7 +281,7 @@ def _firing_alert_items(store: MemoryStore, mission: str, until: datetime) -> li
                      f" · firing since {a.since.strftime('%Y-%m-%d %H:%M')} UTC, last {a.last_notified.strftime('%H:%M')}"
                      f" · event `{_one_line(a.event_id, 120)}`{runbook}")
     if len(firing) > len(shown):
-        lines.append(f"- {len(firing) - len(shown)} more alerts firing (`mission-memory events firing --mission` lists them)")
+        lines.append(f"- {len(firing) - len(shown)} more alerts firing, less critical than those above (not shown)")
     return [BriefItem(BriefSection.DO_FIRST, f"alerts still firing ({len(firing)}, most critical first)",
                       "\n".join(lines), tuple(f"event:{a.event_id}" for a in shown),
                       tuple(ids[a.event_id] for a in shown if a.event_id in ids), 300)]
@@ -317,7 +317,7 @@ def _recorded_event_items(store: MemoryStore, window: ShiftWindow, skip: set[str
         rest = len(recorded) - RECORDED_EVENTS_SHOWN
         items.append(BriefItem(BriefSection.EVENTS, "more events recorded",
                                f"{rest} more events recorded in the window, less critical than those above "
-                               f"(`mission-memory query` with --since {window.since.date().isoformat()} lists them)",
+                               f"(a query of the mission since {window.since.date().isoformat()} lists them)",
                                (), (), 80))
     return items
 

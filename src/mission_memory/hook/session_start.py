@@ -132,7 +132,7 @@ def digest_for(cwd: str, data_dir: Path, *, token_budget: int = TOKEN_BUDGET, se
                                           repository=repository, client="hook", session_id=session_id,
                                           embed_archived=False)  # the queue's next catch-up embeds it
             lead = ("Session start after an operator change: the rotation brief of this mission "
-                    "(run `mission-memory brief ack` once you have read it).")
+                    "(the operator acknowledges it once they have read it).")
             return truncate(f"# mission-memory: pull digest for {mission}\n\n{lead}\n\n{brief.text.strip()}\n")
         task = _focus_query(repository, branch, memory, mission)
         # Leave room for the fixed Task line that replaces the query built from repository text.

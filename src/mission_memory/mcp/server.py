@@ -47,6 +47,7 @@ from mission_memory.config import DEFAULT_TOKEN_BUDGET, MAX_TOKEN_BUDGET, load_s
 from mission_memory.errors import ConfigError, MissionMemoryError, listed_problems, user_message
 from mission_memory.fence import quote_name
 from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
+from mission_memory.mcp.agent_words import for_agent
 from mission_memory.mcp.served_memory import ServedMemory, mcp_session_id, open_served
 from mission_memory.mission_scope import (
     ALL_MISSIONS,
@@ -107,6 +108,16 @@ FiltersArg = Annotated[
 ]
 
 
+def _parameters(name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Tool ``name``'s parameters and the fields of its ``filters`` (none for the write tools)."""
+    from mission_memory.mcp.decision_tool import DECISION_TOOL_NAME, DecisionToolArguments
+
+    if name == DECISION_TOOL_NAME:
+        return tuple(DecisionToolArguments.model_fields), ()
+    filters = tuple(QueryFilters.model_fields) if name == TOOL_NAME else ()
+    return _ARGUMENTS.get(name, ()), filters
+
+
 def _validation_text(exc: ValidationError) -> str:
     """``argument.path: message`` per problem, without pydantic's help URL; the first few, then a count
     (:func:`~mission_memory.errors.listed_problems`: the text goes into the model's context)."""
@@ -140,7 +151,7 @@ class _StrictServer(MCPServer[ServedMemory]):
                 # Not chained: the SDK would log every field the ValidationError names (100,000 unknown
                 # filter keys kept the server busy for a minute); the message names the first few.
                 raise ToolError(f"invalid arguments to {name} ({_validation_text(cause)})") from None
-            raise ToolError(user_message(exc)) from cause
+            raise ToolError(for_agent(user_message(exc), *_parameters(name))) from cause
 
 
 def caller_access(ctx: Context[Any, Any] | None, verifier: OperatorTokenVerifier | None) -> AccessContext | None:

@@ -44,7 +44,7 @@ def pull(
     operator: str | None,
     timeline: bool,
     now: datetime | None = None,
-    empty_store_note: Callable[[], str | None] | None = None,
+    empty_store_note: Callable[[Client], str | None] | None = None,
 ) -> Digest:
     """One pull query for a caller; see ``Memory.query`` for the arguments' meaning.
 
@@ -59,8 +59,9 @@ def pull(
         timeline: put the crisis timeline first even in normal mode.
         now: the clock the digest is answered at (UTC; None: now): escalation, triage, the timeline
             and ages are evaluated at it (a replayed history can be asked about).
-        empty_store_note: asked only when the store is empty: a closing line to give instead of
-            "Nothing is ingested yet" (the data dir holds another backend's store), or None.
+        empty_store_note: asked only when the store is empty, with the asking shell: a closing line to
+            give instead of "Nothing is ingested yet" (the data dir holds another backend's store), or
+            None; like that line, it gives the CLI its commands and an agent none (issue 36).
 
     Raises:
         InputError: an unknown client, a budget above ``settings.max_token_budget``, a mission or
@@ -81,7 +82,7 @@ def pull(
     try:
         missions = resolve_mission_scope(filters.mission, default_mission, stored)
     except InputError as exc:
-        note = empty_store_note() if not stored and empty_store_note is not None else None
+        note = empty_store_note(asking) if not stored and empty_store_note is not None else None
         if note is None:
             raise
         raise InputError(f"{exc}. {note}") from None  # the backend was switched: its data is elsewhere
@@ -113,9 +114,7 @@ def pull(
     )
     digest = replace(digest, mission_scope=missions.to_json())
     if not digest.entries and not digest.omitted and not stored:
-        note = (empty_store_note() if empty_store_note is not None else None) or (
-            "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
-        )
+        note = (empty_store_note(asking) if empty_store_note is not None else None) or nothing_ingested(asking)
         digest = explain_empty(digest, note, tokenizer)
     return digest
 
@@ -130,3 +129,12 @@ def _components(store: MemoryStore, seen: MemoryStore, limit: int) -> list[str]:
     """The stored components, most records first; in a scoped view only those holding a record the
     caller may see (:meth:`~mission_memory.teams.access_control.AccessScopedStore.components`)."""
     return list(seen.components(limit=limit))
+
+
+def nothing_ingested(client: Client) -> str:
+    """The closing line of a digest from an empty store, in the asking shell's words: the CLI's command
+    for ``cli``; for an agent (MCP, the SessionStart hook, the API) what to ask for, since it has no
+    command line to run (issue 36)."""
+    if client is Client.CLI:
+        return "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
+    return "Nothing is ingested yet: the memory holds no records until an operator ingests the mission's repository."

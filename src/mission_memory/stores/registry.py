@@ -277,11 +277,16 @@ class OtherStore:
     path: Path
     records: int
 
-    def advice(self, spec: str) -> str:
+    def advice(self, spec: str, client: str = "cli") -> str:
         """One sentence for a user whose store ``spec`` is empty: what else the data dir holds, and
-        how to use it or move it into ``spec`` (export, then import with the other setting)."""
+        how to use it or move it into ``spec`` (export, then import with the other setting). For a
+        ``client`` other than ``cli`` (an agent: no command line) it says what the operator can do."""
         name = "SQLite store" if self.store == "sqlite" else "Qdrant local-mode store"
         here, there = shlex.quote(spec), shlex.quote(self.store)
+        if client != "cli":
+            return (f"the data dir also holds a {name} with {self.records:,} records ({self.path}), which this"
+                    f" server's store setting ({here}) does not read: an operator can switch the store setting"
+                    f" to {there} or move those records into this store")
         return (
             f"the data dir also holds a {name} with {self.records:,} records ({self.path}), which"
             f" MISSION_MEMORY_STORE={here} does not read: set MISSION_MEMORY_STORE={there} to use it, or move"
