@@ -9,7 +9,8 @@ A block that starts ``mission-memory serve --transport http`` is a server a read
 terminal of its own: the runner starts it as a background process group, waits until it listens, and
 runs the next blocks against it; it stops it when the next server block starts (as Ctrl-C would) and
 when the sandbox closes. The documented port 8765 is replaced by a free loopback port in every block,
-and ``--host 0.0.0.0`` by ``--host 127.0.0.1``: nothing else of a block is changed. Every block and
+``--host 0.0.0.0`` by ``--host 127.0.0.1``, and the test's own replacements (the documented
+PostgreSQL URL by a database of the test server): nothing else of a block is changed. Every block and
 every server start shares one total deadline.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -110,11 +112,13 @@ class _Server:
 @dataclass
 class Sandbox:
     """Where blocks run: ``cwd``, ``env``, the total deadline (``time.monotonic()`` seconds), the servers
-    started so far, and each block's run time in seconds (for the test's report)."""
+    started so far, and the CPU seconds each block's processes used (for the test's report; a server's
+    count when it is stopped, so a server block counts its start only)."""
 
     cwd: Path
     env: dict[str, str]
     deadline: float
+    replacements: dict[str, str] = field(default_factory=dict)
     port: str = DOCUMENTED_PORT
     servers: list[_Server] = field(default_factory=list)
     timings: list[tuple[Block, float]] = field(default_factory=list)
@@ -132,7 +136,7 @@ class Sandbox:
 
     def run(self, block: Block) -> None:
         """Run one block; raise :class:`BlockFailed` naming ``guide:line`` with its output when it fails."""
-        started = time.monotonic()
+        started = _children_cpu()
         if SERVE.search(block.code):
             self._serve(block)
         else:
@@ -146,9 +150,11 @@ class Sandbox:
                 raise BlockFailed(f"{block.guide}:{block.line}: exit {done.returncode}\n{code}\n--- stdout\n"
                                   f"{done.stdout[-3000:]}\n--- stderr\n{done.stderr[-3000:]}")
             self.outputs[block] = done.stdout + done.stderr
-        self.timings.append((block, time.monotonic() - started))
+        self.timings.append((block, _children_cpu() - started))
 
     def _localised(self, code: str) -> str:
+        for documented, here in self.replacements.items():
+            code = code.replace(documented, here)
         return code.replace(DOCUMENTED_PORT, self.port).replace("--host 0.0.0.0", "--host 127.0.0.1")
 
     def _serve(self, block: Block) -> None:
@@ -173,6 +179,11 @@ class Sandbox:
             server.stop()
 
 
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -181,9 +192,11 @@ def _free_port() -> int:
 
 
 @contextmanager
-def sandbox(cwd: Path, env: dict[str, str], deadline_s: float) -> Iterator[Sandbox]:
-    """A :class:`Sandbox` whose servers are stopped when the block ends, whatever happened."""
-    box = Sandbox(cwd, env, time.monotonic() + deadline_s)
+def sandbox(cwd: Path, env: dict[str, str], deadline_s: float,
+            replacements: dict[str, str] | None = None) -> Iterator[Sandbox]:
+    """A :class:`Sandbox` whose servers are stopped when the block ends, whatever happened.
+    ``replacements``: documented text → the sandbox's (a database URL), replaced in every block."""
+    box = Sandbox(cwd, env, time.monotonic() + deadline_s, dict(replacements or {}))
     try:
         yield box
     finally:

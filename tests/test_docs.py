@@ -19,8 +19,9 @@ from tests.docs_runner import Block, BlockFailed, Sandbox, run_guide, sandbox, s
 ROOT = Path(__file__).resolve().parents[1]
 GUIDES = ("README.md", "docs/coding-agents.md", "docs/on-call.md", "docs/teams.md", "docs/store.md",
           "docs/configuration.md")
-TOTAL_DEADLINE_S = 300.0
-"""Every block of every guide, server starts included, within this many seconds (CI on two busy cores)."""
+TOTAL_DEADLINE_S = 480.0
+"""Every block of every guide, server starts included, within this many seconds (about 60 s of CPU:
+enough on two cores at a load of 15)."""
 
 
 def _environment(data_dir: Path, home: Path) -> dict[str, str]:
@@ -30,6 +31,38 @@ def _environment(data_dir: Path, home: Path) -> dict[str, str]:
     env.pop("MISSION_MEMORY_EVENT_MISSION", None)
     (home.parent / "tmp").mkdir(exist_ok=True)
     return env
+
+
+TEAM_DATABASE = "postgresql://mission@db.example.org:5432/mission_memory"
+"""The database docs/teams.md names; the test runs its blocks on a database of tests/postgres_server.py."""
+RUNBOOK = """# Checkout error budget burn
+
+When CheckoutErrorBudgetBurn fires: check the latest release of checkout-api, then the payments
+upstream's latency. Roll the release back if the burn started with it.
+"""
+
+
+def _a_readers_home(home: Path) -> None:
+    """What the guides expect of the reader's machine, in the test's own home: a clone of the mission's
+    repository at ``~/src/myrepo`` (an ADR, a README, and an agent instructions file that grew over two commits), a folder of
+    runbooks at ``~/src/shop-runbooks``, and Claude Code session transcripts (tests/corpora/transcripts)
+    under ``~/.claude/projects`` in two project folders."""
+    (home / "src" / "shop-runbooks").mkdir(parents=True)
+    (home / "src" / "shop-runbooks" / "checkout-error-budget-burn.md").write_text(RUNBOOK)
+    myrepo = GitRepo(home / "src" / "myrepo")  # small: its ingest embeds a handful of records
+    myrepo.commit("Uploader: README and the ledger decision", "2024-02-01T10:00:00+00:00", {
+        "README.md": "# Uploader\n\nMoves records to the archive; retries failed chunks.\n",
+        "docs/adr/0001-keep-the-ledger-in-sqlite.md": "# 1. Keep the ledger in SQLite\n\n## Status\n\nAccepted\n\n"
+        "## Context\n\nField teams work offline.\n\n## Decision\n\nThe upload ledger is SQLite in WAL mode.\n",
+    })
+    myrepo.commit("Agent instructions", "2025-01-02T09:00:00+00:00", {"CLAUDE.md": "# Uploader\n\nRun the tests.\n"})
+    myrepo.commit("Agent instructions: the ledger", "2025-01-09T09:00:00+00:00",
+                  {"CLAUDE.md": "# Uploader\n\nRun the tests.\n\nThe ledger is SQLite (ADR 1); never PostgreSQL.\n"})
+    transcripts = ROOT / "tests" / "corpora" / "transcripts"
+    for project, names in (("-home-me-myrepo", ("compact", "subagent")), ("-home-me-myrepo-with-memory", ("crud", "todos"))):
+        (home / ".claude" / "projects" / project).mkdir(parents=True)
+        for name in names:
+            shutil.copy(transcripts / f"{name}.jsonl", home / ".claude" / "projects" / project / f"{name}.jsonl")
 
 
 def test_the_block_reader_finds_blocks_and_reasons() -> None:
@@ -71,19 +104,22 @@ def test_a_broken_block_fails_the_run_and_names_its_line(tmp_path: Path, data_di
     assert [block.line for block, _ in box.timings] == [3]  # the first ran, the one after the broken never did
 
 
-def test_the_shell_blocks_run_on_a_fresh_store(mission_repo: GitRepo, data_dir: Path, tmp_path: Path) -> None:
+def test_the_shell_blocks_run_on_a_fresh_store(mission_repo: GitRepo, data_dir: Path, tmp_path: Path,
+                                               postgres_url: str) -> None:
     """Every block not marked runs, the README's first and then each guide's, in order, in one sandbox: a
     repository with the ADRs the tours ask about and this repository's docs/examples (the webhook
-    payloads the on-call drill posts), a fresh data dir and home."""
+    payloads the on-call drill posts), a fresh data dir, a home holding what the guides expect of a
+    reader's machine, and for the team guide's PostgreSQL a database of the tests' server."""
     shutil.copytree(ROOT / "docs" / "examples", mission_repo.root / "docs" / "examples")
     home = tmp_path / "docs-home"
-    home.mkdir()
+    _a_readers_home(home)
     started = time.monotonic()
-    with sandbox(mission_repo.root, _environment(data_dir, home), TOTAL_DEADLINE_S) as box:
+    database = {TEAM_DATABASE: postgres_url}
+    with sandbox(mission_repo.root, _environment(data_dir, home), TOTAL_DEADLINE_S, database) as box:
         ran = sum(run_guide(box, ROOT / guide, guide) for guide in GUIDES)
-    slowest = sorted(box.timings, key=lambda timed: -timed[1])[:5]
-    print(f"{ran} blocks in {time.monotonic() - started:.1f} s; slowest:",
-          ", ".join(f"{block.guide}:{block.line} {seconds:.1f} s" for block, seconds in slowest))
+    slowest = sorted(box.timings, key=lambda timed: -timed[1])
+    print(f"{ran} blocks in {time.monotonic() - started:.1f} s; CPU seconds per block, most first:",
+          ", ".join(f"{block.guide}:{block.line} {seconds:.1f}" for block, seconds in slowest))
     assert ran >= 10
     _the_on_call_drill_tells_its_story(box)
 
