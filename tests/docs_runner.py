@@ -80,6 +80,7 @@ class _Server:
     process: subprocess.Popen[str]
     output: list[str] = field(default_factory=list)
     ready: threading.Event = field(default_factory=threading.Event)
+    listening: bool = False
     reader: threading.Thread | None = None
 
     def start(self) -> None:
@@ -91,6 +92,7 @@ class _Server:
         for line in self.process.stdout:
             self.output.append(line)
             if LISTENING in line:
+                self.listening = True
                 self.ready.set()
         self.ready.set()  # the server stopped: whoever waits learns it at once
 
@@ -166,11 +168,11 @@ class Sandbox:
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
         self.servers.append(server)
         server.start()
-        listening = server.ready.wait(timeout=self.remaining(block))
-        if not listening or server.process.poll() is not None:
+        in_time = server.ready.wait(timeout=self.remaining(block))
+        if not server.listening:  # the deadline passed, or its output ended: the block stopped
             server.stop()
             raise BlockFailed(f"{block.guide}:{block.line}: the server "
-                              f"{'did not listen before the deadline' if not listening else 'stopped'}\n{code}\n"
+                              f"{'stopped' if in_time else 'did not listen before the deadline'}\n{code}\n"
                               f"--- output\n{''.join(server.output)[-3000:]}")
 
     def stop_servers(self) -> None:
