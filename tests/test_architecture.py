@@ -290,9 +290,10 @@ CLI = PACKAGE / "cli"
 
 
 def environment_reads(root: Path) -> list[str]:
-    """``path:line`` of every read of the process environment (``os.environ`` other than ``setdefault``,
-    ``os.getenv``) under ``root``, outside ``config.py`` and the stdlib-only ``capture/`` library (the
-    prompt hook reads its own variables before any package import)."""
+    """``path:line`` of every read of the process environment under ``root``, outside ``config.py`` and the
+    stdlib-only ``capture/`` library (the prompt hook reads its own variables before any package import):
+    ``os.environ`` (other than ``setdefault``) and ``os.getenv`` under any name ``os`` is imported as,
+    ``from os import environ``/``getenv``, and a second settings model (a ``BaseSettings`` import)."""
     found = []
     for path in sorted(root.rglob("*.py")):
         if path.name == "config.py" or "capture" in path.relative_to(root).parts:
@@ -302,10 +303,15 @@ def environment_reads(root: Path) -> list[str]:
             node.lineno for node in ast.walk(tree)
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "setdefault"
         }
+        os_names = {"os", "_os"} | {alias.asname for node in ast.walk(tree) if isinstance(node, ast.Import)
+                                    for alias in node.names if alias.name == "os" and alias.asname}
         found += [
             f"{path.relative_to(root)}:{node.lineno}" for node in ast.walk(tree)
-            if isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv"}
-            and isinstance(node.value, ast.Name) and node.value.id in {"os", "_os"} and node.lineno not in setting
+            if (isinstance(node, ast.Attribute) and node.attr in {"environ", "getenv"}
+                and isinstance(node.value, ast.Name) and node.value.id in os_names and node.lineno not in setting)
+            or (isinstance(node, ast.ImportFrom) and (
+                (node.module == "os" and {a.name for a in node.names} & {"environ", "getenv"})
+                or (node.module or "").startswith("pydantic_settings")))
         ]
     return found
 
@@ -320,16 +326,41 @@ def test_the_settings_rule_finds_a_planted_read(tmp_path: Path) -> None:
     assert environment_reads(tmp_path) == ["elsewhere.py:5"]
 
 
+def _package_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "mission_memory"
+    for path in PACKAGE.rglob("*.py"):
+        (copy / path.relative_to(PACKAGE)).parent.mkdir(parents=True, exist_ok=True)
+        (copy / path.relative_to(PACKAGE)).write_text(path.read_text())
+    return copy
+
+
+def test_the_settings_rule_fails_on_reads_planted_in_a_copy_of_the_package(tmp_path: Path) -> None:
+    copy = _package_copy(tmp_path)
+    assert environment_reads(copy) == []
+    (copy / "stores" / "planted.py").write_text(
+        "import os as o\nfrom os import environ\nfrom pydantic_settings import BaseSettings\n\n\n"
+        "def f() -> None:\n    return o.environ['MISSION_MEMORY_X'] or environ.get('Y') or o.getenv('Z')\n")
+    (copy / "retrieval" / "planted_too.py").write_text("import os\nX = os.environ.get('MISSION_MEMORY_X')\n")
+    assert environment_reads(copy) == ["retrieval/planted_too.py:2", "stores/planted.py:2", "stores/planted.py:3",
+                                       "stores/planted.py:7", "stores/planted.py:7"]
+
+
 def memory_openers(root: Path) -> list[str]:
-    """``path:function`` of every function under ``root`` (the CLI) that calls ``Memory.open``."""
+    """``path:function`` of every function under ``root`` (the CLI) that opens the memory: calls
+    ``Memory.open`` or ``Memory(...)``, under whatever name ``Memory`` is imported as."""
     found = []
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        names = {"Memory"} | {alias.asname for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                              for alias in node.names if alias.name == "Memory" and alias.asname}
+        for node in ast.walk(tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 for call in ast.walk(node):
-                    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
-                            and call.func.attr == "open" and isinstance(call.func.value, ast.Name) \
-                            and call.func.value.id == "Memory":
+                    if isinstance(call, ast.Call) and (
+                        (isinstance(call.func, ast.Attribute) and call.func.attr == "open"
+                         and isinstance(call.func.value, ast.Name) and call.func.value.id in names)
+                        or (isinstance(call.func, ast.Name) and call.func.id in names)
+                    ):
                         found.append(f"{path.relative_to(root)}:{node.name}")
                         break
     return found
@@ -345,6 +376,15 @@ def test_the_opener_rule_finds_a_planted_second_opener(tmp_path: Path) -> None:
     (tmp_path / "planted.py").write_text(
         "def _open_memory():\n    from mission_memory.api import Memory\n\n    return Memory.open()\n")
     assert memory_openers(tmp_path) == ["opening.py:open_memory", "planted.py:_open_memory"]
+
+
+def test_the_opener_rule_finds_an_opener_that_builds_memory_under_another_name(tmp_path: Path) -> None:
+    for src in CLI.glob("*.py"):
+        (tmp_path / src.name).write_text(src.read_text())
+    (tmp_path / "planted.py").write_text(
+        "def _memory():\n    from mission_memory.api import Memory as M\n    from mission_memory.config import load_settings"
+        "\n\n    return M(load_settings())\n")
+    assert memory_openers(tmp_path) == ["opening.py:open_memory", "planted.py:_memory"]
 
 
 def _any_annotations(path: Path, names: set[str]) -> list[str]:
