@@ -748,6 +748,14 @@ class Memory:
 
         return load_incident(self.store, self._event_mission(mission))
 
+    def incident_records(self, mission: str | None = None, *, now: datetime | None = None) -> tuple[list[Record], bool]:
+        """The notes and decisions of the mission's latest incident (recorded while it was open), oldest first,
+        and whether more were left out (:func:`~mission_memory.operations.incident_state.incident_records`)."""
+        from mission_memory.operations.incident_state import incident_records, load_incident
+
+        incident = load_incident(self.store, self._event_mission(mission))
+        return incident_records(self.store, incident, self._clock(now)) if incident is not None else ([], False)
+
     def change_incident(self, what: str, value: str = "", *, mission: str | None = None, operator: str | None = None,
                         now: datetime | None = None) -> Incident:
         """Open, set a field of, or close the mission's incident as an operator (``incident`` commands).

@@ -184,3 +184,26 @@ def test_the_crisis_timeline_reads_the_stored_incident(data_dir: Path) -> None:
     assert lines[1] == ("Incident INC-20260301-115500: CheckoutDown on api-7 · status investigating · severity critical"
                         " · since 11:55 UTC (alert) · commander bob@x · next update 12:30 UTC (in 30 min)"), tight
     assert lines[2] == "  contingency - if the replica lags then fail over (bob@x, 12:00 UTC)"
+
+
+def test_incident_show_lists_the_notes_and_decisions_recorded_while_it_was_open(data_dir: Path) -> None:
+    import json as json_module
+
+    from typer.testing import CliRunner
+
+    from mission_memory.cli.app import app
+
+    with Memory.open() as memory:
+        memory.record_events(list(events_from_alertmanager(_alert("CheckoutDown", "critical", "firing", T0))),
+                             mission="shop", now=T0, embed=False)
+        memory.handover_note("Before the incident: tidy the runbook index", "next-step", mission="shop",
+                             operator="ann@x", now=T0 - timedelta(hours=1))
+        memory.handover_note("Replica lag is the suspect", "hypothesis", mission="shop", operator="bob@x",
+                             now=T0 + timedelta(minutes=3))
+    shown = CliRunner().invoke(app, ["incident", "--mission", "shop", "--json", "--now", (T0 + timedelta(minutes=5)).isoformat()])
+    assert shown.exit_code == 0, shown.output
+    payload = json_module.loads(shown.output)
+    assert [(r["kind"], r["operator"]) for r in payload["records"]] == [("handover_note", "bob@x")]
+    assert payload["records_left_out"] is False
+    text = CliRunner().invoke(app, ["incident", "--mission", "shop", "--now", (T0 + timedelta(minutes=5)).isoformat()])
+    assert "Notes and decisions recorded while it was open (1):" in text.output and "by bob@x" in text.output

@@ -19,6 +19,7 @@ from mission_memory.utc import aware_clock, parse_clock_flag
 
 if TYPE_CHECKING:  # the rules load with the command, not with --help (tests/cli/test_startup_imports.py)
     from mission_memory.operations.incident_state import Incident
+    from mission_memory.records import Record
 
 __all__ = ["app"]
 
@@ -38,18 +39,31 @@ def _clock(now: str | None) -> datetime:
     return aware_clock(parse_clock_flag(now, "--now"))
 
 
-def _print(incident: Incident | None, json_output: bool, at: datetime) -> None:
-    from mission_memory.operations.incident_state import describe_incident
+def _print(incident: Incident | None, json_output: bool, at: datetime,
+           linked: tuple[list[Record], bool] | None = None) -> None:
+    from mission_memory.operations.incident_state import INCIDENT_RECORDS_SHOWN, describe_incident
 
+    records, more = linked or ([], False)
+    rows: list[dict[str, str]] = [{"record_id": r.id, "kind": r.kind.value, "time": r.provenance.time.isoformat(),
+                                   "operator": r.operator or "", "title": r.title} for r in records]
     if json_output:
-        print_json(incident.to_json() if incident is not None else None)
+        payload = incident.to_json() if incident is not None else None
+        if payload is not None and linked is not None:
+            payload = {**payload, "records": rows, "records_left_out": more}
+        print_json(payload)
         return
     if incident is None:
         echo_text("No incident: none has been opened on this mission (`incident open \"<title>\"` opens one).")
         return
     # Operator and alert text, read by people and agents alike: fenced as `handover notes` fences notes.
     nonce = new_nonce()
-    echo_text(f"{fence_notice(nonce)}\n{fenced(1, nonce, chr(10).join(describe_incident(incident, at)))}")
+    text = "\n".join(describe_incident(incident, at))
+    if linked is not None:
+        text += (f"\nNotes and decisions recorded while it was open ({len(rows)}"
+                 + (f", the newest {INCIDENT_RECORDS_SHOWN}; older ones left out" if more else "") + "):\n"
+                 + ("\n".join(f"- {row['time'][:16]} {row['kind']} by {row['operator'] or 'unknown'}: "
+                               f"{' '.join(str(row['title']).split())[:200]}" for row in rows) or "- none"))
+    echo_text(f"{fence_notice(nonce)}\n{fenced(1, nonce, text)}")
 
 
 def _change(what: str, value: str, mission: str | None, json_output: bool, now: str | None) -> None:
@@ -70,7 +84,8 @@ def show(ctx: typer.Context, mission: Mission = None, json_output: Json = False,
         at = _clock(now)
         with open_memory() as memory:
             incident = memory.incident(mission)
-    _print(incident, json_output, at)
+            linked = memory.incident_records(mission, now=at)
+    _print(incident, json_output, at, linked)
 
 
 @app.command("open")

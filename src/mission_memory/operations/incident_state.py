@@ -58,6 +58,7 @@ from mission_memory.utc import as_utc
 __all__ = [
     "FIELDS",
     "INCIDENT_KEY",
+    "INCIDENT_RECORDS_SHOWN",
     "STATUSES",
     "Incident",
     "IncidentAlert",
@@ -493,13 +494,20 @@ def change_incident(store: StateStore, mission: str, what: str, value: str, *, b
     return stored
 
 
-def incident_records(store: MemoryStore, incident: Incident, at: datetime) -> list[Record]:
+INCIDENT_RECORDS_SHOWN = 500
+"""The newest notes and decisions :func:`incident_records` returns; it says when there were more."""
+
+
+def incident_records(store: MemoryStore, incident: Incident, at: datetime) -> tuple[list[Record], bool]:
     """The incident's notes and decisions: the mission's handover notes and decisions recorded while it was
-    open (from its start to its close, or to ``at``), oldest first."""
+    open (from its start to its close, or to ``at``), oldest first, the newest
+    :data:`INCIDENT_RECORDS_SHOWN`; and whether there were more."""
     until = (incident.resolved_at or at) + timedelta(microseconds=1)
     records = store.records_of_kind([RecordKind.HANDOVER_NOTE.value, RecordKind.DECISION.value],
-                                    mission=incident.mission, since=incident.started, until=until, limit=500)
-    return sorted(records, key=lambda r: (r.provenance.time, r.id))
+                                    mission=incident.mission, since=incident.started, until=until,
+                                    limit=INCIDENT_RECORDS_SHOWN + 1)
+    more = len(records) > INCIDENT_RECORDS_SHOWN
+    return sorted(records[:INCIDENT_RECORDS_SHOWN], key=lambda r: (r.provenance.time, r.id)), more
 
 
 def _flat(text: str, limit: int = 300) -> str:
