@@ -6,12 +6,13 @@ interpreter of this environment; its CPU time (user + system, from ``os.wait4``)
 the median of ``--runs`` runs is printed with the modules of note the command loaded.
 
 ``--other-src DIR`` runs another checkout's package (``DIR/mission_memory``, e.g. the starting commit's
-``src``) in the same run, rounds alternating, so a before/after comparison sees the same load. Each
-side gets a data dir of its own holding an empty store (``status`` opens it).
+``src``) in the same run, rounds alternating, so a before/after comparison sees the same load; give it
+more than once to compare several (each named by its folder). Each side gets a data dir of its own
+holding an empty store (``status`` opens it).
 
 Usage::
 
-    python benchmarks/bench_startup.py [--runs 9] [--other-src /path/to/other/src]
+    python benchmarks/bench_startup.py [--runs 9] [--other-src /path/to/other/src ...]
 """
 
 from __future__ import annotations
@@ -59,12 +60,21 @@ def run_once(src: Path, args: tuple[str, ...], data_dir: Path) -> tuple[float, l
     return usage.ru_utime + usage.ru_stime, noted
 
 
+def _side_name(src: Path, others: list[Path]) -> str:
+    """``other`` for a single other checkout, else the name of the folder above its ``src``."""
+    if len(others) == 1:
+        return "other"
+    return (src.parent if src.name == "src" else src).name
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=9)
-    parser.add_argument("--other-src", type=Path, default=None, help="another checkout's src/ to compare with")
+    parser.add_argument("--other-src", type=Path, action="append", default=[],
+                        help="another checkout's src/ to compare with (repeatable)")
     args = parser.parse_args()
-    sides = [("this", HERE)] + ([("other", args.other_src.resolve())] if args.other_src else [])
+    others = [src.resolve() for src in args.other_src]
+    sides = [("this", HERE)] + [(_side_name(src, others), src) for src in others]
     with tempfile.TemporaryDirectory() as tmp:
         dirs = {name: Path(tmp) / name for name, _ in sides}
         for name, src in sides:  # an empty store, so status opens one
@@ -79,7 +89,7 @@ def main() -> None:
                     loaded[(name, " ".join(command))] = noted
     print(f"load average {os.getloadavg()[0]:.1f} · {args.runs} runs each, rounds alternating")
     for (name, command), cpus in times.items():
-        print(f"{name:5} {command:7} median {statistics.median(cpus):.3f} CPU-s  min {min(cpus):.3f}  "
+        print(f"{name:8} {command:7} median {statistics.median(cpus):.3f} CPU-s  min {min(cpus):.3f}  "
               f"loaded: {', '.join(loaded[(name, command)]) or '-'}")
 
 
