@@ -6,6 +6,8 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mission_memory.config import AlertmanagerMapping
 from mission_memory.errors import InputError
@@ -158,3 +160,22 @@ def test_an_event_becomes_a_domain_record_whose_slot_an_update_replaces() -> Non
     assert record.title.startswith("[shelling] Північ: Обстріл")
     update = event_record(event.model_copy(update={"state": EventState.RESOLVED, "text": "Обстріл припинено."}), "op-north")
     assert update.source_key == record.source_key and update.id != record.id
+
+
+@given(text=st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("\n\t\r"), min_size=1,
+                   max_size=400).filter(str.strip),
+       type_=st.text(alphabet="abcdefghijklmnopqrstuvwxyz_.", min_size=1, max_size=20))
+@settings(max_examples=200, deadline=None)
+def test_an_event_is_embedded_with_its_words_once(text: str, type_: str) -> None:
+    """The record's title repeats the head of the event's text; the embedder reads those words once
+    (issue 37: a loghub line's passage was about twice its tokens): the title's label, then the text."""
+    event = DomainEvent(id="ev-1", time=datetime(2015, 7, 29, tzinfo=UTC), sector="QuorumPeer[myid=1]",
+                        type=type_, criticality=0.5, source="loghub/Zookeeper", text=text)
+    record = event_record(event, "ops")
+    assert record.embedding_text == f"[{type_}] QuorumPeer[myid=1]: {record.text}"
+
+
+def test_a_loghub_line_passage_holds_its_words_once() -> None:
+    event = DomainEvent(id="Zookeeper-1", time=datetime(2015, 7, 29, tzinfo=UTC), sector="QuorumPeer[myid=1]",
+                        type="E31", criticality=0.5, source="loghub/Zookeeper", text="Notification time out: 3200")
+    assert event_record(event, "ops").embedding_text == "[E31] QuorumPeer[myid=1]: Notification time out: 3200"

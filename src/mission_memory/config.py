@@ -232,7 +232,8 @@ class Settings(BaseSettings):
         alertmanager_mapping: how Alertmanager alerts become events (JSON of
             :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`: ``severity_criticality``,
             ``default_criticality``, ``sector_labels``, ``text_annotations``).
-        embed_batch: records embedded per batch by the background embedding queue.
+        embed_batch: records embedded per batch (one embedder call, one transaction) by the event
+            vector queue; a pull in the serving process waits for one batch at most (docs/adr/0091).
         event_max_future_skew_s: events dated more than this many seconds after the intake clock
             are refused (clock skew of the sender, a wrong year), docs/adr/0058.
         event_retention_days: events older than this many days are pruned by ``prune`` and by the
@@ -302,7 +303,7 @@ class Settings(BaseSettings):
     escalation_flood_end: float = Field(default=5.0, gt=0)
     operators_on_duty: int = Field(default=1, ge=1)
     alertmanager_mapping: AlertmanagerMapping = Field(default_factory=AlertmanagerMapping)
-    embed_batch: int = Field(default=4, ge=1, le=1024)
+    embed_batch: int = Field(default=32, ge=1, le=1024)
     event_max_future_skew_s: float = Field(default=300.0, ge=0)
     event_retention_days: float = Field(default=90.0, ge=0, le=MAX_RETENTION_DAYS)
     event_retention_kinds: dict[str, Annotated[float, Field(ge=0, le=MAX_RETENTION_DAYS)]] = Field(default_factory=dict)

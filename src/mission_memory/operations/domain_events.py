@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from mission_memory.errors import InputError
 from mission_memory.fence import MAX_NAME_CHARS, name_problem
 from mission_memory.operations.event_template import kind_key
-from mission_memory.records import Provenance, Record, RecordKind, SourceKind
+from mission_memory.records import EVENT_TITLE_HEAD_CHARS, Provenance, Record, RecordKind, SourceKind
 from mission_memory.utc import as_utc
 
 __all__ = [
@@ -289,7 +289,7 @@ def version_id(record: Record) -> str:
 
 
 def _event_record(event: DomainEvent, mission: str, history: Mapping[str, Any] | None = None) -> Record:
-    first_line = event.text.splitlines()[0][:120]
+    first_line = event.text.splitlines()[0][:EVENT_TITLE_HEAD_CHARS]
     return Record.build(
         kind=RecordKind.DOMAIN_EVENT,
         title=f"[{event.type}] {event.sector}: {first_line}",
