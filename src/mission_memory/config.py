@@ -233,7 +233,7 @@ class Settings(BaseSettings):
             :class:`~mission_memory.operations.domain_events.AlertmanagerMapping`: ``severity_criticality``,
             ``default_criticality``, ``sector_labels``, ``text_annotations``).
         embed_batch: records embedded per batch (one embedder call, one transaction) by the event
-            vector queue; a pull in the serving process waits for one batch at most (docs/adr/0091).
+            vector queue; a pull in the serving process waits for one batch at most (docs/adr/0093).
         event_max_future_skew_s: events dated more than this many seconds after the intake clock
             are refused (clock skew of the sender, a wrong year), docs/adr/0058.
         event_retention_days: events older than this many days are pruned by ``prune`` and by the

@@ -179,7 +179,7 @@ class Record(BaseModel):
             return "\n".join([self.title, *parts]).strip()
         if self.kind is RecordKind.DOMAIN_EVENT:
             # The title repeats the head of the text: read once, an event line costs about half the
-            # tokens, with the same words (issue 37, docs/adr/0091).
+            # tokens, with the same words (issue 37, docs/adr/0093).
             lines = text.splitlines()
             head = lines[0][:EVENT_TITLE_HEAD_CHARS] if lines else ""
             if head and self.title.endswith(head):

@@ -43,7 +43,7 @@ MATRIX_FORMATS: tuple[MatrixFormat, ...] = ("q4", "fp32", "int8", "int8-ffn-fp32
 
 BUILDER_VERSION = 2
 """Bumped whenever the graph this module writes changes, so cached graphs of older builders are rebuilt
-(2: the window count is a dimension of the graph, for runs of equal-length windows, docs/adr/0091)."""
+(2: the window count is a dimension of the graph, for runs of equal-length windows, docs/adr/0093)."""
 
 _MATRICES = ("q", "k", "v", "ao", "fi", "fo")
 

@@ -27,7 +27,7 @@ __all__ = ["SAME_SPACE_FORMATS", "OnnxE5Embedder", "default_graph_cache", "onnx_
 RUN_TEXTS = 8
 """At most this many windows of one token count go through one ``run`` of the graph. Batching short
 texts of equal length saves about 20 % of the CPU per text at 2–16 (one intra-op thread, fp32); larger
-runs lose it again (docs/adr/0091)."""
+runs lose it again (docs/adr/0093)."""
 
 
 def default_graph_cache() -> Path:
@@ -178,7 +178,7 @@ class OnnxE5Embedder:
     def embed_passages(self, texts: Sequence[str]) -> Vector:
         """Passage vectors, shape ``(len(texts), dim)``: every window of every text, grouped by its
         exact token count into runs of at most :data:`RUN_TEXTS` (no padding, so a vector does not
-        depend on the texts beside it), the runs spread over the worker threads (docs/adr/0091)."""
+        depend on the texts beside it), the runs spread over the worker threads (docs/adr/0093)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         windows: list[tuple[int, int, list[int]]] = []  # (text, content tokens, ids)
