@@ -66,6 +66,7 @@ def test_bad_arguments_are_named_as_the_tool_names_them(mission_repo: GitRepo) -
         ("record_correction", {**CORRECT, "expected": ["ADR-0099"]}),
         ("workflow_memory_query", {"task_description": QUESTION, "filters": {"mission": "nosuch"}}),
         ("workflow_memory_query", {"task_description": QUESTION, "token_budget": 2000}),
+        ("workflow_memory_query", {"task_description": QUESTION, "scope": "handover", "token_budget": 1000}),
     )
     errors = [t for t in texts if "-> error" in t]
     assert len(errors) >= 5, texts  # the calls above that must fail did, so their messages were scanned

@@ -733,12 +733,12 @@ def _spine_statement(spine: Sequence[BriefItem], left_out: Sequence[BriefItem], 
     head = f"_Open handover notes: {sum(len(i.refs) or 1 for i in notes)}; "
     if dropped:
         ids = ", ".join(r.removeprefix("handover-note/")[:12] for i in dropped for r in i.refs)
-        return (head + f"{sum(len(i.refs) or 1 for i in dropped)} not shown at this budget (ids {ids}): `mission-memory handover notes` prints"
-                f" them; every note fits, condensed, from a budget of {floor_short} tokens._")
+        return (head + f"{sum(len(i.refs) or 1 for i in dropped)} not shown at this budget (ids {ids}): the"
+                f" mission's handover notes list prints them; every note fits, condensed, from a budget of {floor_short} tokens._")
     if form == "whole":
         return head + f"all shown whole (whole from a budget of {floor_whole} tokens, condensed from {floor_short})._"
     return (head + f"all shown condensed to their first line (whole from a budget of {floor_whole} tokens):"
-            " `mission-memory handover notes` prints them whole._")
+            " the mission's handover notes list prints them whole._")
 
 
 def _round_robin(items: Sequence[BriefItem]) -> list[BriefItem]:

@@ -45,6 +45,6 @@ def repository_watch_items(store: MemoryStore, mission: str, repository: Path) -
     else:
         behind = (run_git_text(root, "rev-list", "--count", f"{ingested}..{head}", check=False) or "").strip()
         text = (f"memory is behind the repository: {behind or 'some'} commits after {ingested[:12]} are not "
-                f"ingested (HEAD {head[:12]}); run `mission-memory ingest {root}`")
+                f"ingested (HEAD {head[:12]}); an ingest of {root} brings them in")
     return [BriefItem(BriefSection.WATCH, "stale source", f"{text}\nsource: ingest state `git_head`",
                       (head,), (), 100)]
