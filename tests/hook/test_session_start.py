@@ -10,6 +10,7 @@ from pathlib import Path
 from mission_memory.api import Memory
 from mission_memory.hook import installer, session_start
 from tests.hostile_texts import assert_stored_text_is_fenced, hostile_repository
+from tests.mcp.test_no_cli_advice import CLI_ADVICE
 
 
 def run_session_start(data_dir: Path, stdin: bytes, *extra: str) -> subprocess.CompletedProcess[bytes]:
@@ -153,6 +154,7 @@ def test_an_operator_change_injects_the_rotation_brief(data_dir, make_git_repo, 
     assert "# Mission memory handover brief" in text
     assert "Cap upload retries at four" in text and "Component src/" in text
     assert "from: alice\nto: bob" in text
+    assert not CLI_ADVICE.search(text), CLI_ADVICE.search(text)  # an agent reads it: no command to run (issue 36)
     assert len(text) <= session_start.MAX_OUTPUT_CHARS
     assert_stored_text_is_fenced(text.split("\n\n", 2)[2])
     with Memory.open() as memory:
