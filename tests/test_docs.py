@@ -129,12 +129,14 @@ def _the_on_call_drill_tells_its_story(box: Sandbox) -> None:
     degraded, the incoming operator's brief opens with the incident, the alert and the note, and the
     resolved notification closes the alert."""
     guide = "docs/on-call.md"
-    assert '"added":1' in box.output_of(guide, "@docs/examples/alertmanager-firing.json")
+    assert '"added":1' in box.output_of(guide, "--data-binary @firing.json")
     assert '"mode":"degraded"' in box.output_of(guide, "@flood.jsonl")
-    firing = box.output_of(guide, "mission-memory events firing --mission checkout\nmission-memory escalation")
-    assert "1 alerts open" in firing and "CheckoutErrorBudgetBurn" in firing and "checkout-api-7:9102" in firing
-    assert "Escalation: degraded" in firing
+    state = box.output_of(guide, "mission-memory events firing --mission checkout\nmission-memory escalation")
+    assert "1 alerts open" in state and "CheckoutErrorBudgetBurn" in state and "checkout-api-7:9102" in state
+    assert "Escalation: degraded" in state and "status investigating" in state
     brief = box.output_of(guide, "mission-memory brief --mission checkout")
     assert brief.index("Severity: critical") < brief.index("CheckoutErrorBudgetBurn") < brief.index("×60")
-    assert "roll release 142 back" in brief
-    assert "No alert is firing." in box.output_of(guide, "@docs/examples/alertmanager-resolved.json")
+    assert "status identified" in brief and "commander ana@example.org" in brief
+    assert "roll release 142 back" in brief and "the likely cause" in brief and "Next check:" in brief
+    closed = box.output_of(guide, "--data-binary @resolved.json")
+    assert "No alert is firing." in closed and "status resolved" in closed and "0 open of 1" in closed
