@@ -81,6 +81,21 @@ def test_every_guide_exists_and_each_block_runs_or_says_why_not(guide: str) -> N
         assert block.reason is None or len(block.reason.split()) >= 2, f"{guide}:{block.line}: give the reason a block is not run"
 
 
+CANNOT_RUN_HERE = ("package index", "test suite itself", "`claude` command", "over the network", "Docker",
+                   "operators.csv")
+"""What a block may be left unrun for: an install from the network, the suite itself, Claude Code's own
+command, a tracker on the network, Docker, a team's own session mapping. A server, a webhook, the hook,
+transcripts, a repository of the reader's or PostgreSQL are no reason: the test provides them."""
+
+
+def test_only_what_cannot_run_here_is_left_unrun() -> None:
+    blocks = [block for guide in GUIDES for block in shell_blocks((ROOT / guide).read_text(), guide)]
+    unrun = [block for block in blocks if block.reason is not None]
+    for block in unrun:
+        assert any(reason in block.reason for reason in CANNOT_RUN_HERE), f"{block.guide}:{block.line}: {block.reason}"
+    assert len(unrun) <= len(blocks) // 4, f"{len(unrun)} of {len(blocks)} blocks are not run"
+
+
 def test_the_readme_is_a_front_door() -> None:
     text = (ROOT / "README.md").read_text()
     assert len(text.split("\n")) <= 250
@@ -120,7 +135,7 @@ def test_the_shell_blocks_run_on_a_fresh_store(mission_repo: GitRepo, data_dir: 
     slowest = sorted(box.timings, key=lambda timed: -timed[1])
     print(f"{ran} blocks in {time.monotonic() - started:.1f} s; CPU seconds per block, most first:",
           ", ".join(f"{block.guide}:{block.line} {seconds:.1f}" for block, seconds in slowest))
-    assert ran >= 10
+    assert ran >= 35
     _the_on_call_drill_tells_its_story(box)
 
 
