@@ -75,6 +75,22 @@ def test_the_excerpt_states_the_current_versions_criticality_beside_the_earlier_
     assert "Current version: criticality 0.10" in digest.text, digest.text
 
 
+def test_a_resolved_alert_states_its_criticality_once() -> None:
+    """The trial read "State: RESOLVED … was criticality 0.8" and then "Current version: criticality 0.80"
+    of one alert: two statements of one fact. A resolved version says it once."""
+    with Memory.open(event_mission="ops") as memory:
+        memory.record_events([event(1, T0, text=STALLED, criticality=0.8, fingerprint="p3")], now=T0, embed=False)
+        memory.record_events([event(1, T0, text="RESOLVED: " + STALLED, criticality=0.8, fingerprint="p3",
+                                    state="resolved", ends_at=(T0 + timedelta(minutes=7)).isoformat())],
+                             now=T0 + timedelta(minutes=8), embed=False)
+        digest = memory.query("pump P-3 pressure lost northern water main", token_budget=1500,
+                              now=T0 + timedelta(minutes=8))
+    assert "State: RESOLVED" in digest.text, digest.text
+    stated = [line for line in digest.text.splitlines() if "criticality 0.8" in line and "Earlier version" not in line]
+    assert len(stated) == 1 and "was criticality 0.80" in stated[0], digest.text
+    assert "Current version: criticality" not in digest.text
+
+
 def test_a_secret_in_a_replaced_version_never_reaches_disk(data_dir: Path) -> None:
     secret = "ghp_" + "a1b2c3d4e5f6g7h8i9j0" * 2
     with Memory.open(event_mission="ops") as memory:

@@ -304,7 +304,8 @@ def _event_excerpt(record: Record) -> str:
     if a.get("state") == "resolved":
         ended = str(a.get("ends_at") or "")
         lines.append("State: RESOLVED" + (f" at {ended}" if ended else "")
-                     + (f" · was criticality {a['source_criticality']}" if "source_criticality" in a else ""))
+                     + (f" · was criticality {float(a['source_criticality']):.2f}"
+                        if isinstance(a.get("source_criticality"), (int, float)) else ""))
         if ended:
             try:
                 lasted = datetime.fromisoformat(ended) - record.provenance.time
@@ -321,7 +322,7 @@ def _event_excerpt(record: Record) -> str:
     if a.get("generator_url"):
         lines.append(f"Source: {a['generator_url']}")
     earlier = _earlier_version_lines(a)
-    if earlier:
+    if earlier and a.get("state") != "resolved":  # a resolved version's State line already states it
         crit = a.get("source_criticality", record.criticality)
         lines.append(f"Current version: criticality {float(crit):.2f} at {record.provenance.time.astimezone(UTC).isoformat()}"
                      if isinstance(crit, (int, float)) else "Current version: criticality unknown")
