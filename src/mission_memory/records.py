@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 EVENT_TITLE_HEAD_CHARS = 120
-"""A domain event's title is ``[type] sector: `` and this many characters of its text's first line;
+"""A domain event's title is ``[type] sector: `` (``[type] sector @ instance: `` with an instance) and this many characters of its text's first line;
 its passage gives those words once (:attr:`Record.embedding_text`)."""
 
 DECISION_HEAD_CHARS = 300

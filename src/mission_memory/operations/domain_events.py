@@ -262,8 +262,10 @@ def event_record(event: DomainEvent, mission: str, earlier: Sequence[Mapping[str
                  omitted: int = 0) -> Record:
     """The domain-layer record of an event: one slot per event id, so a later version replaces it.
 
-    The record's component is the sector (so ``--component`` filters by sector), its criticality the
-    event's, its provenance ``event:<id>`` at the event's time.
+    The record's title is ``[<type>] <sector> @ <instance>: <first line of the text>`` (`` @ <instance>``
+    when the ``instance`` label is set: so a question naming the host finds it), its component the sector
+    (so ``--component`` filters by sector), its criticality the event's, its provenance ``event:<id>`` at
+    the event's time.
 
     Args:
         event: the current version.
@@ -290,9 +292,11 @@ def version_id(record: Record) -> str:
 
 def _event_record(event: DomainEvent, mission: str, history: Mapping[str, Any] | None = None) -> Record:
     first_line = event.text.splitlines()[0][:EVENT_TITLE_HEAD_CHARS]
+    # where exactly it fires is part of what it is: searched (BM25 reads the title) and shown in the heading
+    instance = " ".join(dict(event.labels).get("instance", "").split())[:120]
     return Record.build(
         kind=RecordKind.DOMAIN_EVENT,
-        title=f"[{event.type}] {event.sector}: {first_line}",
+        title=f"[{event.type}] {event.sector}{' @ ' + instance if instance else ''}: {first_line}",
         text=event.text,
         provenance=Provenance(
             kind=SourceKind.EVENT,
