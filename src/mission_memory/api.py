@@ -787,6 +787,29 @@ class Memory:
         clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
         return open_alerts(self.store, self._event_mission(mission), clock)
 
+    def silence_alerts(self, alert: str, *, until: datetime, reason: str, mission: str | None = None,
+                       now: datetime | str | None = None) -> list[dict[str, Any]]:
+        """Silence the open alerts ``alert`` names until ``until``: listed and marked, not counted as firing.
+
+        See :func:`~mission_memory.operations.alert_state.silence_alerts` (the operator is
+        :func:`~mission_memory.retrieval_events.resolve_operator`'s).
+
+        Raises:
+            InputError: no open alert matches, a blank reason, an end out of range, a naive time.
+        """
+        from mission_memory.operations.alert_state import silence_alerts
+        from mission_memory.retrieval_events import resolve_operator
+
+        clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
+        return silence_alerts(self.store, self._event_mission(mission), alert, until=as_utc(until), reason=reason,
+                              by=resolve_operator() or "unknown", at=clock)
+
+    def unsilence_alerts(self, alert: str, *, mission: str | None = None) -> list[dict[str, Any]]:
+        """Lift the operators' silences of the alerts ``alert`` names (see :meth:`silence_alerts`); the lifted ones."""
+        from mission_memory.operations.alert_state import unsilence_alerts
+
+        return unsilence_alerts(self.store, self._event_mission(mission), alert)
+
     def prune_events(
         self,
         mission: str | None = None,

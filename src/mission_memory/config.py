@@ -38,6 +38,7 @@ __all__ = [
     "MAX_TOKEN_BUDGET",
     "OPERATOR_ENV",
     "AlertmanagerMapping",
+    "ReceiverAuth",
     "Settings",
     "environment_variable",
     "exact_dense_search_forced",
@@ -148,6 +149,39 @@ class AlertmanagerMapping(BaseModel):
         return {k.lower(): v for k, v in value.items()}
 
 
+class ReceiverAuth(BaseModel):
+    """How the requests of one event source prove who sent them (a value of ``MISSION_MEMORY_RECEIVER_AUTH``).
+
+    Attributes:
+        basic_auth: ``user:password`` the requests must send as HTTP basic credentials (compared in
+            constant time).
+        signing_secrets: secrets the source signs its requests with (PagerDuty v3's subscription
+            secrets); several while one is rotated. Only for a source that signs its requests.
+
+    Secrets are :class:`~pydantic.SecretStr`: never printed, never stored; a wrong or missing
+    credential is answered ``401`` and nothing is stored.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    basic_auth: SecretStr | None = None
+    signing_secrets: tuple[SecretStr, ...] = ()
+
+    @field_validator("basic_auth")
+    @classmethod
+    def _user_and_password(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and ":" not in value.get_secret_value():
+            raise ValueError("basic_auth must be 'user:password' (the value is not shown)")
+        return value
+
+    @field_validator("signing_secrets")
+    @classmethod
+    def _not_blank(cls, value: tuple[SecretStr, ...]) -> tuple[SecretStr, ...]:
+        if any(not s.get_secret_value().strip() for s in value):
+            raise ValueError("a signing secret is blank")
+        return value
+
+
 class Settings(BaseSettings):
     """Process-wide settings, read from ``MISSION_MEMORY_*`` environment variables.
 
@@ -242,6 +276,13 @@ class Settings(BaseSettings):
         event_retention_kinds: per event type, a retention in days overriding the default (JSON
             object, e.g. ``{"heartbeat": 2}``).
         prune_interval_minutes: how often the HTTP server prunes (0: never).
+        sector_labels: per event source, the labels tried in order for an event's sector (JSON object,
+            e.g. ``{"grafana": ["team", "zone"]}``); a source it does not name keeps its own default. Keys
+            are checked against the sources when the HTTP server starts
+            (:func:`~mission_memory.operations.sources.check_source_settings`).
+        receiver_auth: per event source (or ``"*"`` for every source without its own entry), how its
+            requests prove who sent them (JSON object of :class:`ReceiverAuth`, e.g.
+            ``{"pagerduty": {"signing_secrets": ["…"]}, "opsgenie": {"basic_auth": "user:password"}}``).
         correction_link_window_minutes: a correction without a retrieval event in its session is
             linked to the latest event of the same operator and mission at most this many minutes
             before it (docs/design.md §6, docs/adr/0024).
@@ -308,6 +349,8 @@ class Settings(BaseSettings):
     event_retention_days: float = Field(default=90.0, ge=0, le=MAX_RETENTION_DAYS)
     event_retention_kinds: dict[str, Annotated[float, Field(ge=0, le=MAX_RETENTION_DAYS)]] = Field(default_factory=dict)
     prune_interval_minutes: float = Field(default=60.0, ge=0)
+    sector_labels: dict[str, tuple[Annotated[str, Field(min_length=1)], ...]] = Field(default_factory=dict)
+    receiver_auth: dict[str, ReceiverAuth] = Field(default_factory=dict)
     correction_link_window_minutes: float = Field(default=120.0, gt=0)
     correction_relevance_threshold: float = Field(default=0.87, ge=-1.0, le=1.0)
     team_token_file: Path | None = None

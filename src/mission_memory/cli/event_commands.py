@@ -251,6 +251,8 @@ def firing(
     json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
 ) -> None:
     """List the alerts open now: fired and not resolved, whenever they started, most critical first."""
+    from mission_memory.operations.alert_state import alert_line, firing_only
+
     with reported_errors():
         clock = parse_clock_flag(now, "--now")
         with open_memory() as memory:
@@ -261,12 +263,72 @@ def firing(
     if not alerts:
         console.print("No alert is firing.", markup=False)
         return
-    console.print(f"{len(alerts)} alerts open, most critical first (since UTC · criticality · alert: title · instance"
-                  " · sector · acknowledged · assigned · event · runbook):", markup=False)
-    from mission_memory.operations.alert_state import alert_line
-
+    silenced = len(alerts) - len(firing_only(alerts))
+    console.print(f"{len(alerts)} alerts open: {len(alerts) - silenced} firing, {silenced} silenced; most critical first,"
+                  " silenced last (since UTC · criticality · alert: title · instance · sector · acknowledged"
+                  " · assigned · event · runbook · silence · links):", markup=False)
     for a in alerts:  # stored names and URLs: one line each, no marker-like run (the console escapes controls)
         console.print(_cell(alert_line(a)), markup=False, soft_wrap=True)
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def _silence_length(text: str) -> float:
+    """``--for``: a length such as ``90m``, ``2h`` or ``1d`` (s, m, h, d), as seconds; finite, up to 30 days."""
+    from mission_memory.config import finite_number
+    from mission_memory.operations.alert_state import MAX_SILENCE
+
+    value, unit = text.strip()[:-1], text.strip()[-1:].lower()
+    try:
+        if unit not in _UNITS:
+            raise ValueError(text)
+        amount = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is not a length such as 30m, 2h or 1d (units s, m, h, d)") from None
+    try:
+        return finite_number(amount * _UNITS[unit], "--for", low=1, high=MAX_SILENCE.total_seconds(), unit="seconds")
+    except InputError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+def silence(
+    alert: Annotated[str, typer.Argument(help="The alert: its fingerprint, event id, name or title (every open alert it names).")],
+    length: Annotated[float, typer.Option("--for", parser=_silence_length, help="How long: 30m, 2h, 1d (at most 30 days); it expires by itself.")],
+    reason: Annotated[str, typer.Option(help="Why (shown with the alert to the next shift).")],
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
+    now: Annotated[str | None, typer.Option(help="As of this time (ISO 8601; default now).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Silence open alerts for a while: still listed, marked SILENCED, not counted as firing or in the incident's severity."""
+    from datetime import timedelta
+
+    with reported_errors():
+        clock = parse_clock_flag(now, "--now") or datetime.now(UTC)
+        with open_memory() as memory:
+            done = memory.silence_alerts(alert, until=clock + timedelta(seconds=length), reason=reason,
+                                         mission=mission, now=clock)
+    if json_output:
+        print_json({"silenced": done})
+        return
+    for s in done:
+        console.print(_cell(f"Silenced {s['type']} ({s['fingerprint']}) until {s['until']} by {s['by']}: {s['reason']}"),
+                      markup=False, soft_wrap=True)
+
+
+def unsilence(
+    alert: Annotated[str, typer.Argument(help="The alert: its fingerprint, event id, name or title.")],
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Lift the silences set on alerts by `events silence` before they expire."""
+    with reported_errors(), open_memory() as memory:
+        lifted = memory.unsilence_alerts(alert, mission=mission)
+    if json_output:
+        print_json({"unsilenced": lifted})
+        return
+    console.print(_cell(f"Lifted {len(lifted)} silences" + (": " + ", ".join(s["fingerprint"] for s in lifted) if lifted else
+                                                           f" (no silence is set on {alert!r})")), markup=False)
 
 
 def _cell(text: str) -> str:
@@ -324,8 +386,10 @@ def prune(
 
 
 def register(app: typer.Typer, events_app: typer.Typer) -> None:
-    """Add ``feed``, ``prune``, ``events firing`` and the ``escalation`` group to the root app."""
+    """Add ``feed``, ``prune``, ``events firing``/``silence``/``unsilence`` and the ``escalation`` group to the root app."""
     app.command("feed")(feed)
     app.command("prune")(prune)
     events_app.command("firing")(firing)
+    events_app.command("silence")(silence)
+    events_app.command("unsilence")(unsilence)
     app.add_typer(escalation_app, name="escalation")

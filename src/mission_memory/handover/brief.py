@@ -267,11 +267,12 @@ def _firing_alert_items(store: MemoryStore, mission: str, until: datetime) -> li
     listed it. One entry, in "What to do first": type, sector, criticality, since when, the latest
     notification's event and the runbook; the text stays in the event record (the digest quotes it).
     """
-    from mission_memory.operations.alert_state import alert_record_ids, open_alerts
+    from mission_memory.operations.alert_state import alert_marks, alert_record_ids, firing_only, open_alerts
 
-    firing = open_alerts(store, mission, until)
+    firing = open_alerts(store, mission, until)  # firing first, then silenced ones (marked, not counted)
     if not firing:
         return []
+    counted = len(firing_only(firing))
     shown = firing[:FIRING_ALERTS_SHOWN]
     ids = alert_record_ids(store, mission, shown)
     lines = []
@@ -279,10 +280,12 @@ def _firing_alert_items(store: MemoryStore, mission: str, until: datetime) -> li
         runbook = f" · runbook {_one_line(a.runbook_url, 200)}" if a.runbook_url else ""
         lines.append(f"- {_one_line(a.type, 80)} · {_one_line(a.sector, 60)} · criticality {a.criticality:.2f}"
                      f" · firing since {a.since.strftime('%Y-%m-%d %H:%M')} UTC, last {a.last_notified.strftime('%H:%M')}"
-                     f" · event `{_one_line(a.event_id, 120)}`{runbook}")
+                     f" · event `{_one_line(a.event_id, 120)}`{runbook}{alert_marks(a)}")
     if len(firing) > len(shown):
         lines.append(f"- {len(firing) - len(shown)} more alerts firing, less critical than those above (not shown)")
-    return [BriefItem(BriefSection.DO_FIRST, f"alerts still firing ({len(firing)}, most critical first)",
+    counts = f"{counted}, most critical first" if counted == len(firing) else \
+        f"{counted} firing, {len(firing) - counted} silenced; most critical first, silenced last"
+    return [BriefItem(BriefSection.DO_FIRST, f"alerts still firing ({counts})",
                       "\n".join(lines), tuple(f"event:{a.event_id}" for a in shown),
                       tuple(ids[a.event_id] for a in shown if a.event_id in ids), 300)]
 

@@ -39,7 +39,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from mission_memory.errors import InputError
-from mission_memory.operations.alert_state import OpenAlert, alert_record_ids, open_alerts
+from mission_memory.operations.alert_state import (
+    OpenAlert,
+    alert_marks,
+    alert_record_ids,
+    firing_only,
+    open_alerts,
+)
 from mission_memory.operations.crisis_timeline import crisis_report
 from mission_memory.operations.domain_events import DomainEvent, event_from_record
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, severity_level
@@ -133,7 +139,7 @@ def _alert_lines(alerts: Sequence[OpenAlert], day: datetime, quote: int) -> list
         runbook = f" · runbook {a.runbook_url}" if a.runbook_url else ""
         lines.append(f"- {_flat(a.type, 80)}{': ' + title if title else ''} · instance {_flat(a.instance, 80) or '-'}"
                      f" · {_flat(a.sector, 80)} · {a.criticality:.2f} · since {_clock(a.since, day)} · {ack}"
-                     f" · assigned {assigned} · event:{a.event_id}{runbook}")
+                     f" · assigned {assigned} · event:{a.event_id}{runbook}{alert_marks(a)}")
     return lines
 
 
@@ -212,7 +218,8 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     degraded = state.mode is EscalationMode.DEGRADED
     alerts = open_alerts(store, mission, at)
     stored = incident_open_at(store, mission, at)
-    if stored is None and not degraded and not any(a.criticality >= CRITICAL_CRITICALITY for a in alerts):
+    firing = firing_only(alerts)  # a silenced alert is listed, marked, but opens nothing and sets no severity
+    if stored is None and not degraded and not any(a.criticality >= CRITICAL_CRITICALITY for a in firing):
         return None
     report = crisis_report(store, mission, state, at)
     window_start = at - state.window
@@ -226,14 +233,15 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         if a.sector not in sectors:
             sectors.append(a.sector)
     minutes = int(state.window.total_seconds() // 60)
-    if alerts:
-        top = alerts[0].criticality
-        why = (f"highest open alert {top:.2f}; {len(alerts)} alerts open, "
-               f"{sum(1 for a in alerts if a.criticality >= CRITICAL_CRITICALITY)} critical")
+    silenced = f", {len(alerts) - len(firing)} silenced" if len(firing) < len(alerts) else ""
+    if firing:
+        top = firing[0].criticality
+        why = (f"highest open alert {top:.2f}; {len(firing)} alerts open, "
+               f"{sum(1 for a in firing if a.criticality >= CRITICAL_CRITICALITY)} critical{silenced}")
     else:
         top = max((r.kind.max_criticality for r in recurring), default=0.0)
-        why = ("no alert open; the incident's level, held" if stored is not None
-               else f"no alert open; the window's most critical event {top:.2f}")
+        why = (f"no alert open{silenced}; the incident's level, held" if stored is not None
+               else f"no alert open{silenced}; the window's most critical event {top:.2f}")
     mode = (f"degraded since {_hm(state.since)} UTC" if degraded and state.since else
             "degraded" if degraded else "event rate normal")
     level = stored.severity if stored is not None else severity_level(top)  # the stored one holds (ADR 0091)

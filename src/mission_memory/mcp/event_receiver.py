@@ -18,7 +18,9 @@ without the browser asking first (a CORS "simple request"), never an ``applicati
 levels is ``400``. A body larger than :data:`~mission_memory.operations.domain_events.MAX_EVENT_BATCH_BYTES` is
 refused with ``413`` before it is read in full; broken JSON or an invalid event with ``400`` naming
 the alert or line and the field; on a team server, a mission outside the posting token's missions with
-``403`` (ADR 0045); a store that cannot be written with ``503``. In each refused case nothing is stored. The write runs in a worker thread (``anyio.to_thread``), like the MCP tool.
+``403`` (ADR 0045); a request failing its source's configured auth (``MISSION_MEMORY_RECEIVER_AUTH``:
+HTTP basic credentials compared in constant time, or the source's own signature such as PagerDuty's)
+with ``401``, checked on the raw body before it is parsed; a store that cannot be written with ``503``. In each refused case nothing is stored. The write runs in a worker thread (``anyio.to_thread``), like the MCP tool.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from starlette.responses import JSONResponse, Response
 
 from mission_memory.errors import AccessDenied, InputError, MissionMemoryError, user_message
 from mission_memory.operations.domain_events import MAX_EVENT_BATCH_BYTES
-from mission_memory.operations.sources import JSON_MEDIA_TYPES, Source
+from mission_memory.operations.sources import JSON_MEDIA_TYPES, Source, auth_problem, receiver_auth
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -111,6 +113,12 @@ async def receive(
     new_mission = request.query_params.get("new_mission", "").strip().lower() in ("1", "true", "yes")
     try:
         memory = memory_of()
+        auth = receiver_auth(memory.settings, source)
+        problem = auth_problem(source, auth, request.headers, body)
+        if problem is not None:
+            challenge = {"WWW-Authenticate": 'Basic realm="mission-memory"'} if auth and auth.basic_auth else {}
+            return JSONResponse({"error": f"{source.label}: {problem}; nothing was stored"}, status_code=401,
+                                headers=challenge)
         events = source.parse(body, memory.settings)
         report = await anyio.to_thread.run_sync(
             lambda: memory.record_events(events, mission, access=access, refuse_typo=not new_mission))

@@ -529,7 +529,8 @@ def run_server(
 
     Raises:
         ConfigError: HTTP on a non-loopback address without tokens (the server would hand the
-            whole memory to anyone who can reach it); an invalid token file or variable.
+            whole memory to anyone who can reach it); an invalid token file or variable; a receiver
+            setting naming no event source.
     """
     if mission is None and transport == "stdio":
         mission = mission_here()
@@ -540,6 +541,10 @@ def run_server(
             f"{load_settings().token_file_path}): add operator tokens with `mission-memory team token add` "
             "(or set MISSION_MEMORY_TEAM_TOKENS), or serve on 127.0.0.1"
         )
+    if transport != "stdio":
+        from mission_memory.operations.sources import check_source_settings
+
+        check_source_settings(load_settings())  # the receivers' settings name registered sources
     security = http_transport_security(host)
     server = build_server(default_mission=mission, write_tools=write_tools, tokens=tokens, transport_security=security)
     if transport == "stdio":

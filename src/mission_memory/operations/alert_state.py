@@ -9,6 +9,12 @@ refreshes) its fingerprint's entry, a resolved one closes it. :func:`open_alerts
 moment (those started by then), for the timeline's "firing now" line and ``events firing``.
 
 Events without a fingerprint (log lines, sensor reports) are point events: they are never open.
+
+A silenced alert is open but not counted as firing: its source says so (Alertmanager's ``suppressed``
+state, kept as the label ``suppressed``), or an operator silenced it (:func:`silence_alerts`, key
+``silences``: per fingerprint, until when, why and by whom). An operator's silence expires by itself at
+its end; :func:`unsilence_alerts` lifts it sooner. :func:`open_alerts` marks both and lists silenced
+alerts after the firing ones; views count firing alerts with :func:`firing_only`.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.errors import InputError
@@ -25,10 +31,30 @@ from mission_memory.records import RecordKind, source_key_for
 from mission_memory.stores.base import MemoryStore, StateStore
 from mission_memory.utc import as_utc
 
-__all__ = ["ALERTS_KEY", "OpenAlert", "alert_line", "alert_record_ids", "alert_title", "open_alerts", "update_open_alerts"]
+__all__ = [
+    "ALERTS_KEY",
+    "MAX_SILENCE",
+    "SILENCES_KEY",
+    "OpenAlert",
+    "alert_line",
+    "alert_marks",
+    "alert_record_ids",
+    "alert_title",
+    "firing_only",
+    "open_alerts",
+    "silence_alerts",
+    "unsilence_alerts",
+    "update_open_alerts",
+]
 
 ALERTS_KEY = "alerts"
 """The state-store key (per mission) holding the open alerts."""
+SILENCES_KEY = "silences"
+"""The state-store key (per mission) holding the operators' silences, by fingerprint."""
+MAX_SILENCE = timedelta(days=30)
+"""The longest silence an operator may set (a silence is for a maintenance window, not for ever)."""
+SUPPRESSED_LABEL = "suppressed"
+"""The label a source sets on an alert it reports as suppressed (silenced or inhibited at the source)."""
 
 _MAX_OPEN = 5000  # a mission with more open alerts keeps the newest; the rest are older than any shift
 
@@ -53,6 +79,12 @@ class OpenAlert:
         status: the source's status (``triggered``, ``acknowledged``; "" when it says none).
         acknowledged_by: who acknowledged it ("" while nobody has); kept by later notifications that omit it.
         assignees: who it is assigned to, as the source names them.
+        links: the source's links for it (dashboard, panel, silence …), as ``(name, url)`` pairs: its
+            labels ending ``_url``, the suffix dropped.
+        silenced: why it is silenced ("" while it fires): the source's suppression, or an operator's
+            silence reason.
+        silenced_until: when an operator's silence ends (None: not silenced by an operator).
+        silenced_by: the operator who silenced it ("" if none).
     """
 
     fingerprint: str
@@ -69,21 +101,48 @@ class OpenAlert:
     status: str = ""
     acknowledged_by: str = ""
     assignees: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
+    silenced: str = ""
+    silenced_until: datetime | None = None
+    silenced_by: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (``events firing --json``)."""
-        return {"fingerprint": self.fingerprint, "event_id": self.event_id, "since": self.since.isoformat(),
+        return {"links": dict(self.links), "silenced": self.silenced,
+                "silenced_until": self.silenced_until.isoformat() if self.silenced_until else None,
+                "silenced_by": self.silenced_by, "fingerprint": self.fingerprint, "event_id": self.event_id, "since": self.since.isoformat(),
                 "last_notified": self.last_notified.isoformat(), "type": self.type, "sector": self.sector,
                 "criticality": self.criticality, "runbook_url": self.runbook_url, "title": self.title,
                 "instance": self.instance, "status": self.status, "acknowledged_by": self.acknowledged_by,
                 "assignees": list(self.assignees)}
 
 
+def _flat(value: str) -> str:
+    return " ".join(value.split())
+
+
+def alert_marks(a: OpenAlert) -> str:
+    """What follows an open alert's line: `` · SILENCED …`` when it is silenced, `` · links name url, …``
+    when its source gave links; "" otherwise (stored text, whitespace collapsed)."""
+    marks = ""
+    if a.silenced:
+        until = f" until {a.silenced_until:%Y-%m-%d %H:%M} UTC" if a.silenced_until else ""
+        by = f" by {_flat(a.silenced_by)}" if a.silenced_by else ""
+        marks += f" · SILENCED{until}{by} ({_flat(a.silenced)[:200]})"
+    if a.links:
+        marks += " · links " + ", ".join(f"{_flat(name)} {_flat(url)}" for name, url in a.links)
+    return marks
+
+
+def firing_only(alerts: Sequence[OpenAlert]) -> list[OpenAlert]:
+    """The alerts of ``alerts`` that fire: silenced ones are open but not counted as firing."""
+    return [a for a in alerts if not a.silenced]
+
+
 def alert_line(a: OpenAlert) -> str:
     """One open alert on one line: since, criticality, name and title, instance, sector, who acknowledged it,
-    who is assigned, its event and runbook (stored text, whitespace collapsed)."""
-    def flat(value: str) -> str:
-        return " ".join(value.split())
+    who is assigned, its event and runbook, then :func:`alert_marks` (stored text, whitespace collapsed)."""
+    flat = _flat
 
     title = flat(a.title) if a.title and flat(a.title) != flat(a.type) else ""
     ack = f"acknowledged by {flat(a.acknowledged_by)}" if a.acknowledged_by else (
@@ -91,7 +150,7 @@ def alert_line(a: OpenAlert) -> str:
     return (f"- {a.since:%Y-%m-%d %H:%M:%S} · {a.criticality:.2f} · {flat(a.type)}{': ' + title if title else ''}"
             f" · instance {flat(a.instance) or '-'} · sector {flat(a.sector)} · {ack}"
             f" · assigned {', '.join(flat(x) for x in a.assignees) or '-'} · event:{a.event_id}"
-            f" · runbook {a.runbook_url or '-'}")
+            f" · runbook {a.runbook_url or '-'}{alert_marks(a)}")
 
 
 def alert_title(event: DomainEvent) -> str:
@@ -101,16 +160,16 @@ def alert_title(event: DomainEvent) -> str:
     return " ".join(line.removeprefix("RESOLVED: ").split())[:200]
 
 
-def _load(store: StateStore, mission: str) -> dict[str, dict[str, Any]]:
-    raw = store.get_state(mission, ALERTS_KEY)
+def _load(store: StateStore, mission: str, key: str = ALERTS_KEY) -> dict[str, dict[str, Any]]:
+    raw = store.get_state(mission, key)
     if raw is None:
         return {}
     try:
         data = json.loads(raw)
     except ValueError as exc:
-        raise InputError(f"mission {mission!r}: stored open alerts are not readable ({exc})") from None
+        raise InputError(f"mission {mission!r}: stored {key} are not readable ({exc})") from None
     if not isinstance(data, dict):
-        raise InputError(f"mission {mission!r}: stored open alerts are not an object")
+        raise InputError(f"mission {mission!r}: stored {key} are not an object")
     return data
 
 
@@ -142,7 +201,9 @@ def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainE
                      "type": event.type, "sector": event.sector, "criticality": event.criticality,
                      "runbook_url": event.runbook_url, "text": event.text[:300], "title": alert_title(event),
                      "instance": labels.get("instance", ""), "status": status, "acknowledged_by": acked,
-                     "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()]}
+                     "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()],
+                     "links": {k.removesuffix("_url"): v for k, v in sorted(labels.items()) if k.endswith("_url") and v},
+                     "suppressed": labels.get(SUPPRESSED_LABEL, "")}
     if len(state) > _MAX_OPEN:
         state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
     store.set_state(mission, ALERTS_KEY, json.dumps(state, sort_keys=True))
@@ -150,11 +211,15 @@ def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainE
 
 
 def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> list[OpenAlert]:
-    """The open alerts of ``mission`` (those started by ``at`` when given), most critical then newest first.
+    """The open alerts of ``mission`` (those started by ``at`` when given): firing ones first, then
+    silenced ones (marked, with the operator's silences in force at ``at``, default now), each group
+    most critical then newest first.
 
     Raises:
         InputError: the stored value is not readable.
     """
+    clock = at or datetime.now(UTC)
+    silences = {fp: s for fp, s in _load(store, mission, SILENCES_KEY).items() if _until(s) > clock}
     out = []
     for fp, entry in _load(store, mission).items():
         try:
@@ -166,13 +231,94 @@ def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> 
                 title=str(entry.get("title") or entry.get("type") or ""), instance=str(entry.get("instance") or ""),
                 status=str(entry.get("status") or ""), acknowledged_by=str(entry.get("acknowledged_by") or ""),
                 assignees=tuple(str(a) for a in entry.get("assignees") or ()),
+                links=tuple((str(k), str(v)) for k, v in (entry.get("links") or {}).items()),
+                **_silence_fields(str(entry.get("suppressed") or ""), silences.get(fp)),
             )
-        except (KeyError, ValueError, TypeError):
+        except (KeyError, ValueError, TypeError, AttributeError):
             continue  # a damaged entry does not hide the others
         if at is None or alert.since <= at:
             out.append(alert)
-    out.sort(key=lambda a: (-a.criticality, -a.since.timestamp(), a.fingerprint))
+    out.sort(key=lambda a: (bool(a.silenced), -a.criticality, -a.since.timestamp(), a.fingerprint))
     return out
+
+
+def _until(silence: dict[str, Any]) -> datetime:
+    try:
+        return as_utc(datetime.fromisoformat(str(silence["until"])))
+    except (KeyError, ValueError, TypeError):
+        return datetime.min.replace(tzinfo=UTC)  # a damaged silence silences nothing
+
+
+def _silence_fields(suppressed: str, silence: dict[str, Any] | None) -> dict[str, Any]:
+    if silence is not None:  # the operator's silence says until when and why
+        return {"silenced": str(silence.get("reason") or "silenced") + (f"; {suppressed}" if suppressed else ""),
+                "silenced_until": _until(silence), "silenced_by": str(silence.get("by") or "")}
+    return {"silenced": suppressed}
+
+
+def _matching(alerts: Sequence[OpenAlert], alert: str) -> list[OpenAlert]:
+    wanted = " ".join(alert.split())
+    return [a for a in alerts if wanted in (a.fingerprint, a.event_id, a.type) or wanted == _flat(a.title)]
+
+
+def silence_alerts(store: StateStore, mission: str, alert: str, *, until: datetime, reason: str, by: str,
+                   at: datetime) -> list[dict[str, Any]]:
+    """Silence the open alerts ``alert`` names (a fingerprint, an event id, an alert name or title) until ``until``.
+
+    A silenced alert stays open and listed, marked, but is not counted as firing; the silence is kept by
+    fingerprint (later notifications of the alert stay silenced) and expires by itself at ``until``.
+
+    Args:
+        store: the state store.
+        mission: the mission.
+        alert: which alerts: every open alert whose fingerprint, event id, name (type) or title it equals.
+        until: the silence's end, after ``at`` and at most :data:`MAX_SILENCE` later.
+        reason: why (required, shown with the alert).
+        by: the operator silencing it.
+        at: now.
+
+    Returns:
+        One ``{"fingerprint", "type", "title", "until", "reason", "by"}`` per silenced alert.
+
+    Raises:
+        InputError: no open alert matches (the message names the open ones), a blank reason, or an end
+            not after ``at`` or more than :data:`MAX_SILENCE` after it.
+    """
+    if not reason.strip():
+        raise InputError("a silence needs a reason (--reason): the next shift reads it")
+    if not at < until <= at + MAX_SILENCE:
+        raise InputError(f"a silence ends after now and at most {MAX_SILENCE.days} days later; got {until.isoformat()}")
+    alerts = _matching(open_alerts(store, mission, at), alert)
+    if not alerts:
+        names = sorted({a.type for a in open_alerts(store, mission, at)})
+        raise InputError(f"no open alert of mission {mission!r} is {alert!r} (a fingerprint, event id, name or title; "
+                         f"open: {', '.join(names[:20]) or 'none'})")
+    silences = {fp: s for fp, s in _load(store, mission, SILENCES_KEY).items() if _until(s) > at}
+    done = []
+    for a in alerts:
+        silences[a.fingerprint] = {"until": until.isoformat(), "reason": " ".join(reason.split())[:500],
+                                   "by": by, "since": at.isoformat()}
+        done.append({"fingerprint": a.fingerprint, "type": a.type, "title": a.title, **silences[a.fingerprint]})
+    store.set_state(mission, SILENCES_KEY, json.dumps(silences, sort_keys=True))
+    return done
+
+
+def unsilence_alerts(store: StateStore, mission: str, alert: str) -> list[dict[str, Any]]:
+    """Lift the operators' silences of the alerts ``alert`` names (as :func:`silence_alerts` matches them).
+
+    Returns:
+        The silences lifted, ``{"fingerprint", "until", "reason", "by", …}`` each (none when none matched).
+
+    Raises:
+        InputError: the stored value is not readable.
+    """
+    silences = _load(store, mission, SILENCES_KEY)
+    names = {a.fingerprint for a in _matching(open_alerts(store, mission, datetime.max.replace(tzinfo=UTC)), alert)}
+    names |= {alert.strip()} & set(silences)
+    lifted = [{"fingerprint": fp, **silences.pop(fp)} for fp in sorted(names) if fp in silences]
+    if lifted:
+        store.set_state(mission, SILENCES_KEY, json.dumps(silences, sort_keys=True))
+    return lifted
 
 
 def alert_record_ids(store: MemoryStore, mission: str, alerts: Sequence[OpenAlert]) -> dict[str, str]:

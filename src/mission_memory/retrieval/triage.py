@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from mission_memory.fence import listed_name
-from mission_memory.operations.alert_state import alert_record_ids, open_alerts
+from mission_memory.operations.alert_state import alert_record_ids, firing_only, open_alerts
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
 from mission_memory.operations.event_groups import event_kinds, group_key_of_record, kind_members, kind_note
@@ -157,7 +157,7 @@ class Triage:
         """Record ids of the mission's open alerts (latest notification) that pass ``where``, most critical first."""
         if self.mission is None:
             return []
-        alerts = open_alerts(store, self.mission, self.state.assessed_at)
+        alerts = firing_only(open_alerts(store, self.mission, self.state.assessed_at))  # silenced ones are not firing
         ids = alert_record_ids(store, self.mission, alerts)
         records = store.get(list(ids.values()))
         return [ids[a.event_id] for a in alerts if a.event_id in ids and ids[a.event_id] in records

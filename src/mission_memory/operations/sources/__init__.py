@@ -6,7 +6,7 @@ types it accepts, how a body becomes :class:`~mission_memory.operations.domain_e
 and, where the sender signs its requests, how a signature is checked. :func:`sources` finds them all,
 so a new receiver is one new module here; the HTTP server (``mcp/event_receiver.py``) serves each
 one the same way and names none. Settings a source reads (its sector labels, its secrets) are looked
-up by its name.
+up by its name: :func:`sector_labels`, :func:`receiver_auth`, checked by :func:`auth_problem`.
 
 Everything a sender posts is untrusted: parsers store it as data, and errors are
 :class:`~mission_memory.errors.InputError` naming the field.
@@ -24,20 +24,24 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from mission_memory.errors import InputError
+from mission_memory.errors import ConfigError, InputError
 from mission_memory.operations.domain_events import DomainEvent, load_json
 
 if TYPE_CHECKING:
-    from mission_memory.config import Settings
+    from mission_memory.config import ReceiverAuth, Settings
 
 __all__ = [
     "JSON_MEDIA_TYPES",
     "PRIORITY_CRITICALITY",
     "Source",
+    "auth_problem",
     "basic_auth_problem",
     "body_json",
+    "check_source_settings",
     "first_label",
     "one_line",
+    "receiver_auth",
+    "sector_labels",
     "source_named",
     "sources",
 ]
@@ -53,7 +57,7 @@ are pages an on-call engineer must not miss (≥ 0.8)."""
 Parser = Callable[[bytes, "Settings"], list[DomainEvent]]
 """A source's parser: the raw body and the settings -> its events (raises InputError naming the field)."""
 
-Verifier = Callable[[Mapping[str, str], bytes, Any], "str | None"]
+Verifier = Callable[[Mapping[str, str], bytes, "ReceiverAuth"], "str | None"]
 """A source's own signature check: request headers (lower-case names), the raw body and its configured
 auth -> ``None`` when the request is authentic, else why not (the answer is 401, nothing stored)."""
 
@@ -120,6 +124,59 @@ def source_named(name: str) -> Source:
         if source.name == name:
             return source
     raise InputError(f"no event source is called {name!r} (known: {', '.join(s.name for s in sources())})")
+
+
+def check_source_settings(settings: Settings) -> None:
+    """Check the settings keyed by source name against the registry (run when the HTTP server starts).
+
+    Raises:
+        ConfigError: ``MISSION_MEMORY_SECTOR_LABELS`` or ``MISSION_MEMORY_RECEIVER_AUTH`` names no source
+            (``"*"`` aside), or gives signing secrets to a source that signs nothing; the message names
+            the setting and the key, never a secret.
+    """
+    known = [s.name for s in sources()]
+    for variable, keys in (("MISSION_MEMORY_SECTOR_LABELS", list(settings.sector_labels)),
+                           ("MISSION_MEMORY_RECEIVER_AUTH", [k for k in settings.receiver_auth if k != "*"])):
+        unknown = [k for k in keys if k not in known]
+        if unknown:
+            raise ConfigError(f"{variable} names no event source {unknown[0]!r} (known: {', '.join(known)})")
+    for name, auth in settings.receiver_auth.items():
+        if auth.signing_secrets and (name == "*" or source_named(name).verify is None):
+            signing = ", ".join(s.name for s in sources() if s.verify is not None)
+            raise ConfigError(f"MISSION_MEMORY_RECEIVER_AUTH[{name!r}]: signing_secrets are only for a source that "
+                              f"signs its requests ({signing}); use basic_auth")
+
+
+def sector_labels(settings: Settings, source: Source) -> tuple[str, ...]:
+    """The labels tried in order for ``source``'s sector: ``MISSION_MEMORY_SECTOR_LABELS[source.name]``
+    when the setting names the source, else the source's own default."""
+    configured = settings.sector_labels.get(source.name)
+    return tuple(configured) if configured is not None else source.sector_labels
+
+
+def receiver_auth(settings: Settings, source: Source) -> ReceiverAuth | None:
+    """The auth configured for ``source`` (``MISSION_MEMORY_RECEIVER_AUTH[name]``, else its ``"*"``), or None."""
+    auth = settings.receiver_auth
+    return auth.get(source.name) or auth.get("*")
+
+
+
+def auth_problem(source: Source, auth: ReceiverAuth | None, headers: Mapping[str, str], body: bytes) -> str | None:
+    """Why a request to ``source`` is not authentic under ``auth`` (its configured auth), or None when it is.
+
+    With ``basic_auth``, the request's HTTP basic credentials must equal it (:func:`basic_auth_problem`);
+    with ``signing_secrets``, the source's own check must pass (``source.verify``). No auth: None.
+    Messages never repeat a credential, a signature or a secret.
+    """
+    if auth is None:
+        return None
+    if auth.basic_auth is not None:
+        problem = basic_auth_problem(headers, auth.basic_auth.get_secret_value())
+        if problem is not None:
+            return problem
+    if auth.signing_secrets and source.verify is not None:
+        return source.verify(headers, body, auth)
+    return None
 
 
 def basic_auth_problem(headers: Mapping[str, str], expected: str) -> str | None:

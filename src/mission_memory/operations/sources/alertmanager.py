@@ -175,7 +175,9 @@ def events_from_alertmanager(
 
 
 def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
-    return events_from_alertmanager(body_json(body, SOURCE.label), settings.alertmanager_mapping, SOURCE.label)
+    configured = settings.sector_labels.get(SOURCE.name)  # else the mapping's sector_labels
+    return events_from_alertmanager(body_json(body, SOURCE.label), settings.alertmanager_mapping, SOURCE.label,
+                                    sector_labels=configured)
 
 
 SOURCE = Source(

@@ -11,6 +11,7 @@ route with HTTP basic auth (``MISSION_MEMORY_RECEIVER_AUTH``), which its webhook
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,14 @@ from mission_memory.operations.domain_events import (
     EventState,
     validation_problems,
 )
-from mission_memory.operations.sources import PRIORITY_CRITICALITY, Source, body_json, one_line
+from mission_memory.operations.sources import (
+    PRIORITY_CRITICALITY,
+    Source,
+    body_json,
+    first_label,
+    one_line,
+    sector_labels,
+)
 
 if TYPE_CHECKING:
     from mission_memory.config import Settings
@@ -45,8 +53,12 @@ def _epoch(value: Any, where: str) -> datetime:
         raise InputError(f"{where} is out of range: {value!r}") from None
 
 
-def events_from_opsgenie(payload: Any, source: str = "opsgenie webhook") -> list[DomainEvent]:
+def events_from_opsgenie(payload: Any, source: str = "opsgenie webhook",
+                         sector_labels: Sequence[str] = ("entity", "tag")) -> list[DomainEvent]:
     """The event of one Opsgenie webhook payload (alert action data).
+
+    The sector is the first present of ``sector_labels`` among the alert's ``details`` keys, its
+    ``entity`` and its first tag (``tag``); else ``unknown``.
 
     Raises:
         InputError: not ``{"action": …, "alert": {...}}``, or an alert without ``alertId``, ``message``
@@ -83,7 +95,8 @@ def events_from_opsgenie(payload: Any, source: str = "opsgenie webhook") -> list
         return [DomainEvent(
             id=f"opsgenie:{alert_id}",
             time=created,
-            sector=one_line(alert.get("entity")) or (one_line(tags[0]) if tags else "") or "unknown",
+            sector=first_label({**{str(k): v for k, v in details.items()}, "entity": alert.get("entity"),
+                                "tag": tags[0] if tags else None}, sector_labels),
             type=one_line(details.get("alertname")) or "OpsgenieAlert",
             criticality=PRIORITY_CRITICALITY.get(level, 0.5),
             source=f"opsgenie/{one_line(payload.get('integrationName'))}" if payload.get("integrationName") else "opsgenie",
@@ -106,7 +119,7 @@ def events_from_opsgenie(payload: Any, source: str = "opsgenie webhook") -> list
 
 
 def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
-    return events_from_opsgenie(body_json(body, SOURCE.label), SOURCE.label)
+    return events_from_opsgenie(body_json(body, SOURCE.label), SOURCE.label, sector_labels(settings, SOURCE))
 
 
 SOURCE = Source(name="opsgenie", path="/alerts/opsgenie", parse=_parse, sector_labels=("entity", "tag"),

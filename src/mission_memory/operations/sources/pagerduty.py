@@ -1,4 +1,4 @@
-"""PagerDuty v3 webhooks: ``POST /alerts/pagerduty``.
+"""PagerDuty v3 webhooks: ``POST /alerts/pagerduty``, signed with ``X-PagerDuty-Signature``.
 
 PagerDuty (developer.pagerduty.com, "Webhooks v3 Overview") posts one ``{"event": {...}}`` per
 request, ``event.event_type`` such as ``incident.triggered``, ``incident.acknowledged``,
@@ -9,10 +9,19 @@ request, ``event.event_type`` such as ``incident.triggered``, ``incident.acknowl
 resolves it. Other event types (``service.updated``, notes, responders) carry no incident state and
 are accepted without storing anything. Criticality: priority ``P1``…``P5``
 (:data:`~mission_memory.operations.sources.PRIORITY_CRITICALITY`), else urgency ``high`` 0.9 / ``low`` 0.5.
+
+Authenticity (developer.pagerduty.com, "Verifying Signatures"): each request carries
+``X-PagerDuty-Signature``, one or more ``v1=<hex>`` separated by commas (several while a secret is
+rotated), each the HMAC-SHA256 of the raw body keyed with a subscription's secret. With signing
+secrets configured for this source (``MISSION_MEMORY_RECEIVER_AUTH``), a request none of whose
+signatures matches one of them is refused (:func:`signature_problem`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -24,18 +33,32 @@ from mission_memory.operations.domain_events import (
     EventState,
     validation_problems,
 )
-from mission_memory.operations.sources import PRIORITY_CRITICALITY, Source, body_json, one_line
+from mission_memory.operations.sources import (
+    PRIORITY_CRITICALITY,
+    Source,
+    body_json,
+    first_label,
+    one_line,
+    sector_labels,
+)
 
 if TYPE_CHECKING:
-    from mission_memory.config import Settings
+    from mission_memory.config import ReceiverAuth, Settings
 
-__all__ = ["SOURCE", "events_from_pagerduty"]
+__all__ = ["SIGNATURE_HEADER", "SOURCE", "events_from_pagerduty", "signature_problem"]
+
+SIGNATURE_HEADER = "x-pagerduty-signature"
+"""The header PagerDuty signs its v3 webhooks in (lower case, as Starlette gives headers)."""
 
 _URGENCY = {"high": 0.9, "low": 0.5}
 
 
-def events_from_pagerduty(payload: Any, source: str = "pagerduty webhook") -> list[DomainEvent]:
+def events_from_pagerduty(payload: Any, source: str = "pagerduty webhook",
+                          sector_labels: Sequence[str] = ("service",)) -> list[DomainEvent]:
     """The event of one PagerDuty v3 webhook payload (none for event types without incident state).
+
+    The sector is the first present of ``sector_labels`` among the incident's ``service``,
+    ``escalation_policy`` and ``team`` (its first team), by their summaries; else ``unknown``.
 
     Raises:
         InputError: not ``{"event": {...}}``, or an incident event lacking its id, status or creation
@@ -84,7 +107,7 @@ def events_from_pagerduty(payload: Any, source: str = "pagerduty webhook") -> li
         return [DomainEvent(
             id=f"pagerduty:{incident}",
             time=created,
-            sector=one_line((service or {}).get("summary")) or "unknown",
+            sector=first_label(_sector_labels(data), sector_labels),
             type="PagerDutyIncident",
             criticality=criticality,
             source="pagerduty",
@@ -99,10 +122,36 @@ def events_from_pagerduty(payload: Any, source: str = "pagerduty webhook") -> li
         raise InputError(f"{source}: {validation_problems(exc)}") from None
 
 
+def _sector_labels(incident: Mapping[str, Any]) -> dict[str, str]:
+    def summary(value: Any) -> str:
+        return one_line(value.get("summary")) if isinstance(value, dict) else ""
+
+    teams = incident.get("teams")
+    return {"service": summary(incident.get("service")), "escalation_policy": summary(incident.get("escalation_policy")),
+            "team": summary(teams[0]) if isinstance(teams, list) and teams else ""}
+
+
+def signature_problem(headers: Mapping[str, str], body: bytes, auth: ReceiverAuth) -> str | None:
+    """Why a request is not signed by one of ``auth.signing_secrets``, or None when it is.
+
+    Every ``v1=`` signature of the header is compared (in constant time) with the HMAC-SHA256 of the raw
+    body under every configured secret; one match is enough. Signatures of other versions are ignored.
+    The message never repeats a signature or a secret.
+    """
+    sent = [part.strip()[3:] for part in headers.get(SIGNATURE_HEADER, "").split(",") if part.strip().startswith("v1=")]
+    if not sent:
+        return f"the request carries no v1 signature in {SIGNATURE_HEADER}"
+    for secret in auth.signing_secrets:
+        expected = hmac.new(secret.get_secret_value().encode("utf-8"), body, hashlib.sha256).hexdigest()
+        if any(hmac.compare_digest(expected.encode("ascii"), s.lower().encode("utf-8")) for s in sent):
+            return None
+    return f"no signature in {SIGNATURE_HEADER} matches a configured signing secret"
+
+
 def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
-    return events_from_pagerduty(body_json(body, SOURCE.label), SOURCE.label)
+    return events_from_pagerduty(body_json(body, SOURCE.label), SOURCE.label, sector_labels(settings, SOURCE))
 
 
-SOURCE = Source(name="pagerduty", path="/alerts/pagerduty", parse=_parse,
-                sector_labels=("service",), title="pagerduty webhook")
+SOURCE = Source(name="pagerduty", path="/alerts/pagerduty", parse=_parse, verify=signature_problem,
+                sector_labels=("service", "team", "escalation_policy"), title="pagerduty webhook")
 """PagerDuty's v3 webhook subscriptions."""
