@@ -63,3 +63,14 @@ def test_grafanas_links_are_on_the_open_alerts_line_of_the_incident_block(tmp_pa
     assert "dashboard https://play.grafana.org/d/000000012?orgId=1" in line, block
     assert "panel https://play.grafana.org/d/000000012?orgId=1&viewPanel=2" in line
     assert "silence https://play.grafana.org/alerting/silence/new" in line
+
+
+def test_a_silenced_critical_alert_opens_no_stored_incident(tmp_path: Path) -> None:
+    from mission_memory.operations.incident_state import load_incident
+
+    payload = json.loads((PAYLOADS / "alertmanager_api_v2_suppressed.json").read_text(encoding="utf-8"))
+    payload["alerts"][1]["labels"]["severity"] = "warning"
+    with Memory(load_settings(data_dir=tmp_path / "data")) as memory:
+        memory.record_events(events_from_alertmanager(payload), mission="estate", now=NOW, embed=False)
+        incident = load_incident(memory.store, "estate")
+    assert incident is None or incident.opened_by != "alert", incident

@@ -44,7 +44,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.errors import BackendUnavailable, InputError
-from mission_memory.operations.alert_state import OpenAlert, open_alerts
+from mission_memory.operations.alert_state import OpenAlert, firing_only, open_alerts
 from mission_memory.operations.escalation import (
     CRITICAL_CRITICALITY,
     EscalationMode,
@@ -318,7 +318,8 @@ def _with_alerts(incident: Incident, alerts: Sequence[OpenAlert], at: datetime) 
             kept.append(known if known.resolved_at else replace(known, resolved_at=at))
     kept += [IncidentAlert.of(a) for a in by_fp.values()]
     kept.sort(key=lambda a: (a.resolved_at is not None, -a.criticality, a.since, a.fingerprint))
-    still_open = [a for a in kept if a.resolved_at is None]
+    firing = {a.fingerprint for a in firing_only(alerts)}  # a silenced alert is open but sets no severity
+    still_open = [a for a in kept if a.resolved_at is None and a.fingerprint in firing]
     severity = severity_level(max(a.criticality for a in still_open)) if still_open else incident.severity
     return replace(incident, alerts=tuple(kept), severity=severity, peak_severity=_higher(incident.peak_severity, severity))
 
@@ -362,7 +363,8 @@ def sync_incident(store: MemoryStore, mission: str, state: EscalationState, at: 
                 return _closed(updated, at, "system", "its alerts resolved and the event rate is normal")
             return updated
         closed_own = {a.fingerprint for a in current.alerts} if current else set()
-        critical = [a for a in alerts if a.criticality >= CRITICAL_CRITICALITY and a.fingerprint not in closed_own]
+        critical = [a for a in firing_only(alerts)
+                    if a.criticality >= CRITICAL_CRITICALITY and a.fingerprint not in closed_own]
         flood_after = degraded and (current is None or current.resolved_at is None
                                     or (state.since is not None and state.since > current.resolved_at))
         if critical:
