@@ -35,7 +35,7 @@ def test_a_suppressed_alert_is_marked_and_left_out_of_the_severity(tmp_path: Pat
     assert "1 firing, 1 silenced" in text, text
 
 
-def test_an_operator_silence_leaves_the_incident_severity_to_the_firing_alerts(tmp_path: Path) -> None:
+def test_an_operator_silence_marks_the_alert_in_the_incident_block_and_counts_it_apart(tmp_path: Path) -> None:
     payload = json.loads((PAYLOADS / "alertmanager_api_v2_suppressed.json").read_text(encoding="utf-8"))
     for alert in payload["alerts"]:
         alert["status"] = "firing"
@@ -44,11 +44,16 @@ def test_an_operator_silence_leaves_the_incident_severity_to_the_firing_alerts(t
         memory.record_events(events_from_alertmanager(payload), mission="estate", now=NOW, embed=False)
         block = _crisis(memory, NOW)
         assert block is not None and block.splitlines()[0].startswith("Severity: critical"), block
+        assert "highest open alert 0.90; 2 alerts open, 1 critical" in block
         memory.silence_alerts("DiskFilling", until=NOW + timedelta(hours=2), reason="disk resize under way",
                               mission="estate", now=NOW)
-        assert _crisis(memory, NOW + timedelta(minutes=5)) is None
+        during = _crisis(memory, NOW + timedelta(minutes=5))
         after = _crisis(memory, NOW + timedelta(hours=2, minutes=1))  # the silence expired by itself
-    assert after is not None and after.splitlines()[0].startswith("Severity: critical"), after
+    # the incident opened by the alert stays open (an operator closes it); the silenced alert is not counted
+    assert during is not None and "highest open alert 0.60; 1 alerts open, 0 critical, 1 silenced" in during, during
+    line = next(x for x in during.splitlines() if "DiskFilling" in x)
+    assert "SILENCED until 2026-03-01 14:00 UTC" in line and "disk resize under way" in line
+    assert after is not None and "highest open alert 0.90; 2 alerts open, 1 critical" in after, after
 
 
 def test_grafanas_links_are_on_the_open_alerts_line_of_the_incident_block(tmp_path: Path) -> None:
