@@ -10,10 +10,11 @@ A degraded pull reads the flood's events twice: triage groups the most critical 
   loop's error at criticality 0.8 repeated with a changing attempt number, 12 distinct critical errors,
   warnings and info lines.
 
-Each dataset is shifted so that its flood is happening now (the older checkout's ``query`` has no
-clock), replayed into a fresh store per variant through ``Memory.record_events`` in batches of 10
-with the clock at each batch, and queried ``--pulls`` times (default 20) at an 8,000-token budget with
-the question alternating. Variants run in worker processes (``PYTHONPATH`` set to their ``src/``),
+Each dataset is shifted so that its flood is happening now, replayed into a fresh store per variant
+through ``Memory.record_events`` in batches of 10 with the clock at each batch, and queried ``--pulls``
+times (default 20) at an 8,000-token budget with the clock at its last event (when the checkout's
+``query`` takes one: a 200,000-event store takes minutes to write, and its flood must not age out of
+degraded mode meanwhile), with the question alternating. Variants run in worker processes (``PYTHONPATH`` set to their ``src/``),
 their pulls interleaved in rounds of 2, so load changes hit them alike. Printed per dataset and
 variant: the process's first pull (its store just written, nothing read yet), then pull p50 / p95
 and the digest's token count; the load average is printed beside each round.
@@ -30,6 +31,7 @@ tar -x -C DIR``; DIR or DIR/src) beside this one. Works in temporary folders; no
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import random
@@ -117,8 +119,11 @@ def _worker(data_dir: Path, events_file: Path) -> None:
             batch = events[i:i + size]
             memory.record_events(batch, mission, now=datetime.fromisoformat(batch[-1]["time"]), embed=False)
         memory.prepare_search()
+        # the pulls' clock is the flood's last event, however long the writing took (a checkout whose
+        # query has no clock reads the wall clock: its flood ages while the store is written)
+        clock = {"now": datetime.fromisoformat(events[-1]["time"])} if "now" in inspect.signature(memory.query).parameters else {}
         started = time.perf_counter()
-        memory.query(QUESTIONS[0], filters={"mission": mission}, token_budget=BUDGET)  # the process's first pull
+        memory.query(QUESTIONS[0], filters={"mission": mission}, token_budget=BUDGET, **clock)  # the process's first pull
         first = (time.perf_counter() - started) * 1000
         print(json.dumps({"ready": len(events), "first": first}), flush=True)
         asked = 0
@@ -128,7 +133,7 @@ def _worker(data_dir: Path, events_file: Path) -> None:
             for _ in range(count):
                 started = time.perf_counter()
                 digest = memory.query(QUESTIONS[asked % len(QUESTIONS)], filters={"mission": mission},
-                                      token_budget=BUDGET)
+                                      token_budget=BUDGET, **clock)
                 times.append((time.perf_counter() - started) * 1000)
                 tokens.append(digest.tokens_used)
                 degraded += "Mode: degraded" in digest.text

@@ -16,10 +16,15 @@ The cascade rule (docs/adr/0023):
 3. Links form cascades: connected chains, each reported from its root (the earliest event without an
    incoming link) with its members in time order.
 
+:func:`link_events` applies the rule to events; :func:`crisis_report` applies it to *kinds* of events
+(:func:`link_kinds`, docs/adr/0091): every kind of the period, counted in the store over all its events,
+is one node, dated at its first event and seen until its last, so a flood of repeats is one link of a
+chain, no chain is longer than the number of distinct kinds, and nothing of the period is left unread.
+
 Trends compare each sector's count in the current window with the window before it: ``rising`` when
 it grew by more than 20 %, ``falling`` when it shrank by more than 20 %, else ``steady``.
 
-:func:`crisis_report` reads what the section needs from the store (the events since the escalation
+:func:`crisis_report` reads what the section needs from the store (the kinds of events since the escalation
 began, or two windows back; the decisions recorded since then and who took them; the open
 questions), :func:`render_timeline` writes it within a token budget, dropping detail before
 whole parts, and :func:`~mission_memory.retrieval.timeline_section.timeline_section` and :func:`crisis_brief_entries` hand it to the digest (a
