@@ -54,11 +54,22 @@ def test_a_pull_filtered_by_event_type_shows_only_those_events() -> None:
         assert digest.filters == {"sector": "north", "event_type": "shelling"}
 
 
+def _undo_kind_summaries(conn: sqlite3.Connection) -> None:
+    """Remove what migrations 0006 and 0007 added (a release before 0004 had neither)."""
+    for trigger in ("records_event_kind", "records_event_kind_seconds"):
+        conn.execute(f"DROP TRIGGER {trigger}_ai")
+        conn.execute(f"DROP TRIGGER {trigger}_ad")
+    conn.execute("DROP TABLE event_kind_minutes")
+    conn.execute("DROP TABLE event_kind_seconds")
+    conn.execute("DELETE FROM migrations WHERE name IN ('0006_event_kind_minutes', '0007_event_kind_seconds')")
+
+
 def test_a_store_without_the_event_type_column_gains_it_and_filters_old_events(data_dir: Path) -> None:
     with Memory.open(event_mission="ops") as memory:
         memory.record_events(EVENTS, now=T0, embed=False)
     database = data_dir / "memory.db"
     with sqlite3.connect(database) as conn:  # undo 0004 as an older release left the file
+        _undo_kind_summaries(conn)
         conn.execute("DROP INDEX records_event_type")
         conn.execute("ALTER TABLE records DROP COLUMN event_type")
         conn.execute("DELETE FROM migrations WHERE name = '0004_operations_event_type'")
@@ -75,6 +86,7 @@ def test_a_read_only_store_of_the_older_schema_still_answers_with_event_filters(
         memory.record_events(EVENTS, now=T0)
         memory.embed_pending()
     with sqlite3.connect(data_dir / "memory.db") as conn:  # the file as a release before 0004 left it
+        _undo_kind_summaries(conn)
         conn.execute("DROP INDEX records_event_type")
         conn.execute("ALTER TABLE records DROP COLUMN event_type")
         conn.execute("DELETE FROM migrations WHERE name = '0004_operations_event_type'")

@@ -8,6 +8,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -143,5 +144,36 @@ def test_a_bound_inside_a_busy_second_reads_that_second_exactly(tmp_path: Path) 
             assert store.count_by_component([RecordKind.DOMAIN_EVENT.value], mission="m", after=after,
                                             through=T0 + timedelta(minutes=2)) == (
                 {"north": n} if (n := sum(1 for r in burst if r.provenance.time > after)) else {})
+    finally:
+        store.close()
+
+
+def test_a_read_only_store_without_the_summaries_answers_from_its_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file of schema 5 that cannot be written (an archived mission) is not migrated: its kinds and
+    sector counts are read from the records, with the same answer."""
+    path = tmp_path / "memory.db"
+    store = SqliteStore(path)
+    records = [_record(n, "k-a" if n % 3 else None, 0.8, n * 40, "north") for n in range(9)]
+    store.upsert_records(records)
+    store.close()
+    conn = sqlite3.connect(path)
+    with conn:
+        for trigger in ("records_event_kind", "records_event_kind_seconds"):
+            conn.execute(f"DROP TRIGGER {trigger}_ai")
+            conn.execute(f"DROP TRIGGER {trigger}_ad")
+        conn.execute("DROP TABLE event_kind_minutes")
+        conn.execute("DROP TABLE event_kind_seconds")
+        conn.execute("DELETE FROM migrations WHERE name IN ('0006_event_kind_minutes', '0007_event_kind_seconds')")
+    conn.close()
+    monkeypatch.setattr("mission_memory.stores.sqlite._is_read_only", lambda _path: True)
+    store = SqliteStore(path)
+    try:
+        assert store.read_only
+        where = SearchFilter((Layer.DOMAIN,), mission="m", since=T0 + timedelta(seconds=30))
+        assert store.event_kinds(where) == _expected({r.id: r for r in records}, where)
+        assert store.count_by_component([RecordKind.DOMAIN_EVENT.value], mission="m", after=T0,
+                                        through=T0 + timedelta(minutes=10)) == {"north": 8}
     finally:
         store.close()

@@ -561,7 +561,7 @@ class SqliteStore:
         """Records of ``kinds`` with time in ``(after, through]``, counted per component (see the protocol)."""
         if not kinds:
             return {}
-        if list(kinds) == [RecordKind.DOMAIN_EVENT.value]:  # from the per-minute kind summary (docs/adr/0091)
+        if list(kinds) == [RecordKind.DOMAIN_EVENT.value] and self._summarised():  # docs/adr/0091
             return sqlite_event_kinds.count_events_by_component(self._conn(), mission, _ts(after), _ts(through))
         clauses = [f"kind IN ({','.join('?' * len(kinds))})", "time > ?", "time <= ?"]
         params: list[Any] = [*(str(k) for k in kinds), _ts(after), _ts(through)]
@@ -666,6 +666,10 @@ class SqliteStore:
         ).fetchall()
         return [Hit(record_id=rid, score=float(criticality)) for rid, criticality in rows]
 
+    def _summarised(self) -> bool:
+        """Whether the file holds the per-minute and per-second kind summaries (migrations 0006 and 0007)."""
+        return {"0006_event_kind_minutes", "0007_event_kind_seconds"} <= self._applied
+
     def event_kinds(self, where: SearchFilter) -> list[EventKind]:
         """Every kind of domain event passing ``where``, exact (:class:`~mission_memory.stores.base.EventKindIndex`).
 
@@ -674,6 +678,8 @@ class SqliteStore:
         the kinds and minutes of the window, not its events (docs/adr/0088, 0091).
         """
         try:
+            if not self._summarised():  # a read-only store of an older schema: read from the records
+                return sqlite_event_kinds.event_kinds_by_scan(self._conn(), where)
             return sqlite_event_kinds.event_kinds(self._conn(), where)
         except sqlite3.Error as exc:
             raise self._translate(exc) from exc

@@ -38,6 +38,7 @@ __all__ = [
     "bucket_sql",
     "count_events_by_component",
     "event_kinds",
+    "event_kinds_by_scan",
     "minute_sql",
 ]
 
@@ -317,3 +318,29 @@ def count_events_by_component(conn: sqlite3.Connection, mission: str | None, aft
                     sql, params = _row_records(second, _SECONDS, after, True, through)
                     add(second, int(conn.execute(f"SELECT count(*) FROM records r WHERE {sql}", params).fetchone()[0]))
     return out
+
+
+def event_kinds_by_scan(conn: sqlite3.Connection, where: SearchFilter) -> list[EventKind]:
+    """:func:`event_kinds` for a file without the summaries (a read-only store of an older schema, which
+    cannot be migrated): one ``GROUP BY`` over the records passing ``where``, the kind key read from the
+    attributes, then three lookups per kind of more than one event. Same answer, one row read per event."""
+    clauses, params = filter_sql(where, alias="r")
+    clauses.append("r.kind = ?")
+    params.append(_EVENT)
+    sql_where = " AND ".join(clauses)
+    key_sql = "COALESCE(json_extract(r.attributes, '$.kind_key'), 'record:' || r.id)"
+    out = []
+    for key, count, first, last, top, some_id, some_ref in conn.execute(
+            f"SELECT {key_sql} AS k, count(*), min(r.time), max(r.time), max(r.criticality), min(r.id), min(r.ref)"
+            f" FROM records r WHERE {sql_where} GROUP BY k", params).fetchall():
+        best, oldest, newest = some_id, some_ref, some_ref
+        if count > 1:
+            one = f" FROM records r WHERE {key_sql} = ? AND {sql_where} ORDER BY"
+            best = conn.execute(f"SELECT r.id{one} r.criticality DESC, r.time DESC, r.id DESC LIMIT 1",
+                                (key, *params)).fetchone()[0]
+            oldest = conn.execute(f"SELECT r.ref{one} r.time, r.id LIMIT 1", (key, *params)).fetchone()[0]
+            newest = conn.execute(f"SELECT r.ref{one} r.time DESC, r.id DESC LIMIT 1", (key, *params)).fetchone()[0]
+        out.append(EventKind(key=str(key), count=int(count), first_seen=datetime.fromtimestamp(first, UTC),
+                             last_seen=datetime.fromtimestamp(last, UTC), max_criticality=float(top),
+                             best_id=str(best), oldest_ref=str(oldest), newest_ref=str(newest)))
+    return sort_event_kinds(out)
