@@ -1,5 +1,5 @@
 """The crisis timeline's cascades link kinds of events over the whole period, not the newest 2,000 events
-(docs/adr/0091): a chain holds at most as many links as there are distinct kinds, and a root cause logged
+(docs/adr/0095): a chain holds at most as many links as there are distinct kinds, and a root cause logged
 before a long flood of repeats is still its root."""
 
 from __future__ import annotations

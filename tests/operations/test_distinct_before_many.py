@@ -133,7 +133,7 @@ def test_a_group_of_repeats_cites_its_members_first_to_last_with_their_count(bud
 def test_a_distinct_critical_event_older_than_the_newest_2000_keeps_its_timeline_line() -> None:
     """The window's critical kinds are counted in the store over every event, so a distinct kind logged
     before the last 2,000 lines keeps its line (docs/adr/0057, 0088); the cascades link kinds over the
-    whole period, with no reading limit to state (docs/adr/0091)."""
+    whole period, with no reading limit to state (docs/adr/0095)."""
     now = datetime.now(UTC)
     early = now - timedelta(minutes=8)
     events = [_ev("disk-full", early, "E7", "DataNode", 0.9, "Disk /data/3 failed: read-only file system")]

@@ -1,4 +1,4 @@
-"""The SQLite store's per-minute kind summary (stores/sqlite_event_kinds.py, docs/adr/0091) answers exactly
+"""The SQLite store's per-minute kind summary (stores/sqlite_event_kinds.py, docs/adr/0095) answers exactly
 what a fold over every stored event answers, after inserts, re-sends that move an event, and deletions,
 for windows whose bounds fall anywhere in a minute."""
 

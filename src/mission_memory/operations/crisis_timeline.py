@@ -17,7 +17,7 @@ The cascade rule (docs/adr/0023):
    incoming link) with its members in time order.
 
 :func:`link_events` applies the rule to events; :func:`crisis_report` applies it to *kinds* of events
-(:func:`link_kinds`, docs/adr/0091): every kind of the period, counted in the store over all its events,
+(:func:`link_kinds`, docs/adr/0095): every kind of the period, counted in the store over all its events,
 is one node, dated at its first event and seen until its last, so a flood of repeats is one link of a
 chain, no chain is longer than the number of distinct kinds, and nothing of the period is left unread.
 
@@ -203,7 +203,7 @@ def link_kinds(
 ) -> list[CascadeLink]:
     """Links between kinds of events by the cascade rule (module docstring), each kind one node.
 
-    A kind is a node whatever its count (docs/adr/0091): it appears at its first event and stays seen
+    A kind is a node whatever its count (docs/adr/0095): it appears at its first event and stays seen
     until its last, so a chain holds at most as many nodes as there are distinct kinds. A kind with no
     stated cause is linked to the kind of the same sector, another type and at least
     ``min_cause_criticality`` (its highest) that was seen last before it appeared (its last event, or
@@ -366,7 +366,7 @@ class CrisisReport:
         critical: every kind of critical event of the window (criticality ≥
             :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, not resolved), counted in the
             store over all its events, with its best event; most critical, then latest first (docs/adr/0088).
-        incident: the mission's stored incident when open at ``at`` (docs/adr/0091): the timeline's second
+        incident: the mission's stored incident when open at ``at`` (docs/adr/0095): the timeline's second
             line gives its status, commander, next update and contingencies.
     """
 
@@ -427,7 +427,7 @@ def crisis_report(
     degraded = state.mode is EscalationMode.DEGRADED and state.since is not None
     began = state.since if degraded and state.since is not None else at
     start = min(began, at) - 2 * state.window
-    # every kind of the period, exact, from the store: one node per kind, whatever its count (docs/adr/0091)
+    # every kind of the period, exact, from the store: one node per kind, whatever its count (docs/adr/0095)
     period = SearchFilter((Layer.DOMAIN,), mission=mission, since=start, until=at)
     nodes = _kind_nodes(store, mission, event_kinds(store, period))
     events = {e.id: e for _, e in nodes}
@@ -568,7 +568,7 @@ def _timeline_lines(
     else:
         lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
                      f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
-    if report.incident is not None:  # the stored incident, as the operators set it (docs/adr/0091)
+    if report.incident is not None:  # the stored incident, as the operators set it (docs/adr/0095)
         i = report.incident
         lines.append(f"{incident_head(i, day=t.at)} · next update {next_update_line(i, t.at, t.at) or 'not set'}")
         lines += [f"  contingency {line}" for line in contingency_lines(i, t.at)]

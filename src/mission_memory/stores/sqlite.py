@@ -561,7 +561,7 @@ class SqliteStore:
         """Records of ``kinds`` with time in ``(after, through]``, counted per component (see the protocol)."""
         if not kinds:
             return {}
-        if list(kinds) == [RecordKind.DOMAIN_EVENT.value] and self._summarised():  # docs/adr/0091
+        if list(kinds) == [RecordKind.DOMAIN_EVENT.value] and self._summarised():  # docs/adr/0095
             return sqlite_event_kinds.count_events_by_component(self._conn(), mission, _ts(after), _ts(through))
         clauses = [f"kind IN ({','.join('?' * len(kinds))})", "time > ?", "time <= ?"]
         params: list[Any] = [*(str(k) for k in kinds), _ts(after), _ts(through)]
@@ -675,7 +675,7 @@ class SqliteStore:
 
         Read from the per-minute kind summary the triggers keep (``event_kind_minutes``): a summary row
         wholly inside the time range as kept, one straddling a bound from its events, so the cost follows
-        the kinds and minutes of the window, not its events (docs/adr/0088, 0091).
+        the kinds and minutes of the window, not its events (docs/adr/0088, 0095).
         """
         try:
             if not self._summarised():  # a read-only store of an older schema: read from the records

@@ -1,4 +1,4 @@
-"""The SQLite store's per-kind minute summary of domain events, kept by triggers at intake (docs/adr/0091).
+"""The SQLite store's per-kind minute summary of domain events, kept by triggers at intake (docs/adr/0095).
 
 A flood's kinds, their exact counts and first and last times are read by every degraded pull
 (triage and the crisis timeline). A ``GROUP BY`` over the window's records costs one index entry per

@@ -14,7 +14,7 @@ every store made by an older version opens with the new code (simonw/llm's named
   window's events by kind in the store (docs/adr/0088);
 * ``0006_event_kind_minutes`` — per minute, kind of domain event and filter values, the events' count,
   oldest and newest, kept by triggers on ``records``, so a window's kinds are read from it and not from
-  every event (:mod:`~mission_memory.stores.sqlite_event_kinds`, docs/adr/0091);
+  every event (:mod:`~mission_memory.stores.sqlite_event_kinds`, docs/adr/0095);
 * ``0007_event_kind_seconds`` — the same per second, read only for a minute that straddles a query's
   time bound, so a bound inside a flood reads one second of a kind's events, not one minute.
 """
