@@ -13,10 +13,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mission_memory.api import Memory
 from mission_memory.errors import InputError
-from mission_memory.operations.incident_state import next_update_time
+from mission_memory.operations.incident_state import (
+    STATUSES,
+    Incident,
+    IncidentAlert,
+    IncidentChange,
+    next_update_time,
+)
 from mission_memory.operations.sources.alertmanager import events_from_alertmanager
 from mission_memory.operations.sources.opsgenie import events_from_opsgenie
 from mission_memory.operations.sources.pagerduty import events_from_pagerduty
@@ -207,3 +215,30 @@ def test_incident_show_lists_the_notes_and_decisions_recorded_while_it_was_open(
     assert payload["records_left_out"] is False
     text = CliRunner().invoke(app, ["incident", "--mission", "shop", "--now", (T0 + timedelta(minutes=5)).isoformat()])
     assert "Notes and decisions recorded while it was open (1):" in text.output and "by bob@x" in text.output
+
+
+_texts = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+_times = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
+
+
+@settings(max_examples=60, deadline=None)
+@given(title=_texts, commander=_texts, contingencies=st.lists(st.tuples(_texts, _texts, _times), max_size=3),
+       started=_times, next_update=st.none() | _times, status=st.sampled_from(STATUSES))
+def test_an_incident_reads_back_as_it_was_stored(title: str, commander: str, contingencies: list[tuple[str, str, datetime]],
+                                                 started: datetime, next_update: datetime | None, status: str) -> None:
+    incident = Incident(id="INC-1", mission="m", title=title, opened_by="operator", started=started, status=status,
+                        commander=commander, next_update=next_update, contingencies=tuple(contingencies),
+                        alerts=(IncidentAlert("fp", "pagerduty:Q1", "T", title, "", "s", 0.9, started, commander, ("a",)),),
+                        log=(IncidentChange(started, commander, "status", status),))
+    assert Incident.from_json(json.loads(json.dumps(incident.to_json()))) == incident
+
+
+@settings(max_examples=200, deadline=None)
+@given(typed=st.text(max_size=30))
+def test_any_typed_next_update_is_a_later_time_or_a_clear_error(typed: str) -> None:
+    try:
+        due = next_update_time(typed, T0)
+    except InputError as exc:
+        assert "next-update" in str(exc)
+    else:
+        assert due > T0 and due.tzinfo is not None
