@@ -85,8 +85,12 @@ def test_a_read_only_store_of_the_older_schema_still_answers_with_event_filters(
     with Memory.open(event_mission="ops") as memory:
         memory.record_events(EVENTS, now=T0)
         memory.embed_pending()
-    with sqlite3.connect(data_dir / "memory.db") as conn:  # the file as a release before 0004 left it
+    with sqlite3.connect(data_dir / "memory.db") as conn:  # the file as a release before 0004 left it (no 0004 to 0007)
         _undo_kind_summaries(conn)
+        for index in ("records_event_window", "records_kind_critical", "records_kind_time"):  # and 0005
+            conn.execute(f"DROP INDEX {index}")
+        conn.execute("ALTER TABLE records DROP COLUMN kind_key")
+        conn.execute("DELETE FROM migrations WHERE name = '0005_event_kind_key'")
         conn.execute("DROP INDEX records_event_type")
         conn.execute("ALTER TABLE records DROP COLUMN event_type")
         conn.execute("DELETE FROM migrations WHERE name = '0004_operations_event_type'")
