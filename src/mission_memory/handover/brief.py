@@ -115,6 +115,8 @@ class BriefItem:
         spine: kept before anything else but the status line (open handover notes, the incident
             block; ADR 0060): shown whole, else as ``short``, else listed as not shown.
         short: the condensed text a spine item falls back to when the budget cannot hold it whole.
+        floor: the least a spine item that may never be left out shows (the incident line and every open
+            alert, ADR 0090): priced with the header, so a budget that cannot hold it is refused.
         access_level: the most restricted access level of what it reveals beyond ``record_ids``
             (file paths, commit subjects and counts taken from commits, corrections it summarises):
             the archived brief is stamped with the most restricted level of both (issue: a brief
@@ -131,6 +133,7 @@ class BriefItem:
     spine: bool = False
     short: str = ""
     access_level: AccessLevel = AccessLevel.PUBLIC
+    floor: str = ""
 
     def to_json(self, shown: str) -> dict[str, Any]:
         """The entry as ``mission-memory brief --json`` prints it (``shown``: the text after cutting)."""
@@ -622,7 +625,8 @@ def collect_brief_items(
         items += _firing_alert_items(store, m, until)
     if incident is not None:
         items.append(BriefItem(BriefSection.CRISIS, "incident: severity, still firing, decisions, next steps",
-                               incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short))
+                               incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short,
+                               floor=incident.floor))
     items += _recorded_event_items(store, window, set(incident.record_ids) if incident is not None else set())
     items += [BriefItem(BriefSection.DECISIONS, "decision", _decision_text(r), (r.provenance.ref,), (r.id,), 200)
               for r in taken]
@@ -783,7 +787,9 @@ def pack_brief(
     The status line is always kept (it is priced with the header). The spine follows (ADR 0060): the
     incident block and the open notes, whole when all fit; else the notes condensed and sharing one
     entry (one heading and one pair of envelope markers for all of them), the block whole while it
-    fits beside them; else as many condensed notes as fit, the others listed by id. The other items are considered
+    fits beside them; else as many condensed notes as fit, the others listed by id. An item with a floor (an
+    open incident: its line and every open alert, one line each; ADR 0090) is never left out: whole, else
+    condensed, else its floor, which is priced with the header. The other items are considered
     round by round (each section's first, then each section's second, …) within the budget less
     what *fill* items need whole, at most :data:`RECENT_FILES_SHARE` of it; one that does not fit whole is
     cut to the room left when at least 32 tokens of it fit. Fill items (the recently changed files)
@@ -801,7 +807,8 @@ def pack_brief(
         ``(text, entries, tokens_used, omitted)``; entries as ``(item, shown text)`` in rendered order.
 
     Raises:
-        BudgetError: the budget cannot hold the header, the status line and the closing line.
+        BudgetError: the budget cannot hold the header, the status line, the closing line and the floor of
+            an open incident; it names the budget they need.
     """
     nonce = nonce or new_nonce()
     header = _header(token_budget, nonce)
@@ -828,15 +835,21 @@ def pack_brief(
     statement_room = max(tokenizer.count(_spine_statement(spine, left, "whole", 99_999, 99_999))
                          for left in ([], spine)) + sep
     fixed += statement_room if spine else 0
-    if fixed > token_budget:
-        raise BudgetError(
-            token_budget, fixed,
-            "the brief's header and status line"
-            + (" and the line saying how the open handover notes are shown" if spine else ""),
-        )
 
     def spine_cost(item: BriefItem, text: str) -> int:
         return tokenizer.count(_block(widest, item, text, nonce)) + sep
+
+    # An item with a floor (the open incident) is never left out: its floor is priced with the header.
+    floors = [i for i in spine if i.floor]
+    floor_room = (sum(spine_cost(i, i.floor) for i in floors)
+                  + sum(section_cost[s] for s in {i.section for i in floors} - opened))
+    if fixed + floor_room > token_budget:
+        raise BudgetError(
+            token_budget, fixed + floor_room,
+            "the brief's header and status line"
+            + (" and the line saying how the open handover notes are shown" if spine else "")
+            + (", and the open incident's line with every open alert (one line each)" if floors else ""),
+        )
 
     whole = sum(spine_cost(i, i.text) for i in spine) + sum(section_cost[s] for s in {i.section for i in spine})
     short = sum(spine_cost(i, i.short or i.text) for i in spine) + sum(section_cost[s] for s in {i.section for i in spine})
@@ -877,6 +890,11 @@ def pack_brief(
             position[id(item)] = position[id(notes[0])]
             left_out.extend(notes[keep:])
         cost = spine_cost(item, text)
+        for fallback in (item.short, item.floor) if item.floor else ():
+            if fixed + cost + extra <= token_budget:
+                break
+            if fallback:  # the incident condensed, else its floor, which the budget was checked to hold
+                text, cost = fallback, spine_cost(item, fallback)
         if fixed + cost + extra > token_budget:
             left_out.extend(notes[:keep] if merged_here else [item])
             continue

@@ -92,7 +92,10 @@ class IncidentBlock:
 
     Attributes:
         text: the block (plain lines; the brief fences it).
-        short: the same block condensed to about half the cap (the brief's floor); every open alert kept.
+        short: the same block condensed to about half the cap; every open alert kept.
+        floor: the least the brief shows of an open incident, whatever its budget: the severity line, the
+            stored incident's line and every open alert, one condensed line each (ADR 0090, 0091); a budget
+            that cannot hold it is refused, naming the budget it needs.
         refs: ``event:<id>`` of each open alert and recurring kind shown, and the decisions' references.
         record_ids: the records of those events and decisions.
         sectors: the affected sectors (the brief keeps commit history of other components out).
@@ -110,6 +113,7 @@ class IncidentBlock:
     alerts: tuple[OpenAlert, ...]
     recurring: tuple[RecurringKind, ...] = ()
     note_ids: tuple[str, ...] = ()
+    floor: str = ""
 
 
 def _hm(moment: datetime) -> str:
@@ -140,6 +144,18 @@ def _alert_lines(alerts: Sequence[OpenAlert], day: datetime, quote: int) -> list
         lines.append(f"- {_flat(a.type, 80)}{': ' + title if title else ''} · instance {_flat(a.instance, 80) or '-'}"
                      f" · {_flat(a.sector, 80)} · {a.criticality:.2f} · since {_clock(a.since, day)} · {ack}"
                      f" · assigned {assigned} · event:{a.event_id}{runbook}{alert_marks(a)}")
+    return lines
+
+
+def _floor_lines(alerts: Sequence[OpenAlert], day: datetime) -> list[str]:
+    """Every open alert on one condensed line: type, instance, sector, criticality, start, acknowledged or not."""
+    lines = [f"Open alerts ({len(alerts)}, most critical first; condensed, one line each):"]
+    if not alerts:
+        lines.append("- none open")
+    for a in alerts:
+        ack = "acked" if a.acknowledged_by or a.status == "acknowledged" else "not acked"
+        lines.append(f"- {_flat(a.type, 60)} · {_flat(a.instance, 40) or '-'} · {_flat(a.sector, 40)}"
+                     f" · {a.criticality:.2f} · since {_clock(a.since, day)} · {ack}")
     return lines
 
 
@@ -281,13 +297,14 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     text = fit(max_tokens, whole_tail)
     # The condensed form keeps every open alert, the decisions and its notes, each note cut to one line.
     short = fit(max(max_tokens // 2, 160), tail(100)[0])
+    floor = "\n".join([*head[:-1], *_floor_lines(alerts, at)])  # the "Affected" line is the first to go
     alert_ids = alert_record_ids(store, mission, alerts)
     refs = ([f"event:{a.event_id}" for a in alerts] + [f"event:{r.event.id}" for r in recurring[:_RECURRING_SHOWN]]
             + [n.ref for n in report.decisions])
     ids = [alert_ids[a.event_id] for a in alerts if a.event_id in alert_ids]
     ids += [r.kind.best_id for r in recurring[:_RECURRING_SHOWN]] + [n.record_id for n in report.decisions]
     return IncidentBlock(text, short, tuple(dict.fromkeys(refs)), tuple(dict.fromkeys(ids)), tuple(sectors),
-                         tuple(alerts), tuple(recurring), tuple(note_ids))
+                         tuple(alerts), tuple(recurring), tuple(note_ids), floor)
 
 
 def _set_by_someone(incident: Incident) -> bool:
