@@ -155,3 +155,4 @@ def _the_on_call_drill_tells_its_story(box: Sandbox) -> None:
     assert "roll release 142 back" in brief and "the likely cause" in brief and "Next check:" in brief
     closed = box.output_of(guide, "--data-binary @resolved.json")
     assert "No alert is firing." in closed and "status resolved" in closed and "0 open of 1" in closed
+    assert "commander bo@example.org" in closed and "Closed: bo@example.org" in closed
