@@ -16,7 +16,7 @@ from tests.mcp_http_server import http_mcp_server
 SRC = Path(__file__).resolve().parents[2] / "src" / "mission_memory"
 SOURCES_DIR = SRC / "operations" / "sources"
 
-GENERIC_NAMES = {"events"}
+GENERIC_NAMES = {"events", "events_csv"}
 """Source names that are plain words of the event model (``/events`` takes events as they are)."""
 
 ALLOWED = {
@@ -87,3 +87,16 @@ def test_the_real_server_serves_every_registered_source_on_its_path(data_dir: Pa
                 assert answer.status_code == 415, (source.name, method, answer.text)
                 assert answer.json()["error"].startswith(source.label), answer.text
             assert http.get(source.path).status_code == 405
+
+
+def test_csv_events_are_received_and_a_bad_row_is_400_naming_its_line(data_dir: Path) -> None:
+    header = "id,time,sector,type,criticality,source,text\n"
+    good = header + "csv-1,2026-03-01T11:58:00Z,north,shelling,0.9,post-7,Shelling near the bridge\n"
+    bad = header + "csv-2,2026-03-01T11:59:00Z,north,shelling,high,post-7,Second report\n"
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=url.removesuffix("/mcp"), timeout=60) as http:
+        csv = {"content-type": "text/csv; charset=utf-8"}
+        refused = http.post("/events/csv?mission=ops&new_mission=1", content=bad, headers=csv)
+        assert refused.status_code == 400 and "line 2" in refused.json()["error"], refused.text
+        assert http.post("/events/csv?mission=ops", content=good, headers={"content-type": "text/plain"}).status_code == 415
+        stored = http.post("/events/csv?mission=ops&new_mission=1", content=good, headers=csv)
+        assert stored.status_code == 200 and stored.json()["added"] == 1, stored.text
