@@ -79,3 +79,12 @@ def test_a_silenced_critical_alert_opens_no_stored_incident(tmp_path: Path) -> N
         memory.record_events(events_from_alertmanager(payload), mission="estate", now=NOW, embed=False)
         incident = load_incident(memory.store, "estate")
     assert incident is None or incident.opened_by != "alert", incident
+
+
+def test_the_crisis_timeline_counts_no_silenced_alert_as_firing(tmp_path: Path) -> None:
+    payload = json.loads((PAYLOADS / "alertmanager_api_v2_suppressed.json").read_text(encoding="utf-8"))
+    with Memory(load_settings(data_dir=tmp_path / "data")) as memory:
+        memory.record_events(events_from_alertmanager(payload), mission="estate", now=NOW, embed=False)
+        digest = memory.query("what is failing", filters={"mission": "estate"}, timeline=True, now=NOW,
+                              token_budget=3000)
+    assert "Firing now: 1 alerts open" in digest.text, digest.text

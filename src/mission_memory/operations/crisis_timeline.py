@@ -44,7 +44,7 @@ from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
 from mission_memory.errors import InputError
-from mission_memory.operations.alert_state import OpenAlert, open_alerts
+from mission_memory.operations.alert_state import OpenAlert, firing_only, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
 from mission_memory.operations.escalation_state import current_state
@@ -362,7 +362,8 @@ class CrisisReport:
             window whose count crossed capacity), or ``start`` in normal mode.
         decisions: decisions recorded since then, oldest first.
         open_questions: proposed decisions and unanswered tracker comments of the mission, newest first.
-        firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057).
+        firing: the alerts open at ``at`` (fired, not resolved), whenever they started (docs/adr/0057); silenced
+            ones left out (not firing; ``events firing`` and the brief list them, marked).
         critical: every kind of critical event of the window (criticality ≥
             :data:`~mission_memory.operations.escalation.CRITICAL_CRITICALITY`, not resolved), counted in the
             store over all its events, with its best event; most critical, then latest first (docs/adr/0088).
@@ -463,7 +464,7 @@ def crisis_report(
     return CrisisReport(
         mission=mission, timeline=timeline, events=events, record_ids=record_ids, start=start, decided_since=decided_since,
         decisions=tuple(sorted(decisions, key=lambda n: (n.time, n.ref))), open_questions=tuple(questions),
-        firing=tuple(open_alerts(store, mission, at)), critical=critical, kinds={e.id: k for k, e in nodes},
+        firing=tuple(firing_only(open_alerts(store, mission, at))), critical=critical, kinds={e.id: k for k, e in nodes},
         incident=incident_open_at(store, mission, at),
     )
 
