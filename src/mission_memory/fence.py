@@ -164,6 +164,24 @@ def terminal_safe(text: str) -> str:
     return _TERMINAL_UNSAFE.sub(lambda m: _escaped(m.group(0)), text.replace("\r\n", "\n"))
 
 
+CONTROL_CHARACTERS = frozenset(chr(c) for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F))
+"""C0 controls but tab, line feed and carriage return, and DEL: what stored event text never holds."""
+_CONTROL_RUN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def escape_control_characters(text: str) -> str:
+    """``text`` with each of :data:`CONTROL_CHARACTERS` written as the visible escape :func:`terminal_safe`
+    shows it as (ESC -> ``\\u001b``, NUL -> ``\\u0000``); tab, line feed, carriage return and all else kept.
+
+    How event intake stores the text a machine sent (an alert's summary coloured with ANSI codes): the
+    alert is kept, and no control character reaches a digest or a terminal. Idempotent (the escapes are
+    printable ASCII); ``text`` itself when it holds none.
+    """
+    if _CONTROL_RUN.search(text) is None:
+        return text
+    return _CONTROL_RUN.sub(lambda m: _escaped(m.group(0)), text)
+
+
 def json_terminal_safe(encoded: str) -> str:
     """JSON text (``json.dumps`` output) with the characters :func:`terminal_safe` escapes written as
     JSON escapes (``\\u202e``; a character beyond U+FFFF as its surrogate pair), so it parses to the

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from mission_memory.errors import InputError
-from mission_memory.fence import MAX_NAME_CHARS, name_problem
+from mission_memory.fence import MAX_NAME_CHARS, escape_control_characters, name_problem
 from mission_memory.operations.event_template import kind_key
 from mission_memory.records import EVENT_TITLE_HEAD_CHARS, Provenance, Record, RecordKind, SourceKind
 from mission_memory.utc import as_utc
@@ -103,7 +103,9 @@ def load_json(text: str, where: str) -> Any:
 EARLIEST_EVENT_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 """Events dated before this are refused (Alertmanager's zero time is year 1)."""
 
-_CONTROL = frozenset(chr(c) for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F))
+
+
+_MAX_SOURCE_CHARS = 500
 
 
 class EventState(StrEnum):
@@ -149,7 +151,7 @@ class DomainEvent(BaseModel):
     sector: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     type: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
     criticality: float = Field(ge=0.0, le=1.0)
-    source: str = Field(default="unknown", min_length=1, max_length=500)
+    source: str = Field(default="unknown", min_length=1, max_length=_MAX_SOURCE_CHARS)
     text: str = Field(min_length=1, max_length=MAX_EVENT_TEXT_CHARS)
     caused_by: tuple[str, ...] = ()
     unit: str | None = None
@@ -179,14 +181,18 @@ class DomainEvent(BaseModel):
             raise ValueError(f"must be a number in [0, 1], got {value!r}")
         return value
 
-    @field_validator("text", "source")
+    @field_validator("text", "source", mode="before")
     @classmethod
-    def _no_control_characters(cls, value: str) -> str:
-        bad = next((ch for ch in value if ch in _CONTROL), None)
-        if bad is not None:
-            raise ValueError(f"holds the control character U+{ord(bad):04X} at offset {value.index(bad)}; "
-                             "only tab, line feed and carriage return are accepted")
-        return value
+    def _control_characters_escaped(cls, value: Any, info: ValidationInfo) -> Any:
+        """A control character (ESC of an ANSI colour a sender left in an alert's summary) is stored as its
+        visible escape, never refused: the sender cannot fix it and the page would be lost
+        (:func:`~mission_memory.fence.escape_control_characters`; idempotent). A text that fitted the field's
+        length before its escapes is cut to it after them (a page is not lost to its colour codes either)."""
+        if not isinstance(value, str):
+            return value
+        longest = MAX_EVENT_TEXT_CHARS if info.field_name == "text" else _MAX_SOURCE_CHARS
+        escaped = escape_control_characters(value)
+        return escaped[:longest] if len(value) <= longest else escaped
 
     @field_validator("ends_at")
     @classmethod

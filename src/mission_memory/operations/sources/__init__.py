@@ -25,6 +25,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from mission_memory.errors import ConfigError, InputError
+from mission_memory.fence import terminal_safe
 from mission_memory.operations.domain_events import DomainEvent, load_json
 
 if TYPE_CHECKING:
@@ -211,10 +212,16 @@ def body_json(body: bytes, where: str) -> Any:
 
 
 def first_label(labels: Mapping[str, Any], names: Sequence[str], default: str = "unknown") -> str:
-    """The value of the first of ``names`` present (non-empty) in ``labels``, else ``default``."""
-    return next((" ".join(str(labels[k]).split()) for k in names if labels.get(k) not in (None, "")), default)
+    """The value of the first of ``names`` present (non-empty) in ``labels`` as :func:`one_line` gives it, else ``default``."""
+    return next((one_line(labels[k]) for k in names if labels.get(k) not in (None, "")), default)
 
 
 def one_line(value: Any) -> str:
-    """``value`` as text with every whitespace run (newlines too) collapsed to one space; ``""`` for None."""
-    return " ".join(str(value).split()) if value is not None else ""
+    """``value`` as text with every whitespace run (newlines too) collapsed to one space, and every character
+    a terminal would act on written as its visible escape (:func:`~mission_memory.fence.terminal_safe`:
+    ESC -> ``\\u001b``); ``""`` for None. Idempotent.
+
+    How a source makes the names and labels of what a machine sent (an alert name, a service label):
+    a name with a control character would be refused by the name rule, and the sender cannot fix it
+    in time, so the alert would be lost; escaped, it is stored and shown as a terminal shows it."""
+    return terminal_safe(" ".join(str(value).split())) if value is not None else ""

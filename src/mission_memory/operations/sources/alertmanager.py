@@ -22,7 +22,7 @@ from mission_memory.operations.domain_events import (
     EventState,
     validation_problems,
 )
-from mission_memory.operations.sources import Source, body_json
+from mission_memory.operations.sources import Source, body_json, one_line
 
 if TYPE_CHECKING:
     from mission_memory.config import Settings
@@ -141,7 +141,7 @@ def events_from_alertmanager(
             raise InputError(f"{where}: status {status!r} is neither firing nor resolved")
         ends = alert.get("endsAt")
         ended = ends if status == "resolved" and ends and ends != _ALERT_TIME_ZERO else None
-        sector = next((str(labels[k]) for k in order if labels.get(k)), "unknown")
+        sector = one_line(next((labels[k] for k in order if labels.get(k)), "unknown")) or "unknown"
         severity = str(labels.get("severity") or "").lower()
         texts = [str(annotations[k]).strip() for k in mapping.text_annotations if annotations.get(k)]
         text = "\n".join(t for t in texts if t) or f"{name} on {sector}"
@@ -149,7 +149,7 @@ def events_from_alertmanager(
             text = f"RESOLVED: {text}"
         runbook = annotations.get("runbook_url") or labels.get("runbook_url")
         generator = alert.get("generatorURL") or payload.get("externalURL")
-        kept = {k: str(labels[k]) for k in mapping.kept_labels if labels.get(k)}
+        kept = {k: one_line(labels[k]) for k in mapping.kept_labels if labels.get(k)}
         more = {k: v for k, v in (extras(alert) if extras else {}).items() if v}
         try:
             events.append(
@@ -157,7 +157,7 @@ def events_from_alertmanager(
                     id=f"{fingerprint}@{starts}",
                     time=starts,
                     sector=sector,
-                    type=str(name),
+                    type=one_line(name),
                     criticality=mapping.severity_criticality.get(severity, mapping.default_criticality),
                     source=f"{sender}/{receiver}" if receiver else sender,
                     text=text[:MAX_EVENT_TEXT_CHARS],
