@@ -1154,8 +1154,12 @@ class Memory:
         described = self.store.description if isinstance(self.store, DescribedStore) else self.settings.store
         return f"Nothing is ingested in this store ({described}) yet: {other.advice(self.settings.store, client)}."
 
-    def vectors_missing(self, *, now: datetime | None = None) -> dict[str, Any]:
+    def vectors_missing(self, *, now: datetime | None = None, mission: str | None = None) -> dict[str, Any]:
         """Records stored without a vector of the configured model, and what to do about it (issue 21).
+
+        Args:
+            now: the clock ages are given at (None: now).
+            mission: count only this mission's records (None: the whole store's).
 
         Returns:
             :meth:`~mission_memory.stores.write_path.VectorBacklog.to_json` (``records``, ``by_layer``,
@@ -1169,7 +1173,7 @@ class Memory:
         """
         clock = self._clock(now)
         model = configured_model_id(self.settings)
-        backlog = vector_backlog(self.store, model)
+        backlog = vector_backlog(self.store, model, mission=mission)
         data = backlog.to_json(clock)
         data["queue"] = backlog.queue_line(clock)
         if not backlog.missing:

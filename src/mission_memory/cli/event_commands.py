@@ -229,7 +229,7 @@ def status(
             state = memory.escalation_status(name, now=clock)
             capacity = memory.flood_policy().capacity
             drawn = memory.plot_event_rate(plot, name, hours=hours, now=clock) if plot is not None else None
-            missing = memory.vectors_missing(now=clock)
+            missing = memory.vectors_missing(now=clock, mission=name)
     queue = {key: missing[key] for key in ("events", "counted", "oldest_event", "oldest_event_age_s", "queue")}
     data = {"mission": name, "capacity": capacity, **state.to_json(), **({"plot": str(drawn)} if drawn else {}),
             "vector_queue": queue}

@@ -166,7 +166,7 @@ def check_explicit(store: MemoryStore, correction: Correction) -> None:
         InputError: the component is not stored (the known ones are listed) or a named record is not.
     """
     if correction.component is not None and not _known_component(store, correction.mission, correction.component):
-        components = store.components(limit=30)
+        components = store.components(limit=30, mission=correction.mission)  # its own, no other mission's
         if components:
             raise InputError(
                 f"no component named {quote_name(correction.component)} is stored (components, most records"
@@ -181,7 +181,7 @@ def _known_component(store: MemoryStore, mission: str, component: str) -> bool:
 
     if isinstance(store, AccessScopedStore) and store.hides_component(component):
         return False  # only records the caller may not read carry it: recording it would show it to them
-    if store.has_component(component) or has_folder(store, mission, component):
+    if store.has_component(component, mission=mission) or has_folder(store, mission, component):
         return True
     prefix = component.strip("/") + "/"
     commits = store.records_of_kind([RecordKind.COMMIT.value], mission=mission, limit=_ALL)

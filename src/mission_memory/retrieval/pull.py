@@ -87,8 +87,8 @@ def pull(
             raise
         raise InputError(f"{exc}. {note}") from None  # the backend was switched: its data is elsewhere
     checked = filters.model_copy(update={"mission": missions.mission})
-    if checked.component is not None and not _has_component(store, seen, checked.component):
-        components = _components(store, seen, limit=30)
+    if checked.component is not None and not _has_component(seen, checked.component, checked.mission):
+        components = _components(seen, checked.mission, limit=30)
         if components or seen is not store:
             shown = ", ".join(listed_name(c) for c in components) or "none you may read"
             raise InputError(
@@ -119,16 +119,19 @@ def pull(
     return digest
 
 
-def _has_component(store: MemoryStore, seen: MemoryStore, component: str) -> bool:
-    """Whether ``component`` is stored and, in an access-scoped view, holds a record the caller may see
+def _has_component(seen: MemoryStore, component: str, mission: str | None) -> bool:
+    """Whether ``component`` is stored in ``mission`` (None: in any) and, in an access-scoped view,
+    holds a record the caller may see
     (:meth:`~mission_memory.teams.access_control.AccessScopedStore.has_component`)."""
-    return seen.has_component(component)
+    return seen.has_component(component, mission=mission)
 
 
-def _components(store: MemoryStore, seen: MemoryStore, limit: int) -> list[str]:
-    """The stored components, most records first; in a scoped view only those holding a record the
-    caller may see (:meth:`~mission_memory.teams.access_control.AccessScopedStore.components`)."""
-    return list(seen.components(limit=limit))
+def _components(seen: MemoryStore, mission: str | None, limit: int) -> list[str]:
+    """The components stored in ``mission`` (None: in any), most records first; in a scoped view only
+    those holding a record the caller may see
+    (:meth:`~mission_memory.teams.access_control.AccessScopedStore.components`). Another mission's
+    components are no suggestion for this one."""
+    return list(seen.components(limit=limit, mission=mission))
 
 
 def nothing_ingested(client: Client) -> str:

@@ -165,7 +165,7 @@ def run_query(
         task, scope.value, candidates, token_budget, tokenizer, max_entry_tokens, layers, now=clock,
         header_lines=(*([scope_note] if scope_note else []), *triage.header_lines()), sections=sections, nonce=nonce,
         footer_note="\n".join(note for note in (capped_note(*capped, max_entries, client.value), triage.footer_line(candidates),
-                                                 _queue_note(store, embedder.model_id, layers, clock)) if note),
+                                                 _queue_note(store, embedder.model_id, layers, clock, filters.mission)) if note),
         cap_left=cap_left, cap=max_entries,
     )
     duration_ms = (time.perf_counter() - started) * 1000
@@ -213,12 +213,13 @@ _BACKLOG_READ = 1000
 """Records without a vector a pull reads to date the oldest waiting event (the queue's front)."""
 
 
-def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now: datetime) -> str:
-    """The footer's line saying how far behind the event vector queue is, when events wait for their
-    vector and the domain layer is searched (issue 21); else empty."""
+def _queue_note(store: MemoryStore, model_id: str, layers: Sequence[Layer], now: datetime, mission: str | None) -> str:
+    """The footer's line saying how far behind the event vector queue is, when events of the mission
+    asked (None: of any) wait for their vector and the domain layer is searched (issue 21); else empty."""
     if Layer.DOMAIN not in layers:
         return ""
-    line = vector_backlog(store, model_id, read=_BACKLOG_READ, max_age_seconds=_BACKLOG_SECONDS).queue_line(now)
+    line = vector_backlog(store, model_id, read=_BACKLOG_READ, max_age_seconds=_BACKLOG_SECONDS,
+                          mission=mission).queue_line(now)
     return f"_Event vector queue: {line}._" if line else ""
 
 

@@ -282,12 +282,13 @@ class RecordStore(Protocol):
         """Record counts by mission."""
         ...
 
-    def components(self, limit: int = 30) -> dict[str, int]:
-        """Record counts of the ``limit`` most common components."""
+    def components(self, limit: int = 30, *, mission: str | None = None) -> dict[str, int]:
+        """Record counts of the ``limit`` most common components (of ``mission``'s records; None: of all)."""
         ...
 
-    def has_component(self, component: str) -> bool:
-        """Whether any record has ``component`` (cheap: pull checks it before a filtered query)."""
+    def has_component(self, component: str, *, mission: str | None = None) -> bool:
+        """Whether any record (of ``mission``; None: of any) has ``component`` (cheap: pull checks it
+        before a filtered query)."""
         ...
 
 
@@ -334,8 +335,9 @@ class VectorIndex(Protocol):
         """Stored vectors by record id (records without a vector of ``model_id`` are absent)."""
         ...
 
-    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
-        """Up to ``limit`` ids of records with no vector of ``model_id`` (for reindex)."""
+    def ids_without_vector(self, model_id: str, limit: int, *, mission: str | None = None) -> list[str]:
+        """Up to ``limit`` ids of records (of ``mission``; None: of all) with no vector of ``model_id``
+        (for reindex and the event vector queue), in write order."""
         ...
 
     def delete_vectors_not_of(self, model_id: str) -> int:

@@ -625,18 +625,20 @@ class PostgresStore:
             out.setdefault(str(layer), {})[str(kind)] = int(n)
         return out
 
-    def components(self, limit: int = 30) -> dict[str, int]:
-        """Record counts of the most common components."""
+    def components(self, limit: int = 30, *, mission: str | None = None) -> dict[str, int]:
+        """Record counts of the most common components (of ``mission``'s records; None: of all)."""
+        scoped, args = ("", ()) if mission is None else (" AND mission = %s", (mission,))
         rows = self._rows(
-            "SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL"
+            f"SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL{scoped}"
             " GROUP BY component ORDER BY n DESC, component LIMIT %s",
-            (limit,),
+            (*args, limit),
         )
         return {str(c): int(n) for c, n in rows}
 
-    def has_component(self, component: str) -> bool:
-        """Whether any record has ``component`` (an index lookup)."""
-        return self._row("SELECT 1 FROM records WHERE component = %s LIMIT 1", (component,)) is not None
+    def has_component(self, component: str, *, mission: str | None = None) -> bool:
+        """Whether any record (of ``mission``; None: of any) has ``component`` (an index lookup)."""
+        scoped, args = ("", ()) if mission is None else (" AND mission = %s", (mission,))
+        return self._row(f"SELECT 1 FROM records WHERE component = %s{scoped} LIMIT 1", (component, *args)) is not None
 
     def count_kind(self, mission: str, kind: str) -> int:
         """How many records of ``kind`` ``mission`` holds."""
@@ -872,11 +874,13 @@ class PostgresStore:
             ).fetchall()
         return {str(rid): np.asarray(vector.to_numpy(), dtype=np.float32) for rid, vector in rows}
 
-    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
-        """Up to ``limit`` ids of records with no vector of ``model_id``, in write order."""
+    def ids_without_vector(self, model_id: str, limit: int, *, mission: str | None = None) -> list[str]:
+        """Up to ``limit`` ids of records (of ``mission``; None: of all) with no vector of ``model_id``,
+        in write order."""
+        scoped, args = ("", ()) if mission is None else (" AND r.mission = %s", (mission,))
         rows = self._rows(
             "SELECT r.id FROM records r WHERE NOT EXISTS (SELECT 1 FROM vectors v WHERE v.seq = r.seq AND"
-            " v.model_id = %s) ORDER BY r.seq LIMIT %s", (model_id, max(0, limit)),
+            f" v.model_id = %s){scoped} ORDER BY r.seq LIMIT %s", (model_id, *args, max(0, limit)),
         )
         return [str(row[0]) for row in rows]
 

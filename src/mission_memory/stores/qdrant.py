@@ -792,16 +792,19 @@ class QdrantStore:
         """Record counts by mission."""
         return self._facet("mission")
 
-    def components(self, limit: int = 30) -> dict[str, int]:
-        """Record counts of the ``limit`` most common components (ties by name)."""
-        ranked = sorted(self._facet("component").items(), key=lambda item: (-item[1], item[0]))
+    def components(self, limit: int = 30, *, mission: str | None = None) -> dict[str, int]:
+        """Record counts of the ``limit`` most common components (of ``mission``'s records; None: of
+        all; ties by name)."""
+        where = None if mission is None else models.Filter(must=[equals("mission", mission)])
+        ranked = sorted(self._facet("component", where).items(), key=lambda item: (-item[1], item[0]))
         return dict(ranked[:limit])
 
-    def has_component(self, component: str) -> bool:
-        """Whether any record has ``component``."""
+    def has_component(self, component: str, *, mission: str | None = None) -> bool:
+        """Whether any record (of ``mission``; None: of any) has ``component``."""
+        must: list[models.Condition] = [equals("component", component)]
+        must += [] if mission is None else [equals("mission", mission)]
         points, _ = self._call(lambda c: c.scroll(
-            self._records, scroll_filter=models.Filter(must=[equals("component", component)]), limit=1,
-            with_payload=False,
+            self._records, scroll_filter=models.Filter(must=must), limit=1, with_payload=False,
         ))
         return bool(points)
 
@@ -1091,12 +1094,13 @@ class QdrantStore:
                 out[str(p.payload["record_id"])] = np.asarray(vector, dtype=np.float32)
         return out
 
-    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
-        """Up to ``limit`` ids of records with no vector of ``model_id``."""
+    def ids_without_vector(self, model_id: str, limit: int, *, mission: str | None = None) -> list[str]:
+        """Up to ``limit`` ids of records (of ``mission``; None: of all) with no vector of ``model_id``."""
         if limit <= 0:
             return []
+        must: list[models.Condition] | None = None if mission is None else [equals("mission", mission)]
         points, _ = self._call(lambda c: c.scroll(
-            self._records, scroll_filter=models.Filter(must_not=[equals("vector_model", model_id)]),
+            self._records, scroll_filter=models.Filter(must=must, must_not=[equals("vector_model", model_id)]),
             limit=limit, with_payload=["record_id"],
         ))
         return [str(cast(dict[str, Any], p.payload)["record_id"]) for p in points]

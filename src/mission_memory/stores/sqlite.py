@@ -710,18 +710,23 @@ class SqliteStore:
         """Stored vector counts by model id."""
         return dict(self._conn().execute("SELECT model_id, count(*) FROM vectors GROUP BY model_id").fetchall())
 
-    def components(self, limit: int = 30) -> dict[str, int]:
-        """Record counts of the most common components (the values ``--component`` filters on)."""
+    def components(self, limit: int = 30, *, mission: str | None = None) -> dict[str, int]:
+        """Record counts of the most common components (the values ``--component`` filters on) of
+        ``mission``'s records (None: of every mission's)."""
+        scoped, args = ("", ()) if mission is None else (" AND mission = ?", (mission,))
         rows = self._conn().execute(
-            "SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL"
+            f"SELECT component, count(*) AS n FROM records WHERE component IS NOT NULL{scoped}"
             " GROUP BY component ORDER BY n DESC, component LIMIT ?",
-            (limit,),
+            (*args, limit),
         ).fetchall()
         return dict(rows)
 
-    def has_component(self, component: str) -> bool:
-        """Whether any record has ``component`` (an index lookup)."""
-        row = self._conn().execute("SELECT 1 FROM records WHERE component = ? LIMIT 1", (component,)).fetchone()
+    def has_component(self, component: str, *, mission: str | None = None) -> bool:
+        """Whether any record (of ``mission``; None: of any) has ``component`` (an index lookup)."""
+        scoped, args = ("", ()) if mission is None else (" AND mission = ?", (mission,))
+        row = self._conn().execute(
+            f"SELECT 1 FROM records WHERE component = ?{scoped} LIMIT 1", (component, *args)
+        ).fetchone()
         return row is not None
 
     def count_kind(self, mission: str, kind: str) -> int:
@@ -1045,8 +1050,16 @@ class SqliteStore:
 
     # -- vectors maintenance --------------------------------------------------------------------
 
-    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
-        """Ids of records that have no vector of ``model_id`` (for reindex and repair), oldest first."""
+    def ids_without_vector(self, model_id: str, limit: int, *, mission: str | None = None) -> list[str]:
+        """Ids of records (of ``mission``; None: of all) that have no vector of ``model_id`` (for reindex,
+        repair and the event vector queue), oldest first."""
+        if mission is not None:
+            rows = self._conn().execute(
+                "SELECT id FROM records WHERE mission = ? AND rowid NOT IN"
+                " (SELECT record_rowid FROM vectors WHERE model_id = ?) ORDER BY rowid LIMIT ?",
+                (mission, model_id, limit),
+            ).fetchall()
+            return [row[0] for row in rows]
         # Two ordered index scans merged (EXCEPT) instead of a vector lookup per record: 195-210 ms
         # instead of 300-350 ms at 100k records, and the event queue asks before every batch
         # (benchmarks/bench_vector_backlog.py, docs/adr/0063).

@@ -240,13 +240,17 @@ class VectorBacklog:
 
     Attributes:
         model_id: the model the vectors are missing for.
-        missing: how many records have no vector of it (every record counted).
+        missing: how many records have no vector of it (every record counted), or, with ``at_least``,
+            how many were found before the reading stopped.
         by_layer: ``{layer: {kind: n}}`` of the oldest ``read`` of them.
         read: how many were read for ``by_layer`` and ``oldest_event`` (``missing`` capped at
             :data:`BACKLOG_READ`).
         oldest_event: when the oldest domain event without a vector among those read was stored
             (:attr:`~mission_memory.stores.base.RecordPriors.stored`), or None. Not when the event
             happened: a replayed or late-delivered event has waited since it was stored (issue 37).
+        mission: the mission counted (None: every mission).
+        at_least: ``missing`` is a lower bound: one mission's records are counted by reading them,
+            and the reading stopped at ``read``.
     """
 
     model_id: str
@@ -254,6 +258,8 @@ class VectorBacklog:
     by_layer: dict[str, dict[str, int]] = field(default_factory=dict)
     read: int = 0
     oldest_event: datetime | None = None
+    mission: str | None = None
+    at_least: bool = False
 
     @property
     def events(self) -> int:
@@ -271,7 +277,9 @@ class VectorBacklog:
         words (BM25) until the queue reaches them``."""
         if not self.events:
             return ""
-        if self.read >= self.missing:
+        if self.at_least:
+            counted = f"at least {self.events:,} events are"
+        elif self.read >= self.missing:
             counted = f"{self.events:,} {'event is' if self.events == 1 else 'events are'}"
         else:  # only the oldest were read
             counted = f"at least {self.events:,} events ({self.missing:,} records in all) are"
@@ -281,22 +289,26 @@ class VectorBacklog:
                 " event vector queue reaches them")
 
     def to_json(self, now: datetime) -> dict[str, Any]:
-        """``{"model_id", "records", "by_layer", "counted", "events", "oldest_event", "oldest_event_age_s"}``."""
+        """``{"model_id", "mission", "records", "records_at_least", "by_layer", "counted", "events",
+        "oldest_event", "oldest_event_age_s"}`` (``mission`` None: every mission's records)."""
         age = self.event_age_seconds(now)
         return {
-            "model_id": self.model_id, "records": self.missing, "by_layer": self.by_layer, "counted": self.read,
+            "model_id": self.model_id, "mission": self.mission, "records": self.missing,
+            "records_at_least": self.at_least, "by_layer": self.by_layer, "counted": self.read,
             "events": self.events, "oldest_event": self.oldest_event.isoformat() if self.oldest_event else None,
             "oldest_event_age_s": round(age, 1) if age is not None else None,
         }
 
 
 def vector_backlog(
-    store: MemoryStore, model_id: str, *, read: int = BACKLOG_READ, max_age_seconds: float = 0.0
+    store: MemoryStore, model_id: str, *, read: int = BACKLOG_READ, max_age_seconds: float = 0.0,
+    mission: str | None = None,
 ) -> VectorBacklog:
     """What is stored without a vector of ``model_id``: the count, by layer and kind, and the oldest event.
 
     The count is the records minus the vectors of the model (two counts, no join); only when some
-    are missing are the oldest of them (at most ``read``) read for the rest.
+    are missing are the oldest of them (at most ``read``) read for the rest. For one ``mission`` the
+    records without a vector are read (at most ``read``; more are counted as "at least").
 
     Args:
         store: the memory store.
@@ -308,20 +320,26 @@ def vector_backlog(
             given again (the digest footer asks on every pull; 0 computes afresh). The answer is
             dropped sooner when the queue catches up or events arrive at a caught-up store
             (:func:`forget_vector_backlog`).
+        mission: count only this mission's records (None: every mission's). A mission's view never
+            counts another mission's waiting events.
 
     Raises:
         BackendUnavailable: the store cannot be read.
     """
-    key = (id(store), model_id)
+    key = (id(store), model_id, mission)
     if max_age_seconds > 0:
         with _backlog_lock:
             cached = _backlog_cache.get(key)
         if cached is not None and cached[1]() is store and time.monotonic() - cached[0] <= max_age_seconds:
             return cached[2]
-    missing = max(0, sum(store.missions().values()) - store.vector_models().get(model_id, 0))
-    backlog = VectorBacklog(model_id)
+    if mission is None:
+        missing = max(0, sum(store.missions().values()) - store.vector_models().get(model_id, 0))
+        ids = store.ids_without_vector(model_id, min(missing, max(1, read))) if missing else []
+    else:
+        ids = store.ids_without_vector(model_id, max(1, read), mission=mission)
+        missing = len(ids)
+    backlog = VectorBacklog(model_id, mission=mission)
     if missing:
-        ids = store.ids_without_vector(model_id, min(missing, max(1, read)))
         priors = store.priors_of(ids)
         by_layer: dict[str, dict[str, int]] = {}
         oldest: datetime | None = None
@@ -331,7 +349,8 @@ def vector_backlog(
             event = prior.kind is RecordKind.DOMAIN_EVENT
             if event and prior.stored is not None and (oldest is None or prior.stored < oldest):
                 oldest = prior.stored
-        backlog = VectorBacklog(model_id, missing, by_layer, len(ids), oldest)
+        backlog = VectorBacklog(model_id, missing, by_layer, len(ids), oldest, mission,
+                                at_least=mission is not None and len(ids) >= max(1, read))
     try:
         held = weakref.ref(store)
     except TypeError:  # a store that cannot be referenced weakly is not kept
@@ -370,7 +389,7 @@ def _span(seconds: float) -> str:
     return f"{minutes // 1440} d {minutes % 1440 // 60} h"
 
 
-_backlog_cache: dict[tuple[int, str], tuple[float, weakref.ref[Any], VectorBacklog]] = {}
+_backlog_cache: dict[tuple[int, str, str | None], tuple[float, weakref.ref[Any], VectorBacklog]] = {}
 _backlog_lock = threading.Lock()
 
 

@@ -354,17 +354,19 @@ class AccessScopedStore:
     def _in_scope(self, mission: str) -> bool:
         return not self.access.missions or mission in self.access.missions
 
-    def components(self, limit: int = 30) -> dict[str, int]:
-        """The stored components holding a record the context may see, most records first (the
-        wrapped store's counts; read among its 4 x ``limit`` largest)."""
-        return dict(list((c, n) for c, n in self._store.components(limit * 4).items() if self.has_component(c))[:limit])
+    def components(self, limit: int = 30, *, mission: str | None = None) -> dict[str, int]:
+        """The stored components (of ``mission``; None: of every mission) holding a record the context
+        may see, most records first (the wrapped store's counts; read among its 4 x ``limit`` largest)."""
+        largest = self._store.components(limit * 4, mission=mission)
+        return dict(list((c, n) for c, n in largest.items() if self.has_component(c, mission=mission))[:limit])
 
-    def has_component(self, component: str) -> bool:
-        """Whether ``component`` is stored and holds a record the context may see: a folder of
-        restricted files only does not exist for a lower clearance (docs/adr/0055)."""
-        if not self._store.has_component(component):
+    def has_component(self, component: str, *, mission: str | None = None) -> bool:
+        """Whether ``component`` is stored (in ``mission``; None: in any) and holds a record the context
+        may see: a folder of restricted files only does not exist for a lower clearance (docs/adr/0055)."""
+        if not self._store.has_component(component, mission=mission):
             return False
-        hits = self._store.most_critical(self.access.narrow(SearchFilter(tuple(Layer), component=component)), 50)
+        where = SearchFilter(tuple(Layer), component=component, mission=mission)
+        hits = self._store.most_critical(self.access.narrow(where), 50)
         return bool(self.get([h.record_id for h in hits]))  # get applies every rule of the context
 
     def hides_component(self, component: str) -> bool:
@@ -380,9 +382,9 @@ class AccessScopedStore:
         """As the wrapped store (vectors of records the caller already holds)."""
         return self._store.vectors_for(record_ids, model_id)
 
-    def ids_without_vector(self, model_id: str, limit: int) -> list[str]:
+    def ids_without_vector(self, model_id: str, limit: int, *, mission: str | None = None) -> list[str]:
         """As the wrapped store."""
-        return self._store.ids_without_vector(model_id, limit)
+        return self._store.ids_without_vector(model_id, limit, mission=mission)
 
     def delete_vectors_not_of(self, model_id: str) -> int:
         """As the wrapped store."""
