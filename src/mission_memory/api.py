@@ -725,16 +725,23 @@ class Memory:
             self._queue().notify()
         return report
 
-    def escalation_status(self, mission: str | None = None, *, now: datetime | None = None) -> EscalationState:
+    def escalation_status(self, mission: str | None = None, *, now: datetime | None = None,
+                          what_if: bool = False) -> EscalationState:
         """Assess the mission's escalation at ``now`` (default: now), store it and return it.
 
         See :func:`mission_memory.operations.escalation_state.assess_mission` (docs/design.md §7, docs/adr/0022).
+        With ``what_if`` (``escalation status --now``), the state at ``now`` is read as pull reads it
+        (:func:`~mission_memory.operations.escalation_state.current_state`) and nothing is stored: a question
+        about another time never moves the flood's start or the stored incident.
 
         Raises:
             InputError: a naive ``now``.
         """
+        from mission_memory.operations.escalation_state import current_state
         from mission_memory.operations.event_intake import assess_and_sync
 
+        if what_if:
+            return current_state(self.store, self._event_mission(mission), self._clock(now))
         return assess_and_sync(self.store, self._event_mission(mission), self._flood_policy(), self._clock(now))
 
     def incident(self, mission: str | None = None) -> Incident | None:

@@ -3,7 +3,7 @@
 ``feed FILE|-`` reads JSON Lines or CSV events (a file, or standard input with ``-``), stores them
 with :meth:`~mission_memory.api.Memory.record_events` and, unless ``--no-embed``, embeds what is
 still waiting for a vector before exiting (the embedding queue's catch-up, docs/adr/0036).
-``escalation status`` assesses the mission's escalation now (or at ``--now``) and prints the mode,
+``escalation status`` assesses the mission's escalation now, and stores it (at ``--now``: a what-if, nothing stored), and prints the mode,
 α, the rate and the escalating sectors (docs/design.md §7). The noun ``feed`` does not collide with
 ``events``, which lists retrieval events.
 """
@@ -204,7 +204,8 @@ def _state_line(state: dict[str, Any]) -> str:
 @escalation_app.command("status")
 def status(
     mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
-    now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now).")] = None,
+    now: Annotated[str | None, typer.Option(help="Assess at this time (ISO 8601; default now): a what-if, "
+                                            "nothing is stored.")] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw the event rate and the flood thresholds to this "
                                               "image (PNG by its suffix).")] = None,
     hours: Annotated[float, typer.Option(parser=number("--hours", low=0, high=lambda: _max_retention_days() * 24, unit="hours"),
@@ -226,7 +227,7 @@ def status(
                     f"no mission named {name!r} is stored, so its escalation cannot be assessed "
                     f"(missions: {names}; name one with --mission or MISSION_MEMORY_EVENT_MISSION)"
                 )
-            state = memory.escalation_status(name, now=clock)
+            state = memory.escalation_status(name, now=clock, what_if=clock is not None)  # --now stores nothing
             capacity = memory.flood_policy().capacity
             drawn = memory.plot_event_rate(plot, name, hours=hours, now=clock) if plot is not None else None
             missing = memory.vectors_missing(now=clock, mission=name)
