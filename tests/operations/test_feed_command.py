@@ -94,6 +94,24 @@ def test_a_ten_megabyte_file_is_refused_with_its_size(tmp_path: Path) -> None:
     assert _events_stored() == 0
 
 
+def test_an_oversize_file_is_refused_with_its_real_size_and_a_stream_with_a_lower_bound(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    line = json.dumps(event(1, T0, text="x" * 1_000)) + "\n"
+    body = (line * (6_000_120 // len(line) + 1)).encode("utf-8")[:6_000_119] + b"\n"
+    path.write_bytes(body)
+    assert path.stat().st_size == 6_000_120
+    result = runner.invoke(app, ["feed", str(path), "--mission", "ops"])
+    assert result.exit_code == 1
+    said = " ".join(result.output.split())
+    assert f"{path}: 6,000,120 bytes is larger than the {MAX_EVENT_BATCH_BYTES:,} bytes accepted" in said, said
+    # a stream has no size to state: it says it read past the limit, not a size it never read
+    result = runner.invoke(app, ["feed", "-", "--mission", "ops"], input=body)
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1
+    assert f"<stdin>: more than {MAX_EVENT_BATCH_BYTES:,} bytes (the most accepted in one batch)" in said, said
+    assert _events_stored() == 0
+
+
 def test_a_missing_file_is_named() -> None:
     result = runner.invoke(app, ["feed", "no-such.jsonl"])
     assert result.exit_code == 1 and "no-such.jsonl: no such file" in result.output

@@ -10,6 +10,7 @@ still waiting for a vector before exiting (the embedding queue's catch-up, docs/
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -53,18 +54,41 @@ def _max_retention_days() -> float:
     return float(MAX_RETENTION_DAYS)
 
 def _read_input(source: str) -> tuple[bytes, str]:
-    """The bytes of ``source`` (``-`` is standard input), read no further than the batch limit allows."""
-    from mission_memory.operations.domain_events import MAX_EVENT_BATCH_BYTES
+    """The bytes of ``source`` (``-`` is standard input), read no further than the batch limit allows.
+
+    Raises:
+        InputError: a folder, no such file, or more bytes than one batch accepts: a file's real size
+            (its stat) is given, a stream's as "more than" the limit (it is not read to its end).
+    """
+    from mission_memory.operations.domain_events import MAX_EVENT_BATCH_BYTES, batch_too_large
 
     if source == "-":
-        return sys.stdin.buffer.read(MAX_EVENT_BATCH_BYTES + 1), "<stdin>"
+        data = sys.stdin.buffer.read(MAX_EVENT_BATCH_BYTES + 1)
+        if len(data) > MAX_EVENT_BATCH_BYTES:
+            raise batch_too_large("<stdin>", _regular_file_size(sys.stdin))
+        return data, "<stdin>"
     path = Path(source)
     if path.is_dir():
         raise InputError(f"{source} is a folder (give a JSON Lines or CSV file, or - for standard input)")
     if not path.is_file():
         raise InputError(f"{source}: no such file (give a JSON Lines or CSV file, or - for standard input)")
     with path.open("rb") as handle:
-        return handle.read(MAX_EVENT_BATCH_BYTES + 1), source
+        data = handle.read(MAX_EVENT_BATCH_BYTES + 1)
+        if len(data) > MAX_EVENT_BATCH_BYTES:
+            raise batch_too_large(source, max(len(data), os.fstat(handle.fileno()).st_size))
+        return data, source
+
+
+def _regular_file_size(stream: Any) -> int | None:
+    """The size of the file behind ``stream`` (standard input redirected from a file), or None for a
+    pipe, a terminal or a stream without a descriptor."""
+    import stat
+
+    try:
+        info = os.fstat(stream.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+    return info.st_size if stat.S_ISREG(info.st_mode) else None
 
 
 def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:

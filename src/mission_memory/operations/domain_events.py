@@ -40,6 +40,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "DomainEvent",
     "EventState",
+    "batch_too_large",
     "check_event_times",
     "event_from_record",
     "event_record",
@@ -416,13 +417,21 @@ def validation_problems(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def batch_too_large(source: str, size: int | None) -> InputError:
+    """The error for a batch above :data:`MAX_EVENT_BATCH_BYTES`: ``size`` is its real size in bytes
+    (a file's, from its stat), or None for a stream read no further than one byte past the limit,
+    whose size is not known (it says "more than")."""
+    if size is None:
+        return InputError(f"{source}: more than {MAX_EVENT_BATCH_BYTES:,} bytes (the most accepted in one batch); "
+                          "split it into smaller batches")
+    return InputError(f"{source}: {size:,} bytes is larger than the {MAX_EVENT_BATCH_BYTES:,} bytes accepted in "
+                      "one batch; split it into smaller files")
+
+
 def _check_size(data: str | bytes, source: str) -> str:
     size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
     if size > MAX_EVENT_BATCH_BYTES:
-        raise InputError(
-            f"{source}: {size:,} bytes is larger than the {MAX_EVENT_BATCH_BYTES:,} bytes accepted in one batch; "
-            "split it into smaller files"
-        )
+        raise batch_too_large(source, size)
     if isinstance(data, bytes):
         try:
             return data.decode("utf-8")
