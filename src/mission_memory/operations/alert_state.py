@@ -27,7 +27,7 @@ from typing import Any
 
 from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, EventState
-from mission_memory.records import RecordKind, source_key_for
+from mission_memory.records import Record, RecordKind, source_key_for
 from mission_memory.stores.base import MemoryStore, StateStore
 from mission_memory.utc import as_utc
 
@@ -41,6 +41,7 @@ __all__ = [
     "alert_record_ids",
     "alert_title",
     "firing_only",
+    "first_fired",
     "open_alerts",
     "silence_alerts",
     "unsilence_alerts",
@@ -151,6 +152,23 @@ def alert_line(a: OpenAlert) -> str:
             f" · instance {flat(a.instance) or '-'} · sector {flat(a.sector)} · {ack}"
             f" · assigned {', '.join(flat(x) for x in a.assignees) or '-'} · event:{a.event_id}"
             f" · runbook {a.runbook_url or '-'}{alert_marks(a)}")
+
+
+def first_fired(record: Record) -> datetime:
+    """When the alert a domain-event record holds started firing: its first trigger, the earliest time among
+    the record's notification and the earlier versions it keeps (docs/adr/0078, the first is always kept).
+
+    The one rule of an alert's start: :func:`update_open_alerts` keeps the earliest notification's time
+    as an open alert's ``since`` the same way, so the digest's "firing since" and ``events firing`` agree
+    (a PagerDuty acknowledgement whose ``created_at`` is later than the trigger's does not move it).
+    """
+    times = [record.provenance.time]
+    for version in record.attributes.get("earlier_versions") or ():
+        try:
+            times.append(as_utc(datetime.fromisoformat(str(version["time"]))))
+        except (KeyError, TypeError, ValueError):
+            continue  # a damaged version does not hide the others
+    return min(times)
 
 
 def alert_title(event: DomainEvent) -> str:

@@ -29,6 +29,7 @@ from mission_memory.fence import (
     new_nonce,
     open_marker,
 )
+from mission_memory.operations.alert_state import first_fired
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.retrieval.ranking import Candidate
@@ -313,7 +314,7 @@ def _event_excerpt(record: Record) -> str:
             except ValueError:
                 pass
     elif a.get("fingerprint"):
-        lines.append(f"State: firing since {record.provenance.time.astimezone(UTC).isoformat()}")
+        lines.append(f"State: firing since {first_fired(record).astimezone(UTC).isoformat()}")
     labels = a.get("labels")
     if isinstance(labels, dict) and labels:
         lines.append("Labels: " + ", ".join(f"{k}={v}" for k, v in sorted(labels.items())))
