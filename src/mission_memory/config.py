@@ -138,7 +138,8 @@ class AlertmanagerMapping(BaseModel):
     default_criticality: float = Field(default=0.5, ge=0.0, le=1.0)
     sector_labels: Sequence[str] = ("service", "namespace", "job", "instance")
     text_annotations: Sequence[str] = ("summary", "description", "message")
-    kept_labels: Sequence[str] = ("instance", "cluster", "region", "namespace", "job", "service", "pod", "env")
+    kept_labels: Sequence[str] = ("instance", "cluster", "region", "namespace", "job", "service", "pod", "container",
+                                  "node", "env")
 
     @field_validator("severity_criticality")
     @classmethod

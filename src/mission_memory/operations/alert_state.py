@@ -20,7 +20,7 @@ alerts after the firing ones; views count firing alerts with :func:`firing_only`
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -33,9 +33,11 @@ from mission_memory.utc import as_utc
 
 __all__ = [
     "ALERTS_KEY",
+    "INSTANCE_LABELS",
     "MAX_SILENCE",
     "SILENCES_KEY",
     "OpenAlert",
+    "alert_instance",
     "alert_line",
     "alert_marks",
     "alert_record_ids",
@@ -56,6 +58,12 @@ MAX_SILENCE = timedelta(days=30)
 """The longest silence an operator may set (a silence is for a maintenance window, not for ever)."""
 SUPPRESSED_LABEL = "suppressed"
 """The label a source sets on an alert it reports as suppressed (silenced or inhibited at the source)."""
+
+INSTANCE_LABELS = ("instance", "pod", "container", "job", "service", "node", "host", "deployment", "statefulset",
+                   "daemonset", "namespace")
+"""The labels an alert's instance is read from, most specific first: ``instance`` as it is, else the
+first present of the others named by their label (``checkout-7d9f-x2 (pod)``); Kubernetes alerts such
+as KubePodCrashLooping carry a pod and no instance."""
 
 _MAX_OPEN = 5000  # a mission with more open alerts keeps the newest; the rest are older than any shift
 
@@ -218,7 +226,7 @@ def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainE
         state[fp] = {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
                      "type": event.type, "sector": event.sector, "criticality": event.criticality,
                      "runbook_url": event.runbook_url, "text": event.text[:300], "title": alert_title(event),
-                     "instance": labels.get("instance", ""), "status": status, "acknowledged_by": acked,
+                     "instance": alert_instance(labels), "status": status, "acknowledged_by": acked,
                      "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()],
                      "links": {k.removesuffix("_url"): v for k, v in sorted(labels.items()) if k.endswith("_url") and v},
                      "suppressed": labels.get(SUPPRESSED_LABEL, "")}
@@ -226,6 +234,16 @@ def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainE
         state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
     store.set_state(mission, ALERTS_KEY, json.dumps(state, sort_keys=True))
     return len(state)
+
+
+def alert_instance(labels: Mapping[str, str]) -> str:
+    """What an alert fires on, from its labels by :data:`INSTANCE_LABELS`: the ``instance`` label as
+    it is, else the most specific other label present with its name (``worker (container)``), else ""."""
+    for name in INSTANCE_LABELS:
+        value = str(labels.get(name) or "").strip()
+        if value:
+            return value if name == "instance" else f"{value} ({name})"
+    return ""
 
 
 def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> list[OpenAlert]:
