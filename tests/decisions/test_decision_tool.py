@@ -59,7 +59,8 @@ def test_a_bad_reference_is_a_tool_error_naming_it(mission_repo: GitRepo, monkey
     with Memory.open() as memory:
         memory.ingest_repository(mission_repo.root)
     result = _with_tool("call", {"title": "T", "decision": "d", "rationale": "r", "supersedes": "0099"})
-    assert result.is_error and "--supersedes '0099'" in result.content[0].text
+    assert result.is_error and "supersedes '0099'" in result.content[0].text
+    assert "--supersedes" not in result.content[0].text  # the tool's parameter, not the CLI's flag (issue 36)
 
 
 def _call_on(server_mission: str | None, arguments: dict[str, Any]) -> Any:
