@@ -23,7 +23,15 @@ def open_memory(settings: Settings | None = None) -> Memory:
     Raises:
         ConfigError: invalid settings (the variable named).
         BackendUnavailable, StoreDamaged: the store cannot be opened.
+
+    A write that waits for another process's write lock says so on stderr after about two seconds
+    (:attr:`~mission_memory.stores.sqlite.SqliteStore.lock_wait_notice`).
     """
     from mission_memory.api import Memory
+    from mission_memory.cli.output import err_console
+    from mission_memory.stores.sqlite import SqliteStore
 
-    return Memory.open(settings)
+    memory = Memory.open(settings)
+    if isinstance(memory.store, SqliteStore):  # a write waiting on another process says so (stdout stays clean)
+        memory.store.lock_wait_notice = lambda line: err_console.print(line, markup=False, highlight=False)
+    return memory

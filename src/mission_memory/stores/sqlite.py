@@ -104,6 +104,11 @@ T = TypeVar("T")
 
 _BUSY_TIMEOUT_MS = 30_000
 _WRITE_RETRY_SECONDS = 120.0
+WRITE_WAIT_SECONDS = _WRITE_RETRY_SECONDS + _BUSY_TIMEOUT_MS / 1000
+"""The longest a write waits for the store's write lock in all: retried for 120 s, the last try
+waiting up to ``busy_timeout`` (30 s) more; then it fails naming the file."""
+LOCK_WAIT_NOTICE_SECONDS = 2.0
+"""A write still waiting for the write lock after this long is told to :attr:`SqliteStore.lock_wait_notice`."""
 
 
 _EVENT_COLUMNS_V1 = (
@@ -205,6 +210,10 @@ class SqliteStore:
         bm25_index_min_rows: int = INDEX_MIN_ROWS,
     ) -> None:
         self.path = path
+        self.lock_wait_notice: Callable[[str], None] | None = None
+        """Told, once per write, when the write has waited :data:`LOCK_WAIT_NOTICE_SECONDS` for the
+        write lock (a sentence naming the file and :data:`WRITE_WAIT_SECONDS`); None says nothing.
+        The CLI prints it on stderr."""
         self.snapshot_min_rows = snapshot_min_rows
         self.quantized_min_rows = quantized_min_rows
         self.bm25_common_share = bm25_common_share
@@ -312,7 +321,19 @@ class SqliteStore:
                 " queried, not changed)"
             )
         conn = self._conn()
-        self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+        notice = self.lock_wait_notice
+        timer = None
+        if notice is not None:  # said once, only when another process holds the lock that long
+            timer = threading.Timer(LOCK_WAIT_NOTICE_SECONDS, notice, args=(
+                f"waiting for the write lock of {self.path} (another process is writing to it); waiting at most "
+                f"{WRITE_WAIT_SECONDS:.0f} s in all",))
+            timer.daemon = True
+            timer.start()
+        try:
+            self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+        finally:
+            if timer is not None:
+                timer.cancel()
         try:
             yield conn
         except BaseException:
