@@ -91,17 +91,19 @@ def assess_mission(
 def current_state(store: MemoryStore, mission: str, now: datetime) -> EscalationState:
     """The state of ``mission`` as pull should use it at ``now``; reading never stores a state.
 
-    The stored state, when ``now`` is within one window after its assessment; otherwise (no event
-    for a whole window, or a clock before the assessment: a question about a replayed history at
-    another time) the state is assessed at ``now`` with the stored policy, from the stored state when
-    ``now`` is later and from a fresh one when it is earlier (the hysteresis before ``now`` is then
-    not known), and *not* stored: only intake and ``escalation status`` write the state, so a
-    replay's state is never overwritten by a query at another time (docs/adr/0058).
+    The stored state when ``now`` is its assessment's time; otherwise the state is assessed at ``now``
+    with the stored policy, the window's events counted in the store at ``now`` (cheap: the per-minute
+    kind summaries, docs/adr/0088), from the stored state when ``now`` is later (the flood's start is
+    kept while it holds) and from a fresh one when it is earlier (a question about a replayed history
+    at another time: the hysteresis before ``now`` is then not known), and *not* stored: only intake and
+    ``escalation status`` write the state, so a replay's state is never overwritten by a query at
+    another time (docs/adr/0058). So a digest or a brief shows the rate of its own window, the one its
+    sector lines count, and a mode consistent with it, never the figures of the last intake.
     """
     state, policy = load_state(store, mission)
     if policy is None or state.assessed_at is None:
         return state
-    if state.assessed_at <= now <= state.assessed_at + policy.window:
+    if now == state.assessed_at:
         return state
     previous = state if now > state.assessed_at else EscalationState()
     return assess_escalation(previous, window_rates(store, mission, now, policy.window), policy)
