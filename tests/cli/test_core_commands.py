@@ -31,7 +31,8 @@ def _json(args: list[str]) -> dict:
 def test_ingest_json_reports_added_unchanged_and_skipped(mission_repo: GitRepo) -> None:
     first = _json(["ingest", str(mission_repo.root), "--json"])
     assert first["added"] > 0 and first["unchanged"] == 0
-    assert first["skipped"]["count"] == 2 and first["skipped"]["by_reason"] == {"binary": 1, "undecodable": 1}
+    assert first["skipped"]["count"] == 1 and first["skipped"]["by_reason"] == {"binary": 1}
+    assert first["decoded_by_fallback"]["files"] == [{"path": "docs/legacy.txt", "encoding": "cp1252"}]
     second = _json(["ingest", str(mission_repo.root), "--json"])
     assert second["added"] == 0 and second["unchanged"] > 0 and second["embedded"] == 0
 

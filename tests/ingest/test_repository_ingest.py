@@ -47,11 +47,12 @@ def test_ingest_files_commits_adrs_principles_and_documents_with_provenance(memo
     assert {r.attributes.get("principle_id") for r in records.values() if r.kind is RecordKind.PRINCIPLE} == {"P1", "P2"}
 
 
-def test_binary_and_undecodable_files_are_skipped_with_a_reason(memory: Memory, mission_repo: GitRepo) -> None:
+def test_binary_files_are_skipped_with_a_reason_and_latin1_text_is_read_by_the_fallback(
+    memory: Memory, mission_repo: GitRepo
+) -> None:
     report = memory.ingest_repository(mission_repo.root)
-    assert {(s["path"], s["reason"]) for s in report.skipped} == {
-        ("docs/logo.md", "binary"), ("docs/legacy.txt", "undecodable")
-    }
+    assert {(s["path"], s["reason"]) for s in report.skipped} == {("docs/logo.md", "binary")}
+    assert report.decoded == {"docs/legacy.txt": "cp1252"}
 
 
 def test_huge_files_are_skipped_as_too_large(mission_repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:

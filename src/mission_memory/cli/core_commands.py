@@ -125,6 +125,16 @@ def ingest(
         for item in skipped["files"][:10]:
             detail = f" ({item['detail']})" if item.get("detail") else ""
             console.print(f"  {item['path']}: {item['reason']}{detail}", markup=False)
+    decoded = data["decoded_by_fallback"]
+    if decoded["count"]:
+        encodings = ", ".join(sorted({item["encoding"] for item in decoded["files"]}))
+        files = "file that is" if decoded["count"] == 1 else "files that are"
+        console.print(f"Read {decoded['count']} {files} not UTF-8 as {encodings} (their records carry decoded_as):",
+                      markup=False)
+        for item in decoded["files"][:10]:
+            console.print(f"  {item['path']}: {item['encoding']}", markup=False)
+        if decoded["count"] > 10:
+            console.print(f"  … and {decoded['count'] - 10} more (--json lists them all)", markup=False)
     costly = [row for row in data["folders"] if row["embedded"] or row["seconds"] >= 0.01][:5]
     if costly:
         console.print("Costliest folders (exclude with --exclude or .mission-memory-ignore):")

@@ -26,7 +26,57 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["FileRead", "read_inside"]
+__all__ = ["TEXT_FALLBACK", "DecodedText", "FileRead", "decode_text", "read_inside"]
+
+TEXT_FALLBACK = "cp1252"
+"""How a text file that is not UTF-8 is read: Windows-1252 (Latin-1 with the typographic quotes and
+dashes of 0x80-0x9F), else ISO 8859-1 for a file with one of the five bytes cp1252 leaves undefined.
+A legacy ADR with one ``é`` written as ``0xE9`` is kept, not dropped; its records say so."""
+_CONTROL_SHARE = 0.1
+"""A file that is not UTF-8 and whose first 8 KiB are more than this share of control bytes (not tab,
+newline, carriage return or form feed) is binary, not legacy text."""
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    """What :func:`decode_text` made of a file's bytes.
+
+    Attributes:
+        text: the text, or None when the bytes are not text.
+        encoding: ``utf-8``, or the fallback it was read with (``cp1252``, ``latin-1``); None with no text.
+        reason: why there is no text (``binary``), or None.
+    """
+
+    text: str | None
+    encoding: str | None = None
+    reason: str | None = None
+
+    @property
+    def fallback(self) -> bool:
+        """Whether the text was read with the fallback, not as UTF-8."""
+        return self.encoding not in (None, "utf-8")
+
+
+def decode_text(data: bytes) -> DecodedText:
+    """A file's bytes as text: UTF-8 (a byte-order mark dropped), else by :data:`TEXT_FALLBACK`
+    (``cp1252``, or ``latin-1`` when a byte is undefined in cp1252), or not at all for a binary file: a
+    NUL byte in the first 8 KiB, or mostly control bytes there. Never raises; the same bytes always
+    give the same answer."""
+    head = data[:8192]
+    if b"\0" in head:
+        return DecodedText(None, reason="binary")
+    try:
+        return DecodedText(data.decode("utf-8-sig"), "utf-8")
+    except UnicodeDecodeError:
+        pass
+    controls = sum(1 for b in head if (b < 0x20 and b not in (0x09, 0x0A, 0x0C, 0x0D)) or b == 0x7F)
+    if controls > _CONTROL_SHARE * len(head):
+        return DecodedText(None, reason="binary")
+    try:
+        return DecodedText(data.decode(TEXT_FALLBACK), TEXT_FALLBACK)
+    except UnicodeDecodeError:
+        return DecodedText(data.decode("latin-1"), "latin-1")
+
 
 _OPEN_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)

@@ -48,7 +48,7 @@ from mission_memory.ingest.decision_records import (
 )
 from mission_memory.ingest.documents import DOCUMENT_SUFFIXES, split_document
 from mission_memory.ingest.exclusion import PathGlobs
-from mission_memory.ingest.file_reading import read_inside
+from mission_memory.ingest.file_reading import decode_text, read_inside
 from mission_memory.ingest.generated_documents import generated_kind, generated_sections
 from mission_memory.ingest.git_history import Commit, GitRepository, History
 from mission_memory.ingest.passage_heads import passage_text
@@ -62,7 +62,7 @@ from mission_memory.ingest.structured_documents import (
     split_structured_document,
 )
 from mission_memory.ingest.tracked_tree import store_tracked_files
-from mission_memory.records import Provenance, Record, RecordKind, SourceKind, source_key_for
+from mission_memory.records import Provenance, Record, RecordKind, SourceKind, record_id_for, source_key_for
 from mission_memory.stores.base import MemoryStore
 from mission_memory.stores.write_path import passage_vectors, store_records
 
@@ -88,10 +88,13 @@ class IngestReport:
         path: the repository root.
         head: the commit ingested up to, or None.
         added, updated, unchanged, removed: counts by record kind.
-        skipped: files not ingested, with the reason (``binary``, ``too-large``, ``undecodable``,
+        skipped: files not ingested, with the reason (``binary``, ``too-large``,
             ``undecodable file name``, ``unreadable``, ``outside-repository`` (a link leading out of the
             repository), ``not-a-regular-file`` (FIFO, device, socket, folder), ``invalid-yaml``,
             ``invalid-toml``); a parse failure also carries ``detail``, the parser's message with its line.
+        decoded: files that are not UTF-8, read by the fallback
+            (:data:`~mission_memory.ingest.file_reading.TEXT_FALLBACK`): path -> encoding; their
+            records carry ``decoded_as``.
         cut: files that would have yielded more records than the per-file cap, each
             ``{"path", "records", "kept"}``: only their first ``kept`` records were ingested.
         embedded: vectors computed in this run.
@@ -121,6 +124,7 @@ class IngestReport:
     unchanged: Counter[str] = field(default_factory=Counter)
     removed: Counter[str] = field(default_factory=Counter)
     skipped: list[dict[str, str]] = field(default_factory=list)
+    decoded: dict[str, str] = field(default_factory=dict)
     cut: list[dict[str, Any]] = field(default_factory=list)
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -194,6 +198,8 @@ class IngestReport:
             "embedded": self.embedded,
             "vectors_reused": self.vectors_reused,
             "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
+            "decoded_by_fallback": {"count": len(self.decoded), "files": [
+                {"path": _readable_file_name(p), "encoding": e} for p, e in sorted(self.decoded.items())]},
             "cut": list(self.cut),
             "by_kind": {
                 label: dict(counter)
@@ -212,19 +218,34 @@ class IngestReport:
         }
 
 
-def _read_text(root: Path, relative: str, max_bytes: int) -> tuple[str | None, str | None]:
-    """``(text, None)`` or ``(None, reason)``; only a regular file under ``root`` is read, at most
-    ``max_bytes`` of it (:func:`~mission_memory.ingest.file_reading.read_inside`)."""
+def _read_text(root: Path, relative: str, max_bytes: int) -> tuple[str | None, str | None, str | None]:
+    """``(text, None, encoding)`` or ``(None, reason, None)``; only a regular file under ``root`` is
+    read, at most ``max_bytes`` of it (:func:`~mission_memory.ingest.file_reading.read_inside`), and
+    decoded by :func:`~mission_memory.ingest.file_reading.decode_text` (UTF-8, else the stated
+    fallback; a binary file is skipped)."""
     read = read_inside(root, relative, max_bytes)
     if read.data is None:
-        return None, read.reason
-    data = read.data
-    if b"\0" in data[:8192]:
-        return None, "binary"
-    try:
-        return data.decode("utf-8-sig"), None
-    except UnicodeDecodeError:
-        return None, "undecodable"
+        return None, read.reason, None
+    decoded = decode_text(read.data)
+    return decoded.text, decoded.reason, decoded.encoding
+
+
+def _mark_decoded(records: list[Record], decoded: dict[str, str]) -> list[Record]:
+    """``records`` with those of a file read by the fallback (``decoded``: path -> encoding) carrying
+    ``decoded_as``: the encoding, their ids derived again from the marked attributes."""
+    if not decoded:
+        return records
+    out = []
+    for r in records:
+        path = r.attributes.get("path")
+        encoding = decoded.get(path) if isinstance(path, str) else None
+        if encoding is None or r.attributes.get("decoded_as") == encoding:
+            out.append(r)
+            continue
+        attributes = {**r.attributes, "decoded_as": encoding}
+        out.append(r.model_copy(update={"attributes": attributes, "id": record_id_for(
+            r.source_key, r.title, r.text, attributes, r.criticality, r.component)}))
+    return out
 
 
 def _readable_file_name(path: str) -> str:
@@ -494,13 +515,16 @@ def ingest_repository(
         read_started = clock.perf_counter()
         shown = _readable_file_name(rel)
         with report.isolated(shown, "read"):
-            text, reason = (
-                (None, "undecodable file name") if shown != rel else _read_text(source.root, rel, max_file_bytes)
+            text, reason, encoding = (
+                (None, "undecodable file name", None) if shown != rel
+                else _read_text(source.root, rel, max_file_bytes)
             )
             if text is None:
                 report.skipped.append({"path": shown, "reason": reason or "unreadable"})
             else:
                 texts[rel] = text
+                if encoding not in (None, "utf-8"):
+                    report.decoded[rel] = str(encoding)
         report._charge(_folder_of(rel), seconds=clock.perf_counter() - read_started)
         if progress:
             progress("read", i, len(candidates))
@@ -532,6 +556,7 @@ def ingest_repository(
         if rel in texts:
             records.extend(_file_records(source, mission, rel, texts[rel], mission_type, report,
                                          max_records_per_file))
+    records = _mark_decoded(records, report.decoded)
     access = access_rules or AccessRules({})
     records = access.assign(records, texts)  # before anything is stored
     file_levels = access.file_levels(records)  # a commit takes the levels of the files it touches
