@@ -29,9 +29,8 @@ def open_memory(settings: Settings | None = None) -> Memory:
     """
     from mission_memory.api import Memory
     from mission_memory.cli.output import err_console
-    from mission_memory.stores.sqlite import SqliteStore
 
     memory = Memory.open(settings)
-    if isinstance(memory.store, SqliteStore):  # a write waiting on another process says so (stdout stays clean)
+    if hasattr(memory.store, "lock_wait_notice"):  # a store with a write lock (SQLite); stdout stays clean
         memory.store.lock_wait_notice = lambda line: err_console.print(line, markup=False, highlight=False)
     return memory
