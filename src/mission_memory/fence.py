@@ -24,7 +24,7 @@ import unicodedata
 
 from mission_memory.errors import InputError
 
-__all__ = ["GREATER_THAN_LIKE", "LESS_THAN_LIKE", "MARKER_WEIGHTS", "MAX_NAME_CHARS", "check_mission_name", "check_name",
+__all__ = ["GREATER_THAN_LIKE", "LESS_THAN_LIKE", "MARKER_WEIGHTS", "MAX_NAME_CHARS", "QUOTED_HEADING", "check_mission_name", "check_name",
            "close_marker", "cut_outside_fences", "fence_notice", "fenced", "invisible", "json_terminal_safe", "listed_name",
            "name_problem", "neutralise_headings", "neutralise_markers", "new_nonce", "open_marker", "quote_name",
            "terminal_safe", "usable_name"]
@@ -126,17 +126,24 @@ def neutralise_markers(text: str) -> str:
 _HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)", re.MULTILINE)
 
 
+QUOTED_HEADING = "§"
+"""What the ``#`` run of a Markdown heading inside quoted text becomes: ``### Exceptions`` reads
+``§ Exceptions``."""
+
+
 def neutralise_headings(text: str) -> str:
-    """``text`` with every Markdown ATX heading line escaped (``## Context`` -> ``\\## Context``).
+    """``text`` with the ``#`` run of every Markdown ATX heading line replaced by
+    :data:`QUOTED_HEADING` (``## Context`` -> ``§ Context``, a bare ``#`` line -> ``§``).
 
     Quoted text sits between the envelope's markers, but a stored ``### 3. decision · score 0.99``
-    line still reads like the digest's own entry headings to a model skimming the digest; escaped,
-    it reads as the quoted line it is (a Markdown renderer shows the ``#`` characters literally).
-    Idempotent; nothing else changes.
+    line still reads like the digest's own entry headings to a model skimming the digest; with its
+    ``#`` run replaced it reads as the quoted heading it is, no line of it starts with ``#``, and it
+    reads without the backslash an escape would leave (``\\### Exceptions``). Idempotent; nothing
+    else changes.
     """
     if "#" not in text:
         return text
-    return _HEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    return _HEADING.sub(lambda m: m.group(1) + QUOTED_HEADING, text)
 
 
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}

@@ -72,5 +72,5 @@ def test_a_stored_heading_inside_an_excerpt_cannot_pass_for_a_digest_entry(make_
                               filters={"mission": "forged"})
     headings = [line for line in digest.text.splitlines() if line.startswith("#")]
     assert all(line.startswith(("# Mission memory digest", "## ", "### 1.", "### 2.", "### 3.")) for line in headings)
-    assert "\\### 2. decision · score 0.99" in digest.text, digest.text
+    assert "§ 2. decision · score 0.99" in digest.text, digest.text
     assert not any(line.startswith("### 2. decision · score 0.99") for line in digest.text.splitlines())
