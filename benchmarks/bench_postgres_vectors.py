@@ -13,11 +13,16 @@ order, e.g. e5 passage vectors of commit messages and documents), and ``--query-
 real query embeddings; a size beyond the file's rows is filled with its vectors plus noise of norm
 ``--noise`` (renormalised), and the row says how many such rows it holds. ``--per-kind`` times the
 call a pull makes (the best 60 of each layer and record kind) instead of per layer only.
+``--two-pass K,K`` also times, interleaved with the exact call query by query, a compact first pass
+(``halfvec(384)`` inner product, or ``binary_quantize`` ``bit(384)`` Hamming distance, each over a
+side table holding only that code) keeping the best K rows per group — ranked by a window over every
+row, or by a bounded top-K per group (``-lateral``) — then exact float32 rescoring of those, with
+recall@60 against the exact call (the SQLite store's int8 scan plus rescoring, ADR 0049, in SQL).
 
 Usage::
 
     nice .venv/bin/python benchmarks/bench_postgres_vectors.py [--sizes 5000,20000,50000] [--queries 30]
-        [--vectors real.npy --query-vectors queries.npy [--noise 0.3]] [--per-kind]
+        [--vectors real.npy --query-vectors queries.npy [--noise 0.3]] [--per-kind] [--two-pass 120,480]
 
 Prints a table and writes ``benchmarks/out/bench_postgres_vectors.json``.
 """
@@ -57,6 +62,10 @@ def main() -> None:
     parser.add_argument("--query-vectors", type=Path, help="real query embeddings (.npy); default: random")
     parser.add_argument("--noise", type=float, default=0.3, help="norm of the noise added to reused real rows")
     parser.add_argument("--per-kind", action="store_true", help="time the pull's per-layer-and-kind call")
+    parser.add_argument("--two-pass", default="", metavar="K,K",
+                        help="also time a compact first pass (halfvec(384) inner product; binary_quantize bit(384)"
+                             " Hamming) keeping the best K rows per group, then exact float32 rescoring of those;"
+                             " interleaved with the exact call per query, recall@60 against it")
     args = parser.parse_args()
     real = np.load(args.vectors).astype(np.float32) if args.vectors else None
     real_queries = np.load(args.query_vectors).astype(np.float32) if args.query_vectors else None
@@ -105,6 +114,8 @@ def main() -> None:
                 return times, found
 
             exact_ms, exact = timed(queries)
+            two_pass = _two_pass(store, mission, queries, [int(k) for k in args.two_pass.split(",") if k],
+                                 args.per_kind, timed)
             started = time.perf_counter()
             with store._write() as tx:
                 store.vectors.create_index(tx, "bench-model", mission, DIM)
@@ -123,6 +134,7 @@ def main() -> None:
                 "hnsw_p50_ms": round(float(np.percentile(hnsw_ms, 50)), 1),
                 "hnsw_p95_ms": round(float(np.percentile(hnsw_ms, 95)), 1),
                 "hnsw_recall_at_60": round(hit / max(total, 1), 4), "load_avg": os.getloadavg()[0],
+                "two_pass": two_pass,
             }
             results.append(row)
             print(json.dumps(row), flush=True)
@@ -137,6 +149,92 @@ def main() -> None:
     for r in results:
         print(f"{r['mission_vectors']:>8} {r['exact_p50_ms']:>8}/{r['exact_p95_ms']:<9} {r['hnsw_p50_ms']:>7}/"
               f"{r['hnsw_p95_ms']:<9} {r['hnsw_recall_at_60']:>9} {r['hnsw_build_s']:>8}")
+
+
+FIRST_PASS = {
+    # name: (side table column, its definition from vectors.embedding, the query's cast, the distance operator)
+    "halfvec": ("half", "embedding::halfvec(384)", "halfvec(384)", "<#>"),
+    "bit": ("bits", "binary_quantize(embedding)::bit(384)", None, "<~>"),
+}
+
+
+def _two_pass(store: Any, mission: str, queries: np.ndarray, ks: list[int], per_kind: bool,
+              timed: Any) -> list[dict[str, Any]]:
+    """Time a compact first pass plus exact rescoring against the store's exact call, query by query.
+
+    Each first pass reads a side table of its own (``seq``, mission, layer, kind and the compact code of
+    every vector of the mission: the bytes a stored column would hold), ranks it per group by the code's
+    distance, keeps the best ``k`` per group, and rescores those by pgvector's float32 inner product
+    (joined by ``seq``); the best 60 per group are compared with the exact call's."""
+    if not ks:
+        return []
+    groups = "layer, kind" if per_kind else "layer"
+    for name, (column, definition, _, _) in FIRST_PASS.items():
+        table = f"bench_{name}"
+        store._run(f"CREATE TABLE IF NOT EXISTS {table} (seq bigint PRIMARY KEY, model_id text, mission text,"
+                   f" layer text, kind text, {column} {'halfvec(384)' if name == 'halfvec' else 'bit(384)'})")
+        store._run(f"INSERT INTO {table} SELECT seq, model_id, mission, layer, kind, {definition} FROM vectors"
+                   f" WHERE mission = '{mission}' ON CONFLICT DO NOTHING")
+        store._run(f"CREATE INDEX IF NOT EXISTS {table}_mm ON {table} (model_id, mission, layer, kind)")
+        store._run(f"ANALYZE {table}")
+    out: list[dict[str, Any]] = []
+    with store._connection() as conn:  # the groups the mission holds (the store reads them by index seeks)
+        held = conn.execute("SELECT DISTINCT layer, kind FROM vectors WHERE mission = %s", (mission,)).fetchall()
+    layers = [str(layer) for layer, _ in held]
+    kinds = [str(kind) for _, kind in held]
+    variants = [(name, k) for name in FIRST_PASS for k in ks] + [(f"{name}-lateral", k) for name in FIRST_PASS for k in ks]
+    times: dict[tuple[str, int], list[float]] = {v: [] for v in variants}
+    hits = dict.fromkeys(variants, 0)
+    exact_ms: list[float] = []
+    total = 0
+    from mission_memory.stores.postgres_vectors import vector_text
+    for q in queries:
+        ms, found = timed(q[None, :])
+        exact_ms.extend(ms)
+        exact = {(getattr(layer, "value", layer), getattr(kind, "value", kind)): ids
+                 for (layer, kind), ids in found[0].items()}
+        total += sum(len(ids) for ids in exact.values())
+        for name, k in variants:
+            column, _, cast, op = FIRST_PASS[name.removesuffix("-lateral")]
+            code = "binary_quantize(%s::vector)::bit(384)" if cast is None else f"%s::{cast}"
+            t0 = time.perf_counter()
+            with store._connection() as conn:
+                if name.endswith("-lateral"):  # the best k of each group by a bounded top-k, not a full sort
+                    table = "bench_" + name.removesuffix("-lateral")
+                    rows = conn.execute(
+                        "SELECT r.id, r.layer, r.kind FROM (SELECT seq, row_number() OVER"
+                        " (PARTITION BY layer, kind ORDER BY d, seq) AS n FROM (SELECT c.seq, g.layer, g.kind,"
+                        " v.embedding <#> %s::vector AS d FROM unnest(%s::text[], %s::text[]) AS g(layer, kind)"
+                        f" CROSS JOIN LATERAL (SELECT seq FROM {table} t WHERE t.model_id = %s AND t.mission = %s"
+                        f" AND t.layer = g.layer AND t.kind = g.kind ORDER BY t.{column} {op} {code} LIMIT %s) c"
+                        " JOIN vectors v ON v.seq = c.seq) rescored) best JOIN records r ON r.seq = best.seq"
+                        " WHERE n <= %s",
+                        (vector_text(q), layers, kinds, "bench-model", mission, vector_text(q), k, LIMIT)).fetchall()
+                else:
+                    rows = conn.execute(
+                        "SELECT r.id, r.layer, r.kind FROM (SELECT seq, d, row_number() OVER"
+                        f" (PARTITION BY {groups} ORDER BY d, seq) AS n FROM (SELECT c.seq, c.layer, c.kind,"
+                        " v.embedding <#> %s::vector AS d FROM (SELECT seq, layer, kind FROM (SELECT seq, layer, kind,"
+                        f" row_number() OVER (PARTITION BY {groups} ORDER BY {column} {op} {code}, seq) AS n"
+                        f" FROM bench_{name} WHERE model_id = %s AND mission = %s) first WHERE n <= %s) c"
+                        " JOIN vectors v ON v.seq = c.seq) rescored) best JOIN records r ON r.seq = best.seq"
+                        " WHERE n <= %s",
+                        (vector_text(q), vector_text(q), "bench-model", mission, k, LIMIT)).fetchall()
+            times[(name, k)].append((time.perf_counter() - t0) * 1000)
+            got: dict[Any, set[str]] = {}
+            for rid, layer, kind in rows:
+                got.setdefault((layer, kind), set()).add(str(rid))
+            hits[(name, k)] += sum(len(set(ids) & got.get(group, set())) for group, ids in exact.items())
+    out.append({"pass": "exact float32", "p50_ms": round(float(np.percentile(exact_ms, 50)), 1),
+                "p95_ms": round(float(np.percentile(exact_ms, 95)), 1), "recall_at_60": 1.0})
+    for name, k in variants:
+        out.append({"pass": f"{name} first, best {k} rescored", "p50_ms": round(float(np.percentile(times[(name, k)], 50)), 1),
+                    "p95_ms": round(float(np.percentile(times[(name, k)], 95)), 1),
+                    "recall_at_60": round(hits[(name, k)] / max(total, 1), 4)})
+    for row in out:
+        print(f"  {row['pass']:<36} p50 {row['p50_ms']:>7} / p95 {row['p95_ms']:>7} ms  recall@60 {row['recall_at_60']}",
+              flush=True)
+    return out
 
 
 def _vectors(rng: np.random.Generator, real: np.ndarray | None, start: int, n: int, noise: float) -> np.ndarray:
