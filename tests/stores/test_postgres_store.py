@@ -187,7 +187,40 @@ def test_a_database_of_an_earlier_schema_is_migrated_once_when_opened(postgres_u
     assert {h.record_id for h in reopened.bm25_search(["ledger"], SearchFilter(tuple(Layer), mission="n"), 5)} == {
         kept[1].id}
     names = [row[0] for row in reopened._rows("SELECT name FROM schema_migrations ORDER BY name")]
-    assert names == ["0001_initial", "0002_postings_scope", "0003_event_kind_key", "0004_postings_covering_key"]
+    assert names == ["0001_initial", "0002_postings_scope", "0003_event_kind_key", "0004_postings_covering_key",
+                     "0005_vector_halves"]
     assert "(term, mission, seq) INCLUDE (freq, tokens, layer)" in reopened._row(
         "SELECT pg_get_indexdef('postings_pkey'::regclass)")[0]
     reopened.close()
+
+
+def test_a_missions_exact_search_ranks_a_halfvec_copy_and_rescores_its_best_rows_in_float32(postgres_url: str) -> None:
+    """docs/adr/0084: the halfvec copy is kept by the write that stores the float32 vector (replaced and
+    deleted with it); a mission-scoped search ranks it with a bounded top-k per group, then rescores the
+    best rows exactly, so hits and scores are the float32 scan's."""
+    store = PostgresStore(postgres_url, hnsw_min_rows=10**9)
+    records = [_record(f"h{i}.md", f"half {i}", mission="m",
+                       kind=RecordKind.DECISION if i % 3 == 0 else RecordKind.DOC_CHUNK) for i in range(600)]
+    vectors = _unit(600, dim=16, seed=9)
+    store.upsert(records, vectors, "model-a")
+    store.put_vectors([r.id for r in records[:50]], _unit(50, dim=16, seed=10), "model-a")
+    mismatched = store._row("SELECT count(*) FROM vectors v FULL JOIN vector_halves h ON h.seq = v.seq"
+                            " WHERE h.seq IS NULL OR v.seq IS NULL OR h.half <> v.embedding::halfvec"
+                            " OR (h.model_id, h.mission, h.layer, h.kind) <> (v.model_id, v.mission, v.layer, v.kind)")
+    assert mismatched == (0,) and store._row("SELECT count(*) FROM vector_halves") == (600,)
+    with store._connection() as conn:
+        for q in range(4):
+            query = _unit(1, dim=16, seed=200 + q)[0]
+            for per_kind in (False, True):
+                where = SearchFilter(tuple(Layer), mission="m")
+                got = store.dense_search_by_layer(query, "model-a", where, 5, per_kind=per_kind)
+                exact = store.vectors.exact(conn, query, "model-a", "r.mission = %s", ["m"], 5, per_kind)
+                assert sorted((h.record_id, h.score) for hits in got.values() for h in hits) == sorted(
+                    (rid, score) for rid, _, _, score in exact)
+        plan = " ".join(row[0] for row in conn.execute("EXPLAIN " + store.vectors.first_pass_sql(per_kind=True), (
+            "[" + ",".join(["0"] * 16) + "]", ["domain"], ["decision"], "model-a", "m", "[" + ",".join(["0"] * 16) + "]",
+            120, 5)).fetchall())
+        assert "vector_halves_scope" in plan
+    assert store.delete_vectors_not_of("model-b") == 600
+    assert store._row("SELECT count(*) FROM vector_halves") == (0,)
+    store.close()

@@ -60,7 +60,7 @@ from mission_memory.stores.base import (
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT, idf, occurrences, term_score
 from mission_memory.stores.postgres_migrations import SCHEMA_VERSION, apply_migrations
-from mission_memory.stores.postgres_vectors import HNSW_MIN_ROWS, VectorPlanner, vector_text
+from mission_memory.stores.postgres_vectors import HNSW_MIN_ROWS, VectorPlanner, half_text, vector_text
 from mission_memory.stores.qdrant_terms import TermEncoder
 from mission_memory.stores.sqlite_filters import filter_sql
 from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
@@ -273,7 +273,8 @@ class PostgresStore:
 
     def ensure_sound(self) -> None:
         """Raise :class:`BackendUnavailable` when the server cannot be reached or a table is missing."""
-        for table in ("records", "postings", "vectors", "retrieval_events", "ingest_state", "vector_indexes"):
+        for table in ("records", "postings", "vectors", "vector_halves", "retrieval_events", "ingest_state",
+                      "vector_indexes"):
             if self._row("SELECT to_regclass(%s) IS NULL", (table,)) == (True,):
                 raise BackendUnavailable(f"PostgreSQL at {self._where}: table {table} is missing")
 
@@ -437,6 +438,11 @@ class PostgresStore:
         ) as copy:
             for seq, (mission, layer, kind), vector in zip(seqs, places, vectors, strict=True):
                 copy.write_row((seq, model_id, mission, layer, kind, dim, vector_text(vector)))
+        with tx.cursor() as cur, cur.copy(  # the first pass's copy, in the same transaction (ADR 0084)
+            "COPY vector_halves (seq, model_id, mission, layer, kind, half) FROM STDIN"
+        ) as copy:
+            for seq, (mission, layer, kind), vector in zip(seqs, places, vectors, strict=True):
+                copy.write_row((seq, model_id, mission, layer, kind, half_text(vector)))
         self.vectors.after_write(tx, model_id, {mission for mission, _, _ in places}, dim)
 
     def delete_missing(
@@ -857,7 +863,9 @@ class PostgresStore:
         layer in ``where.layers`` (per layer and kind with ``per_kind``), best first.
 
         Exact, behind the ``(model_id, mission)`` B-tree, unless ``where`` names a mission whose
-        vectors have a partial HNSW index (:class:`~mission_memory.stores.postgres_vectors.VectorPlanner`).
+        vectors have a partial HNSW index (:class:`~mission_memory.stores.postgres_vectors.VectorPlanner`);
+        a search restricted to a mission only ranks the ``halfvec`` copies first and rescores the best
+        rows of each group exactly.
         """
         out: dict[Layer, list[Hit]] = {layer: [] for layer in where.layers}
         if limit <= 0:

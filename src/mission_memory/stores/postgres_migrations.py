@@ -13,7 +13,8 @@ store's (:mod:`~mission_memory.stores.sqlite_migrations`, schema version 5), wit
   (:class:`~mission_memory.stores.qdrant_terms.TermEncoder`), so scores are FTS5's
   (docs/adr/0084); ``bm25_totals`` — BM25's ``N`` and ``Σ|d|``, kept by statement triggers on
   ``records`` (writes are serialised by the store's lock, so the one row is never contended);
-* ``vectors.embedding`` — pgvector's ``vector`` (any dimension; one model's rows share one);
+* ``vectors.embedding`` — pgvector's ``vector`` (any dimension; one model's rows share one), and
+  its ``halfvec`` copy in ``vector_halves`` (written with it, deleted with it);
   a mission with many vectors also gets a partial HNSW index of its own
   (:mod:`~mission_memory.stores.postgres_vectors`).
 """
@@ -158,6 +159,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE postings DROP CONSTRAINT IF EXISTS postings_pkey;
         ALTER TABLE postings ADD PRIMARY KEY (term, mission, seq) INCLUDE (freq, tokens, layer);
     """),
+    ("0005_vector_halves", """
+        CREATE TABLE vector_halves (
+            seq bigint PRIMARY KEY REFERENCES vectors (seq) ON DELETE CASCADE,
+            model_id text NOT NULL,
+            mission text NOT NULL,
+            layer text NOT NULL,
+            kind text NOT NULL,
+            half halfvec NOT NULL
+        );
+        INSERT INTO vector_halves (seq, model_id, mission, layer, kind, half)
+            SELECT seq, model_id, mission, layer, kind, embedding::halfvec FROM vectors;
+        CREATE INDEX vector_halves_scope ON vector_halves (model_id, mission, layer, kind);
+    """),
 )
 """``(name, SQL)`` in the order they apply. ``0002_postings_scope`` gives each posting its record's
 mission and layer, so a ranking restricted to a mission reads ``postings`` alone (docs/adr/0084).
@@ -167,7 +181,11 @@ server (:meth:`~mission_memory.stores.postgres.PostgresStore.event_kinds`, docs/
 ``0004_postings_covering_key`` keys postings by ``(term, mission, seq)`` and carries what a ranking
 reads (frequency, token count, layer) in that index, so a term's postings are read by an
 index-only scan instead of one heap page each, spread over the table: a six-term query over
-80k postings at 100k records read 77k heap pages (1.4 s) before, none (0.3 s) after."""
+80k postings at 100k records read 77k heap pages (1.4 s) before, none (0.3 s) after.
+``0005_vector_halves`` keeps a ``halfvec`` copy of every vector (half the bytes) with its record's
+mission, layer and kind, keyed by them, deleted with its vector (foreign key): a mission-scoped
+exact search ranks it first and rescores the best rows in float32
+(:mod:`~mission_memory.stores.postgres_vectors`)."""
 
 SCHEMA_VERSION = 5
 """The record schema the tables hold: the fields of SQLite schema version 5 (``event_type`` included)."""

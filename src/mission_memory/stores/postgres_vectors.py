@@ -31,7 +31,10 @@ from mission_memory.records import LAYER_OF_KIND, Layer, RecordKind
 from mission_memory.stores.filters import SearchFilter
 from mission_memory.stores.sqlite_filters import filter_sql
 
-__all__ = ["EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "HNSW_MIN_ROWS", "INDEX_BUILD_MEMORY", "INDEX_DEADLINE_SECONDS", "VectorPlanner", "vector_text"]
+__all__ = [
+    "EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "FIRST_PASS_FACTOR", "FIRST_PASS_MIN", "HALF_MAX", "HNSW_MIN_ROWS",
+    "INDEX_BUILD_MEMORY", "INDEX_DEADLINE_SECONDS", "VectorPlanner", "half_text", "vector_text",
+]
 
 HNSW_MIN_ROWS = 40_000
 """Vectors of one model in one mission from which the mission is searched through its own HNSW
@@ -41,6 +44,15 @@ commit messages and document paragraphs, 20 real queries, the pull's per-layer-a
 (real rows plus noisy copies) 473 against 189 ms (recall 0.96); at 100k 589 against 231 ms (recall
 0.95). The exact scan is kept while it costs at most twice the index (recall 1 is worth that):
 the ratio crosses 2 near 40k rows. Random vectors, HNSW's worst case, gave recall 0.41 at 100k."""
+FIRST_PASS_MIN = 120
+"""The fewest rows per group the ``halfvec`` first pass keeps for exact float32 rescoring."""
+FIRST_PASS_FACTOR = 2
+"""The ``halfvec`` first pass keeps this many times the rows asked for per group (at least
+:data:`FIRST_PASS_MIN`). Measured on real e5 embeddings (docs/adr/0084: 16,384 real rows, 100k with
+noisy copies, 20 real queries, the pull's best 60 per layer and kind): keeping 120 gave recall@60
+1.0 against the float32 scan (a group of at most that many rows is exact by construction)."""
+HALF_MAX = 65504.0
+"""The largest finite ``halfvec`` value: the copy clips beyond it (the rescoring reads the float32)."""
 EF_SEARCH_MIN = 100
 """The smallest HNSW candidate list (``hnsw.ef_search``)."""
 EF_SEARCH_FACTOR = 4
@@ -123,7 +135,8 @@ class VectorPlanner:
     ) -> list[Row]:
         """The best ``limit`` vectors of ``model_id`` per layer (per layer and kind with ``per_kind``)
         among the records passing ``where``: through the mission's HNSW index when ``where`` names
-        a mission that has one and no filter but the mission, else exactly."""
+        a mission that has one and no filter but the mission; else, with no filter but the mission,
+        by :meth:`two_pass`; else exactly."""
         mission = where.filters.mission
         clauses, params = filter_sql(where, alias="r")
         condition = " AND ".join(clauses).replace("?", "%s")
@@ -133,6 +146,7 @@ class VectorPlanner:
                                  (model_id, mission)).fetchone()
             if found is not None and int(found[0]) == int(query.shape[0]):
                 return self._hnsw(conn, query, model_id, mission, int(found[0]), where.layers, limit, per_kind)
+            return self.two_pass(conn, query, model_id, mission, where.layers, limit, per_kind)
         return self.exact(conn, query, model_id, condition, params, limit, per_kind)
 
     def exact(
@@ -150,6 +164,54 @@ class VectorPlanner:
         ).fetchall()
         return [(str(rid), str(layer), str(kind), float(score)) for rid, layer, kind, score in rows]
 
+    @staticmethod
+    def first_pass_sql(per_kind: bool) -> str:
+        """The statement of :meth:`two_pass`; its parameters: the query (pgvector text), the groups'
+        layers and kinds (``text[]``, kinds NULL without ``per_kind``), model id, mission, the query
+        again, the rows kept per group, the rows returned per group."""
+        kind = " AND h.kind = g.kind" if per_kind else ""
+        return (
+            "SELECT r.id, r.layer, r.kind, -d FROM (SELECT seq, d, row_number() OVER"
+            " (PARTITION BY layer, kind ORDER BY d, seq) AS n FROM (SELECT c.seq, g.layer, g.kind,"
+            " v.embedding <#> %s::vector AS d FROM unnest(%s::text[], %s::text[]) AS g(layer, kind)"
+            " CROSS JOIN LATERAL (SELECT h.seq FROM vector_halves h WHERE h.model_id = %s AND h.mission = %s"
+            f" AND h.layer = g.layer{kind} ORDER BY h.half <#> %s::halfvec, h.seq LIMIT %s) c"
+            " JOIN vectors v ON v.seq = c.seq) rescored) best JOIN records r ON r.seq = best.seq WHERE n <= %s"
+        )
+
+    def two_pass(
+        self, conn: Any, query: npt.NDArray[np.float32], model_id: str, mission: str, layers: Sequence[Layer],
+        limit: int, per_kind: bool,
+    ) -> list[Row]:
+        """The exact best rows of ``mission`` (:meth:`search`) by a compact first pass and exact rescoring.
+
+        For each group (layer, or layer and kind the mission holds), the best
+        max(:data:`FIRST_PASS_MIN`, :data:`FIRST_PASS_FACTOR` × ``limit``) rows by the inner product
+        of their ``halfvec`` copies (``vector_halves``, read through its ``(model_id, mission, layer,
+        kind)`` B-tree, a bounded top-k per group instead of sorting every row), then their float32
+        inner product, ranked per group: scores are the exact scan's; a row the half-precision ranking
+        puts below the kept ones is missed (none at the measured sizes, docs/adr/0084)."""
+        groups = self._groups(conn, mission, layers, per_kind)
+        text = vector_text(query)
+        rows = conn.execute(self.first_pass_sql(per_kind), (
+            text, [layer for layer, _ in groups], [kind for _, kind in groups], model_id, mission, text,
+            max(FIRST_PASS_MIN, FIRST_PASS_FACTOR * limit), limit,
+        )).fetchall()
+        return [(str(rid), str(layer), str(kind), float(score)) for rid, layer, kind, score in rows]
+
+    @staticmethod
+    def _groups(conn: Any, mission: str, layers: Sequence[Layer], per_kind: bool) -> list[tuple[str, str | None]]:
+        """The ``(layer, kind)`` groups a search of ``mission`` ranks: per kind, only the kinds the
+        mission holds (read by one index seek per kind); else ``(layer, None)`` per layer."""
+        if not per_kind:
+            return [(layer.value, None) for layer in layers]
+        held = {str(row[0]) for row in conn.execute(
+            "WITH RECURSIVE k(kind) AS (SELECT min(kind) FROM records WHERE mission = %s UNION ALL"
+            " SELECT (SELECT min(kind) FROM records WHERE mission = %s AND kind > k.kind) FROM k"
+            " WHERE k.kind IS NOT NULL) SELECT kind FROM k WHERE kind IS NOT NULL", (mission, mission)).fetchall()}
+        return [(layer.value, kind.value) for layer in layers for kind in RecordKind
+                if LAYER_OF_KIND[kind] is layer and kind.value in held]
+
     def _hnsw(
         self, conn: Any, query: npt.NDArray[np.float32], model_id: str, mission: str, dim: int,
         layers: Sequence[Layer], limit: int, per_kind: bool,
@@ -158,17 +220,7 @@ class VectorPlanner:
 
         Per kind, only the kinds the mission holds are scanned (read by one index seek per kind):
         a scan for a kind it lacks would walk the index to ``hnsw.max_scan_tuples`` finding nothing."""
-        if per_kind:
-            held = {str(row[0]) for row in conn.execute(
-                "WITH RECURSIVE k(kind) AS (SELECT min(kind) FROM records WHERE mission = %s UNION ALL"
-                " SELECT (SELECT min(kind) FROM records WHERE mission = %s AND kind > k.kind) FROM k"
-                " WHERE k.kind IS NOT NULL) SELECT kind FROM k WHERE kind IS NOT NULL", (mission, mission)).fetchall()}
-            groups: list[tuple[str, str | None]] = [
-                (layer.value, kind.value) for layer in layers for kind in RecordKind
-                if LAYER_OF_KIND[kind] is layer and kind.value in held
-            ]
-        else:
-            groups = [(layer.value, None) for layer in layers]
+        groups = self._groups(conn, mission, layers, per_kind)
         vector = sql.SQL("embedding::vector({})").format(sql.Literal(dim))
         out: list[Row] = []
         with conn.transaction():
@@ -191,3 +243,10 @@ class VectorPlanner:
 def vector_text(vector: npt.NDArray[np.float32]) -> str:
     """pgvector's text form of a float32 vector; each value's shortest repr gives back the same float32."""
     return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32)) + "]"
+
+
+def half_text(vector: npt.NDArray[np.float32]) -> str:
+    """pgvector's text form of ``vector`` as ``halfvec``: each value rounded to float16, clipped to
+    ±:data:`HALF_MAX` (the first pass only ranks by it; scores come from the float32 vector)."""
+    half = np.clip(np.asarray(vector, dtype=np.float32), -HALF_MAX, HALF_MAX).astype(np.float16)
+    return "[" + ",".join(repr(float(x)) for x in half) + "]"
