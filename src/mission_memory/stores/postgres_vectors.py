@@ -9,6 +9,12 @@ model_id = … AND mission = …`` (one global index with a post-filter would fi
 small mission: recall 0.09 measured), created in the write transaction that crosses the size and
 named in the ``vector_indexes`` table.
 
+Below that size, a search restricted to a mission (and layers or kinds) does not sort every row by
+its float32 inner product: per group it takes the best rows by the inner product of their
+``halfvec`` copies (``vector_halves``: half the bytes, through a ``(model_id, mission, layer,
+kind)`` B-tree, a bounded top-k instead of a full sort), then rescores those in float32
+(:meth:`VectorPlanner.two_pass`; the SQLite store's int8 scan and rescoring, ADR 0049, in SQL).
+
 The index serves a search restricted to that mission and to layers and kinds only (``vectors``
 holds each record's mission, layer and kind); a search with any other filter (component, time,
 operator, access …) stays exact, since an approximate index under a post-filter loses the rows a
