@@ -617,7 +617,8 @@ def copy_into_postgres(database: Path, url: str) -> dict[str, Any]:
     """Copy the SQLite store ``database`` into the empty PostgreSQL database at ``url`` (its schema made
     by :class:`~mission_memory.stores.postgres.PostgresStore`): records with their write order, the
     BM25 postings read from the FTS5 index (title × 2 + text, as the backend writes them), and the
-    vectors by binary COPY. Reuses a database already holding as many records."""
+    vectors by binary COPY (and their ``halfvec`` copies, migration 0005). Reuses a database already
+    holding as many records."""
     import sqlite3
 
     import psycopg
@@ -715,7 +716,9 @@ def _copy_rows(src: Any, url: str) -> None:
                 mission, layer, kind = places[int(rowid)]
                 copy.write_row((int(rowid), model_id, mission, layer, kind, int(dim),
                                 np.frombuffer(blob, dtype=np.float32)))
-        log(f"copied the vectors ({time.perf_counter() - started:.1f} s)")
+        conn.execute("INSERT INTO vector_halves (seq, model_id, mission, layer, kind, half)"  # as the write path
+                     " SELECT seq, model_id, mission, layer, kind, embedding::halfvec FROM vectors")
+        log(f"copied the vectors and their halfvec copies ({time.perf_counter() - started:.1f} s)")
         conn.execute("VACUUM ANALYZE")  # the visibility map: BM25's postings are read by index-only scans
 
 
