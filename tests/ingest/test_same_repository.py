@@ -90,3 +90,21 @@ def test_the_cli_names_the_mission_and_both_ways_on(tmp_path: Path) -> None:
     assert "svc" in error["error"] and "--replace-repository" in error["error"]
     with Memory.open() as memory:
         assert _kinds(memory)["decision"] == 1
+
+
+def test_the_same_repository_ingested_from_a_new_path_points_its_unchanged_records_there(
+    memory: Memory, tmp_path: Path
+) -> None:
+    first = _first(tmp_path)
+    memory.ingest_repository(first.root)
+    moved = tmp_path / "moved" / "svc"
+    subprocess.run(["git", "clone", "-q", str(first.root), str(moved)], check=True)
+    report = memory.ingest_repository(moved)
+    assert sum(report.added.values()) == sum(report.updated.values()) == 0 and report.embedded == 0
+    assert report.relocated > 0
+    records = [r for batch in memory.store.iterate() for r in batch if r.provenance.mission == "svc"]
+    uris = {r.provenance.uri for r in records}
+    assert uris and all(u.startswith(moved.as_uri()) for u in uris), uris
+    again = memory.ingest_repository(moved)  # idempotent: nothing more to move
+    assert again.relocated == 0 and again.embedded == 0
+    assert {r.provenance.uri for batch in memory.store.iterate() for r in batch} == uris

@@ -125,6 +125,9 @@ def ingest(
         for item in skipped["files"][:10]:
             detail = f" ({item['detail']})" if item.get("detail") else ""
             console.print(f"  {item['path']}: {item['reason']}{detail}", markup=False)
+    if data["relocated"]:
+        console.print(f"Pointed {data['relocated']} unchanged records at {data['path']} (the repository was ingested"
+                      " from another path before; nothing embedded again)", markup=False)
     decoded = data["decoded_by_fallback"]
     if decoded["count"]:
         encodings = ", ".join(sorted({item["encoding"] for item in decoded["files"]}))

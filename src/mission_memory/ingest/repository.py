@@ -92,6 +92,8 @@ class IngestReport:
             ``undecodable file name``, ``unreadable``, ``outside-repository`` (a link leading out of the
             repository), ``not-a-regular-file`` (FIFO, device, socket, folder), ``invalid-yaml``,
             ``invalid-toml``); a parse failure also carries ``detail``, the parser's message with its line.
+        relocated: unchanged records whose source location was updated (the same repository ingested
+            from another path): not embedded again, ids kept.
         decoded: files that are not UTF-8, read by the fallback
             (:data:`~mission_memory.ingest.file_reading.TEXT_FALLBACK`): path -> encoding; their
             records carry ``decoded_as``.
@@ -125,6 +127,7 @@ class IngestReport:
     removed: Counter[str] = field(default_factory=Counter)
     skipped: list[dict[str, str]] = field(default_factory=list)
     decoded: dict[str, str] = field(default_factory=dict)
+    relocated: int = 0
     cut: list[dict[str, Any]] = field(default_factory=list)
     embedded: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -197,6 +200,7 @@ class IngestReport:
             "removed": sum(self.removed.values()),
             "embedded": self.embedded,
             "vectors_reused": self.vectors_reused,
+            "relocated": self.relocated,
             "skipped": {"count": len(self.skipped), "by_reason": dict(reasons), "files": self.skipped},
             "decoded_by_fallback": {"count": len(self.decoded), "files": [
                 {"path": _readable_file_name(p), "encoding": e} for p, e in sorted(self.decoded.items())]},
@@ -691,6 +695,10 @@ def _store_new(
         report._charge(_record_folder(r), records=1)
         if r.id in known:
             report.unchanged[r.kind.value] += 1
+    # The same repository read from another path: its unchanged records point where it is now.
+    stored_uris = {rid: r.provenance.uri for rid, r in store.get([r.id for r in unique if r.id in known]).items()}
+    report.relocated += store.relocate({r.id: r.provenance.uri for r in unique
+                                        if r.id in stored_uris and stored_uris[r.id] != r.provenance.uri})
     fresh = [r for r in unique if r.id not in known]
     total = len(fresh)
     done = 0

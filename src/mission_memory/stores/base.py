@@ -20,7 +20,7 @@ backend. See docs/adr/0016-store-boundary-and-retrieval-events.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -187,6 +187,12 @@ class RecordStore(Protocol):
         the read and the write; a merge returning the stored record leaves it unchanged
         (docs/adr/0078).
         """
+        ...
+
+    def relocate(self, moves: Mapping[str, str]) -> int:
+        """Set the provenance URI of stored records (``{record id: new uri}``): the same repository
+        ingested from another path keeps its unchanged records, ids and vectors, and points them where
+        it is now. Ids not stored are skipped; returns how many records changed."""
         ...
 
     def delete(self, record_ids: Iterable[str]) -> int:

@@ -32,7 +32,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, TypeVar
@@ -521,6 +521,14 @@ class PostgresStore:
             events = tx.execute("DELETE FROM retrieval_events WHERE mission = %s", (mission,)).rowcount
             state = tx.execute("DELETE FROM ingest_state WHERE mission = %s", (mission,)).rowcount
         return {"records": records, "retrieval_events": events, "state": state}
+
+    def relocate(self, moves: Mapping[str, str]) -> int:
+        """Set the provenance URI of stored records (``{record id: uri}``); return how many changed."""
+        if not moves:
+            return 0
+        with self._write() as tx:
+            return sum(int(tx.execute("UPDATE records SET uri = %s WHERE id = %s AND uri IS DISTINCT FROM %s",
+                                      (uri, rid, uri)).rowcount) for rid, uri in moves.items())
 
     def delete(self, record_ids: Iterable[str]) -> int:
         """Delete these records (their vectors and postings go with them); return how many existed."""

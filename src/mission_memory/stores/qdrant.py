@@ -47,7 +47,7 @@ import inspect
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ParamSpec, TypeVar, cast
@@ -567,6 +567,19 @@ class QdrantStore:
         ]
         for start in range(0, len(points), _PAGE):
             self._run(self._client.upsert, collection, points[start : start + _PAGE], wait=True)
+
+    def relocate(self, moves: Mapping[str, str]) -> int:
+        """Set the provenance URI of stored records (``{record id: uri}``, the record kept whole in its
+        payload); return how many changed."""
+        changed = 0
+        for rid, record in self.get(list(moves)).items():
+            if record.provenance.uri == moves[rid]:
+                continue
+            moved = record.model_copy(update={"provenance": record.provenance.model_copy(update={"uri": moves[rid]})})
+            self._run(self._client.set_payload, self._records, {"record": moved.model_dump(mode="json")},
+                      points=[point_id(rid)], wait=True)
+            changed += 1
+        return changed
 
     def delete(self, record_ids: Iterable[str]) -> int:
         """Delete these records and their vectors; return how many existed."""

@@ -40,7 +40,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -602,6 +602,14 @@ class SqliteStore:
             events = tx.execute("DELETE FROM retrieval_events WHERE mission = ?", (mission,)).rowcount
             state = tx.execute("DELETE FROM ingest_state WHERE mission = ?", (mission,)).rowcount
         return {"records": records, "retrieval_events": events, "state": state}
+
+    def relocate(self, moves: Mapping[str, str]) -> int:
+        """Set the provenance URI of stored records (``{record id: uri}``); return how many changed."""
+        if not moves:
+            return 0
+        with self._write() as tx:
+            return sum(tx.execute("UPDATE records SET uri = ? WHERE id = ? AND uri IS NOT ?", (uri, rid, uri)).rowcount
+                       for rid, uri in moves.items())
 
     def delete(self, record_ids: Iterable[str]) -> int:
         """Delete these records (their vectors and index entries go with them); return how many existed."""

@@ -22,7 +22,7 @@ the enforcement (not the shells).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -291,6 +291,10 @@ class AccessScopedStore:
     ) -> UpsertOutcome:
         """As the wrapped store."""
         return self._store.upsert(records, vectors, model_id)
+
+    def relocate(self, moves: Mapping[str, str]) -> int:
+        """As the wrapped store."""
+        return self._store.relocate(moves)
 
     def delete(self, record_ids: Iterable[str]) -> int:
         """As the wrapped store."""

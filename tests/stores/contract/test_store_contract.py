@@ -86,6 +86,16 @@ def test_delete_removes_records_their_vectors_and_their_index_entries(store: Mem
     assert set(store.vectors_for([keep.id, gone.id], "model-a")) == {keep.id}
 
 
+def test_relocate_points_stored_records_to_a_new_uri_and_keeps_their_ids(store: MemoryStore) -> None:
+    a, b = _record("a.md", "alpha"), _record("b.md", "beta")
+    store.upsert_records([a, b])
+    assert store.relocate({a.id: "file:///moved/a.md", "0" * 32: "file:///nowhere"}) == 1
+    got = store.get([a.id, b.id])
+    assert got[a.id].provenance.uri == "file:///moved/a.md" and got[b.id].provenance.uri == "file:///b.md"
+    assert store.relocate({a.id: "file:///moved/a.md"}) == 0  # idempotent
+    assert store.known_ids([a.id, b.id]) == {a.id, b.id}
+
+
 def test_iterate_yields_every_record_once_in_batches(store: MemoryStore) -> None:
     records = [_record(f"r{i}.md", f"text {i}") for i in range(7)]
     store.upsert_records(records)
