@@ -29,6 +29,7 @@ from mission_memory.errors import InputError
 from mission_memory.operations.domain_events import DomainEvent, EventState
 from mission_memory.records import Record, RecordKind, source_key_for
 from mission_memory.stores.base import MemoryStore, StateStore
+from mission_memory.stores.state_change import change_state
 from mission_memory.utc import as_utc
 
 __all__ = [
@@ -187,7 +188,10 @@ def alert_title(event: DomainEvent) -> str:
 
 
 def _load(store: StateStore, mission: str, key: str = ALERTS_KEY) -> dict[str, dict[str, Any]]:
-    raw = store.get_state(mission, key)
+    return _parse_state(mission, key, store.get_state(mission, key))
+
+
+def _parse_state(mission: str, key: str, raw: str | None) -> dict[str, dict[str, Any]]:
     if raw is None:
         return {}
     try:
@@ -211,29 +215,34 @@ def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainE
     alerts = [e for e in events if e.fingerprint]
     if not alerts:
         return len(_load(store, mission))
-    state = _load(store, mission)
-    for event in sorted(alerts, key=lambda e: (e.ends_at or e.time, e.id)):
-        fp = str(event.fingerprint)
-        if event.state is EventState.RESOLVED:
-            state.pop(fp, None)
-            continue
-        known = state.get(fp)
-        since = event.time if known is None else min(event.time, as_utc(datetime.fromisoformat(known["since"])))
-        labels = dict(event.labels)
-        status = labels.get("status", "")
-        acked = labels.get("acknowledged_by") or (
-            str((known or {}).get("acknowledged_by") or "") if status in ("", "acknowledged") else "")
-        state[fp] = {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
-                     "type": event.type, "sector": event.sector, "criticality": event.criticality,
-                     "runbook_url": event.runbook_url, "text": event.text[:300], "title": alert_title(event),
-                     "instance": alert_instance(labels), "status": status, "acknowledged_by": acked,
-                     "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()],
-                     "links": {k.removesuffix("_url"): v for k, v in sorted(labels.items()) if k.endswith("_url") and v},
-                     "suppressed": labels.get(SUPPRESSED_LABEL, "")}
-    if len(state) > _MAX_OPEN:
-        state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
-    store.set_state(mission, ALERTS_KEY, json.dumps(state, sort_keys=True))
-    return len(state)
+
+    def with_alerts(raw: str | None) -> str:
+        state = _parse_state(mission, ALERTS_KEY, raw)
+        for event in sorted(alerts, key=lambda e: (e.ends_at or e.time, e.id)):
+            fp = str(event.fingerprint)
+            if event.state is EventState.RESOLVED:
+                state.pop(fp, None)
+                continue
+            known = state.get(fp)
+            since = event.time if known is None else min(event.time, as_utc(datetime.fromisoformat(known["since"])))
+            labels = dict(event.labels)
+            status = labels.get("status", "")
+            acked = labels.get("acknowledged_by") or (
+                str((known or {}).get("acknowledged_by") or "") if status in ("", "acknowledged") else "")
+            state[fp] = {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
+                         "type": event.type, "sector": event.sector, "criticality": event.criticality,
+                         "runbook_url": event.runbook_url, "text": event.text[:300], "title": alert_title(event),
+                         "instance": alert_instance(labels), "status": status, "acknowledged_by": acked,
+                         "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()],
+                         "links": {k.removesuffix("_url"): v for k, v in sorted(labels.items())
+                                   if k.endswith("_url") and v},
+                         "suppressed": labels.get(SUPPRESSED_LABEL, "")}
+        if len(state) > _MAX_OPEN:
+            state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
+        return json.dumps(state, sort_keys=True)
+
+    stored = change_state(store, mission, ALERTS_KEY, with_alerts, what="the open alerts")
+    return len(_parse_state(mission, ALERTS_KEY, stored))
 
 
 def alert_instance(labels: Mapping[str, str]) -> str:
@@ -329,14 +338,15 @@ def silence_alerts(store: StateStore, mission: str, alert: str, *, until: dateti
         names = sorted({a.type for a in open_alerts(store, mission, at)})
         raise InputError(f"no open alert of mission {mission!r} is {alert!r} (a fingerprint, event id, name or title; "
                          f"open: {', '.join(names[:20]) or 'none'})")
-    silences = {fp: s for fp, s in _load(store, mission, SILENCES_KEY).items() if _until(s) > at}
-    done = []
-    for a in alerts:
-        silences[a.fingerprint] = {"until": until.isoformat(), "reason": " ".join(reason.split())[:500],
-                                   "by": by, "since": at.isoformat()}
-        done.append({"fingerprint": a.fingerprint, "type": a.type, "title": a.title, **silences[a.fingerprint]})
-    store.set_state(mission, SILENCES_KEY, json.dumps(silences, sort_keys=True))
-    return done
+    silence = {"until": until.isoformat(), "reason": " ".join(reason.split())[:500], "by": by, "since": at.isoformat()}
+
+    def with_silences(raw: str | None) -> str:
+        silences = {fp: s for fp, s in _parse_state(mission, SILENCES_KEY, raw).items() if _until(s) > at}
+        silences.update({a.fingerprint: dict(silence) for a in alerts})
+        return json.dumps(silences, sort_keys=True)
+
+    change_state(store, mission, SILENCES_KEY, with_silences, what="the silences")
+    return [{"fingerprint": a.fingerprint, "type": a.type, "title": a.title, **silence} for a in alerts]
 
 
 def unsilence_alerts(store: StateStore, mission: str, alert: str) -> list[dict[str, Any]]:
@@ -348,12 +358,16 @@ def unsilence_alerts(store: StateStore, mission: str, alert: str) -> list[dict[s
     Raises:
         InputError: the stored value is not readable.
     """
-    silences = _load(store, mission, SILENCES_KEY)
-    names = {a.fingerprint for a in _matching(open_alerts(store, mission, datetime.max.replace(tzinfo=UTC)), alert)}
-    names |= {alert.strip()} & set(silences)
-    lifted = [{"fingerprint": fp, **silences.pop(fp)} for fp in sorted(names) if fp in silences]
-    if lifted:
-        store.set_state(mission, SILENCES_KEY, json.dumps(silences, sort_keys=True))
+    matched = {a.fingerprint for a in _matching(open_alerts(store, mission, datetime.max.replace(tzinfo=UTC)), alert)}
+    lifted: list[dict[str, Any]] = []
+
+    def without(raw: str | None) -> str | None:
+        silences = _parse_state(mission, SILENCES_KEY, raw)
+        names = matched | ({alert.strip()} & set(silences))
+        lifted[:] = [{"fingerprint": fp, **silences.pop(fp)} for fp in sorted(names) if fp in silences]
+        return json.dumps(silences, sort_keys=True) if lifted else None
+
+    change_state(store, mission, SILENCES_KEY, without, what="the silences")
     return lifted
 
 

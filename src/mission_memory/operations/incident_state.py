@@ -35,15 +35,13 @@ untrusted: the brief quotes it inside its fence, the CLI escapes it for the term
 from __future__ import annotations
 
 import json
-import random
 import re
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mission_memory.errors import BackendUnavailable, InputError
+from mission_memory.errors import InputError
 from mission_memory.operations.alert_state import OpenAlert, firing_only, open_alerts
 from mission_memory.operations.escalation import (
     CRITICAL_CRITICALITY,
@@ -53,6 +51,7 @@ from mission_memory.operations.escalation import (
 )
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import MemoryStore, SearchFilter, StateStore
+from mission_memory.stores.state_change import CHANGE_DEADLINE_S, change_state
 from mission_memory.utc import as_utc
 
 __all__ = [
@@ -86,10 +85,6 @@ FIELDS = ("open", "status", "commander", "next-update", "contingency", "close")
 
 _MAX_TEXT = {"open": 300, "commander": 200, "contingency": 1000, "close": 1000}
 """The longest value of each text field, in characters."""
-
-CHANGE_DEADLINE_S = 30.0
-"""The total time one change may spend retrying its compare-and-set against concurrent writers."""
-
 
 @dataclass(frozen=True)
 class IncidentAlert:
@@ -281,24 +276,21 @@ def incident_open_at(store: StateStore, mission: str, at: datetime) -> Incident 
 
 def _update(store: StateStore, mission: str, change: Callable[[Incident | None], Incident | None]) -> Incident | None:
     """Apply ``change`` to the stored incident by compare-and-set, retried while another writer changed it
-    first (for at most :data:`CHANGE_DEADLINE_S`). ``change`` returning None (or the same incident)
-    writes nothing. Returns the incident as stored afterwards."""
-    deadline = time.monotonic() + CHANGE_DEADLINE_S
-    while True:
-        raw = store.get_state(mission, INCIDENT_KEY)
+    first (:func:`~mission_memory.stores.state_change.change_state`, for at most :data:`CHANGE_DEADLINE_S`).
+    ``change`` returning None (or the same incident) writes nothing. Returns the incident as stored afterwards."""
+
+    def on_stored(raw: str | None) -> str | None:
         current = _parse(mission, raw)
         new = change(current)
         if new is None or new == current:
-            return current
+            return None
         if current is not None and not current.is_open and new.id != current.id:
             # the closed one stays readable under its own key (its id names one start: same value each time)
             store.set_state(mission, f"{INCIDENT_KEY}:{current.id}", raw or "")
-        if store.replace_state(mission, INCIDENT_KEY, raw, json.dumps(new.to_json(), sort_keys=True)):
-            return load_incident(store, mission)
-        if time.monotonic() > deadline:
-            raise BackendUnavailable(f"mission {mission!r}: the incident kept changing under concurrent writers for "
-                                     f"{CHANGE_DEADLINE_S:g} s; try again")
-        time.sleep(random.uniform(0.005, 0.05))  # another writer won: read its change and apply ours on top
+        return json.dumps(new.to_json(), sort_keys=True)
+
+    change_state(store, mission, INCIDENT_KEY, on_stored, what="the incident", deadline_s=CHANGE_DEADLINE_S)
+    return load_incident(store, mission)
 
 
 def _new_id(started: datetime) -> str:
