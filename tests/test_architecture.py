@@ -26,6 +26,7 @@ STORE_BOUNDARY = {
     "mission_memory.stores.write_path",
     "mission_memory.stores.status",  # what `status` reports, over the protocols
     "mission_memory.stores.private_files",  # file modes (0600 files in 0700 folders), not a backend
+    "mission_memory.stores.state_change",  # a compare-and-set loop over the StateStore protocol
 }
 
 
