@@ -160,11 +160,12 @@ def _floor_lines(alerts: Sequence[OpenAlert], day: datetime) -> list[str]:
 
 
 def _render(head: list[str], alerts: Sequence[OpenAlert], recurring: Sequence[RecurringKind], total: tuple[int, int],
-            tail: list[str], shown: int, quote: int, day: datetime) -> str:
+            tail: list[str], shown: int, quote: int, day: datetime, since: datetime | None = None) -> str:
     lines = [*head, *_alert_lines(alerts, day, quote)]
     kinds, events = total
     if kinds:
-        lines.append(f"Recurring log events (not alerts) in the window: {kinds} kinds, {events} events; most critical first:")
+        window = f"since {since.astimezone(UTC):%H:%M:%S}" if since is not None else "in the window"
+        lines.append(f"Recurring log events (not alerts) {window}: {kinds} kinds, {events} events; most critical first:")
     for rank, r in enumerate(recurring[:shown]):
         k, e = r.kind, r.event
         span = f"×{k.count} {_clock(k.first_seen, day)}–{_clock(k.last_seen, day)}" if k.count > 1 else \
@@ -240,7 +241,9 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     report = crisis_report(store, mission, state, at)
     window_start = at - state.window
     began = (state.since if degraded and state.since else at) - state.window
-    recurring, total = _recurring(store, mission, min(began, window_start), at)
+    # whole seconds: the window is named to the second, and counts what it names (issue: counts name their windows)
+    recurring_since = min(began, window_start).replace(microsecond=0)
+    recurring, total = _recurring(store, mission, recurring_since, at)
     by_sector = {k: v for k, v in store.count_by_component([RecordKind.DOMAIN_EVENT.value], mission=mission,
                                                           after=window_start, through=at).items() if v}
     rate = sum(by_sector.values())
@@ -248,7 +251,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     for a in alerts:  # an alert's sector is affected while it is open, whatever the window's count
         if a.sector not in sectors:
             sectors.append(a.sector)
-    minutes = int(state.window.total_seconds() // 60)
+    window_minutes = state.window.total_seconds() / 60
     silenced = f", {len(alerts) - len(firing)} silenced" if len(firing) < len(alerts) else ""
     if firing:
         top = firing[0].criticality
@@ -262,7 +265,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
             "degraded" if degraded else "event rate normal")
     level = stored.severity if stored is not None else severity_level(top)  # the stored one holds (ADR 0091)
     head = [
-        f"Severity: {level} ({why}); {mode}; {rate} events in the last {minutes} minutes",
+        f"Severity: {level} ({why}); {mode}; {rate} events in the {window_minutes:g} min to {at.astimezone(UTC):%H:%M:%S}",
         *([incident_head(stored, severity=False, day=at)] if stored is not None and _set_by_someone(stored) else []),
         "Affected: " + (", ".join(f"{s} ({by_sector.get(s, 0)} events)" for s in sectors[:8])
                         + (f", +{len(sectors) - 8} more sectors" if len(sectors) > 8 else "") if sectors else "no sector named"),
@@ -288,10 +291,10 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         the open alerts and the note lines are never dropped."""
         for shown in range(min(len(recurring), _RECURRING_SHOWN), -1, -1):
             for quote in _QUOTE_CHARS:
-                text = _render(head, alerts, recurring, total, lines, shown, quote, at)
+                text = _render(head, alerts, recurring, total, lines, shown, quote, at, recurring_since)
                 if tokenizer.count(text) <= cap:
                     return text
-        return _render(head, alerts, recurring, total, lines, 0, 0, at)
+        return _render(head, alerts, recurring, total, lines, 0, 0, at, recurring_since)
 
     whole_tail, note_ids = tail(240)
     text = fit(max_tokens, whole_tail)

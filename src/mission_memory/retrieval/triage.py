@@ -93,6 +93,8 @@ class Triage:
     """Filled by :meth:`widen`: every kind of domain event of the flood's window, most critical first (exact)."""
     best_of: dict[str, EventKind] = field(default_factory=dict, compare=False)
     """Filled by :meth:`widen`: the record id of each kind's best event -> its kind."""
+    window: list[datetime | None] = field(default_factory=lambda: [None, None], compare=False)
+    """Filled by :meth:`widen`: the flood window the kinds were counted in, ``[from, to]`` (None: open)."""
     open_ids: set[str] = field(default_factory=set, compare=False)
     """Filled by :meth:`widen`: record ids of the open alerts' latest notifications (current whatever their age)."""
     repeat_of: dict[str, str] = field(default_factory=dict, compare=False)
@@ -125,9 +127,13 @@ class Triage:
         start = self.state.since or self.state.assessed_at
         recent = SearchFilter((Layer.DOMAIN,), where.filters)
         if start is not None:
-            since = start - self.state.window
+            since = (start - self.state.window).replace(microsecond=0)  # named to the second, counted so
             if where.filters.since is None or where.filters.since < since:
                 recent = SearchFilter((Layer.DOMAIN,), where.filters, since=since)
+        until = self.state.assessed_at
+        if until is not None and (recent.filters.until is None or recent.filters.until > until):
+            recent = SearchFilter((Layer.DOMAIN,), recent.filters, until=until)  # nothing after the clock
+        self.window[:] = [recent.filters.since, recent.filters.until]
         # every kind of the window, exact, aggregated in the store: no event is left unread (docs/adr/0088)
         kinds = event_kinds(store, recent)
         self.kinds[:] = kinds
@@ -205,7 +211,9 @@ class Triage:
         left = [k for k in self.kinds if k.best_id not in shown]
         total = sum(k.count for k in self.kinds)
         folded = sum(k.count - 1 for k in kept)
-        line = (f"_Flood window: {total} events of {len(self.kinds)} distinct kinds, every one read; "
+        start = self.window[0]
+        named = f" since {start.astimezone(UTC):%H:%M:%S}" if start is not None else ""
+        line = (f"_Flood window{named}: {total} events of {len(self.kinds)} kinds, every one read; "
                 f"{len(kept)} kinds shown, {folded} repeats counted in their kind's entry")
         if left:
             critical = [k for k in left if k.max_criticality >= CRITICAL_CRITICALITY]
