@@ -147,15 +147,44 @@ def _alert_lines(alerts: Sequence[OpenAlert], day: datetime, quote: int) -> list
     return lines
 
 
+FLOOR_EACH_MAX = 40
+"""Up to this many open alerts, the floor gives each its own line; above it, alerts are grouped."""
+
+FLOOR_GROUPS_MAX = 30
+"""Above :data:`FLOOR_EACH_MAX` open alerts, at most this many groups (name and sector) get a line; the
+rest are one line counting them, so the floor stays about 40 lines however large the outage."""
+
+
 def _floor_lines(alerts: Sequence[OpenAlert], day: datetime) -> list[str]:
-    """Every open alert on one condensed line: type, instance, sector, criticality, start, acknowledged or not."""
-    lines = [f"Open alerts ({len(alerts)}, most critical first; condensed, one line each):"]
-    if not alerts:
-        lines.append("- none open")
-    for a in alerts:
-        ack = "acked" if a.acknowledged_by or a.status == "acknowledged" else "not acked"
-        lines.append(f"- {_flat(a.type, 60)} · {_flat(a.instance, 40) or '-'} · {_flat(a.sector, 40)}"
-                     f" · {a.criticality:.2f} · since {_clock(a.since, day)} · {ack}")
+    """Every open alert counted on condensed lines: one line each (type, instance, sector, criticality,
+    start, acknowledged or not) up to :data:`FLOOR_EACH_MAX`; above it grouped by name and sector, most
+    critical groups first, ``×`` each group's count, the rest counted on one last line."""
+    if len(alerts) <= FLOOR_EACH_MAX:
+        lines = [f"Open alerts ({len(alerts)}, most critical first; condensed, one line each):"]
+        if not alerts:
+            lines.append("- none open")
+        for a in alerts:
+            ack = "acked" if a.acknowledged_by or a.status == "acknowledged" else "not acked"
+            lines.append(f"- {_flat(a.type, 60)} · {_flat(a.instance, 40) or '-'} · {_flat(a.sector, 40)}"
+                         f" · {a.criticality:.2f} · since {_clock(a.since, day)} · {ack}")
+        return lines
+    groups: dict[tuple[str, str], list[OpenAlert]] = {}
+    for a in alerts:  # most critical first already: each group's first member is its most critical
+        groups.setdefault((a.type, a.sector), []).append(a)
+    ranked = sorted(groups.values(), key=lambda g: (-g[0].criticality, -len(g), g[0].type, g[0].sector))
+    lines = [f"Open alerts ({len(alerts)}, most critical first; grouped by name and sector):"]
+    for group in ranked[:FLOOR_GROUPS_MAX]:
+        first, acked = group[0], sum(1 for a in group if a.acknowledged_by or a.status == "acknowledged")
+        start = min(a.since for a in group)
+        examples = ", ".join(_flat(a.instance, 40) for a in group[:2] if a.instance)
+        more = f" +{len(group) - 2} more" if len(group) > 2 and examples else ""
+        lines.append(f"- {_flat(first.type, 60)} ×{len(group)} · {_flat(first.sector, 40)} · max {first.criticality:.2f}"
+                     f" · since {_clock(start, day)} · {acked} acked" + (f" · {examples}{more}" if examples else ""))
+    rest = [a for group in ranked[FLOOR_GROUPS_MAX:] for a in group]
+    if rest:
+        names = sorted({a.type for a in rest})
+        lines.append(f"- other alerts ×{len(rest)} · {len(names)} names ({', '.join(_flat(n, 40) for n in names[:5])}"
+                     f"{', …' if len(names) > 5 else ''}) · max {max(a.criticality for a in rest):.2f}")
     return lines
 
 
