@@ -300,3 +300,14 @@ def test_placeholders_in_option_help_are_shown_not_swallowed_as_markup() -> None
         shown = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "400"}).stdout
         missing += [(" ".join(path), name, m) for name, m in placeholders if m not in shown]
     assert not missing, missing
+
+
+def test_the_ingest_summary_says_how_many_skipped_files_it_did_not_list(mission_repo: GitRepo) -> None:
+    mission_repo.commit("Add images", "2025-02-01T12:00:00+00:00",
+                        files={f"docs/img/shot-{i:02d}.md": b"\x89PNG\r\n\x1a\n\x00\x00" + bytes([i]) * 64 for i in range(13)})
+    result = runner.invoke(app, ["ingest", str(mission_repo.root)])
+    assert result.exit_code == 0, result.output
+    assert "Skipped 14 files" in result.output, result.output
+    shown = [line for line in result.output.splitlines() if line.startswith("  ") and ": binary" in line]
+    assert len(shown) == 10
+    assert "… and 4 more (--json lists them all)" in result.output, result.output

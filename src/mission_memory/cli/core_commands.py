@@ -125,6 +125,9 @@ def ingest(
         for item in skipped["files"][:10]:
             detail = f" ({item['detail']})" if item.get("detail") else ""
             console.print(f"  {item['path']}: {item['reason']}{detail}", markup=False)
+        if skipped["count"] > min(10, len(skipped["files"])):
+            listed = " (--json lists them all)" if len(skipped["files"]) >= skipped["count"] else ""
+            console.print(f"  … and {skipped['count'] - min(10, len(skipped['files']))} more{listed}", markup=False)
     if data["relocated"]:
         console.print(f"Pointed {data['relocated']} unchanged records at {data['path']} (the repository was ingested"
                       " from another path before; nothing embedded again)", markup=False)
