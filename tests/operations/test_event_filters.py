@@ -15,6 +15,7 @@ from mission_memory.records import Layer
 from mission_memory.stores.base import SearchFilter
 from mission_memory.stores.filters import filter_columns, matches
 from tests.operations.event_factory import T0, event
+from tests.schema_rollback import undo_kind_summaries
 
 EVENTS = [
     event(1, T0, sector="north", type_="shelling", text="Shelling near the northern bridge, two craters."),
@@ -54,22 +55,12 @@ def test_a_pull_filtered_by_event_type_shows_only_those_events() -> None:
         assert digest.filters == {"sector": "north", "event_type": "shelling"}
 
 
-def _undo_kind_summaries(conn: sqlite3.Connection) -> None:
-    """Remove what migrations 0006 and 0007 added (a release before 0004 had neither)."""
-    for trigger in ("records_event_kind", "records_event_kind_seconds"):
-        conn.execute(f"DROP TRIGGER {trigger}_ai")
-        conn.execute(f"DROP TRIGGER {trigger}_ad")
-    conn.execute("DROP TABLE event_kind_minutes")
-    conn.execute("DROP TABLE event_kind_seconds")
-    conn.execute("DELETE FROM migrations WHERE name IN ('0006_event_kind_minutes', '0007_event_kind_seconds')")
-
-
 def test_a_store_without_the_event_type_column_gains_it_and_filters_old_events(data_dir: Path) -> None:
     with Memory.open(event_mission="ops") as memory:
         memory.record_events(EVENTS, now=T0, embed=False)
     database = data_dir / "memory.db"
     with sqlite3.connect(database) as conn:  # undo 0004 as an older release left the file
-        _undo_kind_summaries(conn)
+        undo_kind_summaries(conn)
         conn.execute("DROP INDEX records_event_type")
         conn.execute("ALTER TABLE records DROP COLUMN event_type")
         conn.execute("DELETE FROM migrations WHERE name = '0004_operations_event_type'")
@@ -86,7 +77,7 @@ def test_a_read_only_store_of_the_older_schema_still_answers_with_event_filters(
         memory.record_events(EVENTS, now=T0)
         memory.embed_pending()
     with sqlite3.connect(data_dir / "memory.db") as conn:  # the file as a release before 0004 left it (no 0004 to 0007)
-        _undo_kind_summaries(conn)
+        undo_kind_summaries(conn)
         for index in ("records_event_window", "records_kind_critical", "records_kind_time"):  # and 0005
             conn.execute(f"DROP INDEX {index}")
         conn.execute("ALTER TABLE records DROP COLUMN kind_key")

@@ -16,6 +16,7 @@ from mission_memory.records import Layer, Provenance, Record, RecordKind, Source
 from mission_memory.stores.base import EventKind, sort_event_kinds
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.sqlite import SqliteStore
+from tests.schema_rollback import undo_kind_summaries
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
@@ -104,12 +105,7 @@ def test_a_store_written_before_the_summary_is_summarised_by_its_migration(tmp_p
     store.close()
     conn = sqlite3.connect(path)  # back to schema 5: no summaries, no triggers
     with conn:
-        for trigger in ("records_event_kind", "records_event_kind_seconds"):
-            conn.execute(f"DROP TRIGGER {trigger}_ai")
-            conn.execute(f"DROP TRIGGER {trigger}_ad")
-        conn.execute("DROP TABLE event_kind_minutes")
-        conn.execute("DROP TABLE event_kind_seconds")
-        conn.execute("DELETE FROM migrations WHERE name IN ('0006_event_kind_minutes', '0007_event_kind_seconds')")
+        undo_kind_summaries(conn)
     conn.close()
     store = SqliteStore(path)
     try:
@@ -160,12 +156,7 @@ def test_a_read_only_store_without_the_summaries_answers_from_its_records(
     store.close()
     conn = sqlite3.connect(path)
     with conn:
-        for trigger in ("records_event_kind", "records_event_kind_seconds"):
-            conn.execute(f"DROP TRIGGER {trigger}_ai")
-            conn.execute(f"DROP TRIGGER {trigger}_ad")
-        conn.execute("DROP TABLE event_kind_minutes")
-        conn.execute("DROP TABLE event_kind_seconds")
-        conn.execute("DELETE FROM migrations WHERE name IN ('0006_event_kind_minutes', '0007_event_kind_seconds')")
+        undo_kind_summaries(conn)
     conn.close()
     monkeypatch.setattr("mission_memory.stores.sqlite._is_read_only", lambda _path: True)
     store = SqliteStore(path)
