@@ -72,7 +72,8 @@ def test_the_report_names_the_costliest_folders_with_records_and_seconds(repo: G
     assert folders["diary"]["records"] == 2 and folders["diary"]["embedded"] == 2
     assert folders["docs"]["records"] == 2
     assert folders["(git history)"]["records"] == 1
-    assert all(row["seconds"] > 0 for row in data["folders"])
+    # seconds are shown to two decimals: a folder read in under 5 ms shows 0.0, one that embedded does not
+    assert all(row["seconds"] >= 0 for row in data["folders"]) and folders["diary"]["seconds"] > 0
     assert [row["seconds"] for row in data["folders"]] == sorted((row["seconds"] for row in data["folders"]), reverse=True)
     assert data["seconds"] > 0 and data["records_per_second"] > 0
     assert sum(row["records"] for row in data["folders"]) == data["added"]
