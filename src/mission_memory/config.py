@@ -249,6 +249,9 @@ class Settings(BaseSettings):
             free connection of the store's pool.
         postgres_pool_size: connections one process keeps at most to PostgreSQL, shared by its
             threads (unset: the store's ``DEFAULT_POOL_SIZE``, docs/adr/0084).
+        postgres_hnsw_min_rows: vectors of one model in one mission from which that mission gets a
+            partial HNSW index (unset: ``postgres_vectors.HNSW_MIN_ROWS``, docs/adr/0084); a number
+            larger than any mission keeps every search on the exact scan.
         qdrant_api_key: the Qdrant server's API key, sent as the ``api-key`` header (read from the
             environment, never stored or logged).
         qdrant_deadline_seconds: total seconds one Qdrant request may take (the client's timeout).
@@ -339,6 +342,7 @@ class Settings(BaseSettings):
     postgres_password: SecretStr | None = None
     postgres_deadline_seconds: float = Field(default=30.0, gt=0)
     postgres_pool_size: int | None = Field(default=None, ge=1, le=1000)
+    postgres_hnsw_min_rows: int | None = Field(default=None, ge=1)
     event_mission: str | None = None
     escalation_window_minutes: float = Field(default=10.0, gt=0)
     escalation_flood_start: float = Field(default=10.0, gt=0)

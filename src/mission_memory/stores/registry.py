@@ -219,7 +219,8 @@ def open_postgres_store(spec: str, data_dir: Path, settings: Settings | None = N
     The URL may carry no password: it comes from ``MISSION_MEMORY_POSTGRES_PASSWORD`` (or libpq's
     ``PGPASSWORD`` / ``~/.pgpass``), so that it never appears in a setting that is shown. Every
     connection attempt and statement has the total deadline ``MISSION_MEMORY_POSTGRES_DEADLINE_SECONDS``;
-    ``MISSION_MEMORY_POSTGRES_POOL_SIZE`` bounds the process's connections.
+    ``MISSION_MEMORY_POSTGRES_POOL_SIZE`` bounds the process's connections;
+    ``MISSION_MEMORY_POSTGRES_HNSW_MIN_ROWS`` moves the mission size from which HNSW serves a search.
 
     Raises:
         ConfigError: ``spec`` is not such a URL, or holds a password.
@@ -246,7 +247,9 @@ def open_postgres_store(spec: str, data_dir: Path, settings: Settings | None = N
     extra: dict[str, str] = {}
     if settings.postgres_password is not None:
         extra["password"] = settings.postgres_password.get_secret_value()
-    sizing = {} if settings.postgres_pool_size is None else {"pool_size": settings.postgres_pool_size}
+    sizing: dict[str, int] = {} if settings.postgres_pool_size is None else {"pool_size": settings.postgres_pool_size}
+    if settings.postgres_hnsw_min_rows is not None:
+        sizing["hnsw_min_rows"] = settings.postgres_hnsw_min_rows
     return PostgresStore(make_conninfo(url, **extra), deadline_seconds=settings.postgres_deadline_seconds, **sizing)
 
 
