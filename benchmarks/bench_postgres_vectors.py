@@ -53,6 +53,7 @@ def main() -> None:
     from mission_memory.records import Layer, Provenance, Record, RecordKind, SourceKind
     from mission_memory.stores.filters import SearchFilter
     from mission_memory.stores.postgres import PostgresStore
+    from mission_memory.stores.postgres_vectors import IndexBuild
     from tests.postgres_server import start_server, stop_server
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -118,8 +119,8 @@ def main() -> None:
             two_pass = _two_pass(store, mission, queries, [int(k) for k in args.two_pass.split(",") if k],
                                  args.per_kind, timed)
             started = time.perf_counter()
-            with store._write() as tx:
-                store.vectors.create_index(tx, "bench-model", mission, DIM)
+            with store._connection() as conn:  # as the store builds it: concurrently, after the write
+                store.vectors.build_index(conn, IndexBuild("bench-model", mission, DIM))
             index_s = time.perf_counter() - started
             store._run("ANALYZE")
             hnsw_ms, approx = timed(queries)

@@ -93,6 +93,7 @@ def test_a_large_mission_is_searched_through_its_own_hnsw_index_with_the_exact_r
     with store._connection() as conn:
         assert store.vectors.indexed(conn) == []  # 200 < 300: exact scan only
     store.upsert(big[200:] + small, vectors[200:], "model-a")
+    assert store.wait_for_index_builds(timeout=60)  # built after the write (tests/stores/test_postgres_hnsw_build.py)
     assert store._rows("SELECT model_id, mission FROM vector_indexes") == [("model-a", "big")]
     with store._connection() as conn:
         for q in range(5):

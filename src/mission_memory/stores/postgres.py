@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import logging
 import threading
 import time
 import uuid
@@ -60,7 +61,14 @@ from mission_memory.stores.base import (
 from mission_memory.stores.filters import SearchFilter, filter_columns, matches
 from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT, idf, occurrences, term_score
 from mission_memory.stores.postgres_migrations import SCHEMA_VERSION, apply_migrations
-from mission_memory.stores.postgres_vectors import HNSW_MIN_ROWS, VectorPlanner, half_text, vector_text
+from mission_memory.stores.postgres_vectors import (
+    HNSW_MIN_ROWS,
+    INDEX_DEADLINE_SECONDS,
+    IndexBuild,
+    VectorPlanner,
+    half_text,
+    vector_text,
+)
 from mission_memory.stores.qdrant_terms import TermEncoder
 from mission_memory.stores.sqlite_filters import filter_sql
 from mission_memory.stores.sqlite_fts_terms import COMMON_SHARE
@@ -173,6 +181,9 @@ class PostgresStore:
         }
         self._pool: ConnectionPool[Any] | None = None
         self._server_major: int | None = None
+        self._conninfo, self._settings = conninfo, settings
+        self._builds: dict[str, threading.Thread] = {}  # index builds running in this process, by index name
+        self._builds_lock = threading.Lock()
         try:
             with psycopg.connect(conninfo, **settings) as first:  # the schema first: pooled connections load its types
                 self._server_major = first.info.server_version // 10000
@@ -251,10 +262,59 @@ class PostgresStore:
 
     @contextmanager
     def _write(self) -> Iterator[psycopg.Connection[Any]]:
-        """One write transaction holding :data:`WRITE_LOCK`: committed on success, rolled back on any error."""
-        with self._connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
-            yield conn
+        """One write transaction holding :data:`WRITE_LOCK`: committed on success, rolled back on any error.
+
+        The HNSW indexes the write made due (:meth:`VectorPlanner.after_write`) are built once the
+        outermost write of this thread has committed, in the background (:meth:`_start_index_builds`)."""
+        depth = getattr(self._local, "write_depth", 0)
+        self._local.write_depth = depth + 1
+        try:
+            with self._connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+                yield conn
+        except BaseException:
+            if depth == 0:
+                self._local.index_builds = []
+            raise
+        finally:
+            self._local.write_depth = depth
+        if depth == 0:
+            builds, self._local.index_builds = getattr(self._local, "index_builds", []), []
+            self._start_index_builds(builds)
+
+    def _start_index_builds(self, builds: Sequence[IndexBuild]) -> None:
+        """Build each of ``builds`` on a connection of its own in a background thread (one per index
+        in this process); a write does not wait for them (docs/adr/0084). :meth:`close` does."""
+        with self._builds_lock:
+            for build in builds:
+                name = self.vectors.index_name(build.model_id, build.mission)
+                running = self._builds.get(name)
+                if running is not None and running.is_alive():
+                    continue
+                thread = threading.Thread(target=self._build_index, args=(build,), name=f"hnsw-build-{name}",
+                                          daemon=True)
+                self._builds[name] = thread
+                thread.start()
+
+    def _build_index(self, build: IndexBuild) -> None:
+        """Run one index build (:meth:`VectorPlanner.build_index`); a failure is logged, naming the
+        mission and the server, and the next write that finds the mission due builds it again."""
+        try:
+            with psycopg.connect(self._conninfo, **self._settings) as conn:
+                self.vectors.build_index(conn, build)
+        except psycopg.Error as exc:
+            logging.getLogger(__name__).warning(
+                "HNSW index of mission %r not built on PostgreSQL at %s (the exact scan serves it): %s",
+                build.mission, self._where, self._translate(exc))
+
+    def wait_for_index_builds(self, timeout: float = INDEX_DEADLINE_SECONDS) -> bool:
+        """Wait at most ``timeout`` seconds for this process's running index builds; whether none is left."""
+        deadline = time.monotonic() + timeout
+        with self._builds_lock:
+            threads = list(self._builds.values())
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in threads)
 
     @property
     def description(self) -> str:
@@ -279,10 +339,12 @@ class PostgresStore:
                 raise BackendUnavailable(f"PostgreSQL at {self._where}: table {table} is missing")
 
     def close(self) -> None:
-        """Close the pool (every connection) and the tokenizer."""
+        """Wait for this process's index builds (at most :data:`INDEX_DEADLINE_SECONDS`), then close
+        the pool (every connection) and the tokenizer."""
         if self._closed:
             return
         self._closed = True
+        self.wait_for_index_builds()
         if self._pool is not None:
             self._pool.close()
             self._pool = None
@@ -443,7 +505,8 @@ class PostgresStore:
         ) as copy:
             for seq, (mission, layer, kind), vector in zip(seqs, places, vectors, strict=True):
                 copy.write_row((seq, model_id, mission, layer, kind, half_text(vector)))
-        self.vectors.after_write(tx, model_id, {mission for mission, _, _ in places}, dim)
+        self._local.index_builds = [*getattr(self._local, "index_builds", []),
+                                    *self.vectors.after_write(tx, model_id, {mission for mission, _, _ in places}, dim)]
 
     def delete_missing(
         self, mission: str, kinds: Sequence[str], keep_source_keys: Iterable[str],

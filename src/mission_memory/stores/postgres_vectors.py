@@ -6,8 +6,9 @@ one model in one mission, the exact inner product of every one of them is comput
 as fast as an index (docs/adr/0084 has the measurements). From that size on, the mission gets a
 partial HNSW index of its own, on ``embedding::vector(dim)`` with ``vector_ip_ops``, ``WHERE
 model_id = … AND mission = …`` (one global index with a post-filter would find almost nothing of a
-small mission: recall 0.09 measured), created in the write transaction that crosses the size and
-named in the ``vector_indexes`` table.
+small mission: recall 0.09 measured), built by ``CREATE INDEX CONCURRENTLY`` after the write that
+crosses the size commits (not inside it: the build takes tens of seconds and would hold the store's
+write lock), and named in the ``vector_indexes`` table once valid; until then the exact scan serves.
 
 Below that size, a search restricted to a mission (and layers or kinds) does not sort every row by
 its float32 inner product: per group it takes the best rows by the inner product of their
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,7 @@ from mission_memory.stores.sqlite_filters import filter_sql
 
 __all__ = [
     "EF_SEARCH_FACTOR", "EF_SEARCH_MIN", "FIRST_PASS_FACTOR", "FIRST_PASS_MIN", "HALF_MAX", "HNSW_MIN_ROWS",
-    "INDEX_BUILD_MEMORY", "INDEX_DEADLINE_SECONDS", "VectorPlanner", "half_text", "vector_text",
+    "INDEX_BUILD_MEMORY", "INDEX_DEADLINE_SECONDS", "IndexBuild", "VectorPlanner", "half_text", "vector_text",
 ]
 
 HNSW_MIN_ROWS = 40_000
@@ -68,9 +70,18 @@ INDEX_BUILD_MEMORY = "512MB"
 """``maintenance_work_mem`` of one HNSW index build: pgvector builds far faster when the graph fits
 in it (100k vectors of 384 dimensions take about 200 MB; the default 64 MB spills to disk)."""
 INDEX_DEADLINE_SECONDS = 900.0
-"""The ``statement_timeout`` of one HNSW index build (it runs once per mission, when the mission
-crosses :data:`HNSW_MIN_ROWS`, inside that write's transaction: longer than one ordinary statement's
-deadline, still bounded)."""
+"""The ``statement_timeout`` of one HNSW index build (it runs once per mission, after the write that
+crosses :data:`HNSW_MIN_ROWS` commits: longer than one ordinary statement's deadline, still bounded)."""
+
+@dataclass(frozen=True)
+class IndexBuild:
+    """A mission's partial HNSW index to build (:meth:`VectorPlanner.build_index`): the vectors of
+    ``model_id`` in ``mission``, of ``dim`` dimensions."""
+
+    model_id: str
+    mission: str
+    dim: int
+
 
 Row = tuple[str, str, str, float]
 """A dense hit as the planner returns it: ``(record id, layer, kind, cosine)``."""
@@ -91,37 +102,67 @@ class VectorPlanner:
         """The partial index of ``mission``'s vectors of ``model_id`` (a hash: any names fit)."""
         return "vectors_hnsw_" + hashlib.sha256(f"{model_id}\0{mission}".encode()).hexdigest()[:24]
 
-    def after_write(self, tx: Any, model_id: str, missions: set[str], dim: int) -> list[str]:
-        """Create the HNSW index of each of ``missions`` that has reached :attr:`hnsw_min_rows`
-        vectors of ``model_id`` and has none (inside the caller's write transaction); return the
-        missions indexed now."""
-        made = []
+    def after_write(self, tx: Any, model_id: str, missions: set[str], dim: int) -> list[IndexBuild]:
+        """The indexes to build once the caller's write transaction ``tx`` has committed: one for each
+        of ``missions`` that has reached :attr:`hnsw_min_rows` vectors of ``model_id`` and has no
+        valid index recorded. Builds nothing: a build inside the write would hold the store's write
+        lock (every other writer waiting) for as long as it takes (tens of seconds at 40k vectors,
+        docs/adr/0084); :meth:`build_index` runs it after the commit."""
+        wanted = []
         for mission in sorted(missions):
             if tx.execute("SELECT 1 FROM vector_indexes WHERE model_id = %s AND mission = %s",
                           (model_id, mission)).fetchone():
                 continue
             count = tx.execute("SELECT count(*) FROM vectors WHERE model_id = %s AND mission = %s",
                                (model_id, mission)).fetchone()[0]
-            if int(count) < self.hnsw_min_rows:
-                continue
-            self.create_index(tx, model_id, mission, dim)
-            made.append(mission)
-        return made
+            if int(count) >= self.hnsw_min_rows:
+                wanted.append(IndexBuild(model_id, mission, dim))
+        return wanted
 
-    def create_index(self, tx: Any, model_id: str, mission: str, dim: int) -> str:
-        """Create (or find) the partial HNSW index of ``mission``'s vectors of ``model_id``; its name."""
-        name = self.index_name(model_id, mission)
-        tx.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(sql.Literal(f"{round(INDEX_DEADLINE_SECONDS)}s")))
-        tx.execute(sql.SQL("SET LOCAL maintenance_work_mem = {}").format(sql.Literal(INDEX_BUILD_MEMORY)))
-        tx.execute(sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((embedding::vector({dim})) vector_ip_ops)"
-            " WHERE model_id = {model} AND mission = {mission}"
-        ).format(name=sql.Identifier(name), dim=sql.Literal(dim), model=sql.Literal(model_id),
-                 mission=sql.Literal(mission)))
-        tx.execute("INSERT INTO vector_indexes (name, model_id, mission, dim) VALUES (%s, %s, %s, %s)"
-                   " ON CONFLICT DO NOTHING", (name, model_id, mission, dim))
-        tx.execute("SET LOCAL statement_timeout = DEFAULT")  # back to the connection's deadline
-        return name
+    def build_index(self, conn: Any, build: IndexBuild) -> bool:
+        """Build ``build``'s partial HNSW index by ``CREATE INDEX CONCURRENTLY`` and record it; whether
+        it is now valid and recorded.
+
+        ``conn`` is a connection in autocommit mode outside any transaction (``CONCURRENTLY`` cannot
+        run in one). The build takes no lock that stops writers or readers; until it is recorded,
+        :meth:`search` keeps the exact scan for the mission. A session advisory lock per index makes
+        one process build it: another finding the lock taken returns False (that build will record
+        it). An invalid index of that name (a build whose process ended or whose statement was
+        cancelled half way) is dropped and built again. The build's ``statement_timeout`` is
+        :data:`INDEX_DEADLINE_SECONDS`, its ``maintenance_work_mem`` :data:`INDEX_BUILD_MEMORY`.
+
+        Raises:
+            psycopg.Error: the build failed (the invalid index it leaves is replaced by the next).
+        """
+        name = self.index_name(build.model_id, build.mission)
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]:
+            return False
+        try:
+            if conn.execute("SELECT 1 FROM vector_indexes WHERE name = %s", (name,)).fetchone():
+                return True
+            state = conn.execute("SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)", (name,)).fetchone()
+            if state is not None and not state[0]:
+                conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+            conn.execute(sql.SQL("SET statement_timeout = {}").format(sql.Literal(f"{round(INDEX_DEADLINE_SECONDS)}s")))
+            conn.execute(sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(INDEX_BUILD_MEMORY)))
+            try:
+                conn.execute(sql.SQL(
+                    "CREATE INDEX CONCURRENTLY IF NOT EXISTS {name} ON vectors USING hnsw"
+                    " ((embedding::vector({dim})) vector_ip_ops) WHERE model_id = {model} AND mission = {mission}"
+                ).format(name=sql.Identifier(name), dim=sql.Literal(build.dim), model=sql.Literal(build.model_id),
+                         mission=sql.Literal(build.mission)))
+            finally:
+                conn.execute("RESET statement_timeout")
+                conn.execute("RESET maintenance_work_mem")
+            recorded = conn.execute(  # recorded only once valid: a search reads it only then
+                "INSERT INTO vector_indexes (name, model_id, mission, dim) SELECT %s, %s, %s, %s FROM pg_index"
+                " WHERE indexrelid = to_regclass(%s) AND indisvalid ON CONFLICT DO NOTHING RETURNING 1",
+                (name, build.model_id, build.mission, build.dim, name)).fetchone()
+            return recorded is not None or bool(
+                conn.execute("SELECT 1 FROM vector_indexes WHERE name = %s", (name,)).fetchone())
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
     @staticmethod
     def indexed(conn: Any) -> list[tuple[str, str]]:
@@ -148,8 +189,9 @@ class VectorPlanner:
         condition = " AND ".join(clauses).replace("?", "%s")
         only_scope = all(spec.name == "mission" for spec, _ in where.active())
         if mission is not None and only_scope:
-            found = conn.execute("SELECT dim FROM vector_indexes WHERE model_id = %s AND mission = %s",
-                                 (model_id, mission)).fetchone()
+            found = conn.execute(  # a recorded index still valid (a model's indexes may be dropped meanwhile)
+                "SELECT x.dim FROM vector_indexes x JOIN pg_index i ON i.indexrelid = to_regclass(x.name)"
+                " WHERE x.model_id = %s AND x.mission = %s AND i.indisvalid", (model_id, mission)).fetchone()
             if found is not None and int(found[0]) == int(query.shape[0]):
                 return self._hnsw(conn, query, model_id, mission, int(found[0]), where.layers, limit, per_kind)
             return self.two_pass(conn, query, model_id, mission, where.layers, limit, per_kind)
