@@ -318,12 +318,15 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     def fit(cap: int, lines: list[str]) -> str:
         """Shorter quotes first, then fewer recurring kinds shown (the rest folded into one counted line);
         the open alerts and the note lines are never dropped."""
+        smallest = _render(head, alerts, recurring, total, lines, 0, 0, at, recurring_since)
+        if tokenizer.count(smallest) > cap:  # thousands of open alerts: no longer form fits either (the floor groups them)
+            return smallest
         for shown in range(min(len(recurring), _RECURRING_SHOWN), -1, -1):
             for quote in _QUOTE_CHARS:
                 text = _render(head, alerts, recurring, total, lines, shown, quote, at, recurring_since)
                 if tokenizer.count(text) <= cap:
                     return text
-        return _render(head, alerts, recurring, total, lines, 0, 0, at, recurring_since)
+        return smallest
 
     whole_tail, note_ids = tail(240)
     text = fit(max_tokens, whole_tail)

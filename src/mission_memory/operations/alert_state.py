@@ -3,10 +3,18 @@
 Alertmanager, PagerDuty and Opsgenie notify an alert when it fires, again while it lasts, and once
 when it resolves. The event rate counts arrivals (docs/adr/0022), so an alert that fired an hour ago
 and still fires is not in the last window's count, yet it is what an incoming shift must see first.
-This module keeps, per mission, the open alerts by fingerprint in the state store (key ``alerts``),
-updated by every intake in the same order as the events' times: a firing notification opens (or
-refreshes) its fingerprint's entry, a resolved one closes it. :func:`open_alerts` reads them as of a
-moment (those started by then), for the timeline's "firing now" line and ``events firing``.
+This module keeps, per mission, the open alerts by fingerprint in the state store, updated by every
+intake in the same order as the events' times: a firing notification opens (or refreshes) its
+fingerprint's entry, a resolved one closes it. :func:`open_alerts` reads them as of a moment (those
+started by then), for the timeline's "firing now" line and ``events firing``.
+
+Every open alert is kept, however many are open (no newest-N cut: an outage with 50,000 open alerts
+keeps the oldest too). The entries are spread over :data:`ALERT_BUCKETS` state values by a hash of
+the fingerprint (keys ``alerts:000`` … ``alerts:3ff``), each changed by its own compare-and-set
+(:func:`~mission_memory.stores.state_change.change_state`), so an intake rewrites only the buckets
+its alerts fall in, and concurrent writers lose nothing (docs/adr/0091). A store written before
+kept them all in one value (key ``alerts``): it is still read, and only shrinks — an alert of it that
+notifies again moves to its bucket, one that resolves leaves it.
 
 Events without a fingerprint (log lines, sensor reports) are point events: they are never open.
 
@@ -19,8 +27,9 @@ alerts after the firing ones; views count firing alerts with :func:`firing_only`
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,6 +43,7 @@ from mission_memory.utc import as_utc
 
 __all__ = [
     "ALERTS_KEY",
+    "ALERT_BUCKETS",
     "INSTANCE_LABELS",
     "MAX_SILENCE",
     "SILENCES_KEY",
@@ -43,6 +53,7 @@ __all__ = [
     "alert_marks",
     "alert_record_ids",
     "alert_title",
+    "alerts_key",
     "firing_only",
     "first_fired",
     "open_alerts",
@@ -52,7 +63,13 @@ __all__ = [
 ]
 
 ALERTS_KEY = "alerts"
-"""The state-store key (per mission) holding the open alerts."""
+"""The state-store key (per mission) of the open alerts: ``alerts:<bucket>`` each hold some
+(:func:`alerts_key`); ``alerts`` alone is the one value a store written before kept them all in."""
+ALERT_BUCKETS = 1024
+"""How many state values the open alerts of a mission are spread over, by a hash of the fingerprint.
+Not a cap: a bucket holds any number. Every write redacts the whole value (the stores' last guard,
+docs/adr/0053; about 0.25 ms per entry), so an intake costs about the entries of the buckets it
+touches: at 50,000 open alerts a one-alert intake rewrites about 50 entries."""
 SILENCES_KEY = "silences"
 """The state-store key (per mission) holding the operators' silences, by fingerprint."""
 MAX_SILENCE = timedelta(days=30)
@@ -65,9 +82,6 @@ INSTANCE_LABELS = ("instance", "pod", "container", "job", "service", "node", "ho
 """The labels an alert's instance is read from, most specific first: ``instance`` as it is, else the
 first present of the others named by their label (``checkout-7d9f-x2 (pod)``); Kubernetes alerts such
 as KubePodCrashLooping carry a pod and no instance."""
-
-_MAX_OPEN = 5000  # a mission with more open alerts keeps the newest; the rest are older than any shift
-
 
 @dataclass(frozen=True)
 class OpenAlert:
@@ -95,6 +109,9 @@ class OpenAlert:
             silence reason.
         silenced_until: when an operator's silence ends (None: not silenced by an operator).
         silenced_by: the operator who silenced it ("" if none).
+        number: the source's short number of it (the ``incident`` label: a PagerDuty incident's number,
+            an Opsgenie alert's tinyId; "" when the source gave none).
+        url: the source's page of it (the event's ``generator_url``: a PagerDuty incident's page).
     """
 
     fingerprint: str
@@ -115,6 +132,8 @@ class OpenAlert:
     silenced: str = ""
     silenced_until: datetime | None = None
     silenced_by: str = ""
+    number: str = ""
+    url: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (``events firing --json``)."""
@@ -124,7 +143,7 @@ class OpenAlert:
                 "last_notified": self.last_notified.isoformat(), "type": self.type, "sector": self.sector,
                 "criticality": self.criticality, "runbook_url": self.runbook_url, "title": self.title,
                 "instance": self.instance, "status": self.status, "acknowledged_by": self.acknowledged_by,
-                "assignees": list(self.assignees)}
+                "assignees": list(self.assignees), "number": self.number, "url": self.url}
 
 
 def _flat(value: str) -> str:
@@ -187,7 +206,7 @@ def alert_title(event: DomainEvent) -> str:
     return " ".join(line.removeprefix("RESOLVED: ").split())[:200]
 
 
-def _load(store: StateStore, mission: str, key: str = ALERTS_KEY) -> dict[str, dict[str, Any]]:
+def _load(store: StateStore, mission: str, key: str) -> dict[str, dict[str, Any]]:
     return _parse_state(mission, key, store.get_state(mission, key))
 
 
@@ -203,46 +222,87 @@ def _parse_state(mission: str, key: str, raw: str | None) -> dict[str, dict[str,
     return data
 
 
+def alerts_key(fingerprint: str) -> str:
+    """The state key of the bucket holding the open alert ``fingerprint``: ``alerts:`` and three hex digits,
+    a BLAKE2b hash of it modulo :data:`ALERT_BUCKETS` (the same in every process and release)."""
+    digest = int.from_bytes(hashlib.blake2b(fingerprint.encode("utf-8"), digest_size=4).digest(), "big")
+    return f"{ALERTS_KEY}:{digest % ALERT_BUCKETS:03x}"
+
+
+def _stored_alerts(store: StateStore, mission: str) -> dict[str, dict[str, Any]]:
+    """Every open alert's entry, by fingerprint: the buckets over the one value a store written before kept."""
+    legacy: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for _, key, value in store.state_items(mission):
+        if key == ALERTS_KEY:
+            legacy = _parse_state(mission, key, value)
+        elif key.startswith(ALERTS_KEY + ":"):
+            out.update(_parse_state(mission, key, value))
+    return {**legacy, **out} if legacy else out
+
+
+def _entry(event: DomainEvent, known: dict[str, Any] | None) -> dict[str, Any]:
+    """The open-alert entry of a firing notification, ``known`` its entry before (kept: start, acknowledger)."""
+    since = event.time if known is None else min(event.time, as_utc(datetime.fromisoformat(known["since"])))
+    labels = dict(event.labels)
+    status = labels.get("status", "")
+    acked = labels.get("acknowledged_by") or (
+        str((known or {}).get("acknowledged_by") or "") if status in ("", "acknowledged") else "")
+    return {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
+            "type": event.type, "sector": event.sector, "criticality": event.criticality,
+            "runbook_url": event.runbook_url, "text": event.text[:300], "title": alert_title(event),
+            "instance": alert_instance(labels), "status": status, "acknowledged_by": acked,
+            "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()],
+            "links": {k.removesuffix("_url"): v for k, v in sorted(labels.items()) if k.endswith("_url") and v},
+            "suppressed": labels.get(SUPPRESSED_LABEL, ""), "number": labels.get("incident", ""),
+            "url": event.generator_url or ""}
+
+
 def update_open_alerts(store: StateStore, mission: str, events: Sequence[DomainEvent]) -> int:
     """Open or close the alerts of ``events`` (those with a fingerprint), in time order; store the result.
+
+    Each bucket the alerts fall in (:func:`alerts_key`) is changed by one compare-and-set, retried on a
+    concurrent change; every open alert is kept, however many.
 
     Returns:
         How many alerts are open afterwards.
 
     Raises:
-        InputError: the stored value is not readable.
+        InputError: a stored value is not readable.
+        BackendUnavailable: the store cannot be written, or a bucket kept changing under other writers.
     """
-    alerts = [e for e in events if e.fingerprint]
+    alerts = sorted((e for e in events if e.fingerprint), key=lambda e: (e.ends_at or e.time, e.id))
     if not alerts:
-        return len(_load(store, mission))
+        return len(_stored_alerts(store, mission))
+    legacy = _parse_state(mission, ALERTS_KEY, store.get_state(mission, ALERTS_KEY))
+    by_bucket: dict[str, list[DomainEvent]] = {}
+    for event in alerts:
+        by_bucket.setdefault(alerts_key(str(event.fingerprint)), []).append(event)
 
-    def with_alerts(raw: str | None) -> str:
-        state = _parse_state(mission, ALERTS_KEY, raw)
-        for event in sorted(alerts, key=lambda e: (e.ends_at or e.time, e.id)):
-            fp = str(event.fingerprint)
-            if event.state is EventState.RESOLVED:
-                state.pop(fp, None)
-                continue
-            known = state.get(fp)
-            since = event.time if known is None else min(event.time, as_utc(datetime.fromisoformat(known["since"])))
-            labels = dict(event.labels)
-            status = labels.get("status", "")
-            acked = labels.get("acknowledged_by") or (
-                str((known or {}).get("acknowledged_by") or "") if status in ("", "acknowledged") else "")
-            state[fp] = {"event_id": event.id, "since": since.isoformat(), "last": event.time.isoformat(),
-                         "type": event.type, "sector": event.sector, "criticality": event.criticality,
-                         "runbook_url": event.runbook_url, "text": event.text[:300], "title": alert_title(event),
-                         "instance": alert_instance(labels), "status": status, "acknowledged_by": acked,
-                         "assignees": [a.strip() for a in labels.get("assignees", "").split(",") if a.strip()],
-                         "links": {k.removesuffix("_url"): v for k, v in sorted(labels.items())
-                                   if k.endswith("_url") and v},
-                         "suppressed": labels.get(SUPPRESSED_LABEL, "")}
-        if len(state) > _MAX_OPEN:
-            state = dict(sorted(state.items(), key=lambda kv: kv[1]["last"], reverse=True)[:_MAX_OPEN])
-        return json.dumps(state, sort_keys=True)
+    def applied(bucket: list[DomainEvent]) -> Callable[[str | None], str]:
+        def with_alerts(raw: str | None) -> str:
+            state = _parse_state(mission, ALERTS_KEY, raw)
+            for event in bucket:
+                fp = str(event.fingerprint)
+                if event.state is EventState.RESOLVED:
+                    state.pop(fp, None)
+                else:
+                    state[fp] = _entry(event, state.get(fp) or legacy.get(fp))
+            return json.dumps(state, sort_keys=True)
+        return with_alerts
 
-    stored = change_state(store, mission, ALERTS_KEY, with_alerts, what="the open alerts")
-    return len(_parse_state(mission, ALERTS_KEY, stored))
+    for key in sorted(by_bucket):
+        change_state(store, mission, key, applied(by_bucket[key]), what="the open alerts")
+    moved = {str(e.fingerprint) for e in alerts} & set(legacy)
+    if moved:  # the one value of a store written before only shrinks: its alerts now live in their buckets
+
+        def without_moved(raw: str | None) -> str | None:
+            old = _parse_state(mission, ALERTS_KEY, raw)
+            kept = {fp: entry for fp, entry in old.items() if fp not in moved}
+            return json.dumps(kept, sort_keys=True) if len(kept) < len(old) else None
+
+        change_state(store, mission, ALERTS_KEY, without_moved, what="the open alerts")
+    return len(_stored_alerts(store, mission))
 
 
 def alert_instance(labels: Mapping[str, str]) -> str:
@@ -266,7 +326,7 @@ def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> 
     clock = at or datetime.now(UTC)
     silences = {fp: s for fp, s in _load(store, mission, SILENCES_KEY).items() if _until(s) > clock}
     out = []
-    for fp, entry in _load(store, mission).items():
+    for fp, entry in _stored_alerts(store, mission).items():
         try:
             alert = OpenAlert(
                 fingerprint=fp, event_id=str(entry["event_id"]), since=as_utc(datetime.fromisoformat(entry["since"])),
@@ -277,6 +337,7 @@ def open_alerts(store: StateStore, mission: str, at: datetime | None = None) -> 
                 status=str(entry.get("status") or ""), acknowledged_by=str(entry.get("acknowledged_by") or ""),
                 assignees=tuple(str(a) for a in entry.get("assignees") or ()),
                 links=tuple((str(k), str(v)) for k, v in (entry.get("links") or {}).items()),
+                number=str(entry.get("number") or ""), url=str(entry.get("url") or ""),
                 **_silence_fields(str(entry.get("suppressed") or ""), silences.get(fp)),
             )
         except (KeyError, ValueError, TypeError, AttributeError):
