@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -48,8 +49,11 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder_graph_cac
 class GitRepo:
     """A real git repository in a tmp dir whose commits carry fixed author and committer dates."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, existing: bool = False) -> None:
+        """A new repository at ``root``; ``existing``: the repository already there (a copy of one)."""
         self.root = root
+        if existing:
+            return
         root.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q", "-b", "main")
         self.git("config", "user.name", "Test Operator")
@@ -192,7 +196,11 @@ No upload may be silently dropped; failures are retried or reported.
 def mission_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
     """A small real mission repository: three ADRs (one superseding another, one Ukrainian), a guide,
     a principle registry, files that must be skipped, and commits naming tracker keys, all with fixed dates."""
-    repo = make_git_repo("uploader")
+    return _fill_mission_repo(make_git_repo("uploader"))
+
+
+def _fill_mission_repo(repo: GitRepo) -> GitRepo:
+    """The commits of :func:`mission_repo`, made in the empty repository ``repo``."""
     repo.commit("Initial README", "2024-01-10T09:00:00+00:00", {"README.md": "# Uploader\n\nMoves records to the archive.\n"})
     repo.commit("OPS-12: record the ledger decision", "2024-02-01T10:00:00+00:00", {
         "docs/adr/0001-use-postgresql-for-the-upload-ledger.md": NYGARD_ADR,
@@ -209,6 +217,93 @@ def mission_repo(make_git_repo: Callable[[str], GitRepo]) -> GitRepo:
         "docs/legacy.txt": "caf\xe9 latin-1 text".encode("latin-1"),
     })
     return repo
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The folder ``name`` that ``build(folder)`` fills, built once per test run: the first pytest-xdist
+    worker to ask builds it in the run's shared temp folder while the others wait on a lock. What is
+    built is a template: a test copies what it uses (:func:`copy_tree`) and never writes to it. A build
+    that failed is started afresh by the next worker that asks, so its error reaches every test."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"{name}-shared"
+    root.mkdir(exist_ok=True)
+    folder = root / name
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / ".built").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build(folder)
+            (root / ".built").touch()
+    return folder
+
+
+def copy_tree(template: Path, to: Path) -> Path:
+    """A copy of the folder ``template`` (a git repository or a data dir built by :func:`built_once`)
+    at ``to``, whose parent must exist and which must not."""
+    shutil.copytree(template, to, symlinks=True)
+    return to
+
+
+ARCHIVE_ADR = """# 1. Keep the upload ledger in MongoDB
+
+Date: 2024-04-01
+
+## Status
+
+Accepted
+
+## Context
+
+The archive service records every upload in a ledger; the ledger needs a database.
+
+## Decision
+
+The upload ledger of the archive service is kept in MongoDB, one document per upload.
+
+## Consequences
+
+The archive needs a MongoDB replica set.
+"""
+
+
+def _build_two_missions(folder: Path, graphs: Path) -> None:
+    """``uploader`` (:func:`mission_repo`) and ``archive`` (a MongoDB ledger ADR) under ``folder``, both
+    ingested with ``mission-memory ingest`` into ``folder/mm-data``."""
+    from typer.testing import CliRunner
+
+    from mission_memory.cli.app import app
+
+    uploader = _fill_mission_repo(GitRepo(folder / "uploader"))
+    archive = GitRepo(folder / "archive")
+    archive.commit("ARC-1: record the ledger decision", "2024-04-01T10:00:00+00:00", {
+        "docs/adr/0001-keep-the-upload-ledger-in-mongodb.md": ARCHIVE_ADR,
+        "src/ledger/store.py": "BACKEND = 'mongodb'\n",
+    })
+    (folder / "home").mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MISSION_MEMORY_DATA_DIR", str(folder / "mm-data"))
+        env.setenv("MISSION_MEMORY_EMBEDDER_CACHE_DIR", str(graphs))
+        env.setenv("HOME", str(folder / "home"))
+        for repo in (uploader, archive):
+            result = CliRunner().invoke(app, ["ingest", str(repo.root), "--json"])
+            assert result.exit_code == 0, result.output
+
+
+@pytest.fixture
+def two_missions(tmp_path_factory: pytest.TempPathFactory, embedder_graph_cache: Path, tmp_path: Path,
+                 data_dir: Path) -> tuple[GitRepo, GitRepo]:
+    """The ``uploader`` mission (:func:`mission_repo`) and an ``archive`` mission about the same subject,
+    both ingested by ``mission-memory ingest``, in ``tmp_path`` and the test's data dir.
+
+    The two repositories and their store are built once per run (:func:`built_once`) and copied for
+    each test, so a test may write to its copy (forget a mission, query, re-ingest): the copy is the
+    store two ingests made, byte for byte."""
+    template = built_once(tmp_path_factory, "two-missions",
+                          lambda folder: _build_two_missions(folder, embedder_graph_cache))
+    copy_tree(template / "mm-data", data_dir)
+    uploader = GitRepo(copy_tree(template / "uploader", tmp_path / "uploader"), existing=True)
+    archive = GitRepo(copy_tree(template / "archive", tmp_path / "archive"), existing=True)
+    return uploader, archive
 
 
 @pytest.fixture(scope="session")
@@ -262,7 +357,6 @@ def tdr_corpus(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Itera
 def shared_root() -> Iterator[Path]:
     """A folder any user can traverse (pytest's tmp_path is private to its owner), for tests that run
     a program as another user; removed afterwards, its folders made writable again first."""
-    import shutil
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix="mm-shared-"))

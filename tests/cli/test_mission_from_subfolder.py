@@ -11,14 +11,13 @@ from typer.testing import CliRunner
 
 from mission_memory.cli.app import app
 from mission_memory.hook.session_start import digest_for
-from tests.cli.test_mission_scoping import two_missions  # noqa: F401 - the fixture
 from tests.conftest import GitRepo
 
 runner = CliRunner()
 
 
 @pytest.fixture
-def in_subfolder(two_missions: tuple[GitRepo, GitRepo], monkeypatch: pytest.MonkeyPatch) -> Path:  # noqa: F811
+def in_subfolder(two_missions: tuple[GitRepo, GitRepo], monkeypatch: pytest.MonkeyPatch) -> Path:
     """The working directory is ``archive/src/ledger``; ``uploader`` and ``archive`` are stored."""
     _, archive = two_missions
     folder = archive.root / "src" / "ledger"

@@ -16,42 +16,7 @@ from tests.conftest import GitRepo
 
 runner = CliRunner()
 
-ARCHIVE_ADR = """# 1. Keep the upload ledger in MongoDB
-
-Date: 2024-04-01
-
-## Status
-
-Accepted
-
-## Context
-
-The archive service records every upload in a ledger; the ledger needs a database.
-
-## Decision
-
-The upload ledger of the archive service is kept in MongoDB, one document per upload.
-
-## Consequences
-
-The archive needs a MongoDB replica set.
-"""
-
 QUESTION = "Which database holds the upload ledger?"
-
-
-@pytest.fixture
-def two_missions(mission_repo: GitRepo, make_git_repo: Callable[[str], GitRepo]) -> tuple[GitRepo, GitRepo]:
-    """The ``uploader`` mission (conftest) and an ``archive`` mission about the same subject, both ingested."""
-    archive = make_git_repo("archive")
-    archive.commit("ARC-1: record the ledger decision", "2024-04-01T10:00:00+00:00", {
-        "docs/adr/0001-keep-the-upload-ledger-in-mongodb.md": ARCHIVE_ADR,
-        "src/ledger/store.py": "BACKEND = 'mongodb'\n",
-    })
-    for repo in (mission_repo, archive):
-        result = runner.invoke(app, ["ingest", str(repo.root), "--json"])
-        assert result.exit_code == 0, result.output
-    return mission_repo, archive
 
 
 def _query(args: list[str]) -> dict:

@@ -4,42 +4,27 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from mission_memory.api import Memory
 from mission_memory.mcp.server import build_server
-from tests.cli.test_mission_scoping import ARCHIVE_ADR, QUESTION
+from tests.cli.test_mission_scoping import QUESTION
 from tests.conftest import GitRepo
 
 ARCHIVE_TITLE = "Keep the upload ledger in MongoDB"
 UPLOADER_TITLE = "Use SQLite in WAL mode for the embedded ledger"
 
 
-@pytest.fixture
-def two_missions(mission_repo: GitRepo, make_git_repo: Callable[[str], GitRepo]) -> tuple[GitRepo, GitRepo]:
-    archive = make_git_repo("archive")
-    archive.commit("ARC-1: record the ledger decision", "2024-04-01T10:00:00+00:00", {
-        "docs/adr/0001-keep-the-upload-ledger-in-mongodb.md": ARCHIVE_ADR,
-        "src/ledger/store.py": "BACKEND = 'mongodb'\n",
-    })
-    with Memory.open() as memory:
-        memory.ingest_repository(mission_repo.root)
-        memory.ingest_repository(archive.root)
-    return mission_repo, archive
-
-
 def _stdio(args: list[str], cwd: Path, data_dir: Path, calls: list[dict[str, Any]]) -> tuple[Any, list[Any]]:
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mission_memory", "serve", "--transport", "stdio", *args],
-        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"]},
+        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"],
+             "MISSION_MEMORY_EMBEDDER_CACHE_DIR": os.environ["MISSION_MEMORY_EMBEDDER_CACHE_DIR"]},
         cwd=str(cwd),
     )
 
