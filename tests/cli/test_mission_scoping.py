@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from mission_memory.api import Memory
 from mission_memory.cli.app import app
 from tests.conftest import GitRepo
+from tests.security.held_embeddings import embedding_endpoint
 
 runner = CliRunner()
 
@@ -126,8 +127,20 @@ def test_forget_of_an_unknown_mission_names_it_and_the_stored_ones(two_missions:
     assert result.exit_code == 1 and "'nope'" in result.stderr and "archive, uploader" in result.stderr
 
 
-def test_demo_keeps_its_memory_apart_from_the_users_missions_and_removes_it(data_dir: Path) -> None:
-    result = runner.invoke(app, ["demo", "--budget", "1500"])
+def test_demo_keeps_its_memory_apart_from_the_users_missions_and_removes_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo ingests this whole repository, as a user's demo does, so the README's record count is
+    checked against the real count; its passages are embedded by a loopback endpoint
+    (tests/security/held_embeddings.py: a vector is a fixed function of the text) instead of the shipped
+    model, which took about 80 CPU-s of the suite for ~900 records. What the demo itself decides (its
+    own data dir, the user's store untouched, the count, the digest's mission, ``--remove``) does not
+    depend on which embedder made the vectors; the shipped embedder's ingest is covered by every other
+    ingest test."""
+    with embedding_endpoint() as endpoint:
+        for name, value in endpoint.environment().items():
+            monkeypatch.setenv(name, value)
+        result = runner.invoke(app, ["demo", "--budget", "1500"])
     assert result.exit_code == 0, result.output
     assert "Mission: 'mission-memory-demo'" in result.stdout
     assert "demo --remove" in result.stderr and str(data_dir / "demo") in result.stderr.replace("\n", "")
