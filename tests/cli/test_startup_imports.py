@@ -7,6 +7,7 @@ depend on the machine's load."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -70,3 +71,16 @@ def test_status_on_a_store_with_records_loads_no_numpy_embedder_server_stack_or_
     lines = done.stdout.strip().splitlines()
     assert json.loads("\n".join(lines[:-1]))["records"] > 0  # status ran on the store, and read its records
     assert json.loads(lines[-1]) == []
+
+
+def test_command_modules_do_not_postpone_annotations() -> None:
+    """Typer reads every command's annotations when it builds the command line, at each start; postponed
+    (``from __future__ import annotations``), each is a string compiled and evaluated again on every run,
+    which made building the command tree cost about three times as much (0.04 -> 0.014 CPU-s)."""
+    cli = Path(__file__).resolve().parents[2] / "src" / "mission_memory" / "cli"
+    modules = [path for path in sorted(cli.glob("*.py")) if path.stem == "app" or path.stem.endswith("_commands")]
+    assert len(modules) > 10
+    postponing = [path.name for path in modules
+                  if any(isinstance(node, ast.ImportFrom) and node.module == "__future__"
+                         for node in ast.parse(path.read_text()).body)]
+    assert postponing == []

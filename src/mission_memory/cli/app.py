@@ -5,8 +5,6 @@ parse input, call one core method and render the result; errors from the package
 printed as ``Error: <message>`` on stderr with exit code 1.
 """
 
-from __future__ import annotations
-
 import json
 import sys
 

@@ -5,8 +5,6 @@ Each command parses its flags, calls one :class:`~mission_memory.api.Memory` met
 brief for people, ``--json`` for scripts (docs/design.md §6).
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -5,8 +5,6 @@ result (Markdown or a rich table for people, ``--json`` for scripts). ``query`` 
 mission of the repository it runs in (ADR 0029); ``demo`` keeps its memory in a data dir of its own.
 """
 
-from __future__ import annotations
-
 import shutil
 from contextlib import suppress
 from enum import StrEnum

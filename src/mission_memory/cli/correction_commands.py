@@ -4,8 +4,6 @@ Thin shells over :class:`~mission_memory.api.Memory`'s corrections methods (docs
 command parses its flags, calls one method and renders a table, or JSON with ``--json``.
 """
 
-from __future__ import annotations
-
 import sys
 from pathlib import Path
 from typing import Annotated, Any

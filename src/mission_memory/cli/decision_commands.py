@@ -5,8 +5,6 @@ checks them, stores the record (and, with ``--write-adr DIR``, writes the MADR f
 keeps as the canonical source) and marks the decision it supersedes.
 """
 
-from __future__ import annotations
-
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated

@@ -8,8 +8,6 @@ still waiting for a vector before exiting (the embedding queue's catch-up, docs/
 ``events``, which lists retrieval events.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 from datetime import UTC, datetime
@@ -122,7 +120,7 @@ def _no_events(name: str) -> InputError:
     return InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
 
 
-def _check_new_mission(memory: Memory, asked: str | None, new_mission: bool) -> tuple[str, bool]:
+def _check_new_mission(memory: "Memory", asked: str | None, new_mission: bool) -> tuple[str, bool]:
     """The mission ``feed`` writes to, and whether it starts with this feed.
 
     A mission that is not stored is started only when it was named (``--mission`` or

@@ -3,8 +3,6 @@
 A thin shell over :mod:`mission_memory.hook.installer`; see that module for what is written where.
 """
 
-from __future__ import annotations
-
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any

@@ -5,8 +5,6 @@ prints the incident: readable lines for people (operator text fenced and escaped
 ``--json`` for scripts. The rules live in :mod:`mission_memory.operations.incident_state` (docs/adr/0091).
 """
 
-from __future__ import annotations
-
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -39,8 +37,8 @@ def _clock(now: str | None) -> datetime:
     return aware_clock(parse_clock_flag(now, "--now"))
 
 
-def _print(incident: Incident | None, json_output: bool, at: datetime,
-           linked: tuple[list[Record], bool] | None = None) -> None:
+def _print(incident: "Incident | None", json_output: bool, at: datetime,
+           linked: "tuple[list[Record], bool] | None" = None) -> None:
     from mission_memory.operations.incident_state import INCIDENT_RECORDS_SHOWN, describe_incident
 
     records, more = linked or ([], False)

@@ -5,8 +5,6 @@ calls the metrics functions and renders a table, JSON or CSV. The metrics module
 pydantic, matplotlib) are imported when a command runs, so the CLI starts fast.
 """
 
-from __future__ import annotations
-
 import csv
 import io
 from datetime import UTC
@@ -290,7 +288,7 @@ def corrections_command(paths: PathsArgument, json_output: JsonOption = False) -
         console.print(table)
 
 
-def _print_comparison(comparison: GroupComparison) -> None:
+def _print_comparison(comparison: "GroupComparison") -> None:
     """Render a group comparison as a table: medians, relative changes, Hedges' g, bootstrap CI."""
     label_a, label_b = comparison.label_a, comparison.label_b
     table = Table(title=f"{label_a} (N={comparison.n_a}) vs {label_b} (N={comparison.n_b})")
@@ -323,7 +321,7 @@ def _print_comparison(comparison: GroupComparison) -> None:
     console.print(table)
 
 
-def _options(init_boundary: str, include_subagents: bool) -> MetricsOptions:
+def _options(init_boundary: str, include_subagents: bool) -> "MetricsOptions":
     from mission_memory.metrics.session_metrics import InitBoundary, MetricsOptions
 
     if init_boundary not in INIT_BOUNDARIES:
@@ -353,7 +351,7 @@ CSV_COLUMNS = (
 )
 
 
-def _sessions_csv(metrics: list[SessionMetrics]) -> str:
+def _sessions_csv(metrics: "list[SessionMetrics]") -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
@@ -367,7 +365,7 @@ def _sessions_csv(metrics: list[SessionMetrics]) -> str:
     return buffer.getvalue()
 
 
-def _print_sessions(metrics: list[SessionMetrics], summary: SessionsSummary, report: ReadReport) -> None:
+def _print_sessions(metrics: "list[SessionMetrics]", summary: "SessionsSummary", report: "ReadReport") -> None:
     if not metrics:
         console.print(f"No sessions found ({report.files} transcript files read).")
         return

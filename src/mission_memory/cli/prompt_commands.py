@@ -5,8 +5,6 @@ Thin shells over :mod:`mission_memory.prompts`: each command reads the corpus fr
 with ``--json``, as JSON.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from datetime import timedelta
 from pathlib import Path
@@ -45,7 +43,7 @@ SinceOpt = Annotated[
 ]
 
 
-def _corpus(repo: Path | None) -> PromptCorpus:
+def _corpus(repo: Path | None) -> "PromptCorpus":
     from mission_memory.config import load_settings
     from mission_memory.prompts.corpus import PromptCorpus, default_prompt_repo
 
@@ -54,7 +52,7 @@ def _corpus(repo: Path | None) -> PromptCorpus:
 
 def _selected(
     repo: Path | None, session: str | None = None, repository: str | None = None, since: str | None = None
-) -> list[CapturedPrompt]:
+) -> "list[CapturedPrompt]":
     start = parse_clock_flag(since, "--since")
     return [
         p
@@ -65,7 +63,7 @@ def _selected(
     ]
 
 
-def _labels(prompts: list[CapturedPrompt]) -> list[Intent]:
+def _labels(prompts: "list[CapturedPrompt]") -> "list[Intent]":
     from mission_memory.prompts.intents import label_intent
 
     seen: set[str | None] = set()
@@ -76,7 +74,7 @@ def _labels(prompts: list[CapturedPrompt]) -> list[Intent]:
     return labels
 
 
-def _record(p: CapturedPrompt) -> dict[str, object]:
+def _record(p: "CapturedPrompt") -> dict[str, object]:
     return p.model_dump(mode="json", by_alias=True)
 
 

@@ -4,8 +4,6 @@ Thin shell over :meth:`Memory.tune_ranking` (ADR 0032): parse the flags, call th
 recall of the missed records before and after, on the training and the held-out pairs.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -6,8 +6,6 @@ refresher process (its own container in ``compose.yaml``): one pass per cron fir
 logged and the loop going on, SIGTERM stopping it between passes.
 """
 
-from __future__ import annotations
-
 import logging
 import signal
 import time
@@ -67,14 +65,14 @@ LabelOption = Annotated[str | None, typer.Option("--label", help="Refresh label 
 
 
 def tracker_from_options(
-    settings: Settings,
+    settings: "Settings",
     kind: TrackerKind,
     tasks_dir: Path | None,
     plane_url: str | None,
     plane_workspace: str | None,
     plane_project: str | None,
     github_repo: str | None,
-) -> Tracker:
+) -> "Tracker":
     """The tracker the flags name; credentials and deadlines come from ``settings`` in the registry."""
     from mission_memory.trackers.registry import make_tracker
 
@@ -96,7 +94,7 @@ def tracker_from_options(
             return make_tracker("github", settings=settings, repo=github_repo)
 
 
-def _load_settings() -> Settings:
+def _load_settings() -> "Settings":
     from mission_memory.config import load_settings
 
     return load_settings()

@@ -5,8 +5,6 @@ as SHA-256 hashes; ``add`` prints the token once, and it cannot be shown again. 
 http`` picks the file up, and re-reads it when it changes, so no restart is needed.
 """
 
-from __future__ import annotations
-
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated

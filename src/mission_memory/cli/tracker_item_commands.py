@@ -4,8 +4,6 @@ layer (issue 13 item 5). Thin shell over :meth:`Memory.ingest_tracker`: the flag
 the core reads and stores.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 

@@ -5,8 +5,6 @@ Thin shells over :meth:`Memory.export_memory` and :meth:`Memory.import_memory` (
 move from SQLite to Qdrant is an export with one setting and an import with the other.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 import tempfile
@@ -74,7 +72,7 @@ def export_command(
                  markup=False)
 
 
-def _access_level(value: str | None) -> AccessLevel | None:
+def _access_level(value: str | None) -> "AccessLevel | None":
     """``--max-access-level`` as an :class:`~mission_memory.records.AccessLevel`, or None when not given.
 
     Raises:
