@@ -1,4 +1,4 @@
-"""The text template of an event and the kind key stored with it (docs/adr/0057, 0088).
+"""The text template of an event and the kind key stored with it (docs/adr/0057 and its amendment, 0088).
 
 :func:`event_template` masks an event text's variable parts; :func:`kind_key` is the short key of an
 event's *kind* — its source fingerprint, else its type, sector and template — which intake stores in
@@ -16,14 +16,27 @@ from functools import lru_cache
 
 __all__ = ["event_template", "kind_key"]
 
+# A token: a run of characters other than spaces, brackets, quotes and the separators , ; = (so "(trace 42)"
+# masks to "(trace <*>)", never "(trace <*>" because the bracket went with the number).
+_TOKEN = r"[^\s()\[\]{}<>\"'`,;=]"
+# A value named by its key is variable whatever its shape: the token after "pod", "trace", "span", "uuid",
+# "guid" or a key ending in "id" ("id", "trace_id", "spanId", "request-id"), separated by spaces, "=" or
+# ":" (a pod's suffix can be letters only, a trace id all digits or all hexadecimal letters).
+_KEYED_VALUE = re.compile(
+    r"(?<![\w-])((?:pod|trace|span|uuid|guid|[a-z][a-z_-]*?[_-]id|[a-z]+(?-i:Id)|id)[\"']?(?:\s*[=:]\s*|\s+)[\"']?)"
+    rf"{_TOKEN}*\w", re.IGNORECASE)
 _MASKS = (
     re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE),  # URLs
     re.compile(r"(?<![\w/])(?:[\w.-]*/)+[\w.@:-]+"),  # paths, host/ip pairs, class paths with slashes
     re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE),  # UUIDs
     re.compile(r"\b(?:[0-9a-f]{0,4}:){2,7}[0-9a-f]{0,4}\b", re.IGNORECASE),  # IPv6
     re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"),  # IPv4 with an optional port
-    re.compile(r"\b0x[0-9a-f]+\b|\b[0-9a-f]*\d[0-9a-f]*[a-f][0-9a-f]*\b", re.IGNORECASE),  # hex
-    re.compile(r"\S*\d\S*"),  # any token holding a digit: counters, ids, ports, times
+    # A generated name: a token ending in a hyphen and 5 or more letters without a vowel (Kubernetes draws
+    # pod suffixes from consonants and digits, so checkout-api-cdbbb is as variable as checkout-api-x2k4p).
+    re.compile(rf"{_TOKEN}*[a-z0-9]-[b-df-hj-np-tv-xz0-9]{{5,}}(?![\w-])", re.IGNORECASE),
+    # A token holding a digit, whole: counters, ids, hex digests, ports, times, numbers with units
+    # ("1360ms"), pod names (checkout-api-80727 and checkout-api-568f4 alike).
+    re.compile(rf"{_TOKEN}*\d{_TOKEN}*"),
 )
 _MASK = "<*>"
 
@@ -40,9 +53,10 @@ def event_template(text: str) -> str:
 
     Returns:
         The template; two repeats of one message differing only in numbers, ids, hexadecimal values,
-        IP addresses or paths have the same one.
+        IP addresses, paths, generated names (a Kubernetes pod's suffix of any shape) or the value of an
+        id-like key ("trace", "pod", "request_id") have the same one (docs/adr/0057, amendment of 2026-12-06).
     """
-    out = text
+    out = _KEYED_VALUE.sub(lambda m: m.group(1) + _MASK, text)
     for mask in _MASKS:
         out = mask.sub(_MASK, out)
     out = re.sub(r"(?:<\*>[\s,:;=/-]*)+<\*>", _MASK, out)  # runs of masks are one variable part
