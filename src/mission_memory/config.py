@@ -25,7 +25,14 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+)
 
 from mission_memory.errors import ConfigError, InputError
 from mission_memory.records import AccessLevel
@@ -362,6 +369,18 @@ class Settings(BaseSettings):
     team_tokens: str | None = None
     access_paths: dict[str, AccessLevel] = Field(default_factory=dict)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Overrides, then the environment read by :class:`_EnvironmentSource` (JSON errors named)."""
+        return init_settings, _EnvironmentSource(settings_cls), dotenv_settings, file_secret_settings
+
     @field_validator("data_dir")
     @classmethod
     def _expand(cls, value: Path) -> Path:
@@ -392,6 +411,25 @@ class Settings(BaseSettings):
         return bool(self.llm_base_url and self.llm_model)
 
 
+class _EnvironmentSource(EnvSettingsSource):
+    """pydantic-settings' environment source, with a JSON-valued variable that is not JSON reported
+    like every other bad setting (:func:`_problem`'s wording, naming the variable) instead of
+    pydantic-settings' ``SettingsError``, which names neither the variable nor what is wrong."""
+
+    def prepare_field_value(self, field_name: str, field: FieldInfo, value: object, value_is_complex: bool) -> object:
+        """The variable's value decoded as the field needs it.
+
+        Raises:
+            ConfigError: ``invalid setting (<field>: not JSON (<where>); set by MISSION_MEMORY_<FIELD>)``;
+                the value itself is not repeated (it may hold a secret).
+        """
+        try:
+            return super().prepare_field_value(field_name, field, value, value_is_complex)
+        except ValueError as exc:
+            reason = exc.__cause__ or exc  # the decoder's own message: where the text stops being JSON
+            raise ConfigError(f"invalid setting ({_problem((field_name,), f'not JSON ({reason})', {})})") from None
+
+
 def load_settings(**overrides: object) -> Settings:
     """Read settings from the environment, with explicit ``overrides`` winning.
 
@@ -404,6 +442,8 @@ def load_settings(**overrides: object) -> Settings:
     except ValidationError as exc:
         problems = "; ".join(_problem(err["loc"], err["msg"], clean) for err in exc.errors())
         raise ConfigError(f"invalid setting ({problems})") from exc
+    except SettingsError as exc:  # anything else pydantic-settings refuses while reading a variable
+        raise ConfigError(f"invalid setting ({exc})") from None
 
 
 def _problem(loc: tuple[int | str, ...], msg: str, overrides: dict[str, object]) -> str:
