@@ -100,3 +100,15 @@ def test_csv_events_are_received_and_a_bad_row_is_400_naming_its_line(data_dir: 
         assert http.post("/events/csv?mission=ops", content=good, headers={"content-type": "text/plain"}).status_code == 415
         stored = http.post("/events/csv?mission=ops&new_mission=1", content=good, headers=csv)
         assert stored.status_code == 200 and stored.json()["added"] == 1, stored.text
+
+
+def test_a_body_holding_no_events_is_400_naming_it_and_starts_no_mission(data_dir: Path) -> None:
+    """An empty body, a blank one, an empty JSON array and a CSV header alone are refused over HTTP as
+    `feed` refuses an empty file (docs/on-call.md), instead of "received 0"."""
+    header = "id,time,sector,type,criticality,source,text\n"
+    with http_mcp_server(data_dir) as url, httpx.Client(base_url=url.removesuffix("/mcp"), timeout=60) as http:
+        for path, body, media in (("/events", b"", "application/x-ndjson"), ("/events", b"\n \n", "application/json"),
+                                  ("/events", b"[]", "application/json"), ("/events/csv", header.encode(), "text/csv")):
+            answer = http.post(f"{path}?mission=ops&new_mission=1", content=body, headers={"content-type": media})
+            assert answer.status_code == 400, (path, body, answer.text)
+            assert "request body holds no events" in answer.json()["error"], answer.text

@@ -97,7 +97,9 @@ def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
         InputError: nothing to read, or content that is neither (named, with ``--format``).
     """
     if not data.strip():
-        raise _no_events(name)
+        from mission_memory.operations.domain_events import no_events
+
+        raise no_events(name)
     if chosen is not EventFormat.auto:
         return chosen
     suffix = Path(name).suffix.lower()
@@ -114,10 +116,6 @@ def _detect(data: bytes, name: str, chosen: EventFormat) -> EventFormat:
         f"{name} is neither JSON Lines nor CSV: its first line is not a JSON object and not a CSV header "
         "naming id, time, sector, type, criticality and text (name the format with --format jsonl|csv)"
     )
-
-
-def _no_events(name: str) -> InputError:
-    return InputError(f"{name} holds no events (give a JSON Lines or CSV file with at least one event)")
 
 
 def _check_new_mission(memory: "Memory", asked: str | None, new_mission: bool) -> tuple[str, bool]:
@@ -168,7 +166,7 @@ def feed(
     Every event is checked first; one bad event (its line and field named) stores nothing.
     """
     from mission_memory.fence import check_name
-    from mission_memory.operations.domain_events import read_events_csv, read_events_jsonl
+    from mission_memory.operations.domain_events import no_events, read_events_csv, read_events_jsonl
 
     with reported_errors():
         clock = parse_clock_flag(now, "--now")
@@ -176,7 +174,7 @@ def feed(
         kind = _detect(data, name, fmt)
         events = read_events_csv(data, name) if kind is EventFormat.csv else read_events_jsonl(data, name)
         if not events:
-            raise _no_events(name)
+            raise no_events(name)
         if operator is None:
             from mission_memory.config import operator_setting
 

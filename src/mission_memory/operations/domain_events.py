@@ -47,6 +47,7 @@ __all__ = [
     "event_version",
     "events_from_objects",
     "load_json",
+    "no_events",
     "read_events_csv",
     "read_events_jsonl",
     "validation_problems",
@@ -438,6 +439,16 @@ def _check_size(data: str | bytes, source: str) -> str:
         except UnicodeDecodeError as exc:
             raise InputError(f"{source}: not UTF-8 text ({exc})") from None
     return data
+
+
+def no_events(source: str) -> InputError:
+    """The error for a batch holding no event (an empty file or body, blank lines, ``[]``, a CSV header
+    alone): ``feed`` and ``POST /events`` refuse it alike instead of answering "received 0".
+
+    Args:
+        source: the batch's name in the message (a path, ``<stdin>``, ``request body``).
+    """
+    return InputError(f"{source} holds no events (give JSON Lines, a JSON array or CSV with at least one event)")
 
 
 def read_events_jsonl(data: str | bytes, source: str = "<stdin>") -> list[DomainEvent]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mission_memory.operations.domain_events import DomainEvent, read_events_jsonl
+from mission_memory.operations.domain_events import DomainEvent, no_events, read_events_jsonl
 from mission_memory.operations.sources import Source
 
 if TYPE_CHECKING:
@@ -18,7 +18,10 @@ __all__ = ["SOURCE"]
 
 
 def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
-    return read_events_jsonl(body, "request body")
+    events = read_events_jsonl(body, "request body")
+    if not events:
+        raise no_events("request body")
+    return events
 
 
 SOURCE = Source(name="events", path="/events", parse=_parse, title="request body")

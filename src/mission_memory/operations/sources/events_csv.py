@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mission_memory.operations.domain_events import DomainEvent, read_events_csv
+from mission_memory.operations.domain_events import DomainEvent, no_events, read_events_csv
 from mission_memory.operations.sources import Source
 
 if TYPE_CHECKING:
@@ -20,7 +20,10 @@ __all__ = ["SOURCE"]
 
 
 def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
-    return read_events_csv(body, "request body")
+    events = read_events_csv(body, "request body")
+    if not events:
+        raise no_events("request body")
+    return events
 
 
 SOURCE = Source(name="events_csv", path="/events/csv", parse=_parse, media_types=("text/csv",),
