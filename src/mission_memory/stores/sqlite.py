@@ -105,9 +105,15 @@ T = TypeVar("T")
 _BUSY_TIMEOUT_MS = 30_000
 _WRITE_RETRY_SECONDS = 120.0
 WRITE_WAIT_SECONDS = _WRITE_RETRY_SECONDS + _BUSY_TIMEOUT_MS / 1000
-"""The longest a write waits for the store's write lock in all: retried for 120 s, the last try
-waiting up to ``busy_timeout`` (30 s) more; then it fails naming the file."""
+"""The longest a write waits for the store's write lock in all (150 s, in slices of
+:data:`_LOCK_SLICE_MS`); then it fails naming the file. Other statements that find the store busy wait
+``busy_timeout`` (30 s) each and are retried for 120 s."""
 LOCK_WAIT_NOTICE_SECONDS = 2.0
+_LOCK_SLICE_MS = 200
+"""A write waits for the write lock in slices of this many milliseconds (``busy_timeout`` while it
+takes the lock), so Ctrl-C during a wait is acted on within one slice: SQLite's busy handler sleeps in
+C, and Python runs its signal handler only when the statement returns (a 30 s slice kept an
+interrupted ``ingest`` waiting up to 30 s)."""
 """A write still waiting for the write lock after this long is told to :attr:`SqliteStore.lock_wait_notice`."""
 
 
@@ -287,6 +293,31 @@ class SqliteStore:
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
 
+    def _take_write_lock(self, conn: sqlite3.Connection) -> None:
+        """``BEGIN IMMEDIATE`` on ``conn``, waiting for another writer at most :data:`WRITE_WAIT_SECONDS`
+        in all, in slices of :data:`_LOCK_SLICE_MS` so an interrupt is not held up by SQLite's sleep.
+
+        Raises:
+            BackendUnavailable: the lock stayed taken that long (the message names the file), or the
+                store failed otherwise (translated by :meth:`_translate`).
+        """
+        deadline = time.monotonic() + WRITE_WAIT_SECONDS
+        conn.execute(f"PRAGMA busy_timeout = {_LOCK_SLICE_MS}")
+        try:
+            while True:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    message = str(exc).lower()
+                    if "locked" not in message and "busy" not in message:
+                        raise self._translate(exc) from exc
+                    if time.monotonic() > deadline:
+                        raise BackendUnavailable(
+                            f"store {self.path} stayed busy for {WRITE_WAIT_SECONDS:.0f} s: {exc}") from exc
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+
     def _translate(self, exc: sqlite3.Error) -> BackendUnavailable:
         """The package error for a SQLite failure, with what the user can do about it."""
         message = str(exc).lower()
@@ -330,7 +361,7 @@ class SqliteStore:
             timer.daemon = True
             timer.start()
         try:
-            self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            self._take_write_lock(conn)
         finally:
             if timer is not None:
                 timer.cancel()
