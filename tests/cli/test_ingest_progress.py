@@ -143,35 +143,74 @@ def test_a_bad_glob_is_an_error_naming_it(tmp_path: Path) -> None:
     assert "--exclude glob ' ' is empty" in result.stderr
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT back to its default, so Python installs its Ctrl-C handler even
+    when this test runs where SIGINT is ignored (a shell's background job ignores it, and its children
+    inherit that: the ingest then finished rc 0 after the signal)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_an_ingest_says_how_to_continue_and_a_rerun_finishes(tmp_path: Path) -> None:
+    """Ctrl-C while an ingest has embedded its first batch and waits to store it: exit 130, how to
+    continue, nothing half-stored, and the same command run again finishes.
+
+    The interrupt lands at a point the test holds, not at a moment it hopes for: another process holds
+    the store's write lock, so the ingest, once its first batch is embedded, waits to write it and says
+    so on stderr; the test sends SIGINT then, and the ingest acts on it within seconds (SQLite's 30 s busy
+    wait held it before). Sending it as soon as ``embed records: 0/48`` appeared
+    raced the embedder: on a loaded machine the ingest had finished before the signal arrived (rc 0)."""
     import os
     import signal
+    import sqlite3
     import subprocess
     import sys
+    import time
+
+    from mission_memory.api import Memory
+    from mission_memory.config import load_settings
 
     folder = tmp_path / "notes"
     folder.mkdir()
-    for i in range(48):  # about a hundred chunks: several seconds of embedding after the first progress line
+    for i in range(48):
         body = " ".join(f"Shift note {i} line {j}: the relay in sector {j % 7} was checked." for j in range(24))
         (folder / f"note-{i:03}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
-    env = {**os.environ, "MISSION_MEMORY_DATA_DIR": str(tmp_path / "data")}
+    data = tmp_path / "data"
+    with Memory.open(load_settings(data_dir=data)):
+        pass  # the store and its schema exist before the lock is taken
+    env = {**os.environ, "MISSION_MEMORY_DATA_DIR": str(data)}
     command = [sys.executable, "-m", "mission_memory", "ingest", str(folder)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    seen = []
-    for line in process.stderr:  # progress lines go to stderr, plain when piped
-        seen.append(line)
-        if line.startswith("embed records:"):
-            break
-    process.send_signal(signal.SIGINT)
-    _, rest = process.communicate(timeout=120)
+    holder = sqlite3.connect(data / "memory.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=_interruptible)
+        assert process.stderr is not None
+        seen = []
+        for line in process.stderr:  # progress lines and the lock notice go to stderr, plain when piped
+            seen.append(line)
+            if "waiting for the write lock" in line:
+                break
+        assert any(line.startswith("embed records: 0/") for line in seen), seen
+        process.send_signal(signal.SIGINT)
+        interrupted = time.monotonic()
+        _, rest = process.communicate(timeout=120)
+        acted_in = time.monotonic() - interrupted
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
     stderr = "".join(seen) + rest
     assert process.returncode == 130, stderr
     assert "Interrupted" in stderr and "re-run the same command" in stderr and "Traceback" not in stderr
+    assert acted_in < 10, acted_in  # not the 30 s of one SQLite busy wait
+    with Memory.open(load_settings(data_dir=data)) as memory:
+        assert memory.status()["records"] == 0  # the batch whose write was interrupted is not half there
     rerun = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True, timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     report = json.loads(rerun.stdout)
     assert report["mission"] == "notes"
+    assert report["added"] >= 48 and report["unchanged"] == 0 and not report["failures"], report
 
 
 def test_the_terminal_bar_has_an_eta_from_the_second_embedded_batch(monkeypatch: pytest.MonkeyPatch) -> None:
