@@ -40,6 +40,11 @@ the store's own index (docs/adr/0048) and
 (docs/adr/0047). On a shared machine
 ``bench_search_stages.py`` compares the search stages alternating query by query, which is fairer.
 
+``--rounds N`` runs the variants of each size N times in turn (this checkout, ``--compare-src``, this
+checkout, …, each time a fresh worker and fresh cold CLI runs on the same store), so a slow spell of a
+shared machine falls on every variant alike; the table has a row per round, and a last table gives
+each variant's median over the rounds (p50, p95, cold CLI) with the load average.
+
 ``--store postgres`` measures the PostgreSQL backend beside SQLite in the same run (docs/adr/0084):
 while the SQLite store is built, another process writes the same rows (:func:`synthetic_rows`) into
 a database of its own in the store's schema (:func:`build_postgres`: ``COPY … FREEZE``, the
@@ -56,7 +61,7 @@ Usage::
     nice .venv/bin/python benchmarks/bench_pull.py [--store sqlite|postgres|both] [--sizes 10000,100000,1000000] [--queries 50]
         [--cli-runs 5]      # 0 skips the cold CLI runs
         [--data-root DIR]   # keep the stores there (and reuse one that already holds the right count)
-        [--compare-src DIR] [--variant-env KEY=VALUE]
+        [--compare-src DIR] [--variant-env KEY=VALUE] [--rounds N]
 
 Prints a table to stdout and writes ``benchmarks/out/bench_pull.json``.
 """
@@ -1177,6 +1182,21 @@ def code_version() -> str:
     return (head or "unknown") + ("+dirty" if dirty.strip() else "")
 
 
+def print_round_medians(results: list[dict[str, Any]]) -> None:
+    """Per size and variant, the median over ``--rounds`` of warm p50/p95 (ms) and the cold CLI (s)."""
+    groups: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for r in results:
+        groups.setdefault((r["records"], r["variant"].rsplit(" #", 1)[0]), []).append(r)
+    print("\nmedian over rounds (variants run in turn on the same store):")
+    print(f"{'records':>8} {'variant':<24} {'rounds':>6} {'p50 ms':>7} {'p95 ms':>7} {'CLI med s':>9}  load avg after each")
+    for (n, variant), rows in groups.items():
+        p50 = statistics.median(r["warm"]["summary"]["total_ms"]["p50"] for r in rows)
+        p95 = statistics.median(r["warm"]["summary"]["total_ms"]["p95"] for r in rows)
+        cli = statistics.median(r["cli"]["median_wall_s"] for r in rows)
+        loads = " ".join(f"{r['loadavg_after'][0]:.1f}" for r in rows)
+        print(f"{n:>8} {variant:<24} {len(rows):>6} {p50:>7.1f} {p95:>7.1f} {cli:>9.2f}  {loads}")
+
+
 def print_table(
     results: list[dict[str, Any]], note_before: dict[str, Any], note_after: dict[str, Any]
 ) -> None:
@@ -1303,6 +1323,8 @@ def main() -> None:
         help="also measure the package found in this src/ folder (e.g. `git archive main src | tar -x -C DIR`),"
         " side by side with this checkout in the same run",
     )
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run every variant this many times in turn on each size (before/after alternating)")
     parser.add_argument("--store", choices=["sqlite", "postgres", "both"], default="sqlite",
                         help="the backends measured: postgres copies each SQLite store into PostgreSQL (docs/adr/0084)")
     parser.add_argument("--postgres-url", help="a server to use (postgresql://user@host:port/postgres; trust or"
@@ -1370,10 +1392,12 @@ def main() -> None:
                 if builder.returncode != 0:
                     raise SystemExit(f"the PostgreSQL build of {n} records failed ({builder.returncode})")
                 build = {**build, "postgres_build": json.loads(out)}
-            for variant in runs:
+            for round_no, variant in ((r, v) for r in range(1, args.rounds + 1) for v in runs):
                 extra = {} if variant == "as-shipped" else dict([variant.split("=", 1)])
                 variant = "compare-src" if variant.startswith("PYTHONPATH=") else variant
                 variant = "postgres" if variant.startswith("MISSION_MEMORY_STORE=") else variant
+                on_postgres = variant == "postgres"
+                variant = f"{variant} #{round_no}" if args.rounds > 1 else variant
                 log(f"[{n}] {variant}: warm queries ({args.queries}) in a worker process …")
                 warm = run_worker(data_dir, args.queries, extra)
                 log(
@@ -1388,6 +1412,7 @@ def main() -> None:
                     {
                         "records": n,
                         "variant": variant,
+                        "round": round_no,
                         "build": build,
                         "store_bytes": store_bytes(data_dir),
                         "store_mb": store_bytes(data_dir) / 2**20,
@@ -1396,7 +1421,7 @@ def main() -> None:
                         "cli": cli,
                         "postgres": postgres_figures(extra["MISSION_MEMORY_STORE"],
                                                      str(server.pgdata) if server else args.postgres_pgdata)
-                        if variant == "postgres" else None,
+                        if on_postgres else None,
                         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
                     }
                 )
@@ -1425,6 +1450,8 @@ def main() -> None:
         )
     )
     print_table(results, note_before, note_after)
+    if args.rounds > 1:
+        print_round_medians(results)
     print(f"\nJSON: {args.out}")
 
 
