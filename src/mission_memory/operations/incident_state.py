@@ -524,8 +524,10 @@ def _due(due: datetime, at: datetime, day: datetime | None) -> str:
 def incident_head(incident: Incident, *, severity: bool = True, day: datetime | None = None) -> str:
     """The incident in one line: id, title, status, severity and peak (unless ``severity`` is False: the
     brief gives it on its own line), start and what opened it, the commander, and when it resolved.
-    Times on ``day``'s date are given as ``HH:MM`` (the brief's own day). Whitespace-collapsed, not escaped."""
-    level = (f" · severity {incident.severity}" + (f" (peak {incident.peak_severity})"
+    Times on ``day``'s date are given as ``HH:MM`` (the brief's own day); a closed incident's severity is
+    labelled "at close". Whitespace-collapsed, not escaped."""
+    at_close = "" if incident.is_open else " at close"  # a closed incident has no current severity
+    level = (f" · severity{at_close} {incident.severity}" + (f" (peak {incident.peak_severity})"
              if incident.peak_severity != incident.severity else "")) if severity else ""
     return (f"Incident {incident.id}" + (f": {_flat(incident.title)}" if incident.title else "")
             + f" · status {incident.status}{level} · since {_when(incident.started, day)} ({incident.opened_by})"
@@ -534,8 +536,11 @@ def incident_head(incident: Incident, *, severity: bool = True, day: datetime | 
 
 
 def next_update_line(incident: Incident, at: datetime, day: datetime | None = None) -> str:
-    """When the next update is due and how long until it at ``at`` (or how overdue it is); "" when not set.
+    """When the next update is due and how long until it at ``at`` (or how overdue it is); "" when not set;
+    for a closed incident, that none is due ("none: it closed at …"), whatever was set while it was open.
     A time on ``day``'s date is given as ``HH:MM``."""
+    if incident.resolved_at is not None:
+        return f"none: it closed at {_when(incident.resolved_at, day)}"
     return _due(incident.next_update, at, day) if incident.next_update else ""
 
 
