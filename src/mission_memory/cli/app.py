@@ -93,15 +93,38 @@ def main() -> None:
     if "--json" in sys.argv[1:]:
         raise SystemExit(_main_json())
     try:
+        check_settings(sys.argv[1:])
         app()
     except MissionMemoryError as exc:
         print(terminal_safe(f"Error: {exc}"), file=sys.stderr)
         raise SystemExit(1) from None
 
 
+def check_settings(argv: list[str]) -> None:
+    """Check every ``MISSION_MEMORY_*`` setting before any command runs, so each command reports a bad
+    one the same way (``Error: invalid setting (...; set by MISSION_MEMORY_...)``, exit 1), whether or
+    not it reads that setting itself: :func:`~mission_memory.config.load_settings`, and the token
+    settings as the server reads them (:func:`~mission_memory.teams.operator_tokens.check_token_settings`).
+    Help and ``--version`` (and no command at all, which prints help) are shown whatever the settings.
+
+    Raises:
+        ConfigError: the first bad setting, named.
+    """
+    if not argv or {"--help", "--version"} & set(argv):
+        return
+    from mission_memory.config import load_settings
+
+    settings = load_settings()
+    if settings.team_tokens:
+        from mission_memory.teams.operator_tokens import check_token_settings
+
+        check_token_settings(settings)
+
+
 def _main_json() -> int:
     """Run the app without click's own usage-error printing; return the exit code."""
     try:
+        check_settings(sys.argv[1:])
         result = app(standalone_mode=False)
     except _click_exceptions() as exc:
         payload = {

@@ -25,9 +25,20 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of tex
 
 
 def _token_file() -> Path:
+    """The token file ``add`` writes (created when missing)."""
     from mission_memory.config import load_settings
 
     return load_settings().token_file_path
+
+
+def _token_file_to_read() -> Path:
+    """The token file ``list`` and ``revoke`` read; a file ``MISSION_MEMORY_TEAM_TOKEN_FILE`` names must exist
+    (:func:`~mission_memory.teams.operator_tokens.token_file_to_read`)."""
+    from mission_memory.config import load_settings
+    from mission_memory.teams.operator_tokens import token_file_to_read
+
+    settings = load_settings()
+    return token_file_to_read(settings) or settings.token_file_path
 
 
 def _expiry(value: str | None, now: datetime) -> datetime | None:
@@ -89,7 +100,7 @@ def list_tokens(json_output: JsonOpt = False) -> None:
     from mission_memory.teams.operator_tokens import read_token_file
 
     with reported_errors():
-        path = _token_file()
+        path = _token_file_to_read()
         entries = read_token_file(path)
     now = datetime.now(UTC)
     if json_output:
@@ -124,7 +135,7 @@ def revoke(
     from mission_memory.teams.operator_tokens import revoke_token
 
     with reported_errors():
-        path = _token_file()
+        path = _token_file_to_read()
         entry = revoke_token(path, token_id)
     if json_output:
         print_json({"revoked": entry.id, "operator": entry.operator})

@@ -59,7 +59,12 @@ from mission_memory.operations.retention import PruneSchedule
 from mission_memory.retrieval.filters import QueryFilters
 from mission_memory.retrieval_events import Client
 from mission_memory.teams.access_control import AccessContext
-from mission_memory.teams.operator_tokens import OperatorAccessToken, OperatorTokenVerifier, TokenSource
+from mission_memory.teams.operator_tokens import (
+    OperatorAccessToken,
+    OperatorTokenVerifier,
+    TokenSource,
+    token_file_to_read,
+)
 
 __all__ = [
     "TOOL_ARGUMENTS",
@@ -498,13 +503,8 @@ def token_source() -> TokenSource | None:
     settings = load_settings()
     if settings.team_tokens:
         return TokenSource.from_environment_text(settings.team_tokens)
-    path = settings.token_file_path
-    if not path.exists():
-        if settings.team_token_file is not None:
-            raise ConfigError(
-                f"MISSION_MEMORY_TEAM_TOKEN_FILE names {path}, which does not exist: issue a token with "
-                "`mission-memory team token add` (it creates the file), or unset the variable"
-            )
+    path = token_file_to_read(settings)
+    if path is None:
         return None
     source = TokenSource(path)
     source.entries()  # an invalid file stops the server at start, not at the first request

@@ -44,6 +44,7 @@ from typing import Any
 from mcp.server.auth.provider import AccessToken
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mission_memory.config import Settings
 from mission_memory.errors import ConfigError, InputError
 from mission_memory.records import AccessLevel
 from mission_memory.stores.private_files import DATA_FILE_MODE, make_data_folder
@@ -58,9 +59,11 @@ __all__ = [
     "TokenEntry",
     "TokenSource",
     "add_token",
+    "check_token_settings",
     "hash_token",
     "read_token_file",
     "revoke_token",
+    "token_file_to_read",
 ]
 
 TOKEN_PREFIX = "mmt_"
@@ -138,6 +141,39 @@ def _entries(data: Any, source: str) -> list[TokenEntry]:
     if duplicates:
         raise ConfigError(f"{source}: token id {', '.join(duplicates)} appears more than once")
     return entries
+
+
+def token_file_to_read(settings: Settings) -> Path | None:
+    """The token file a reader (the server, ``team token list`` and ``revoke``) reads: the one
+    ``MISSION_MEMORY_TEAM_TOKEN_FILE`` names, else ``<data dir>/team-tokens.toml``; None when that
+    default file does not exist (no tokens issued yet).
+
+    Raises:
+        ConfigError: ``MISSION_MEMORY_TEAM_TOKEN_FILE`` names a file that does not exist (a typo there
+            would otherwise start a server without authentication, or list no tokens); ``team token add``
+            creates it.
+    """
+    path = settings.token_file_path
+    if path.exists():
+        return path
+    if settings.team_token_file is not None:
+        raise ConfigError(
+            f"MISSION_MEMORY_TEAM_TOKEN_FILE names {path}, which does not exist: issue a token with "
+            "`mission-memory team token add` (it creates the file), or unset the variable"
+        )
+    return None
+
+
+def check_token_settings(settings: Settings) -> None:
+    """Check ``MISSION_MEMORY_TEAM_TOKENS`` whole (JSON, every entry), as the server reads it; run by
+    every command before it starts (:func:`mission_memory.cli.app.main`), so a bad value is reported
+    wherever it is set, not only by ``serve``.
+
+    Raises:
+        ConfigError: not JSON, or an invalid entry (the message names the variable).
+    """
+    if settings.team_tokens:
+        TokenSource.from_environment_text(settings.team_tokens)
 
 
 def read_token_file(path: Path) -> list[TokenEntry]:
