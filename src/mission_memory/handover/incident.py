@@ -296,7 +296,10 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     head = [
         f"Severity: {level} ({why}); {mode}; {rate} events in the {window_minutes:g} min to {at.astimezone(UTC):%H:%M:%S}",
         *([incident_head(stored, severity=False, day=at)] if stored is not None and _set_by_someone(stored) else []),
-        "Affected: " + (", ".join(f"{s} ({by_sector.get(s, 0)} events)" for s in sectors[:8])
+        # the same window as the rate above, named; a sector listed for an open alert alone says so
+        f"Affected (events in the same {window_minutes:g} min): "
+        + (", ".join(f"{s} ({by_sector[s]})" if s in by_sector else f"{s} (open alert, 0 in the window)"
+                     for s in sectors[:8])
                         + (f", +{len(sectors) - 8} more sectors" if len(sectors) > 8 else "") if sectors else "no sector named"),
     ]
     decided = ["Decisions taken since the escalation began:"]
