@@ -755,6 +755,13 @@ class Memory:
 
         return load_incident(self.store, self._event_mission(mission))
 
+    def incidents(self, mission: str | None = None) -> list[Incident]:
+        """Every incident of the mission kept in the store, open and resolved, newest first
+        (:func:`~mission_memory.operations.incident_state.list_incidents`)."""
+        from mission_memory.operations.incident_state import list_incidents
+
+        return list_incidents(self.store, self._event_mission(mission))
+
     def incident_records(self, mission: str | None = None, *, now: datetime | None = None) -> tuple[list[Record], bool]:
         """The notes and decisions of the mission's latest incident (recorded while it was open), oldest first,
         and whether more were left out (:func:`~mission_memory.operations.incident_state.incident_records`)."""

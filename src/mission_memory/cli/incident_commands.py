@@ -23,7 +23,8 @@ __all__ = ["app"]
 
 app = typer.Typer(
     rich_markup_mode="markdown", invoke_without_command=True, no_args_is_help=False,
-    help="The mission's incident: `incident` shows it; `open`, `status`, `commander`, `next-update`, "
+    help="The mission's incident: `incident` shows it, `incident list` every one; `open`, `status`, `severity`, "
+         "`commander`, `next-update`, "
          "`contingency` and `close` change it. A critical alert or a flood opens one by itself; it closes when "
          "its alerts resolve and the flood is over.",
 )
@@ -98,6 +99,39 @@ def status(value: Annotated[str, typer.Argument(help="investigating, identified,
            mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
     """Set the open incident's status: investigating → identified → monitoring → resolved."""
     _change("status", value, mission, json_output, now)
+
+
+@app.command("severity")
+def severity(level: Annotated[str, typer.Argument(help="elevated, high or critical.")],
+             mission: Mission = None, json_output: Json = False, now: Now = None) -> None:
+    """Set the open incident's severity level by hand (the brief says who set it); while its alerts are open,
+    not below the level they derive."""
+    _change("severity", level, mission, json_output, now)
+
+
+@app.command("list")
+def list_(mission: Mission = None,
+          json_output: Annotated[bool, typer.Option("--json", help="Print the incidents as JSON.")] = False,
+          now: Now = None) -> None:
+    """List the mission's incidents, open and past (resolved), newest first: id, title, status, severity,
+    start, what opened it, commander, the source's incident, and when it resolved."""
+    from mission_memory.operations.incident_state import incident_head
+
+    with reported_errors():
+        at = _clock(now)
+        with open_memory() as memory:
+            incidents = memory.incidents(mission)
+    if json_output:
+        print_json([i.to_json() for i in incidents])
+        return
+    if not incidents:
+        echo_text("No incident: none has been opened on this mission.")
+        return
+    past = sum(1 for i in incidents if not i.is_open)
+    nonce = new_nonce()
+    text = "\n".join([f"{len(incidents)} incidents ({past} resolved), newest first:",
+                      *(f"- {incident_head(i, day=at)}" for i in incidents)])
+    echo_text(f"{fence_notice(nonce)}\n{fenced(1, nonce, text)}")
 
 
 @app.command("commander")

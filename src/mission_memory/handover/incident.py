@@ -57,6 +57,7 @@ from mission_memory.operations.incident_state import (
     incident_head,
     incident_open_at,
     next_update_line,
+    severity_by_hand,
 )
 from mission_memory.records import Layer, Record, RecordKind
 from mission_memory.stores.base import EventKind, MemoryStore
@@ -293,8 +294,9 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     mode = (f"degraded since {_hm(state.since)} UTC" if degraded and state.since else
             "degraded" if degraded else "event rate normal")
     level = stored.severity if stored is not None else severity_level(top)  # the stored one holds (ADR 0091)
+    hand = f", {severity_by_hand(stored, at)}" if stored is not None and severity_by_hand(stored, at) else ""
     head = [
-        f"Severity: {level} ({why}); {mode}; {rate} events in the {window_minutes:g} min to {at.astimezone(UTC):%H:%M:%S}",
+        f"Severity: {level}{hand} ({why}); {mode}; {rate} events in the {window_minutes:g} min to {at.astimezone(UTC):%H:%M:%S}",
         *([incident_head(stored, severity=False, day=at)] if stored is not None and _set_by_someone(stored) else []),
         # the same window as the rate above, named; a sector listed for an open alert alone says so
         f"Affected (events in the same {window_minutes:g} min): "

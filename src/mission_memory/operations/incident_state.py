@@ -58,6 +58,7 @@ __all__ = [
     "FIELDS",
     "INCIDENT_KEY",
     "INCIDENT_RECORDS_SHOWN",
+    "SEVERITIES",
     "STATUSES",
     "Incident",
     "IncidentAlert",
@@ -68,9 +69,12 @@ __all__ = [
     "incident_head",
     "incident_open_at",
     "incident_records",
+    "list_incidents",
     "load_incident",
     "next_update_line",
     "next_update_time",
+    "severity_by_hand",
+    "source_line",
     "sync_incident",
 ]
 
@@ -80,7 +84,10 @@ INCIDENT_KEY = "incident"
 STATUSES = ("investigating", "identified", "monitoring", "resolved")
 """An incident's statuses, in the order an incident moves through them (``resolved`` closes it)."""
 
-FIELDS = ("open", "status", "commander", "next-update", "contingency", "close")
+SEVERITIES = ("elevated", "high", "critical")
+"""An incident's severity levels, lowest first (:func:`~mission_memory.operations.escalation.severity_level`)."""
+
+FIELDS = ("open", "status", "severity", "commander", "next-update", "contingency", "close")
 """What :func:`change_incident` changes (the ``incident`` CLI commands, one each)."""
 
 _MAX_TEXT = {"open": 300, "commander": 200, "contingency": 1000, "close": 1000}
@@ -100,6 +107,8 @@ class IncidentAlert:
         acknowledged_by: who acknowledged it ("" while nobody has).
         assignees: who it is assigned to.
         resolved_at: when the incident saw it resolved (None while it is open).
+        number: the source's short number of it (a PagerDuty incident's number, an Opsgenie tinyId; "" if none).
+        url: the source's page of it ("" if none).
     """
 
     fingerprint: str
@@ -113,12 +122,14 @@ class IncidentAlert:
     acknowledged_by: str = ""
     assignees: tuple[str, ...] = ()
     resolved_at: datetime | None = None
+    number: str = ""
+    url: str = ""
 
     @classmethod
     def of(cls, alert: OpenAlert) -> IncidentAlert:
         """The incident's copy of an open alert."""
         return cls(alert.fingerprint, alert.event_id, alert.type, alert.title, alert.instance, alert.sector,
-                   alert.criticality, alert.since, alert.acknowledged_by, alert.assignees)
+                   alert.criticality, alert.since, alert.acknowledged_by, alert.assignees, None, alert.number, alert.url)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form; :meth:`from_json` reads it back."""
@@ -126,7 +137,8 @@ class IncidentAlert:
                 "instance": self.instance, "sector": self.sector, "criticality": self.criticality,
                 "since": self.since.isoformat(), "acknowledged_by": self.acknowledged_by,
                 "assignees": list(self.assignees),
-                "resolved_at": self.resolved_at.isoformat() if self.resolved_at else None}
+                "resolved_at": self.resolved_at.isoformat() if self.resolved_at else None,
+                "number": self.number, "url": self.url}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> IncidentAlert:
@@ -135,7 +147,8 @@ class IncidentAlert:
                    str(data.get("instance") or ""), str(data.get("sector") or ""), float(data["criticality"]),
                    _time(data["since"]), str(data.get("acknowledged_by") or ""),
                    tuple(str(a) for a in data.get("assignees") or ()),
-                   _time(data["resolved_at"]) if data.get("resolved_at") else None)
+                   _time(data["resolved_at"]) if data.get("resolved_at") else None,
+                   str(data.get("number") or ""), str(data.get("url") or ""))
 
 
 @dataclass(frozen=True)
@@ -172,6 +185,12 @@ class Incident:
         resolved_at: when it closed (None while open).
         closed_by: why or by whom it closed ("" while open).
         log: every change, oldest first.
+        source: the source's record of the alert that opened it, when a PagerDuty incident or an Opsgenie
+            alert did: ``(("name", "pagerduty"), ("id", "Q1INC42"), ("number", "42"), ("url", …))``.
+        severity_set: the level an operator set by hand ("" if none); while alerts of the incident are
+            open, :attr:`severity` is the higher of it and theirs.
+        severity_set_by: who set it ("" if nobody).
+        severity_set_at: when (None if never).
     """
 
     id: str
@@ -189,6 +208,10 @@ class Incident:
     resolved_at: datetime | None = None
     closed_by: str = ""
     log: tuple[IncidentChange, ...] = field(default=())
+    source: tuple[tuple[str, str], ...] = ()
+    severity_set: str = ""
+    severity_set_by: str = ""
+    severity_set_at: datetime | None = None
 
     @property
     def is_open(self) -> bool:
@@ -211,6 +234,9 @@ class Incident:
             "alerts": [a.to_json() for a in self.alerts],
             "resolved_at": self.resolved_at.isoformat() if self.resolved_at else None,
             "closed_by": self.closed_by, "log": [c.to_json() for c in self.log],
+            "source": dict(self.source) or None, "severity_set": self.severity_set,
+            "severity_set_by": self.severity_set_by,
+            "severity_set_at": self.severity_set_at.isoformat() if self.severity_set_at else None,
         }
 
     @classmethod
@@ -229,6 +255,9 @@ class Incident:
             closed_by=str(data.get("closed_by") or ""),
             log=tuple(IncidentChange(_time(c["time"]), str(c.get("by") or ""), str(c["field"]), str(c.get("value") or ""))
                       for c in data.get("log") or ()),
+            source=tuple((str(k), str(v)) for k, v in (data.get("source") or {}).items()),
+            severity_set=str(data.get("severity_set") or ""), severity_set_by=str(data.get("severity_set_by") or ""),
+            severity_set_at=_time(data["severity_set_at"]) if data.get("severity_set_at") else None,
         )
 
 
@@ -293,6 +322,34 @@ def _update(store: StateStore, mission: str, change: Callable[[Incident | None],
     return load_incident(store, mission)
 
 
+def list_incidents(store: StateStore, mission: str) -> list[Incident]:
+    """Every incident of ``mission`` kept in the store, open and resolved, newest start first: the latest
+    (key ``incident``) and the earlier ones (``incident:<id>``, kept when the next opened). One that is not
+    readable is skipped (``incident`` names the damage of the latest).
+
+    Raises:
+        BackendUnavailable: the store cannot be read.
+    """
+    found: dict[str, Incident] = {}
+    latest: Incident | None = None
+    for _, key, value in store.state_items(mission):
+        if key != INCIDENT_KEY and not key.startswith(INCIDENT_KEY + ":"):
+            continue
+        try:
+            incident = _parse(mission, value)
+        except InputError:
+            continue  # one damaged incident does not hide the others
+        if incident is None:
+            continue
+        if key == INCIDENT_KEY:
+            latest = incident
+        else:
+            found.setdefault(incident.id, incident)
+    if latest is not None:
+        found[latest.id] = latest  # the latest value of an incident wins over its copy
+    return sorted(found.values(), key=lambda i: (i.started, i.id), reverse=True)
+
+
 def _new_id(started: datetime) -> str:
     return f"INC-{started.astimezone(UTC):%Y%m%d-%H%M%S}"
 
@@ -312,7 +369,8 @@ def _with_alerts(incident: Incident, alerts: Sequence[OpenAlert], at: datetime) 
     kept.sort(key=lambda a: (a.resolved_at is not None, -a.criticality, a.since, a.fingerprint))
     firing = {a.fingerprint for a in firing_only(alerts)}  # a silenced alert is open but sets no severity
     still_open = [a for a in kept if a.resolved_at is None and a.fingerprint in firing]
-    severity = severity_level(max(a.criticality for a in still_open)) if still_open else incident.severity
+    severity = (_higher(severity_level(max(a.criticality for a in still_open)), incident.severity_set or "elevated")
+                if still_open else incident.severity)  # an operator may raise it, never below its open alerts
     return replace(incident, alerts=tuple(kept), severity=severity, peak_severity=_higher(incident.peak_severity, severity))
 
 
@@ -362,7 +420,7 @@ def sync_incident(store: MemoryStore, mission: str, state: EscalationState, at: 
         if critical:
             first = min(critical, key=lambda a: (a.since, -a.criticality))
             opened = Incident(id=_new_id(first.since), mission=mission, title=first.title or first.type,
-                              opened_by="alert", started=first.since)
+                              opened_by="alert", started=first.since, source=_source_of(first))
             why = f"alert {first.type} ({first.criticality:.2f}) event:{first.event_id}"
         elif flood_after:
             started = state.since or at
@@ -377,6 +435,29 @@ def sync_incident(store: MemoryStore, mission: str, state: EscalationState, at: 
         return replace(opened, log=(IncidentChange(at, "system", "open", why),))
 
     return _update(store, mission, change)
+
+
+_SOURCES_WITH_IDS = {"pagerduty": "PagerDuty incident", "opsgenie": "Opsgenie alert"}
+"""The sources whose event id carries their own id of the incident or alert (``pagerduty:<id>``), as named."""
+
+
+def _source_of(alert: OpenAlert) -> tuple[tuple[str, str], ...]:
+    """The source's record of ``alert`` when its source keeps one (PagerDuty, Opsgenie): name, id, number, url."""
+    name, _, own = alert.event_id.partition(":")
+    if name not in _SOURCES_WITH_IDS or not own:
+        return ()
+    return (("name", name), ("id", own), ("number", alert.number), ("url", alert.url))
+
+
+def source_line(incident: Incident) -> str:
+    """The source's record of the incident in a few words (``PagerDuty incident #42 (Q1INC42) https://…``);
+    "" when no PagerDuty incident or Opsgenie alert opened it. Whitespace-collapsed, not escaped."""
+    source = dict(incident.source)
+    if source.get("name") not in _SOURCES_WITH_IDS:
+        return ""
+    number = f" #{_flat(source['number'], 40)}" if source.get("number") else ""
+    url = f" {_flat(source['url'], 300)}" if source.get("url") else ""
+    return f"{_SOURCES_WITH_IDS[source['name']]}{number} ({_flat(source.get('id', ''), 120)}){url}"
 
 
 def _closed(incident: Incident, at: datetime, by: str, why: str) -> Incident:
@@ -431,7 +512,8 @@ def change_incident(store: StateStore, mission: str, what: str, value: str, *, b
         store: the store.
         mission: the mission.
         what: one of :data:`FIELDS`: ``open`` (value: the title; refused while one is open), ``status``
-            (one of :data:`STATUSES`; ``resolved`` closes it), ``commander``, ``next-update``
+            (one of :data:`STATUSES`; ``resolved`` closes it), ``severity`` (one of :data:`SEVERITIES`, set
+            by hand: refused below the level its open alerts derive while any is open), ``commander``, ``next-update``
             (:func:`next_update_time`), ``contingency`` (appended), ``close`` (value: why).
         value: the new value.
         by: the operator making the change (kept in the incident's log).
@@ -441,8 +523,9 @@ def change_incident(store: StateStore, mission: str, what: str, value: str, *, b
         The incident as stored afterwards.
 
     Raises:
-        InputError: an unknown field or status, a blank or over-long value, a bad time, no open incident
-            (except for ``open``), or one already open for ``open``; the message names the value.
+        InputError: an unknown field, status or severity, a severity below its open alerts', a blank or
+            over-long value, a bad time, no open incident (except for ``open``), or one already open for
+            ``open``; the message names the value.
         BackendUnavailable: the store cannot be written, or kept changing for :data:`CHANGE_DEADLINE_S`.
     """
     if what not in FIELDS:
@@ -451,6 +534,10 @@ def change_incident(store: StateStore, mission: str, what: str, value: str, *, b
         value = value.strip().lower()
         if value not in STATUSES:
             raise InputError(f"incident status {value!r}: one of {', '.join(STATUSES)}")
+    elif what == "severity":
+        value = value.strip().lower()
+        if value not in SEVERITIES:
+            raise InputError(f"incident severity {value!r}: one of {', '.join(SEVERITIES)}")
     elif what == "next-update":
         value = next_update_time(value, at).isoformat()
     elif what == "close":
@@ -459,6 +546,7 @@ def change_incident(store: StateStore, mission: str, what: str, value: str, *, b
             raise InputError(f"incident close: {len(value)} characters, at most {_MAX_TEXT['close']}")
     else:
         value = _text(what, value)
+    firing = {a.fingerprint: a for a in firing_only(open_alerts(store, mission))} if what == "severity" else {}
 
     def change(current: Incident | None) -> Incident:
         if what == "open":
@@ -477,6 +565,16 @@ def change_incident(store: StateStore, mission: str, what: str, value: str, *, b
         logged = (*current.log, IncidentChange(at, by, what, value))
         if what == "status":
             return replace(current, status=value, log=logged)
+        if what == "severity":
+            held = [firing[a.fingerprint] for a in current.open_alerts if a.fingerprint in firing]
+            if held:
+                top = max(held, key=lambda a: a.criticality)
+                derived = severity_level(top.criticality)
+                if _SEVERITY_RANK[value] < _SEVERITY_RANK[derived]:
+                    raise InputError(f"incident severity {value!r}: its open alerts hold it at {derived} (highest "
+                                     f"open alert {top.criticality:.2f}, {top.type}); set it lower once they resolve")
+            return replace(current, severity=value, peak_severity=_higher(current.peak_severity, value),
+                           severity_set=value, severity_set_by=by, severity_set_at=at, log=logged)
         if what == "commander":
             return replace(current, commander=value, log=logged)
         if what == "next-update":
@@ -523,16 +621,26 @@ def _due(due: datetime, at: datetime, day: datetime | None) -> str:
 
 def incident_head(incident: Incident, *, severity: bool = True, day: datetime | None = None) -> str:
     """The incident in one line: id, title, status, severity and peak (unless ``severity`` is False: the
-    brief gives it on its own line), start and what opened it, the commander, and when it resolved.
-    Times on ``day``'s date are given as ``HH:MM`` (the brief's own day); a closed incident's severity is
-    labelled "at close". Whitespace-collapsed, not escaped."""
+    brief gives it on its own line) and whether it was set by hand, start and what opened it, the
+    commander, the source's incident (:func:`source_line`), and when it resolved. Times on ``day``'s date
+    are given as ``HH:MM`` (the brief's own day); a closed incident's severity is labelled "at close".
+    Whitespace-collapsed, not escaped."""
     at_close = "" if incident.is_open else " at close"  # a closed incident has no current severity
+    hand = severity_by_hand(incident, day)
     level = (f" · severity{at_close} {incident.severity}" + (f" (peak {incident.peak_severity})"
-             if incident.peak_severity != incident.severity else "")) if severity else ""
+             if incident.peak_severity != incident.severity else "") + (f" ({hand})" if hand else "")) if severity else ""
     return (f"Incident {incident.id}" + (f": {_flat(incident.title)}" if incident.title else "")
             + f" · status {incident.status}{level} · since {_when(incident.started, day)} ({incident.opened_by})"
             + " · commander " + (_flat(incident.commander, 200) if incident.commander else "not set")
+            + (f" · {source_line(incident)}" if incident.source else "")
             + (f" · resolved at {_when(incident.resolved_at, day)}" if incident.resolved_at else ""))
+
+
+def severity_by_hand(incident: Incident, day: datetime | None = None) -> str:
+    """``set by hand by <who> at <when>`` while the incident's severity is the level an operator set ("" else)."""
+    if not incident.severity_set or incident.severity != incident.severity_set or incident.severity_set_at is None:
+        return ""
+    return f"set by hand by {_flat(incident.severity_set_by, 80) or 'unknown'} at {_when(incident.severity_set_at, day)}"
 
 
 def next_update_line(incident: Incident, at: datetime, day: datetime | None = None) -> str:

@@ -110,6 +110,7 @@ def events_from_opsgenie(payload: Any, source: str = "opsgenie webhook",
                 **({"status": "acknowledged", "acknowledged_by": one_line(alert.get("username"))}
                    if action.lower() == "acknowledge" and one_line(alert.get("username")) else {}),
                 **({"assignees": one_line(alert.get("owner"))} if one_line(alert.get("owner")) else {}),
+                **({"incident": one_line(alert.get("tinyId"))} if one_line(alert.get("tinyId")) else {}),
             }.items())),
             runbook_url=one_line(runbook) or None,
             ends_at=ended,
