@@ -50,7 +50,7 @@ from mission_memory.fence import (
     open_marker,
 )
 from mission_memory.handover.activity import RecentActivity, rank_activity
-from mission_memory.handover.incident import incident_block
+from mission_memory.handover.incident import block_tokens, incident_block
 from mission_memory.handover.notes import open_notes
 from mission_memory.handover.profile import PredecessorProfile, build_profile
 from mission_memory.handover.shift_window import ShiftWindow, work_by_operator
@@ -568,6 +568,7 @@ def collect_brief_items(
     extra_watch: Sequence[BriefItem] = (),
     tokenizer: Tokenizer | None = None,
     from_operator_known: bool = True,
+    token_budget: int | None = None,
 ) -> tuple[list[BriefItem], dict[str, int], PredecessorProfile]:
     """Read the brief's entries for ``window`` from ``store`` (docs/design.md §6, ADR 0026).
 
@@ -578,6 +579,8 @@ def collect_brief_items(
         tokenizer: condenses the incident block while the mission is degraded (None: no incident block).
         from_operator_known: False when memory holds nothing of the named outgoing operator on the
             mission: the status line says so (and that the brief is not archived).
+        token_budget: the brief's budget; above 2,500 tokens the incident block grows with it
+            (:func:`~mission_memory.handover.incident.block_tokens`). None: the default cap.
 
     Returns:
         ``(items, counts, profile)``: items in section order, best first within a section; counts
@@ -595,7 +598,8 @@ def collect_brief_items(
     tree = tracked_files(store, m)
     activity = rank_activity(history, window_commits=len(commits), outgoing=window.from_operator,
                              incoming=window.to_operator, exists=None if tree is None else tree.__contains__)
-    incident = incident_block(store, m, until, notes, tokenizer) if tokenizer is not None else None
+    cap = block_tokens(token_budget)
+    incident = incident_block(store, m, until, notes, tokenizer, cap) if tokenizer is not None else None
     if incident is not None:
         activity = _only_affected(activity, incident.sectors)
     profile = build_profile(window.from_operator, corrections, activity)
@@ -625,7 +629,7 @@ def collect_brief_items(
         items += _firing_alert_items(store, m, until)
     if incident is not None:
         items.append(BriefItem(BriefSection.CRISIS, "incident: severity, still firing, decisions, next steps",
-                               incident.text, incident.refs, incident.record_ids, 900, spine=True, short=incident.short,
+                               incident.text, incident.refs, incident.record_ids, cap, spine=True, short=incident.short,
                                floor=incident.floor))
     items += _recorded_event_items(store, window, set(incident.record_ids) if incident is not None else set())
     items += [BriefItem(BriefSection.DECISIONS, "decision", _decision_text(r), (r.provenance.ref,), (r.id,), 200)

@@ -64,7 +64,8 @@ from mission_memory.stores.base import EventKind, MemoryStore
 from mission_memory.stores.filters import SearchFilter
 from mission_memory.tokens import Tokenizer
 
-__all__ = ["IncidentBlock", "RecurringKind", "about_incident", "incident_block"]
+__all__ = ["BLOCK_GROWS_FROM", "BLOCK_TOKENS", "IncidentBlock", "RecurringKind", "about_incident", "block_tokens",
+           "incident_block"]
 
 _IF_THEN = re.compile(r"\bif\b.+(\bthen\b|,)", re.IGNORECASE | re.DOTALL)
 _TIME = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\bnext (?:check|update)\b|\bin \d+ ?(?:min|minutes|h|hours)\b",
@@ -72,6 +73,21 @@ _TIME = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b|\bnext (?:check|update)\b|\b
 _QUOTE_CHARS = (160, 80, 40, 0)
 """Quote lengths tried, longest first; 0: only the most critical kind keeps a quote."""
 _RECURRING_SHOWN = 8
+"""Recurring kinds the block shows at most at its default cap (900 tokens); a larger cap shows more."""
+_TOKENS_PER_KIND = 110
+"""About what one recurring kind's lines take with its quote: a cap of ``n`` tokens shows at most
+``max(_RECURRING_SHOWN, n // _TOKENS_PER_KIND)`` kinds (the tokenizer decides how many fit)."""
+BLOCK_TOKENS = 900
+"""The incident block's cap at briefs of up to :data:`BLOCK_GROWS_FROM` tokens."""
+BLOCK_GROWS_FROM = 2500
+"""Above this brief budget the block's cap grows by half of the extra tokens: a larger budget shows more
+recurring kinds and longer quotes, each counted (:func:`block_tokens`)."""
+
+
+def block_tokens(budget: int | None) -> int:
+    """The incident block's cap, in tokens, for a brief of ``budget`` tokens (None: the default cap):
+    :data:`BLOCK_TOKENS`, plus half of what the budget has above :data:`BLOCK_GROWS_FROM`."""
+    return BLOCK_TOKENS + max(0, (budget or 0) - BLOCK_GROWS_FROM) // 2
 
 
 @dataclass(frozen=True)
@@ -249,7 +265,7 @@ def _note_lines(notes: Sequence[Record], limit: int) -> tuple[list[str], list[st
 
 
 def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequence[Record], tokenizer: Tokenizer,
-                   max_tokens: int = 900) -> IncidentBlock | None:
+                   max_tokens: int = BLOCK_TOKENS) -> IncidentBlock | None:
     """The incident block of ``mission`` at ``at`` while an incident is open: the mission degraded, or a
     critical alert open (None otherwise).
 
@@ -321,16 +337,23 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         return lines, shown
 
     def fit(cap: int, lines: list[str]) -> str:
-        """Shorter quotes first, then fewer recurring kinds shown (the rest folded into one counted line);
-        the open alerts and the note lines are never dropped."""
+        """As many recurring kinds as fit (at most ``max(_RECURRING_SHOWN, cap // _TOKENS_PER_KIND)``), each
+        with the longest quote that fits; the rest folded into one counted line. The open alerts and the
+        note lines are never dropped."""
         smallest = _render(head, alerts, recurring, total, lines, 0, 0, at, recurring_since)
         if tokenizer.count(smallest) > cap:  # thousands of open alerts: no longer form fits either (the floor groups them)
             return smallest
-        for shown in range(min(len(recurring), _RECURRING_SHOWN), -1, -1):
-            for quote in _QUOTE_CHARS:
-                text = _render(head, alerts, recurring, total, lines, shown, quote, at, recurring_since)
-                if tokenizer.count(text) <= cap:
-                    return text
+        fits, over = 0, min(len(recurring), max(_RECURRING_SHOWN, cap // _TOKENS_PER_KIND)) + 1
+        while over - fits > 1:  # the most kinds that fit without quotes (more kinds never take fewer tokens)
+            mid = (fits + over) // 2
+            if tokenizer.count(_render(head, alerts, recurring, total, lines, mid, 0, at, recurring_since)) <= cap:
+                fits = mid
+            else:
+                over = mid
+        for quote in _QUOTE_CHARS:  # then the longest quotes that still fit beside them
+            text = _render(head, alerts, recurring, total, lines, fits, quote, at, recurring_since)
+            if tokenizer.count(text) <= cap:
+                return text
         return smallest
 
     whole_tail, note_ids = tail(240)
@@ -339,10 +362,11 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     short = fit(max(max_tokens // 2, 160), tail(100)[0])
     floor = "\n".join([*head[:-1], *_floor_lines(alerts, at)])  # the "Affected" line is the first to go
     alert_ids = alert_record_ids(store, mission, alerts)
-    refs = ([f"event:{a.event_id}" for a in alerts] + [f"event:{r.event.id}" for r in recurring[:_RECURRING_SHOWN]]
+    most = max(_RECURRING_SHOWN, max_tokens // _TOKENS_PER_KIND)
+    refs = ([f"event:{a.event_id}" for a in alerts] + [f"event:{r.event.id}" for r in recurring[:most]]
             + [n.ref for n in report.decisions])
     ids = [alert_ids[a.event_id] for a in alerts if a.event_id in alert_ids]
-    ids += [r.kind.best_id for r in recurring[:_RECURRING_SHOWN]] + [n.record_id for n in report.decisions]
+    ids += [r.kind.best_id for r in recurring[:most]] + [n.record_id for n in report.decisions]
     return IncidentBlock(text, short, tuple(dict.fromkeys(refs)), tuple(dict.fromkeys(ids)), tuple(sectors),
                          tuple(alerts), tuple(recurring), tuple(note_ids), floor)
 

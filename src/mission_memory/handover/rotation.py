@@ -100,7 +100,7 @@ def build_rotation_brief(
     # archived: the next brief would call it the last handover, and `brief ack` could acknowledge it.
     known = from_operator is None or operator_is_known(seen, from_operator, mission)
     items, counts, profile = collect_brief_items(seen, window, extra_watch=watch, tokenizer=tokenizer,
-                                                 from_operator_known=known)
+                                                 from_operator_known=known, token_budget=token_budget)
     text, entries, tokens, omitted = pack_brief(items, token_budget, tokenizer)
     brief = RotationBrief(window, counts, token_budget, tokens, text, tuple(entries), omitted, profile,
                           from_operator_known=known)
