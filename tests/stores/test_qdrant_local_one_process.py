@@ -34,10 +34,10 @@ def test_a_second_process_cannot_open_a_local_qdrant_folder_while_one_holds_it(t
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "open", holder.stderr
-        with pytest.raises(BackendUnavailable, match="cannot be opened: .*already accessed by another instance"):
+        with pytest.raises(BackendUnavailable, match=r"cannot be opened: .*already accessed by another instance"):
             open_store(spec, tmp_path)
     finally:
-        out, err = holder.communicate("close\n", timeout=60)
+        _, err = holder.communicate("close\n", timeout=60)
     assert holder.returncode == 0, err
     store = open_store(spec, tmp_path)  # closed: the next process opens it and sees the first one's value
     try:
