@@ -185,8 +185,9 @@ class Incident:
         resolved_at: when it closed (None while open).
         closed_by: why or by whom it closed ("" while open).
         log: every change, oldest first.
-        source: the source's record of the alert that opened it, when a PagerDuty incident or an Opsgenie
-            alert did: ``(("name", "pagerduty"), ("id", "Q1INC42"), ("number", "42"), ("url", …))``.
+        source: the source's record of the alert that opened it, when its source keeps its own ids
+            (:attr:`~mission_memory.operations.sources.Source.record_noun`): ``(("name", <source>), ("id",
+            "Q1INC42"), ("number", "42"), ("url", …))``.
         severity_set: the level an operator set by hand ("" if none); while alerts of the incident are
             open, :attr:`severity` is the higher of it and theirs.
         severity_set_by: who set it ("" if nobody).
@@ -437,27 +438,32 @@ def sync_incident(store: MemoryStore, mission: str, state: EscalationState, at: 
     return _update(store, mission, change)
 
 
-_SOURCES_WITH_IDS = {"pagerduty": "PagerDuty incident", "opsgenie": "Opsgenie alert"}
-"""The sources whose event id carries their own id of the incident or alert (``pagerduty:<id>``), as named."""
+def _record_nouns() -> dict[str, str]:
+    """The sources whose event ids carry their own record's id (``<source>:<id>``), by name, with the noun
+    they give it (:attr:`~mission_memory.operations.sources.Source.record_noun`)."""
+    from mission_memory.operations.sources import sources
+
+    return {s.name: s.record_noun for s in sources() if s.record_noun}
 
 
 def _source_of(alert: OpenAlert) -> tuple[tuple[str, str], ...]:
-    """The source's record of ``alert`` when its source keeps one (PagerDuty, Opsgenie): name, id, number, url."""
+    """The source's record of ``alert`` when its source keeps one: name, id, number, url."""
     name, _, own = alert.event_id.partition(":")
-    if name not in _SOURCES_WITH_IDS or not own:
+    if name not in _record_nouns() or not own:
         return ()
     return (("name", name), ("id", own), ("number", alert.number), ("url", alert.url))
 
 
 def source_line(incident: Incident) -> str:
-    """The source's record of the incident in a few words (``PagerDuty incident #42 (Q1INC42) https://…``);
-    "" when no PagerDuty incident or Opsgenie alert opened it. Whitespace-collapsed, not escaped."""
+    """The source's record of the incident in a few words (``<record noun> #42 (Q1INC42) https://…``);
+    "" when no source record opened it. Whitespace-collapsed, not escaped."""
     source = dict(incident.source)
-    if source.get("name") not in _SOURCES_WITH_IDS:
+    noun = _record_nouns().get(source.get("name", ""))
+    if not noun:
         return ""
     number = f" #{_flat(source['number'], 40)}" if source.get("number") else ""
     url = f" {_flat(source['url'], 300)}" if source.get("url") else ""
-    return f"{_SOURCES_WITH_IDS[source['name']]}{number} ({_flat(source.get('id', ''), 120)}){url}"
+    return f"{noun}{number} ({_flat(source.get('id', ''), 120)}){url}"
 
 
 def _closed(incident: Incident, at: datetime, by: str, why: str) -> Incident:

@@ -77,6 +77,9 @@ class Source:
             ``MISSION_MEMORY_SECTOR_LABELS`` names others for this source.
         verify: the sender's own signature check, run when its auth setting holds signing secrets.
         title: what it is, for the documentation and error messages (``alertmanager webhook``).
+        record_noun: what the source calls the record its event ids carry (``PagerDuty incident``): its
+            events' ids are ``<name>:<its own id>``, and an incident one of them opens keeps that id, the
+            ``incident`` label's number and the page (""; the source's ids are not its own records).
     """
 
     name: str
@@ -87,6 +90,7 @@ class Source:
     sector_labels: tuple[str, ...] = ()
     verify: Verifier | None = None
     title: str = ""
+    record_noun: str = ""
 
     @property
     def label(self) -> str:

@@ -123,6 +123,6 @@ def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
     return events_from_opsgenie(body_json(body, SOURCE.label), SOURCE.label, sector_labels(settings, SOURCE))
 
 
-SOURCE = Source(name="opsgenie", path="/alerts/opsgenie", parse=_parse, sector_labels=("entity", "tag"),
+SOURCE = Source(name="opsgenie", record_noun="Opsgenie alert", path="/alerts/opsgenie", parse=_parse, sector_labels=("entity", "tag"),
                 title="opsgenie webhook")
 """Opsgenie's Webhook integration."""

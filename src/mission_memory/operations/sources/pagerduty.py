@@ -152,6 +152,6 @@ def _parse(body: bytes, settings: Settings) -> list[DomainEvent]:
     return events_from_pagerduty(body_json(body, SOURCE.label), SOURCE.label, sector_labels(settings, SOURCE))
 
 
-SOURCE = Source(name="pagerduty", path="/alerts/pagerduty", parse=_parse, verify=signature_problem,
+SOURCE = Source(name="pagerduty", record_noun="PagerDuty incident", path="/alerts/pagerduty", parse=_parse, verify=signature_problem,
                 sector_labels=("service", "team", "escalation_policy"), title="pagerduty webhook")
 """PagerDuty's v3 webhook subscriptions."""
