@@ -110,7 +110,8 @@ class CascadeLink:
 
 @dataclass(frozen=True)
 class Cascade:
-    """A chain of linked events from its root, members in time order."""
+    """A chain of linked events from its root, members in time order; ``start`` is its first event, ``end``
+    its last (a kind's node counts to the kind's last event, not its first)."""
 
     root_id: str
     event_ids: tuple[str, ...]
@@ -239,7 +240,11 @@ def link_kinds(
     return links
 
 
-def _cascades(events: Sequence[DomainEvent], links: Sequence[CascadeLink]) -> list[Cascade]:
+def _cascades(events: Sequence[DomainEvent], links: Sequence[CascadeLink],
+              last_seen: Mapping[str, datetime] | None = None) -> list[Cascade]:
+    """Connected chains of ``events`` by ``links``; a node standing for a kind ends at its kind's last event
+    (``last_seen`` by node id), so a chain's span runs to the last event of its kinds."""
+    last_seen = last_seen or {}
     by_id = {e.id: e for e in events}
     parent: dict[str, str] = {e.id: e.id for e in events}
 
@@ -267,7 +272,7 @@ def _cascades(events: Sequence[DomainEvent], links: Sequence[CascadeLink]) -> li
             event_ids=tuple(e.id for e in members),
             sectors=tuple(dict.fromkeys(e.sector for e in members)),
             start=members[0].time,
-            end=members[-1].time,
+            end=max(max(last_seen.get(e.id, e.time), e.time) for e in members),
             max_criticality=max(e.criticality for e in members),
         ))
     cascades.sort(key=lambda c: (-c.max_criticality, -len(c.event_ids), c.start))
@@ -437,7 +442,7 @@ def crisis_report(
     links = link_kinds(nodes, proximity=proximity)
     timeline = CrisisTimeline(
         at=at, since=state.since if degraded else None, mode=state.mode.value, alpha=state.alpha, rate=state.rate,
-        window=state.window, sectors=sectors, cascades=tuple(_cascades(list(events.values()), links)),
+        window=state.window, sectors=sectors, cascades=tuple(_cascades(list(events.values()), links, {e.id: k.last_seen for k, e in nodes})),
         links=tuple(links))
     critical = _critical_kinds(store, mission, state, at)
     # The escalation began with the window whose count crossed capacity, one window before the switch.
