@@ -27,6 +27,10 @@ from tests.metrics.transcript_builder import REJECTION, TranscriptWriter, text, 
 ALICE, BOB = "alice@example.org", "bob@example.org"
 CANARIES = make_canaries("prompt", "prompt_uk", "user_text", "edit_old", "edit_new", "bash", "write")
 SHARDING_QUESTION = "Shard the upload ledger per field team"
+TRANSCRIPT_STEP = timedelta(milliseconds=250)
+"""The transcript's records are this far apart, and its eleven records end within 3 s of its start: the
+session-start hook must run after the last of them (the brief covers up to now), and the test waits on
+the real clock for that moment."""
 
 
 def _run(runner: CliRunner, *args: str) -> str:
@@ -43,7 +47,7 @@ def _adr_id(memory: Memory, number: int) -> str:
 def _transcript(path: Path, root: Path, start: datetime, redirect: str) -> Path:
     """Session sess-t: an edit of src/ledger.py, the operator's redirect, the edit redone, a refused command."""
     c = CANARIES
-    w = TranscriptWriter(path, "sess-t", cwd=str(root), start=start)
+    w = TranscriptWriter(path, "sess-t", cwd=str(root), start=start, step=TRANSCRIPT_STEP)
     w.prompt(f"Make the ledger writes faster {c['user_text']}")
     w.call("m1", [tool("e1", "Edit", file_path=f"{root}/src/ledger.py", old_string=c["edit_old"],
                        new_string=c["edit_new"])], usage(3, 10))
@@ -109,8 +113,8 @@ def test_operator_a_works_and_corrects_then_operator_b_starts_with_the_handover_
     first = asked + timedelta(seconds=1)
     capture_prompt(hook_dir, first.isoformat(), f"Make the ledger writes faster {CANARIES['user_text']}",
                    session="sess-t", cwd=root)
-    capture_prompt(hook_dir, (first + timedelta(seconds=3)).isoformat(), redirect, session="sess-t", cwd=root)
-    capture_prompt(hook_dir, (first + timedelta(seconds=6)).isoformat(), f"ні, не чіпай тести {CANARIES['prompt_uk']}",
+    capture_prompt(hook_dir, (first + timedelta(seconds=1)).isoformat(), redirect, session="sess-t", cwd=root)
+    capture_prompt(hook_dir, (first + timedelta(seconds=2)).isoformat(), f"ні, не чіпай тести {CANARIES['prompt_uk']}",
                    session="sess-u", cwd=root)
     # a Claude Code transcript of the same session
     transcript = _transcript(tmp_path / "projects" / "uploader" / "sess-t.jsonl", root, first, redirect)
@@ -161,7 +165,7 @@ def test_operator_a_works_and_corrects_then_operator_b_starts_with_the_handover_
 
     # -- operator B starts a session through the real SessionStart hook ------------------------------------
     # (not before the transcript's last record, a few seconds after sess-t's query: the brief covers up to now)
-    time.sleep(max(0.0, (first + timedelta(seconds=16) - datetime.now(UTC)).total_seconds()))
+    time.sleep(max(0.0, (first + timedelta(seconds=4) - datetime.now(UTC)).total_seconds()))
     monkeypatch.setenv("MISSION_MEMORY_OPERATOR", BOB)
     done = run_session_start(data_dir, start_payload(root), "--time-limit", "100")
     assert done.returncode == 0, done.stderr

@@ -47,7 +47,7 @@ def tool(tool_id: str, name: str, **tool_input: Any) -> dict[str, Any]:
 
 
 class TranscriptWriter:
-    """Writes one transcript file record by record; each record is one second after the last."""
+    """Writes one transcript file record by record; each record is ``step`` (one second) after the last."""
 
     def __init__(
         self,
@@ -60,12 +60,14 @@ class TranscriptWriter:
         sidechain: bool = False,
         split_blocks: bool = True,
         agent_id: str | None = None,
+        step: timedelta = timedelta(seconds=1),
     ) -> None:
         self.path = path
         self.session_id = session_id
         self.version = version
         self.cwd = cwd
         self.clock = start
+        self.step = step
         self.sidechain = sidechain
         self.split_blocks = split_blocks
         self.agent_id = agent_id
@@ -74,7 +76,7 @@ class TranscriptWriter:
 
     def _base(self, kind: str, sidechain: bool | None = None) -> dict[str, Any]:
         self.counter += 1
-        self.clock += timedelta(seconds=1)
+        self.clock += self.step
         record: dict[str, Any] = {
             "parentUuid": None,
             "isSidechain": self.sidechain if sidechain is None else sidechain,
