@@ -92,10 +92,20 @@ class FileRead:
         reason: why it was not read, or None: ``outside-repository`` (a link leads out of the root),
             ``not-a-regular-file`` (folder, FIFO, socket, device), ``too-large`` (more than the cap),
             ``unreadable`` (missing, a link loop, permission denied, an I/O error).
+        size: with ``too-large``, the file's size in bytes as the file system states it, or None when
+            it states no more than the cap (a ``/proc`` file, a file that grew while read).
     """
 
     data: bytes | None
     reason: str | None = None
+    size: int | None = None
+
+    def too_large_detail(self, limit: int, setting: str) -> str:
+        """How a ``too-large`` file compares with the cap, for the skip report:
+        ``5,008 bytes; the limit is 4,000 bytes (MISSION_MEMORY_MAX_FILE_BYTES)`` (``more than 4,000 bytes``
+        when the size is not known). ``limit`` is the cap in bytes, ``setting`` what sets it."""
+        size = f"{self.size:,} bytes" if self.size is not None else f"more than {limit:,} bytes"
+        return f"{size}; the limit is {limit:,} bytes ({setting})"
 
 
 def read_inside(root: Path, relative: str, max_bytes: int) -> FileRead:
@@ -121,7 +131,8 @@ def read_inside(root: Path, relative: str, max_bytes: int) -> FileRead:
     except OSError:
         return FileRead(None, "unreadable")
     try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
             return FileRead(None, "not-a-regular-file")
         os.set_blocking(descriptor, True)
         chunks: list[bytes] = []
@@ -138,5 +149,5 @@ def read_inside(root: Path, relative: str, max_bytes: int) -> FileRead:
         os.close(descriptor)
     data = b"".join(chunks)
     if len(data) > max_bytes:
-        return FileRead(None, "too-large")
+        return FileRead(None, "too-large", status.st_size if status.st_size > max_bytes else None)
     return FileRead(data)

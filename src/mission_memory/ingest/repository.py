@@ -223,13 +223,15 @@ class IngestReport:
 
 
 def _read_text(root: Path, relative: str, max_bytes: int) -> tuple[str | None, str | None, str | None]:
-    """``(text, None, encoding)`` or ``(None, reason, None)``; only a regular file under ``root`` is
+    """``(text, None, encoding)`` or ``(None, reason, detail)``; only a regular file under ``root`` is
     read, at most ``max_bytes`` of it (:func:`~mission_memory.ingest.file_reading.read_inside`), and
     decoded by :func:`~mission_memory.ingest.file_reading.decode_text` (UTF-8, else the stated
-    fallback; a binary file is skipped)."""
+    fallback; a binary file is skipped). The detail of a skip says more (a too-large file's size and
+    the limit), or is None."""
     read = read_inside(root, relative, max_bytes)
     if read.data is None:
-        return None, read.reason, None
+        detail = read.too_large_detail(max_bytes, "MISSION_MEMORY_MAX_FILE_BYTES") if read.reason == "too-large" else None
+        return None, read.reason, detail
     decoded = decode_text(read.data)
     return decoded.text, decoded.reason, decoded.encoding
 
@@ -524,7 +526,8 @@ def ingest_repository(
                 else _read_text(source.root, rel, max_file_bytes)
             )
             if text is None:
-                report.skipped.append({"path": shown, "reason": reason or "unreadable"})
+                detail = {"detail": encoding} if encoding else {}  # a skip's third value is its detail
+                report.skipped.append({"path": shown, "reason": reason or "unreadable", **detail})
             else:
                 texts[rel] = text
                 if encoding not in (None, "utf-8"):
