@@ -147,7 +147,7 @@ def _the_on_call_drill_tells_its_story(box: Sandbox) -> None:
     assert '"added":1' in box.output_of(guide, "--data-binary @firing.json")
     assert '"mode":"degraded"' in box.output_of(guide, "@flood.jsonl")
     state = box.output_of(guide, "mission-memory events firing --mission checkout\nmission-memory escalation")
-    assert "1 alerts open" in state and "CheckoutErrorBudgetBurn" in state and "checkout-api-7:9102" in state
+    assert "1 alert open" in state and "CheckoutErrorBudgetBurn" in state and "checkout-api-7:9102" in state
     assert "Escalation: degraded" in state and "status investigating" in state
     brief = box.output_of(guide, "mission-memory brief --mission checkout")
     assert brief.index("Severity: critical") < brief.index("CheckoutErrorBudgetBurn") < brief.index("×60")

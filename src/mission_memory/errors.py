@@ -13,6 +13,9 @@
 Shells map the tree at one place each: the CLI prints ``Error: <message>`` on stderr and exits 1,
 the MCP server raises ``ToolError``, the prompt hook logs and exits 0. A dependency's exceptions
 are translated at one boundary per backend (``raise BackendUnavailable(...) from exc``).
+
+Messages (and every count shown anywhere: digests, briefs, listings) word a count with :func:`counted`,
+so "1 alert", never "1 alerts".
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ __all__ = [
     "MissionMemoryError",
     "NotFound",
     "StoreDamaged",
+    "counted",
     "listed_problems",
     "user_message",
 ]
@@ -106,7 +110,7 @@ def listed_problems(problems: Sequence[str], shown: int = _SHOWN_PROBLEMS) -> st
     characters, then how many more (``…; and 99,995 more problems``)."""
     clipped = [p if len(p) <= _PROBLEM_CHARS else p[: _PROBLEM_CHARS - 1] + "…" for p in problems[:shown]]
     rest = len(problems) - shown
-    more = f"; and {rest:,} more problem{'s' if rest != 1 else ''}" if rest > 0 else ""
+    more = f"; and {counted(rest, 'more problem', thousands=True)}" if rest > 0 else ""
     return "; ".join(clipped) + more
 
 
@@ -122,3 +126,19 @@ def user_message(exc: BaseException) -> str:
     if len(text) > MAX_MESSAGE_CHARS:
         text = f"{text[: MAX_MESSAGE_CHARS - 60]}… ({len(text) - MAX_MESSAGE_CHARS + 60:,} more characters left out)"
     return text
+
+
+def counted(count: int, noun: str, plural: str | None = None, *, thousands: bool = False) -> str:
+    """``count`` and ``noun``, the noun in the singular for exactly one, else in the plural.
+
+    Args:
+        count: how many.
+        noun: the singular (``alert``).
+        plural: the plural when it is not ``noun + "s"`` (``entries``).
+        thousands: write the count with thousands separators (``12,000``).
+
+    Returns:
+        ``"1 alert"``, ``"0 alerts"``, ``"2 entries"``.
+    """
+    number = f"{count:,}" if thousands else f"{count}"
+    return f"{number} {noun if count == 1 else (plural or noun + 's')}"

@@ -50,7 +50,7 @@ def test_an_operator_silence_marks_the_alert_in_the_incident_block_and_counts_it
         during = _crisis(memory, NOW + timedelta(minutes=5))
         after = _crisis(memory, NOW + timedelta(hours=2, minutes=1))  # the silence expired by itself
     # the incident opened by the alert stays open (an operator closes it); the silenced alert is not counted
-    assert during is not None and "highest open alert 0.60; 1 alerts open, 0 critical, 1 silenced" in during, during
+    assert during is not None and "highest open alert 0.60; 1 alert open, 0 critical, 1 silenced" in during, during
     line = next(x for x in during.splitlines() if "DiskFilling" in x)
     assert "SILENCED until 2026-03-01 14:00 UTC" in line and "disk resize under way" in line
     assert after is not None and "highest open alert 0.90; 2 alerts open, 1 critical" in after, after
@@ -87,4 +87,4 @@ def test_the_crisis_timeline_counts_no_silenced_alert_as_firing(tmp_path: Path) 
         memory.record_events(events_from_alertmanager(payload), mission="estate", now=NOW, embed=False)
         digest = memory.query("what is failing", filters={"mission": "estate"}, timeline=True, now=NOW,
                               token_budget=3000)
-    assert "Firing now: 1 alerts open" in digest.text, digest.text
+    assert "Firing now: 1 alert open" in digest.text, digest.text

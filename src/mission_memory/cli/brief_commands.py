@@ -19,6 +19,7 @@ from mission_memory.cli.output import (
     print_json,
     reported_errors,
 )
+from mission_memory.errors import counted
 from mission_memory.fence import fence_notice, fenced, listed_name, new_nonce, quote_name
 from mission_memory.handover import DEFAULT_BRIEF_TOKEN_BUDGET
 
@@ -147,7 +148,7 @@ def notes(
         return
     # Operator text, read by people and by agents alike: each note fenced as the digest fences excerpts.
     nonce = new_nonce()
-    echo_text(f"{len(rows)} open handover note{'' if len(rows) == 1 else 's'}, newest first.\n{fence_notice(nonce)}\n")
+    echo_text(f"{counted(len(rows), 'open handover note')}, newest first.\n{fence_notice(nonce)}\n")
     for index, row in enumerate(rows, 1):
         operator = listed_name(str(row["operator"])) if row["operator"] else "unknown"
         echo_text(f"### {index}. [{row['kind']}] {str(row['note_id'])[:_SHOWN_NOTE_ID]} by {operator} at {row['time']}\n"

@@ -20,7 +20,7 @@ import typer
 from mission_memory.cli.numbers import number
 from mission_memory.cli.opening import open_memory
 from mission_memory.cli.output import console, print_json, reported_errors
-from mission_memory.errors import InputError
+from mission_memory.errors import InputError, counted
 from mission_memory.fence import neutralise_markers, quote_name
 from mission_memory.utc import parse_clock_flag
 
@@ -215,7 +215,7 @@ def _shown_time(iso: str) -> str:
 
 def _state_line(state: dict[str, Any]) -> str:
     minutes = state["window_s"] / 60
-    line = f"Escalation: {state['mode']} · α {state['alpha']:.2f} · {state['rate']} events in {minutes:g} min"
+    line = f"Escalation: {state['mode']} · α {state['alpha']:.2f} · {counted(state['rate'], 'event')} in {minutes:g} min"
     if state["since"]:
         line += f" · since {_shown_time(state['since'])}"
     return line
@@ -261,7 +261,7 @@ def status(
     console.print(_state_line(data), markup=False)
     console.print(f"Event vector queue: {queue['queue'] or 'caught up, every event has its vector'}", markup=False)
     for sector, count in sorted(data["escalating_sectors"].items(), key=lambda kv: -kv[1]):
-        console.print(f"  escalating: {sector or '(no sector)'} · {count} events · since {_shown_time(data['sector_since'][sector])}", markup=False)
+        console.print(f"  escalating: {sector or '(no sector)'} · {counted(count, 'event')} · since {_shown_time(data['sector_since'][sector])}", markup=False)
     if drawn is not None:
         console.print(f"Event rate plotted to {drawn}", markup=False)
 
@@ -285,7 +285,7 @@ def firing(
         console.print("No alert is firing.", markup=False)
         return
     silenced = len(alerts) - len(firing_only(alerts))
-    console.print(f"{len(alerts)} alerts open: {len(alerts) - silenced} firing, {silenced} silenced; most critical first,"
+    console.print(f"{counted(len(alerts), 'alert')} open: {len(alerts) - silenced} firing, {silenced} silenced; most critical first,"
                   " silenced last (since UTC · criticality · alert: title · instance · sector · acknowledged"
                   " · assigned · event · runbook · silence · links):", markup=False)
     for a in alerts:  # stored names and URLs: one line each, no marker-like run (the console escapes controls)

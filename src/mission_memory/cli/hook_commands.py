@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from mission_memory.capture import dropped_prompts
 from mission_memory.cli.output import console, print_json, reported_errors
-from mission_memory.errors import InputError
+from mission_memory.errors import InputError, counted
 from mission_memory.hook import installer
 from mission_memory.hook.installer import SettingsScope
 
@@ -106,7 +106,7 @@ def uninstall(
     if json_output:
         print_json({"settings": str(path), "removed": removed})
         return
-    console.print(f"Removed {removed} hook entr{'y' if removed == 1 else 'ies'} from {path}")
+    console.print(f"Removed {counted(removed, 'hook entry', 'hook entries')} from {path}")
 
 
 @app.command("status")

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 
 from mission_memory.cli.output import console, json_text, print_json, reported_errors
-from mission_memory.errors import InputError
+from mission_memory.errors import InputError, counted
 from mission_memory.utc import parse_clock_flag
 
 if TYPE_CHECKING:
@@ -266,7 +266,7 @@ def forget(
     if json_output:
         print_json({"forgotten": forgotten})
         return
-    console.print(f"Forgot {len(forgotten)} prompt{'' if len(forgotten) == 1 else 's'}")
+    console.print(f"Forgot {counted(len(forgotten), 'prompt')}")
 
 
 def _short_names(repositories: list[str]) -> dict[str, str]:

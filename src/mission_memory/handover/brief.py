@@ -40,7 +40,7 @@ from enum import StrEnum
 from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
-from mission_memory.errors import BudgetError
+from mission_memory.errors import BudgetError, counted
 from mission_memory.fence import (
     close_marker,
     fence_notice,
@@ -206,10 +206,6 @@ def _one_line(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
 def _source_line(record: Record) -> str:
     p = record.provenance
     ref = p.ref[:12] if p.kind.value == "commit" else p.ref
@@ -312,7 +308,7 @@ def _recorded_event_items(store: MemoryStore, window: ShiftWindow, skip: set[str
         a = r.attributes
         state = " · resolved" if a.get("state") == "resolved" else ""
         earlier = len(a.get("earlier_versions") or ())
-        again = f" · replaces {earlier} earlier {'version' if earlier == 1 else 'versions'}" if earlier else ""
+        again = f" · replaces {counted(earlier, 'earlier version')}" if earlier else ""
         text = (f"[criticality {_source_criticality(r):.2f}{state} · {_one_line(str(a.get('event_type') or 'event'), 60)}"
                 f" · {_one_line(r.component or 'no sector', 60)}] {_one_line(r.text, 300)}\n"
                 f"by {r.operator}, {r.provenance.time.strftime('%Y-%m-%d %H:%M')} UTC{again}"
@@ -368,7 +364,7 @@ def _profile_items(profile: PredecessorProfile) -> list[BriefItem]:
     for zone in profile.zones:
         name = zone.component if zone.component == "(root)" else f"{zone.component}/"
         mine = f" ({zone.by_outgoing} by {profile.operator})" if profile.operator and zone.by_outgoing else ""
-        lines = [f"Component {name}: {_n(zone.corrections, 'correction')}, {_n(zone.commits, 'recent commit')}{mine}"]
+        lines = [f"Component {name}: {counted(zone.corrections, 'correction')}, {counted(zone.commits, 'recent commit')}{mine}"]
         if zone.files:
             lines.append("Files: " + ", ".join(zone.files))
         lines.extend(f"commit {sha[:12]} {_one_line(subject, 140)}" for sha, subject in zone.latest_commits)
@@ -383,7 +379,7 @@ def _other_components_item(activity: RecentActivity, shown: set[str]) -> list[Br
         return []
     lines = []
     for c in rest:
-        head = f"- {c.component if c.component == '(root)' else c.component + '/'}: {_n(c.commits, 'commit')}, {_n(c.files, 'file')}"
+        head = f"- {c.component if c.component == '(root)' else c.component + '/'}: {counted(c.commits, 'commit')}, {counted(c.files, 'file')}"
         if c.recent:  # its latest commit, merges last (activity.py), with date, author and subject
             sha, subject, author, when = c.recent[0]
             lines.append(f"{head}; latest {when.date().isoformat()} `{sha[:12]}` {author or 'unknown'}: {_one_line(subject, 100)}")
@@ -409,7 +405,7 @@ def _recent_files_item(activity: RecentActivity, outgoing: str | None, incoming:
             who.append(f"{f.by_outgoing} by {outgoing}")
         if incoming and f.by_incoming:
             who.append(f"{f.by_incoming} by {incoming}")
-        lines.append(f"- {f.path}: {_n(f.commits, 'commit')}{' (' + ', '.join(who) + ')' if who else ''},"
+        lines.append(f"- {f.path}: {counted(f.commits, 'commit')}{' (' + ', '.join(who) + ')' if who else ''},"
                      f" latest {f.last_time.date().isoformat()} `{f.last_sha[:12]}`")
     if activity.older:
         lines.append("then files only older commits touched, newest first, as path · commits · latest change:")
@@ -556,7 +552,7 @@ def _unowned_task_items(store: MemoryStore, window: ShiftWindow) -> list[BriefIt
             items.append(BriefItem(
                 BriefSection.WATCH, "task with activity but no owner",
                 f"{key} {r.title}".strip() + f"\nstate: {a.get('state') or 'unknown'} · "
-                f"{_n(comments_on.get(key, 0), 'comment')} in the window\n{_source_line(r)}", (key or r.provenance.ref,),
+                f"{counted(comments_on.get(key, 0), 'comment')} in the window\n{_source_line(r)}", (key or r.provenance.ref,),
                 (r.id,), 100))
     return items
 
@@ -610,10 +606,10 @@ def collect_brief_items(
 
     status = BriefItem(
         BriefSection.STATUS,
-        f"status · window {since.date().isoformat()} → {until.date().isoformat()} · {_n(counts['decisions'], 'decision')}"
-        f" · {_n(counts['corrections'], 'correction')} · {_n(counts['open_questions'], 'open question')}"
-        f" · {_n(counts['tasks_in_progress'], 'task')} in progress · {_n(len(commits), 'commit')}"
-        f" · {_n(len(notes), 'open note')}",
+        f"status · window {since.date().isoformat()} → {until.date().isoformat()} · {counted(counts['decisions'], 'decision')}"
+        f" · {counted(counts['corrections'], 'correction')} · {counted(counts['open_questions'], 'open question')}"
+        f" · {counted(counts['tasks_in_progress'], 'task')} in progress · {counted(len(commits), 'commit')}"
+        f" · {counted(len(notes), 'open note')}",
         f"mission: {m}\nfrom: {window.from_operator or 'unknown (no earlier operator in memory)'}"
         + ("" if from_operator_known else
            " (memory holds nothing from this operator on the mission: no queries, corrections, decisions"
@@ -672,7 +668,7 @@ def _who_did_what(store: MemoryStore, window: ShiftWindow) -> str:
         return "in the window: no recorded work\n"
     lines = ["in the window:"]
     for who in sorted(set(done) | set(asked), key=lambda w: (-sum(done.get(w, {}).values()), w)):
-        work = ", ".join(_n(n, what) for what, n in sorted(done.get(who, {}).items(), key=lambda kv: -kv[1]))
+        work = ", ".join(counted(n, what) for what, n in sorted(done.get(who, {}).items(), key=lambda kv: -kv[1]))
         reads = (f"{asked[who]} {'query or brief' if asked[who] == 1 else 'queries or briefs'} read (not work)"
                  if who in asked else "")
         lines.append(f"- {who}: " + (work or "no work") + (f"; {reads}" if reads else ""))
@@ -728,7 +724,7 @@ def _block(index: int, item: BriefItem, text: str, nonce: str) -> str:
 def _footer(included: int, omitted: int) -> str:
     if included == 0:
         return "_Nothing to hand over: memory holds no activity for this mission._"
-    entries = "1 entry" if included == 1 else f"{included} entries"
+    entries = counted(included, "entry", "entries")
     if omitted == 0:
         return f"_{entries}; nothing omitted._"
     return f"_{entries}; {omitted} more omitted to stay within the token budget._"

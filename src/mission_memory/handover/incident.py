@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from mission_memory.errors import InputError
+from mission_memory.errors import InputError, counted
 from mission_memory.operations.alert_state import (
     OpenAlert,
     alert_marks,
@@ -211,7 +211,7 @@ def _render(head: list[str], alerts: Sequence[OpenAlert], recurring: Sequence[Re
     kinds, events = total
     if kinds:
         window = f"since {since.astimezone(UTC):%H:%M:%S}" if since is not None else "in the window"
-        lines.append(f"Recurring log events (not alerts) {window}: {kinds} kinds, {events} events; most critical first:")
+        lines.append(f"Recurring log events (not alerts) {window}: {counted(kinds, 'kind')}, {counted(events, 'event')}; most critical first:")
     for rank, r in enumerate(recurring[:shown]):
         k, e = r.kind, r.event
         span = f"×{k.count} {_clock(k.first_seen, day)}–{_clock(k.last_seen, day)}" if k.count > 1 else \
@@ -223,7 +223,7 @@ def _render(head: list[str], alerts: Sequence[OpenAlert], recurring: Sequence[Re
     rest_kinds = kinds - min(shown, len(recurring))
     if rest_kinds > 0:
         rest_events = events - sum(r.kind.count for r in recurring[:shown])
-        lines.append(f"- +{rest_kinds} more kinds, {rest_events} events")
+        lines.append(f"- +{counted(rest_kinds, 'more kind')}, {counted(rest_events, 'event')}")
     return "\n".join(lines + tail)
 
 
@@ -301,7 +301,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     silenced = f", {len(alerts) - len(firing)} silenced" if len(firing) < len(alerts) else ""
     if firing:
         top = firing[0].criticality
-        why = (f"highest open alert {top:.2f}; {len(firing)} alerts open, "
+        why = (f"highest open alert {top:.2f}; {counted(len(firing), 'alert')} open, "
                f"{sum(1 for a in firing if a.criticality >= CRITICAL_CRITICALITY)} critical{silenced}")
     else:
         top = max((r.kind.max_criticality for r in recurring), default=0.0)
@@ -312,7 +312,7 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
     level = stored.severity if stored is not None else severity_level(top)  # the stored one holds (ADR 0091)
     hand = f", {severity_by_hand(stored, at)}" if stored is not None and severity_by_hand(stored, at) else ""
     head = [
-        f"Severity: {level}{hand} ({why}); {mode}; {rate} events in the {window_minutes:g} min to {at.astimezone(UTC):%H:%M:%S}",
+        f"Severity: {level}{hand} ({why}); {mode}; {counted(rate, 'event')} in the {window_minutes:g} min to {at.astimezone(UTC):%H:%M:%S}",
         *([incident_head(stored, severity=False, day=at)] if stored is not None and _set_by_someone(stored) else []),
         # the same window as the rate above, named; a sector listed for an open alert alone says so
         f"Affected (events in the same {window_minutes:g} min): "

@@ -43,7 +43,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
-from mission_memory.errors import InputError
+from mission_memory.errors import InputError, counted
 from mission_memory.operations.alert_state import OpenAlert, firing_only, open_alerts
 from mission_memory.operations.domain_events import DomainEvent, EventState, event_from_record
 from mission_memory.operations.escalation import CRITICAL_CRITICALITY, EscalationMode, EscalationState
@@ -570,9 +570,9 @@ def _timeline_lines(
     lines: list[str] = []
     if t.since is not None:
         lines.append(f"Escalation: degraded since {t.since.astimezone(UTC):%Y-%m-%d %H:%M} UTC · α {t.alpha:.2f} · "
-                     f"{t.rate} events in the {minutes:g} min window to {t.at.astimezone(UTC):%H:%M} UTC")
+                     f"{counted(t.rate, 'event')} in the {minutes:g} min window to {t.at.astimezone(UTC):%H:%M} UTC")
     else:
-        lines.append(f"Escalation: {t.mode} · {t.rate} events in the {minutes:g} min window to "
+        lines.append(f"Escalation: {t.mode} · {counted(t.rate, 'event')} in the {minutes:g} min window to "
                      f"{t.at.astimezone(UTC):%Y-%m-%d %H:%M} UTC (timeline on request)")
     if report.incident is not None:  # the stored incident, as the operators set it (docs/adr/0095)
         i = report.incident
@@ -581,7 +581,7 @@ def _timeline_lines(
     if report.firing:
         critical_open = [a for a in report.firing if a.criticality >= CRITICAL_EVENT]
         older = [a for a in report.firing if a.since <= t.at - t.window]
-        lines.append(f"Firing now: {len(report.firing)} alerts open ({len(critical_open)} critical), "
+        lines.append(f"Firing now: {counted(len(report.firing), 'alert')} open ({len(critical_open)} critical), "
                      f"{len(older)} of them started before this window; resolved alerts are not counted")
     lines.append(f"What is escalating (events per {minutes:g} min: this window / the one before · trend; "
                  "event lines: time type · sector · criticality · provenance):")
@@ -601,7 +601,7 @@ def _timeline_lines(
     urgent.sort(key=lambda u: (-u[1], -u[3].timestamp()))
     if urgent:  # docs/adr/0057, 0088: every distinct kind, counted over all its events, before any repeat
         lines.append(f"Critical events of this window and alerts still firing (criticality ≥ {CRITICAL_EVENT:g}; "
-                     f"{sum(u[0] for u in urgent)} in {len(urgent)} distinct kinds, repeats grouped; most critical, "
+                     f"{sum(u[0] for u in urgent)} in {counted(len(urgent), 'distinct kind')}, repeats grouped; most critical, "
                      "then latest first):")
         for count, top, first, last, rep, all_of in urgent[:critical]:
             span = f" · ×{count} {_hm(first)}–{_hm(last)}" if count > 1 else f" · {_hm(rep.time)}"
@@ -610,7 +610,7 @@ def _timeline_lines(
                          f"event:{rep.id}" + (f" ({all_of})" if count > 1 else "") + runbook)
         if len(urgent) > critical:
             rest = urgent[critical:]
-            lines.append(f"- … {len(rest)} more kinds ({sum(u[0] for u in rest)} events), less critical or older")
+            lines.append(f"- … {counted(len(rest), 'more kind')} ({counted(sum(u[0] for u in rest), 'event')}), less critical or older")
     # The critical alerts are listed above with the window's critical events; the others still firing are
     # named here, whatever their severity (docs/adr/0057). They go before the critical kinds when room is short.
     below = [a for a in report.firing if a.criticality < CRITICAL_EVENT]
@@ -622,15 +622,15 @@ def _timeline_lines(
     if len(below) > len(shown_below):
         lines.append(f"- … {len(below) - len(shown_below)} more alerts firing below criticality {CRITICAL_EVENT:g}")
     stated = sum(1 for link in t.links if link.basis == "caused_by")
-    lines.append(f"What cascades ({len(t.cascades)} chains; links found: {stated} stated by the source, "
+    lines.append(f"What cascades ({counted(len(t.cascades), 'chain')}; links found: {stated} stated by the source, "
                  f"{len(t.links) - stated} inferred from sector, type and time; each kind of event one link in a "
                  "chain, every event of the period counted):")
     if not t.cascades:
         lines.append("- no linked events")
     incoming = {link.effect_id: link for link in t.links}
     for number, cascade in enumerate(t.cascades[:cascades], start=1):
-        counted = sum(report.kinds[e].count if e in report.kinds else 1 for e in cascade.event_ids)
-        lines.append(f"{number}. from event:{cascade.root_id} · {len(cascade.event_ids)} kinds, {counted} events · "
+        events = sum(report.kinds[e].count if e in report.kinds else 1 for e in cascade.event_ids)
+        lines.append(f"{number}. from event:{cascade.root_id} · {counted(len(cascade.event_ids), 'kind')}, {counted(events, 'event')} · "
                      f"{_hm(cascade.start)}–{_hm(cascade.end)} · sectors {', '.join(' '.join(s.split()) for s in cascade.sectors)}"
                      f" · max criticality {cascade.max_criticality:.2f}")
         shown = cascade.event_ids[:members]

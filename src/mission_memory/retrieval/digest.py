@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mission_memory.decisions import DecisionAttributes
-from mission_memory.errors import BudgetError
+from mission_memory.errors import BudgetError, counted
 from mission_memory.fence import (
     close_marker,
     fence_notice,
@@ -174,7 +174,7 @@ def format_age(moment: datetime, now: datetime) -> str:
     if days == 0:
         return "today"
     if days < 14:
-        return f"{days} day{'s' if days != 1 else ''}"
+        return counted(days, "day")
     if days < 60:
         return f"{days // 7} weeks"
     if days < 730:
@@ -417,7 +417,7 @@ def _entry_block(index: int, cand: Candidate, excerpt: str, now: datetime, nonce
     if cand.group_note:
         mark += f" · {cand.group_note}"
     elif cand.repeats and r.kind is RecordKind.DOMAIN_EVENT:
-        mark += f" · {cand.repeats} {'repeat' if cand.repeats == 1 else 'repeats'} of it among the candidates"
+        mark += f" · {counted(cand.repeats, 'repeat')} of it among the candidates"
     heading = f"### {index}. {r.kind.value}{mark} · score {cand.score:.2f} · {p.time.date().isoformat()} ({_ago(p.time, now)})"
     quoted = neutralise_headings(neutralise_markers(
         f"{_one_line(r.title)}\nsource: {p.kind.value} `{_one_line(ref)}`{at} · {_one_line(p.uri)}\n"
@@ -453,11 +453,11 @@ def capped_note(critical: int, kinds: int, cap: int, client: str = "cli") -> str
     """
     if critical <= 0:
         return ""
-    what = "1 critical event" if critical == 1 else f"{critical} critical events"
+    what = counted(critical, "critical event")
     at = CRITICAL_CRITICALITY
     how = (f"--min-criticality {at:g} or --timeline" if client == "cli"
            else f"filters.criticality {at:g} or timeline true")
-    return (f"_{what} ({kinds} distinct {'kind' if kinds == 1 else 'kinds'}, criticality ≥ {at:g}) left out by the "
+    return (f"_{what} ({counted(kinds, 'distinct kind')}, criticality ≥ {at:g}) left out by the "
             f"{cap}-entry cap, not for relevance: ask with {how}._")
 
 
@@ -477,22 +477,22 @@ def _footer(omitted: int, included: int, empty_note: str | None = None, cap_left
     relevant (a nonsense task had "19 more relevant entries omitted" at scores of 0.03)."""
     if included == 0:
         if omitted and expected is not None:
-            what = "1 candidate" if omitted == 1 else f"{omitted} candidates"
+            what = counted(omitted, "candidate")
             return f"_{what} omitted: none fits the token budget; {_likely(expected)}._"
         if omitted:
             return f"_{omitted} relevant entries omitted: none fits the token budget._"
         return f"_{empty_note}_" if empty_note else "_No stored record matched this task._"
-    entries = "1 entry" if included == 1 else f"{included} entries"
+    entries = counted(included, "entry", "entries")
     if omitted == 0 and cap_left > 0:
-        more = "1 more candidate" if cap_left == 1 else f"{cap_left} more candidates"
+        more = counted(cap_left, "more candidate")
         return (f"_{entries}; the {cap}-entry cap, not the token budget, stopped this digest: {more} ranked "
                 "below it were not considered (MISSION_MEMORY_MAX_DIGEST_ENTRIES)._")
     if omitted == 0:
         return f"_{entries}; nothing relevant omitted._"
     if expected is not None:
-        more = "1 more candidate" if omitted == 1 else f"{omitted} more candidates"
+        more = counted(omitted, "more candidate")
         return f"_{entries}; {more} omitted to stay within the token budget; {_likely(expected)}._"
-    more = "1 more relevant entry" if omitted == 1 else f"{omitted} more relevant entries"
+    more = counted(omitted, "more relevant entry", "more relevant entries")
     return f"_{entries}; {more} omitted to stay within the token budget._"
 
 
