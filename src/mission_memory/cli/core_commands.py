@@ -9,7 +9,7 @@ import shutil
 from contextlib import suppress
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -33,6 +33,9 @@ from mission_memory.cli.refresh_commands import (
     TasksDirOption,
     TrackerKind,
 )
+
+if TYPE_CHECKING:
+    from mission_memory.tokens import Tokenizer
 
 __all__ = ["register"]
 
@@ -221,13 +224,20 @@ def query(
         if value is not None
     }
     with reported_errors(), open_memory() as memory:
-        check_budget_flag(budget, memory.settings.max_token_budget)
+        check_budget_flag(budget, memory.settings.max_token_budget, *_digest_floor(memory.tokenizer))
         digest = memory.query(task, scope=scope.value, token_budget=budget, filters=filters, client="cli",
                               default_mission=mission_here(), timeline=timeline, now=now)
     if json_output:
         print_json(digest.to_json())
     else:
         echo_text(digest.text)
+
+
+def _digest_floor(tokenizer: "Tokenizer") -> tuple[int, str]:
+    """The least budget of any digest, and what it holds, for :func:`~mission_memory.cli.output.check_budget_flag`."""
+    from mission_memory.retrieval.digest import least_digest_budget
+
+    return least_digest_budget(tokenizer), "a digest's header and closing line"
 
 
 def status(json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False) -> None:
@@ -387,7 +397,11 @@ def demo(
 
     with reported_errors():
         settings = load_settings()
-        check_budget_flag(budget, settings.max_token_budget)  # before the demo's ingest, not after
+        if budget is not None:  # before the demo's ingest, not after
+            from mission_memory.tokens import TiktokenTokenizer
+
+            check_budget_flag(budget, settings.max_token_budget,
+                              *_digest_floor(TiktokenTokenizer(settings.token_safety_margin)))
         demo_dir = settings.data_dir / DEMO_DATA_DIR_NAME
         if remove:
             removed = _remove_demo_dir(demo_dir)

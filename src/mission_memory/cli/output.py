@@ -40,8 +40,8 @@ def clip_argument(value: Any) -> Any:
     return value
 
 
-def check_budget_flag(budget: int | None, maximum: int) -> None:
-    """Refuse a ``--budget`` outside ``1..maximum`` tokens, naming the flag the user typed.
+def check_budget_flag(budget: int | None, maximum: int, least: int = 1, what: str = "") -> None:
+    """Refuse a ``--budget`` outside ``least..maximum`` tokens, naming the flag the user typed.
 
     The core names its own parameter (``token_budget``); on the command line the user gave
     ``--budget``, so the CLI checks the flag first. None (the command's default) passes.
@@ -49,13 +49,18 @@ def check_budget_flag(budget: int | None, maximum: int) -> None:
     Args:
         budget: the ``--budget`` value, in tokens, or None.
         maximum: ``settings.max_token_budget`` (MISSION_MEMORY_MAX_TOKEN_BUDGET), in tokens.
+        least: the fewest tokens the command's output takes whatever is asked (a digest's:
+            :func:`~mission_memory.retrieval.digest.least_digest_budget`); 1 when the core states its own need.
+        what: what ``least`` holds, for the message (``a digest's header and closing line``).
 
     Raises:
-        InputError: ``--budget -5 is outside 1..200000 tokens …``.
+        InputError: ``--budget 0 is outside 112..200000 tokens (112: the least a digest's header and
+            closing line take; the maximum is the setting MISSION_MEMORY_MAX_TOKEN_BUDGET)``.
     """
-    if budget is not None and not 1 <= budget <= maximum:
+    if budget is not None and not least <= budget <= maximum:
+        floor = f"{least}: the least {what} take; " if what else ""
         raise InputError(
-            f"--budget {budget} is outside 1..{maximum} tokens (the maximum is the setting "
+            f"--budget {budget} is outside {least}..{maximum} tokens ({floor}the maximum is the setting "
             "MISSION_MEMORY_MAX_TOKEN_BUDGET)"
         )
 

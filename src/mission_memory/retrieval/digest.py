@@ -43,6 +43,7 @@ __all__ = [
     "explain_empty",
     "format_age",
     "layer_sections",
+    "least_digest_budget",
     "pack_digest",
     "ranked_section",
     "render_excerpt",
@@ -439,6 +440,19 @@ def _header(query: str, scope: str, budget: int, nonce: str, extra_lines: Sequen
     )
 
 
+def least_digest_budget(tokenizer: Tokenizer) -> int:
+    """The fewest tokens any digest takes, counted by ``tokenizer``: the header of a one-character task
+    in the narrowest scope with no extra line, and the shortest closing line (no candidate). A budget
+    below it is refused whatever is asked; a longer task, a scope, a degraded-mode line or a longer
+    closing line need more, which :func:`pack_digest` states exactly (``BudgetError``).
+
+    The shells state the range of their budget option from it (``--budget … is outside 112..200000``).
+    """
+    header = _header("x", "all", 1, new_nonce())
+    shortest_footer = min((_footer(0, 0), _footer(0, 1), _footer(1, 0)), key=tokenizer.count)
+    return tokenizer.count(header) + tokenizer.count(_SEPARATOR) + tokenizer.count(shortest_footer)
+
+
 def capped_note(critical: int, kinds: int, cap: int, client: str = "cli") -> str:
     """The footer's line when the entry cap, not relevance, left critical events out (docs/adr/0058).
 
@@ -480,7 +494,7 @@ def _footer(omitted: int, included: int, empty_note: str | None = None, cap_left
             what = counted(omitted, "candidate")
             return f"_{what} omitted: none fits the token budget; {_likely(expected)}._"
         if omitted:
-            return f"_{omitted} relevant entries omitted: none fits the token budget._"
+            return f"_{counted(omitted, 'relevant entry', 'relevant entries')} omitted: none fits the token budget._"
         return f"_{empty_note}_" if empty_note else "_No stored record matched this task._"
     entries = counted(included, "entry", "entries")
     if omitted == 0 and cap_left > 0:
