@@ -5,10 +5,12 @@ parse input, call one core method and render the result; errors from the package
 printed as ``Error: <message>`` on stderr with exit code 1.
 """
 
+import copy
 import json
 import sys
 
 import typer
+import typer.main
 
 from mission_memory.cli.output import clip_argument
 from mission_memory.errors import MissionMemoryError
@@ -94,7 +96,7 @@ def main() -> None:
         raise SystemExit(_main_json())
     try:
         check_settings(sys.argv[1:])
-        app()
+        app_for(sys.argv[1:])()
     except MissionMemoryError as exc:
         print(terminal_safe(f"Error: {exc}"), file=sys.stderr)
         raise SystemExit(1) from None
@@ -121,11 +123,33 @@ def check_settings(argv: list[str]) -> None:
         check_token_settings(settings)
 
 
+def app_for(args: list[str]) -> typer.Typer:
+    """The app to run for the command line ``args``: ``app`` itself, or, when ``args`` start with the name
+    of one of its commands or command groups, a copy of ``app`` that holds only that one.
+
+    Typer builds click's parameters of every command of the app it runs before it parses the command line
+    (about 0.014 CPU-s for the 52 commands); a command needs only its own. The root's options, ``--help``
+    of the whole app and a name that is none of the app's (click's "No such command") get the whole app.
+    """
+    if not args:
+        return app
+    commands = [info for info in app.registered_commands
+                if info.callback is not None
+                and (info.name or typer.main.get_command_name(info.callback.__name__)) == args[0]]
+    groups = [info for info in app.registered_groups if typer.main.solve_typer_info_defaults(info).name == args[0]]
+    if not commands and not groups:
+        return app
+    one = copy.copy(app)
+    one.registered_commands = commands
+    one.registered_groups = groups
+    return one
+
+
 def _main_json() -> int:
     """Run the app without click's own usage-error printing; return the exit code."""
     try:
         check_settings(sys.argv[1:])
-        result = app(standalone_mode=False)
+        result = app_for(sys.argv[1:])(standalone_mode=False)
     except _click_exceptions() as exc:
         payload = {
             "error": exc.format_message(),  # type: ignore[attr-defined]
