@@ -801,6 +801,29 @@ class Memory:
         clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
         return open_alerts(self.store, self._event_mission(mission), clock)
 
+    def acknowledge_alerts(self, alert: str, *, mission: str | None = None, operator: str | None = None,
+                           now: datetime | str | None = None) -> list[dict[str, Any]]:
+        """Record that ``operator`` acknowledged the open alerts ``alert`` names, from any source.
+
+        See :func:`~mission_memory.operations.alert_state.acknowledge_alerts`; ``operator``: default
+        :func:`~mission_memory.retrieval_events.resolve_operator`'s; the incident's copy of its alerts is
+        brought up to date at once.
+
+        Raises:
+            InputError: no open alert matches, no operator name or a bad one, a naive time.
+            BackendUnavailable: the store cannot be written.
+        """
+        from mission_memory.operations.alert_state import acknowledge_alerts
+        from mission_memory.operations.escalation_state import current_state
+        from mission_memory.operations.incident_state import sync_incident
+        from mission_memory.retrieval_events import resolve_operator
+
+        clock = self._clock(parse_clock(now)) if now is not None else self._clock(None)
+        name = self._event_mission(mission)
+        done = acknowledge_alerts(self.store, name, alert, by=operator or resolve_operator() or "", at=clock)
+        sync_incident(self.store, name, current_state(self.store, name, clock), clock)
+        return done
+
     def silence_alerts(self, alert: str, *, until: datetime, reason: str, mission: str | None = None,
                        now: datetime | str | None = None) -> list[dict[str, Any]]:
         """Silence the open alerts ``alert`` names until ``until``: listed and marked, not counted as firing.

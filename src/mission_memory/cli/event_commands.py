@@ -337,6 +337,26 @@ def silence(
                       markup=False, soft_wrap=True)
 
 
+def ack(
+    alert: Annotated[str, typer.Argument(help="The alert: its fingerprint, event id, name or title (every open alert it names).")],
+    operator: Annotated[str | None, typer.Option(help="Who acknowledges (default: MISSION_MEMORY_OPERATOR, else git user.email, else the OS user).")] = None,
+    mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
+    now: Annotated[str | None, typer.Option(help="As of this time (ISO 8601; default now).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Acknowledge open alerts from any source (Alertmanager and Grafana send no acknowledgement): shown as
+    "acknowledged by NAME" until the alert resolves or its source reports it unacknowledged."""
+    with reported_errors():
+        clock = parse_clock_flag(now, "--now") or datetime.now(UTC)
+        with open_memory() as memory:
+            done = memory.acknowledge_alerts(alert, mission=mission, operator=operator, now=clock)
+    if json_output:
+        print_json({"acknowledged": done})
+        return
+    for a in done:
+        console.print(_cell(f"Acknowledged {a['type']} ({a['fingerprint']}) as {a['by']}"), markup=False, soft_wrap=True)
+
+
 def unsilence(
     alert: Annotated[str, typer.Argument(help="The alert: its fingerprint, event id, name or title.")],
     mission: Annotated[str | None, typer.Option(help="Mission; default MISSION_MEMORY_EVENT_MISSION, else this repository's (or folder's) name.")] = None,
@@ -407,10 +427,11 @@ def prune(
 
 
 def register(app: typer.Typer, events_app: typer.Typer) -> None:
-    """Add ``feed``, ``prune``, ``events firing``/``silence``/``unsilence`` and the ``escalation`` group to the root app."""
+    """Add ``feed``, ``prune``, ``events firing``/``silence``/``ack``/``unsilence`` and the ``escalation`` group to the root app."""
     app.command("feed")(feed)
     app.command("prune")(prune)
     events_app.command("firing")(firing)
     events_app.command("silence")(silence)
+    events_app.command("ack")(ack)
     events_app.command("unsilence")(unsilence)
     app.add_typer(escalation_app, name="escalation")

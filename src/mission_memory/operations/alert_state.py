@@ -48,6 +48,7 @@ __all__ = [
     "MAX_SILENCE",
     "SILENCES_KEY",
     "OpenAlert",
+    "acknowledge_alerts",
     "alert_instance",
     "alert_line",
     "alert_marks",
@@ -367,6 +368,77 @@ def _matching(alerts: Sequence[OpenAlert], alert: str) -> list[OpenAlert]:
     return [a for a in alerts if wanted in (a.fingerprint, a.event_id, a.type) or wanted == _flat(a.title)]
 
 
+def _named_open(store: StateStore, mission: str, alert: str, at: datetime) -> list[OpenAlert]:
+    """The open alerts ``alert`` names (:func:`_matching`), or an error naming the open ones."""
+    alerts = _matching(open_alerts(store, mission, at), alert)
+    if not alerts:
+        names = sorted({a.type for a in open_alerts(store, mission, at)})
+        raise InputError(f"no open alert of mission {mission!r} is {alert!r} (a fingerprint, event id, name or title; "
+                         f"open: {', '.join(names[:20]) or 'none'})")
+    return alerts
+
+
+def acknowledge_alerts(store: StateStore, mission: str, alert: str, *, by: str, at: datetime) -> list[dict[str, Any]]:
+    """Record that operator ``by`` acknowledged the open alerts ``alert`` names, whatever their source.
+
+    Alertmanager and Grafana send no acknowledgement; PagerDuty and Opsgenie do, and theirs overwrite
+    this one when they come. Each alert's bucket (:func:`alerts_key`) is changed by one compare-and-set
+    (:func:`~mission_memory.stores.state_change.change_state`), so acknowledgements and intakes of
+    several processes at once are all kept; later notifications of the alert keep the acknowledgement
+    (:func:`_entry`) until the source reports a status other than acknowledged, or the alert resolves.
+
+    Args:
+        store: the state store.
+        mission: the mission.
+        alert: which alerts: every open alert whose fingerprint, event id, name (type) or title it equals.
+        by: the operator acknowledging (a name checked by :func:`~mission_memory.fence.check_name`).
+        at: now (timezone-aware).
+
+    Returns:
+        One ``{"fingerprint", "type", "title", "by", "at"}`` per acknowledged alert.
+
+    Raises:
+        InputError: no open alert matches (the message names the open ones), or a blank or bad name.
+        BackendUnavailable: the store cannot be written, or a bucket kept changing under other writers.
+    """
+    from mission_memory.fence import check_name
+
+    if not by.strip():
+        raise InputError("acknowledging an alert needs the operator's name (--operator or MISSION_MEMORY_OPERATOR)")
+    by = check_name(by.strip(), "operator")
+    alerts = _named_open(store, mission, alert, at)
+    legacy = _parse_state(mission, ALERTS_KEY, store.get_state(mission, ALERTS_KEY))
+    by_bucket: dict[str, set[str]] = {}
+    for a in alerts:
+        by_bucket.setdefault(alerts_key(a.fingerprint), set()).add(a.fingerprint)
+
+    def acked(fingerprints: set[str]) -> Callable[[str | None], str | None]:
+        def with_ack(raw: str | None) -> str | None:
+            state = _parse_state(mission, ALERTS_KEY, raw)
+            changed = False
+            for fp in sorted(fingerprints):
+                entry = state.get(fp) or legacy.get(fp)
+                if entry is not None and (entry.get("acknowledged_by") != by or fp not in state):
+                    state[fp] = {**entry, "acknowledged_by": by}
+                    changed = True
+            return json.dumps(state, sort_keys=True) if changed else None
+        return with_ack
+
+    for key in sorted(by_bucket):
+        change_state(store, mission, key, acked(by_bucket[key]), what="the open alerts")
+    moved = {a.fingerprint for a in alerts} & set(legacy)
+    if moved:  # as update_open_alerts does: the one value of a store written before only shrinks
+
+        def without_moved(raw: str | None) -> str | None:
+            old = _parse_state(mission, ALERTS_KEY, raw)
+            kept = {fp: entry for fp, entry in old.items() if fp not in moved}
+            return json.dumps(kept, sort_keys=True) if len(kept) < len(old) else None
+
+        change_state(store, mission, ALERTS_KEY, without_moved, what="the open alerts")
+    return [{"fingerprint": a.fingerprint, "type": a.type, "title": a.title, "by": by, "at": at.isoformat()}
+            for a in alerts]
+
+
 def silence_alerts(store: StateStore, mission: str, alert: str, *, until: datetime, reason: str, by: str,
                    at: datetime) -> list[dict[str, Any]]:
     """Silence the open alerts ``alert`` names (a fingerprint, an event id, an alert name or title) until ``until``.
@@ -394,11 +466,7 @@ def silence_alerts(store: StateStore, mission: str, alert: str, *, until: dateti
         raise InputError("a silence needs a reason (--reason): the next shift reads it")
     if not at < until <= at + MAX_SILENCE:
         raise InputError(f"a silence ends after now and at most {MAX_SILENCE.days} days later; got {until.isoformat()}")
-    alerts = _matching(open_alerts(store, mission, at), alert)
-    if not alerts:
-        names = sorted({a.type for a in open_alerts(store, mission, at)})
-        raise InputError(f"no open alert of mission {mission!r} is {alert!r} (a fingerprint, event id, name or title; "
-                         f"open: {', '.join(names[:20]) or 'none'})")
+    alerts = _named_open(store, mission, alert, at)
     silence = {"until": until.isoformat(), "reason": " ".join(reason.split())[:500], "by": by, "since": at.isoformat()}
 
     def with_silences(raw: str | None) -> str:
