@@ -340,10 +340,14 @@ def incident_block(store: MemoryStore, mission: str, at: datetime, notes: Sequen
         """As many recurring kinds as fit (at most ``max(_RECURRING_SHOWN, cap // _TOKENS_PER_KIND)``), each
         with the longest quote that fits; the rest folded into one counted line. The open alerts and the
         note lines are never dropped."""
+        most = min(len(recurring), max(_RECURRING_SHOWN, cap // _TOKENS_PER_KIND))
+        whole = _render(head, alerts, recurring, total, lines, most, _QUOTE_CHARS[0], at, recurring_since)
+        if tokenizer.count(whole) <= cap:  # the usual case: everything it may show fits, one count
+            return whole
         smallest = _render(head, alerts, recurring, total, lines, 0, 0, at, recurring_since)
         if tokenizer.count(smallest) > cap:  # thousands of open alerts: no longer form fits either (the floor groups them)
             return smallest
-        fits, over = 0, min(len(recurring), max(_RECURRING_SHOWN, cap // _TOKENS_PER_KIND)) + 1
+        fits, over = 0, most + 1
         while over - fits > 1:  # the most kinds that fit without quotes (more kinds never take fewer tokens)
             mid = (fits + over) // 2
             if tokenizer.count(_render(head, alerts, recurring, total, lines, mid, 0, at, recurring_since)) <= cap:
