@@ -16,12 +16,12 @@ from mission_memory.config import Settings
 from mission_memory.embeddings import Embedder
 from mission_memory.errors import InputError
 from mission_memory.fence import listed_name, quote_name
-from mission_memory.mission_scope import resolve_mission_scope
+from mission_memory.mission_scope import MissionScopeReason, resolve_mission_scope
 from mission_memory.retrieval.digest import Digest, explain_empty
 from mission_memory.retrieval.filters import QueryFilters, Scope
 from mission_memory.retrieval.query import run_query
 from mission_memory.retrieval_events import Client, process_session_id
-from mission_memory.stores.base import MemoryStore, stored_mission_names
+from mission_memory.stores.base import DescribedStore, MemoryStore, stored_mission_names
 from mission_memory.tokens import Tokenizer
 
 __all__ = ["pull"]
@@ -83,8 +83,8 @@ def pull(
         missions = resolve_mission_scope(filters.mission, default_mission, stored)
     except InputError as exc:
         note = empty_store_note(asking) if not stored and empty_store_note is not None else None
-        if note is None:
-            raise
+        if note is None:  # say where this process looked: it may have been given no MISSION_MEMORY_DATA_DIR
+            raise InputError(f"{exc}; {opened_store(settings, store)}") from None
         raise InputError(f"{exc}. {note}") from None  # the backend was switched: its data is elsewhere
     checked = filters.model_copy(update={"mission": missions.mission})
     if checked.component is not None and not _has_component(seen, checked.component, checked.mission):
@@ -114,7 +114,9 @@ def pull(
     )
     digest = replace(digest, mission_scope=missions.to_json())
     if not digest.entries and not digest.omitted and not stored:
-        note = (empty_store_note(asking) if empty_store_note is not None else None) or nothing_ingested(asking)
+        missing = missions.default_mission if missions.reason is MissionScopeReason.DEFAULT_NOT_STORED else None
+        note = (empty_store_note(asking) if empty_store_note is not None else None) or nothing_ingested(
+            asking, missing, opened_store(settings, store))
         digest = explain_empty(digest, note, tokenizer)
     return digest
 
@@ -134,10 +136,38 @@ def _components(seen: MemoryStore, mission: str | None, limit: int) -> list[str]
     return list(seen.components(limit=limit, mission=mission))
 
 
-def nothing_ingested(client: Client) -> str:
+def opened_store(settings: Settings, store: MemoryStore) -> str:
+    """Where this process looked, for an answer that found no mission: ``this process opened data dir
+    '/srv/mm', store sqlite · /srv/mm/memory.db``. The path is shown escaped
+    (:func:`~mission_memory.fence.quote_name`: a folder name is nobody's instruction); the store's
+    description never holds a credential (:class:`~mission_memory.stores.base.DescribedStore`)."""
+    where = f"data dir {quote_name(str(settings.data_dir), limit=400)}"
+    if isinstance(store, DescribedStore):
+        description, location = store.description, store.location
+        shown = description if not location or location in description else f"{description} · {location}"
+        where += f", store {quote_name(shown, limit=400)[1:-1]}"
+    return f"this process opened {where}"
+
+
+def nothing_ingested(client: Client, mission: str | None = None, opened: str = "") -> str:
     """The closing line of a digest from an empty store, in the asking shell's words: the CLI's command
     for ``cli``; for an agent (MCP, the SessionStart hook, the API) what to ask for, since it has no
-    command line to run (issue 36)."""
+    command line to run (issue 36).
+
+    Args:
+        client: the asking shell.
+        mission: the mission asked for (or defaulted) that is not stored, or None; shown escaped.
+        opened: where the process looked (:func:`opened_store`), or "".
+
+    An agent's server gets only the environment its MCP client passes it, so a data dir set in the
+    user's shell may not reach it: the line says where it looked and which variable moves it.
+    """
+    missing = f"mission {quote_name(mission)} is not stored, " if mission else ""
+    where = f" ({missing}{opened})" if opened else (f" ({missing.removesuffix(', ')})" if missing else "")
     if client is Client.CLI:
-        return "Nothing is ingested yet: run `mission-memory ingest PATH` on the mission's repository first."
-    return "Nothing is ingested yet: the memory holds no records until an operator ingests the mission's repository."
+        return (f"Nothing is ingested yet{where}: run `mission-memory ingest PATH` on the mission's repository "
+                "first, or set MISSION_MEMORY_DATA_DIR to the data dir that holds it.")
+    return (f"Nothing is ingested yet{where}: the memory holds no records until an operator ingests the mission's "
+            "repository; if it is in another data dir, this process was not given MISSION_MEMORY_DATA_DIR (an MCP "
+            "client passes a server only the environment its configuration sets, e.g. "
+            "`claude mcp add -e MISSION_MEMORY_DATA_DIR=...`).")
