@@ -95,7 +95,8 @@ def test_serve_with_write_tools_over_stdio_exposes_the_write_tool(data_dir: Path
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mission_memory", "serve", "--transport", "stdio", "--write-tools"],
-        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"]},
+        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"],
+             "MISSION_MEMORY_EMBEDDER_CACHE_DIR": os.environ["MISSION_MEMORY_EMBEDDER_CACHE_DIR"]},
     )
 
     async def go() -> Any:

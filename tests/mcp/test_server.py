@@ -101,7 +101,8 @@ def test_the_stdio_server_answers_a_real_client_in_a_subprocess(ingested: GitRep
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mission_memory", "serve", "--transport", "stdio"],
-        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"]},
+        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"],
+             "MISSION_MEMORY_EMBEDDER_CACHE_DIR": os.environ["MISSION_MEMORY_EMBEDDER_CACHE_DIR"]},
     )
 
     async def go() -> Any:
@@ -215,7 +216,8 @@ def test_a_damaged_store_gives_the_clis_message_as_a_tool_error_over_stdio(
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mission_memory", "serve", "--transport", "stdio"],
-        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"]},
+        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"],
+             "MISSION_MEMORY_EMBEDDER_CACHE_DIR": os.environ["MISSION_MEMORY_EMBEDDER_CACHE_DIR"]},
     )
 
     async def go() -> Any:

@@ -78,7 +78,8 @@ def test_the_stdio_mcp_server_logs_client_mcp_with_one_session_per_server_proces
 ) -> None:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "mission_memory", "serve", "--transport", "stdio"],
-        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"], "MISSION_MEMORY_OPERATOR": "bob"},
+        env={"MISSION_MEMORY_DATA_DIR": str(data_dir), "HOME": os.environ["HOME"], "MISSION_MEMORY_OPERATOR": "bob",
+             "MISSION_MEMORY_EMBEDDER_CACHE_DIR": os.environ["MISSION_MEMORY_EMBEDDER_CACHE_DIR"]},
     )
 
     async def go() -> None:
