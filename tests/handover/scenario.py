@@ -6,6 +6,7 @@ made with ``Record.build`` in the shapes docs/design.md §3 fixes.
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -13,10 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from mission_memory.api import Memory
 from mission_memory.config import load_settings
 from mission_memory.records import Provenance, Record, RecordKind, SourceKind
-from tests.conftest import GitRepo
+from tests.conftest import GitRepo, built_once, copy_tree
 from tests.hostile_texts import INJECTION_EN, INJECTION_UK
 
 MISSION = "uploader"
@@ -178,9 +181,29 @@ class Corpus:
     repo: Path
 
 
-def recent_corpus(bundle: Path, root: Path, mission: str, commits: int, include: Sequence[str]) -> Corpus:
+def recent_corpus(bundle: Path, root: Path, mission: str, commits: int, include: Sequence[str],
+                  once_per_run: pytest.TempPathFactory | None = None) -> Corpus:
     """The corpus repository ``bundle`` (the ``corpora`` fixture's tdr-docs.bundle) cloned into ``root/mission``, cut to its latest ``commits`` (a shallow boundary,
-    so ingest reads only those) and ingested with only the ``include`` documents, into ``root/data``."""
+    so ingest reads only those) and ingested with only the ``include`` documents, into ``root/data``.
+
+    With ``once_per_run`` (the session's ``tmp_path_factory``) the clone and its ingest are made once per
+    test run (:func:`tests.conftest.built_once`, shared by the pytest-xdist workers, each of which would
+    otherwise ingest it again for the tests of a module it runs) and copied into ``root``: the copy is
+    what the ingest made, and the module's tests write only to it."""
+    if once_per_run is None:
+        return _ingested(bundle, root, mission, commits, include)
+
+    def build(folder: Path) -> None:
+        _ingested(bundle, folder, mission, commits, include).memory.close()
+
+    kept = hashlib.sha256("\n".join(include).encode()).hexdigest()[:8]
+    template = built_once(once_per_run, f"recent-{mission}-{commits}-{kept}", build)
+    copy_tree(template / mission, root / mission)
+    copy_tree(template / "data", root / "data")
+    return Corpus(Memory.open(load_settings(data_dir=root / "data")), root / mission)
+
+
+def _ingested(bundle: Path, root: Path, mission: str, commits: int, include: Sequence[str]) -> Corpus:
     repo = root / mission
     subprocess.run(["git", "clone", "-q", str(bundle), str(repo)], check=True)
     boundary = subprocess.run(["git", "rev-list", f"--max-count={commits}", "HEAD"], cwd=repo, capture_output=True,

@@ -33,7 +33,7 @@ NOTES = (
 def corpus(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Iterator[Corpus]:
     corpus = recent_corpus(corpora / "tdr-docs.bundle", tmp_path_factory.mktemp("tdr-handover"), MISSION, 40, [
         "README.md", "architecture-decision-records/0039-observability.md", "manual/observability-cloudwatch.md",
-        "manual/alerts/*.md"])
+        "manual/alerts/*.md"], once_per_run=tmp_path_factory)
     memory = corpus.memory
     yield corpus
     memory.close()

@@ -31,7 +31,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, corpora: Path) -> Iterator[
         "README.md", "architecture-decision-records/0034-metadata-validation.md",
         "architecture-decision-records/0037-disable-inactive-keycloak-users.md",
         "architecture-decision-records/0038-egress-control.md", "architecture-decision-records/0039-observability.md",
-        "manual/observability-cloudwatch.md"])
+        "manual/observability-cloudwatch.md"], once_per_run=tmp_path_factory)
     memory = corpus.memory
     memory.handover_note("Next: finish the upload and file checks sequence diagram.", "next-step", mission=MISSION,
                          operator="alice", now=NOW - timedelta(hours=2))
