@@ -30,7 +30,7 @@ from mission_memory.retrieval.ranking_eval import (
     replay_questions,
     score_ranking,
 )
-from tests.conftest import GitRepo, IngestedCorpus
+from tests.conftest import GitRepo, IngestedCorpus, built_once, copy_tree
 
 EVAL = Path(__file__).resolve().parents[2] / "benchmarks" / "eval"
 LAYERS = (Layer.DOMAIN, Layer.WORKFLOW, Layer.PRACTITIONER)
@@ -52,6 +52,15 @@ def _memory(root: Path, bundle: Path, name: str) -> Memory:
     memory = Memory.open(load_settings(data_dir=root / f"data-{name}"))
     memory.ingest_repository(root / name, mission=name)
     return memory
+
+
+def _ingested_once(tmp_path_factory: pytest.TempPathFactory, bundle: Path, name: str) -> Memory:
+    """:func:`_memory` made once per test run (tests.conftest.built_once: the pytest-xdist workers that
+    run this module's tests share it) and copied for this module: the queries write retrieval events."""
+    template = built_once(tmp_path_factory, f"eval-{name}", lambda folder: _memory(folder, bundle, name).close())
+    root = tmp_path_factory.mktemp(name)
+    copy_tree(template / f"data-{name}", root / f"data-{name}")
+    return Memory.open(load_settings(data_dir=root / f"data-{name}"))
 
 
 def _prepared(memory: Memory, questions: list) -> list[PreparedQuestion]:
@@ -111,7 +120,7 @@ def test_history_replay_of_the_shared_corpus_finds_the_touched_documents(tdr: tu
 
 @pytest.fixture(scope="module")
 def adr_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    memory = _memory(tmp_path_factory.mktemp("adr-tools"), EVAL / "adr-tools.bundle", "adr-tools")
+    memory = _ingested_once(tmp_path_factory, EVAL / "adr-tools.bundle", "adr-tools")
     yield memory
     memory.close()
 
