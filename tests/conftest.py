@@ -35,12 +35,29 @@ def embedder_graph_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("embedder-graphs")
 
 
+@pytest.fixture(scope="session")
+def bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One bytecode folder (``PYTHONPYCACHEPREFIX``) for every Python process the tests start, shared by
+    the pytest-xdist workers of the run, as an installed package has its bytecode: with
+    ``PYTHONDONTWRITEBYTECODE`` set and an editable install, each ``mission-memory`` process the tests
+    start would compile the package's modules again (about 0.1-0.2 CPU-s a process; the suite starts
+    hundreds). The checkout is not written to."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "bytecode"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 @pytest.fixture(autouse=True)
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder_graph_cache: Path) -> Iterator[Path]:
-    """Point ``MISSION_MEMORY_DATA_DIR`` at a fresh tmp folder: no test touches the home directory."""
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, embedder_graph_cache: Path,
+             bytecode_cache: Path) -> Iterator[Path]:
+    """Point ``MISSION_MEMORY_DATA_DIR`` at a fresh tmp folder: no test touches the home directory.
+    Processes the test starts share the session's embedder graph and bytecode caches."""
     path = tmp_path / "mm-data"
     monkeypatch.setenv("MISSION_MEMORY_DATA_DIR", str(path))
     monkeypatch.setenv("MISSION_MEMORY_EMBEDDER_CACHE_DIR", str(embedder_graph_cache))
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(bytecode_cache))
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     (tmp_path / "home").mkdir(exist_ok=True)
     yield path
