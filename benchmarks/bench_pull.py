@@ -43,7 +43,9 @@ the store's own index (docs/adr/0048) and
 ``--rounds N`` runs the variants of each size N times in turn (this checkout, ``--compare-src``, this
 checkout, …, each time a fresh worker and fresh cold CLI runs on the same store), so a slow spell of a
 shared machine falls on every variant alike; the table has a row per round, and a last table gives
-each variant's median over the rounds (p50, p95, cold CLI) with the load average.
+each variant's median over the rounds (p50, p95, cold CLI) with the load average. ``--no-stages``
+wraps no stage in a timer: the wrappers cost each call a little, and two codes that call their stages
+a different number of times pay it differently, so a before/after of whole pulls is fairer without them.
 
 ``--store postgres`` measures the PostgreSQL backend beside SQLite in the same run (docs/adr/0084):
 while the SQLite store is built, another process writes the same rows (:func:`synthetic_rows`) into
@@ -855,6 +857,9 @@ def worker(data_dir: Path, n_queries: int) -> dict[str, Any]:
     timings: dict[str, float] = {}
 
     def timed(name: str, fn: Any) -> Any:
+        if os.environ.get("MM_BENCH_STAGES") == "0":  # --no-stages: the pull as shipped, nothing wrapped
+            return fn
+
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             t0 = time.perf_counter()
             try:
@@ -1324,6 +1329,9 @@ def main() -> None:
         help="also measure the package found in this src/ folder (e.g. `git archive main src | tar -x -C DIR`),"
         " side by side with this checkout in the same run",
     )
+    parser.add_argument("--no-stages", action="store_true",
+                        help="time whole pulls only: no stage is wrapped by a timer, so two codes that call"
+                        " their stages differently are compared as they run (the stage table reads 0)")
     parser.add_argument("--rounds", type=int, default=1,
                         help="run every variant this many times in turn on each size (before/after alternating)")
     parser.add_argument("--store", choices=["sqlite", "postgres", "both"], default="sqlite",
@@ -1336,6 +1344,8 @@ def main() -> None:
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--build-postgres", nargs=4, metavar=("URL", "N", "NOW", "MODEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.no_stages:
+        os.environ["MM_BENCH_STAGES"] = "0"  # read by every worker this run starts
 
     if args.worker:
         json.dump(worker(args.worker, args.queries), sys.stdout)
