@@ -40,24 +40,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench_postgres_vectors import mission_vectors  # noqa: E402  (the same rows as that benchmark)
+
 OUT = Path(__file__).resolve().parent / "out" / "bench_hnsw_crossing.json"
 DIM = 384
 MODEL = "bench-model"
-
-
-def _vectors(rng: np.random.Generator, real: np.ndarray | None, start: int, n: int) -> np.ndarray:
-    """Rows ``start .. start+n``: the real ones (reused rows with noise of norm 0.3), or random; unit length."""
-    if real is None:
-        vectors = rng.normal(size=(n, DIM)).astype(np.float32)
-    else:
-        rows = np.arange(start, start + n)
-        vectors = real[rows % len(real)].copy()
-        reused = rows >= len(real)
-        if reused.any():
-            jitter = rng.normal(size=(int(reused.sum()), DIM)).astype(np.float32)
-            jitter *= 0.3 / np.linalg.norm(jitter, axis=1, keepdims=True)
-            vectors[reused] += jitter
-    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+NOISE = 0.3
+"""Norm of the noise added to a real vector reused beyond the file's rows."""
 
 
 def _records(mission: str, start: int, n: int) -> list[Any]:
@@ -85,7 +74,7 @@ def worker(url: str, size: int, crossing: int, interval: float, vectors_path: st
     started = time.perf_counter()
     for start in range(0, size - crossing, 2000):
         n = min(2000, size - crossing - start)
-        store.upsert(_records(mission, start, n), _vectors(rng, real, start, n), MODEL)
+        store.upsert(_records(mission, start, n), mission_vectors(rng, real, start, n, NOISE), MODEL)
     fill_s = time.perf_counter() - started
     other = PostgresStore(url, hnsw_min_rows=size)
     latencies: list[tuple[float, float]] = []  # (start, seconds) of each of the other writer's writes
@@ -95,7 +84,7 @@ def worker(url: str, size: int, crossing: int, interval: float, vectors_path: st
         i = 0
         while not stop.is_set():
             t0 = time.perf_counter()
-            other.upsert(_records("other", i, 1), _vectors(rng, None, i, 1), MODEL)
+            other.upsert(_records("other", i, 1), mission_vectors(rng, None, i, 1, NOISE), MODEL)
             latencies.append((t0, time.perf_counter() - t0))
             i += 1
             stop.wait(interval)
@@ -105,7 +94,7 @@ def worker(url: str, size: int, crossing: int, interval: float, vectors_path: st
     thread.start()
     time.sleep(2 * interval)
     t0 = time.perf_counter()
-    store.upsert(_records(mission, size - crossing, crossing), _vectors(rng, real, size - crossing, crossing), MODEL)
+    store.upsert(_records(mission, size - crossing, crossing), mission_vectors(rng, real, size - crossing, crossing, NOISE), MODEL)
     written = time.perf_counter()
     write_s = written - t0
     with psycopg.connect(url, autocommit=True) as conn:

@@ -92,7 +92,7 @@ def main() -> None:
                     provenance=Provenance(kind=SourceKind.DOC, ref=f"r{start + i}", uri=f"urn:r{start + i}",
                                           mission=mission, time=datetime(2025, 1, 1, tzinfo=UTC)),
                 ) for i in range(n)]
-                vectors = _vectors(rng, real, start, n, args.noise)
+                vectors = mission_vectors(rng, real, start, n, args.noise)
                 store.upsert(records, vectors, "bench-model")
             load_s = time.perf_counter() - started
             store._run("ANALYZE")
@@ -254,7 +254,7 @@ def _two_pass(store: Any, mission: str, queries: np.ndarray, ks: list[int], per_
     return out
 
 
-def _vectors(rng: np.random.Generator, real: np.ndarray | None, start: int, n: int, noise: float) -> np.ndarray:
+def mission_vectors(rng: np.random.Generator, real: np.ndarray | None, start: int, n: int, noise: float) -> np.ndarray:
     """Rows ``start .. start+n`` of the mission: random unit vectors, or the real ones (reused rows
     beyond the file get noise of norm ``noise``, then unit length again)."""
     if real is None:
